@@ -1,0 +1,35 @@
+# Two commands set up a fresh machine: `make lab` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+NB     ?= 01-upsert
+
+.PHONY: install lab test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## JupyterLab on the first notebook, embedded backend (unset EMQ_LAB_URL).
+lab: install
+	env -u EMQ_LAB_URL $(BIN)/jupyter lab notebooks/$(NB).ipynb
+
+lint: install
+	$(BIN)/ruff check emq_lab tests
+	$(BIN)/ruff format --check emq_lab tests
+	$(BIN)/mypy
+
+## Lint, type-check, and the whole suite (backend tests and notebooks, fakeredis and Valkey).
+test: lint
+	$(BIN)/python -m pytest
+
+bench: install
+	$(BIN)/python bench/bench.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache test-artifacts

@@ -1,0 +1,20 @@
+"""emq-lab: run the scheduler dives on fakeredis or a real Valkey."""
+
+from .clock import SimClock, SystemClock
+from .lab import Lab, connect
+from .outcome import Outcome
+from .pump import Occurrence, Pump, PumpCrash
+from .repeat import Due, Repeat
+
+__all__ = [
+    "Due",
+    "Lab",
+    "Occurrence",
+    "Outcome",
+    "Pump",
+    "PumpCrash",
+    "Repeat",
+    "SimClock",
+    "SystemClock",
+    "connect",
+]

@@ -1,0 +1,43 @@
+"""What a script answered, as the course names it. The reply -> Outcome mapping
+lives here and nowhere else."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Outcome(StrEnum):
+    REGISTERED = "registered"
+    EXISTS = "exists"
+    ADVANCED = "advanced"
+    ABSENT = "absent"
+    CANCELLED = "cancelled"
+    ENQUEUED = "enqueued"
+    DUPLICATE = "duplicate"
+
+    @property
+    def tuple(self) -> str:
+        """The Elixir form the course prints, e.g. ``{:ok, :exists}``."""
+        return f"{{:ok, :{self.value}}}"
+
+    @property
+    def reply(self) -> int:
+        """The script's raw integer return that maps to this outcome."""
+        return _REPLY_OF[self]
+
+
+_REPLIES: dict[str, dict[int, Outcome]] = {
+    "register": {1: Outcome.REGISTERED, 0: Outcome.EXISTS},
+    "advance": {1: Outcome.ADVANCED, 0: Outcome.ABSENT},
+    "cancel": {1: Outcome.CANCELLED, 0: Outcome.ABSENT},
+    "enqueue": {1: Outcome.ENQUEUED, 0: Outcome.DUPLICATE},
+}
+_REPLY_OF = {outcome: code for table in _REPLIES.values() for code, outcome in table.items()}
+
+
+def outcome_of(script: str, reply: int) -> Outcome:
+    """Map a script's integer reply to its Outcome."""
+    try:
+        return _REPLIES[script][int(reply)]
+    except KeyError:
+        raise RuntimeError(f"{script}.lua returned {reply!r}, which no Outcome maps") from None

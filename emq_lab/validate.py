@@ -1,0 +1,74 @@
+"""Input checks that run before any write; each error names the field and the value."""
+
+from __future__ import annotations
+
+FORBIDDEN = frozenset("{}*?[]")
+MAX_NAME = 200
+MAX_EVERY_MS = 10 * 365 * 24 * 3600 * 1000  # ten years of 365 days
+MAX_FIRST_IN_MS = MAX_EVERY_MS
+MAX_TEMPLATE_BYTES = 64 * 1024
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def name(value: object, *, field: str = "name") -> str:
+    """A queue or registration name: non-empty str, <= 200 chars, none of ``{}*?[]``."""
+    if not isinstance(value, str):
+        raise ValueError(f"{field}: expected a str, got {type(value).__name__} {_short(value)}")
+    if not value:
+        raise ValueError(f"{field}: must not be empty")
+    if len(value) > MAX_NAME:
+        raise ValueError(f"{field}: at most {MAX_NAME} characters, got {len(value)}")
+    bad = sorted(FORBIDDEN.intersection(value))
+    if bad:
+        raise ValueError(
+            f"{field}: {_short(value)} contains {' '.join(bad)}; "
+            "none of { } * ? [ ] is allowed (they break the hash tag or the reset pattern)"
+        )
+    _utf8(value, field)
+    return value
+
+
+def _utf8(value: str, field: str) -> bytes:
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{field}: {_short(value)} cannot be encoded as UTF-8") from None
+
+
+def _int(value: object, field: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{field}: expected an int of milliseconds, got {type(value).__name__} {_short(value)}")
+    if not low <= value <= high:
+        raise ValueError(f"{field}: must be from {low} to {high} ms, got {value}")
+    return value
+
+
+def every_ms(value: object) -> int:
+    """The period: an int (not bool) from 1 ms to ten years."""
+    return _int(value, "every_ms", 1, MAX_EVERY_MS)
+
+
+def first_in_ms(value: object) -> int:
+    """Delay of the first run: an int (not bool) >= 0, at most ten years."""
+    return _int(value, "first_in_ms", 0, MAX_FIRST_IN_MS)
+
+
+def template(value: object) -> str:
+    """The payload template: a str of at most 64 KiB in UTF-8."""
+    if not isinstance(value, str):
+        raise ValueError(f"template: expected a str, got {type(value).__name__} {_short(value)}")
+    size = len(_utf8(value, "template"))
+    if size > MAX_TEMPLATE_BYTES:
+        raise ValueError(f"template: at most {MAX_TEMPLATE_BYTES} bytes in UTF-8, got {size}")
+    return value
+
+
+def limit(value: object, *, field: str = "limit") -> int:
+    """A batch or page size: an int >= 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{field}: expected an int >= 1, got {_short(value)}")
+    return value

@@ -1,0 +1,62 @@
+"""connect(): URL precedence, valkey:// URLs, the shared embedded server, scoped reset."""
+
+from __future__ import annotations
+
+import pytest
+from servers import ValkeyServer
+
+import emq_lab
+from emq_lab import SimClock, SystemClock
+
+
+def test_embedded_is_the_default_and_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EMQ_LAB_URL", raising=False)
+    one, two = emq_lab.connect(), emq_lab.connect()
+    assert "embedded" in one.describe()
+    assert isinstance(one.clock, SystemClock)
+    one.repeat("shared-q").register("n", 1000, "t")
+    assert two.repeat("shared-q").count() == 1
+    one.reset("shared-q")
+
+
+def test_env_url_is_used_when_no_argument(monkeypatch: pytest.MonkeyPatch, valkey_server: ValkeyServer) -> None:
+    monkeypatch.setenv("EMQ_LAB_URL", valkey_server.url.replace("redis://", "valkey://"))
+    lab = emq_lab.connect(clock=SimClock())
+    assert f"127.0.0.1:{valkey_server.port}" in lab.describe()
+    assert lab.client.ping()
+    lab.close()
+
+
+def test_argument_beats_env(monkeypatch: pytest.MonkeyPatch, valkey_server: ValkeyServer) -> None:
+    monkeypatch.setenv("EMQ_LAB_URL", valkey_server.url)
+    assert "embedded" in emq_lab.connect("embedded").describe()
+
+
+def test_unknown_scheme_names_the_url() -> None:
+    with pytest.raises(ValueError, match="^url:"):
+        emq_lab.connect("http://127.0.0.1:1/")
+
+
+def test_script_survives_a_script_flush(valkey_server: ValkeyServer) -> None:
+    lab = emq_lab.connect(valkey_server.url, clock=SimClock())
+    lab.repeat("flushq").register("n", 1000, "t")
+    lab.client.script_flush()  # the next EVALSHA gets NOSCRIPT; Script must reload
+    assert lab.repeat("flushq").register("n", 1000, "t") == "exists"
+    lab.reset("flushq")
+    lab.close()
+
+
+def test_reset_deletes_only_its_own_queue(lab: emq_lab.Lab, queue: str) -> None:
+    other = f"{queue}-other"
+    for q in (queue, other):
+        lab.repeat(q).register("n", 1000, "t")
+        lab.pump(q).tick()
+    lab.client.set("foreign:key", "keep me")
+    lab.client.set(f"emq:{{{queue}x}}:repeat", "a near miss")
+    assert lab.reset(queue) == 5
+    assert lab.keys(queue) == []
+    assert lab.client.get("foreign:key") == "keep me"
+    assert lab.client.get(f"emq:{{{queue}x}}:repeat") == "a near miss"
+    assert lab.repeat(other).count() == 1
+    lab.client.delete("foreign:key", f"emq:{{{queue}x}}:repeat")
+    lab.reset(other)

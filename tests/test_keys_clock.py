@@ -1,0 +1,49 @@
+"""Pure parts: the slot function and the simulated clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from emq_lab import SimClock, keys
+from emq_lab.clock import hhmm
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    # Reference values from the Redis Cluster specification and CLUSTER KEYSLOT.
+    [("123456789", 0x31C3 % 16384), ("foo", 12182), ("bar", 5061), ("{user1000}.following", 3443)],
+)
+def test_slot_matches_the_cluster(key: str, expected: int) -> None:
+    assert keys.slot(key) == expected
+
+
+def test_slot_uses_only_the_hash_tag() -> None:
+    assert keys.slot("emq:{reports}:repeat") == keys.slot("reports") == keys.slot("x{reports}y")
+    assert keys.slot("a{}b") == keys.slot("a{}b")  # empty tag: the whole key is hashed
+    assert keys.slot("a{}b") != keys.slot("")
+
+
+def test_every_key_builder_carries_the_tag() -> None:
+    built = [keys.registry("q"), keys.record("q", "n"), keys.job_counter("q"), keys.job("q", "J"), keys.wait("q")]
+    assert all(k.startswith("emq:{q}:") for k in built)
+    assert len(set(built)) == len(built)
+
+
+def test_simclock_moves_only_forward() -> None:
+    clock = SimClock("2026-01-05T09:00:00Z")
+    assert hhmm(clock.now_ms()) == "09:00"
+    clock.advance(minutes=15)
+    clock.advance(seconds=30)
+    clock.advance(250)
+    assert clock.now_ms() - clock.start_ms == 15 * 60_000 + 30_000 + 250
+    with pytest.raises(ValueError, match="ms"):
+        clock.advance(-1)
+    with pytest.raises(ValueError, match="instant"):
+        clock.set("2026-01-05T08:00:00Z")
+    clock.reset()
+    assert clock.now_ms() == clock.start_ms
+
+
+def test_simclock_rejects_a_bad_start() -> None:
+    with pytest.raises(ValueError, match="start"):
+        SimClock("nine o'clock")

@@ -1,0 +1,115 @@
+"""The pump and the jobs it produces, on both backends."""
+
+from __future__ import annotations
+
+import pytest
+
+import emq_lab
+from emq_lab import Occurrence, Outcome, PumpCrash, keys
+
+MIN = 60_000
+
+
+def test_two_ticks_mint_two_ids_newest_first(lab: emq_lab.Lab, queue: str) -> None:
+    rep, pump, jobs = lab.repeat(queue), lab.pump(queue), lab.jobs(queue)
+    rep.register("report", 15 * MIN, '{"r": 1}')
+    start = lab.clock.now_ms()
+    first = pump.tick()
+    lab.clock.advance(minutes=15)
+    second = pump.tick()
+    assert first == [Occurrence("JOB-000001", "report", start)]
+    assert second == [Occurrence("JOB-000002", "report", start + 15 * MIN)]
+    assert jobs.browse() == ["JOB-000002", "JOB-000001"]
+    assert jobs.get("JOB-000001") == {
+        "id": "JOB-000001",
+        "name": "report",
+        "fired_at_ms": str(start),
+        "template": '{"r": 1}',
+    }
+    assert rep.entries() == [("report", start + 30 * MIN)]
+
+
+def test_a_tick_before_the_next_run_fires_nothing(lab: emq_lab.Lab, queue: str) -> None:
+    lab.repeat(queue).register("report", 15 * MIN, "t")
+    pump = lab.pump(queue)
+    assert len(pump.tick()) == 1
+    lab.clock.advance(minutes=14)
+    assert pump.tick() == []
+    assert lab.jobs(queue).count() == 1
+
+
+def test_a_late_tick_fires_once_and_restarts_the_period(lab: emq_lab.Lab, queue: str) -> None:
+    rep = lab.repeat(queue)
+    rep.register("report", 15 * MIN, "t")
+    lab.clock.advance(minutes=61)  # four periods late
+    fired = lab.pump(queue).tick()
+    assert [o.name for o in fired] == ["report"]
+    assert rep.entries() == [("report", lab.clock.now_ms() + 15 * MIN)]
+
+
+def test_ten_thousand_ticks_leave_one_row(lab: emq_lab.Lab, queue: str) -> None:
+    rep, pump = lab.repeat(queue), lab.pump(queue)
+    rep.register("heartbeat", 1000, "t")
+    fired = 0
+    for _ in range(10_000):
+        fired += len(pump.tick())
+        lab.clock.advance(1000)
+    assert fired == 10_000
+    assert rep.count() == 1
+    assert lab.jobs(queue).browse(limit=1) == ["JOB-010000"]
+
+
+def test_tick_sweeps_a_member_whose_record_is_gone(lab: emq_lab.Lab, queue: str) -> None:
+    rep, pump = lab.repeat(queue), lab.pump(queue)
+    rep.register("gone", 15 * MIN, "t")
+    rep.register("kept", 15 * MIN, "t")
+    lab.client.delete(keys.record(queue, "gone"))
+    fired = pump.tick()
+    assert [o.name for o in fired] == ["kept"]
+    assert dict(pump.advanced) == {"gone": Outcome.ABSENT, "kept": Outcome.ADVANCED}
+    assert [name for name, _ in rep.entries()] == ["kept"]
+
+
+def test_batch_bounds_a_tick(lab: emq_lab.Lab, queue: str) -> None:
+    rep = lab.repeat(queue)
+    for i in range(5):
+        rep.register(f"n{i}", 15 * MIN, "t")
+    pump = lab.pump(queue, batch=2)
+    assert len(pump.tick()) == 2
+    assert len(pump.tick()) == 2
+    assert len(pump.tick()) == 1
+    assert pump.tick() == []
+
+
+def test_crash_after_enqueue_duplicates_with_fresh_ids(lab: emq_lab.Lab, queue: str) -> None:
+    lab.repeat(queue).register("report", 15 * MIN, "t")
+    pump = lab.pump(queue)
+    pump.crash_after_enqueue = True
+    with pytest.raises(PumpCrash) as crash:
+        pump.tick()
+    assert [o.job_id for o in crash.value.occurrences] == ["JOB-000001"]
+    restarted = lab.pump(queue)
+    assert [o.job_id for o in restarted.tick()] == ["JOB-000002"]  # the same slot, again
+    assert lab.jobs(queue).count() == 2
+
+
+def test_crash_after_enqueue_is_harmless_with_slot_ids(lab: emq_lab.Lab, queue: str) -> None:
+    lab.repeat(queue).register("report", 15 * MIN, "t")
+    slot = lab.clock.now_ms()
+    pump = lab.pump(queue, slot_keyed=True)
+    pump.crash_after_enqueue = True
+    with pytest.raises(PumpCrash):
+        pump.tick()
+    restarted = lab.pump(queue, slot_keyed=True)
+    assert restarted.tick() == []  # the slot was already produced
+    assert restarted.advanced == [("report", Outcome.ADVANCED)]
+    assert lab.jobs(queue).browse() == [f"report:{slot}"]
+    lab.clock.advance(minutes=15)
+    assert [o.job_id for o in restarted.tick()] == [f"report:{slot + 15 * MIN}"]
+
+
+def test_run_ticks_a_simclock_forward(lab: emq_lab.Lab, queue: str) -> None:
+    lab.repeat(queue).register("report", 15 * MIN, "t")
+    start = lab.clock.now_ms()
+    fired = lab.pump(queue).run(until_ms=start + 45 * MIN, step_ms=MIN)
+    assert [o.fired_at_ms - start for o in fired] == [0, 15 * MIN, 30 * MIN, 45 * MIN]
