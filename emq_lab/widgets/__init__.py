@@ -1,0 +1,2 @@
+"""Widgets: views over emq_lab, one per dive. Each has programmatic twins of its
+controls and a ``readout`` string."""

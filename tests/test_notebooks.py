@@ -1,0 +1,43 @@
+"""Every notebook, run by nbval against its stored outputs, on both backends.
+
+Each run is a separate pytest process so the kernel inherits ``EMQ_LAB_URL``: unset for the
+embedded fakeredis, the throwaway Valkey's URL otherwise. The stored outputs are the same for both.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
+def test_notebook_outputs_match(notebook: Path, backend_url: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "EMQ_LAB_URL"}
+    if backend_url != "embedded":
+        env["EMQ_LAB_URL"] = backend_url
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--nbval",
+            "--nbval-current-env",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            str(notebook),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, f"nbval failed on {notebook.name}:\n{run.stdout[-6000:]}\n{run.stderr[-2000:]}"
