@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 NB     ?= 01-upsert
 
-.PHONY: install lab test lint bench clean
+.PHONY: install lab present test lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ install: $(STAMP)
 ## JupyterLab on the first notebook, embedded backend (unset EMQ_LAB_URL).
 lab: install
 	env -u EMQ_LAB_URL $(BIN)/jupyter lab notebooks/$(NB).ipynb
+
+## Voila on one notebook, for presenting: make present NB=02-cadence
+present: install
+	env -u EMQ_LAB_URL $(BIN)/voila notebooks/$(NB).ipynb
 
 lint: install
 	$(BIN)/ruff check emq_lab tests

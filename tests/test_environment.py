@@ -1,0 +1,93 @@
+"""The Binder environment: both environment files agree with each other and with pyproject,
+and binder/start brings up a real Valkey beside the embedded default."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+from servers import free_port, server_binary
+
+ROOT = Path(__file__).resolve().parent.parent
+# pip name (with extras) -> the conda-forge packages that provide it
+CONDA_NAMES = {"redis": ["redis-py"], "fakeredis[lua]": ["fakeredis", "lupa"]}
+
+
+def conda_specs(path: Path) -> dict[str, str]:
+    deps = yaml.safe_load(path.read_text())["dependencies"]
+    specs = {}
+    for dep in deps:
+        if isinstance(dep, str):
+            name, spec = re.match(r"([A-Za-z0-9_.-]+)(.*)", dep).groups()  # type: ignore[union-attr]
+            specs[name] = spec
+    return specs
+
+
+def pip_lines(path: Path) -> list[str]:
+    deps = yaml.safe_load(path.read_text())["dependencies"]
+    return next(d["pip"] for d in deps if isinstance(d, dict))
+
+
+def test_binder_and_root_environments_list_the_same_packages() -> None:
+    assert conda_specs(ROOT / "environment.yml") == conda_specs(ROOT / "binder" / "environment.yml")
+    assert pip_lines(ROOT / "environment.yml") == ["-e ."]
+    assert pip_lines(ROOT / "binder" / "environment.yml") == ["-e .."]  # relative to binder/
+
+
+def test_every_runtime_dependency_is_in_the_environment_with_the_same_range() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    specs = conda_specs(ROOT / "environment.yml")
+    assert specs["python"] == "=3.11" and project["requires-python"] == ">=3.11"
+    assert "valkey-server" in specs
+    for requirement in project["dependencies"]:
+        name, spec = re.match(r"([A-Za-z0-9_.\[\]-]+)(.*)", requirement).groups()  # type: ignore[union-attr]
+        conda = CONDA_NAMES.get(name, [name])
+        assert all(c in specs for c in conda), f"{requirement} is missing from environment.yml"
+        assert specs[conda[0]] == spec, f"{requirement}: environment.yml says {conda[0]}{specs[conda[0]]}"
+
+
+def test_readme_badge_opens_the_first_notebook_in_lab() -> None:
+    readme = (ROOT / "README.md").read_text()
+    badge = re.search(r"\(https://mybinder\.org/v2/gh/[^)]*\?urlpath=([^)]+)\)", readme)
+    assert badge, "README has no Binder badge link"
+    target = badge.group(1)
+    assert target.startswith("lab/tree/")
+    assert (ROOT / target.removeprefix("lab/tree/")).is_file()
+    assert target.endswith("notebooks/01-upsert.ipynb")
+
+
+@pytest.mark.skipif(server_binary() is None, reason="no valkey-server on PATH")
+def test_binder_start_runs_a_valkey_and_keeps_the_embedded_default(tmp_path: Path) -> None:
+    port = free_port()
+    probe = (
+        "import os, emq_lab; "
+        "print(emq_lab.connect().describe()); "
+        "lab = emq_lab.connect(os.environ['EMQ_LAB_VALKEY_URL']); print(lab.client.ping()); "
+        "print(open(os.environ['EMQ_LAB_VALKEY_PIDFILE']).read().strip())"
+    )
+    env = {**os.environ, "EMQ_LAB_VALKEY_PORT": str(port)}
+    env.pop("EMQ_LAB_URL", None)
+    run = subprocess.run(
+        ["bash", str(ROOT / "binder" / "start"), sys.executable, "-c", probe],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    lines = run.stdout.split("\n")
+    try:
+        assert run.returncode == 0, run.stderr
+        assert "embedded" in lines[0]
+        assert lines[1] == "True"
+    finally:
+        if len(lines) > 2 and lines[2].isdigit():
+            os.kill(int(lines[2]), signal.SIGTERM)
+            time.sleep(0.2)
