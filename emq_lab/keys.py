@@ -61,3 +61,8 @@ def slot(key: str | bytes) -> int:
         if end > start + 1:
             raw = raw[start + 1 : end]
     return _crc16(raw) % 16384
+
+
+def delayed(queue: str) -> str:
+    """ZSET of pending occurrences: member ``repeat:<name>:<run_ms>``, score = run in ms."""
+    return f"{_tag(queue)}:delayed"

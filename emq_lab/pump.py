@@ -1,5 +1,5 @@
 """The pump: each tick reads the due registrations, enqueues one occurrence per
-name and advances its single registry row start-to-start."""
+name and advances its single registry row, start-to-start unless told otherwise."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import validate
+from .cadence import Measure, next_on_grid, next_start_to_start
 from .jobs import Jobs
 from .outcome import Outcome
 from .repeat import Repeat, Row
@@ -39,12 +40,36 @@ def slot_id(name: str, slot_ms: int) -> str:
 
 class Pump:
     """Drives one queue. ``batch`` bounds the names read per tick; ``slot_keyed``
-    names each occurrence ``<name>:<slot_ms>`` so a replayed slot collides."""
+    names each occurrence ``<name>:<slot_ms>`` so a replayed slot collides.
 
-    def __init__(self, lab: Lab, queue: str, *, batch: int = 100, slot_keyed: bool = False) -> None:
+    ``rule`` is what the advance measures the next run from:
+
+    - ``start-to-start`` (the default): the release, next = now + every_ms;
+    - ``fixed grid``: the slot that fired, next = slot + every_ms, a missed slot skipped forward;
+    - ``start-to-finish``: not the pump's to compute. The pump only releases (it still sweeps a
+      member whose record is gone); whoever finishes the run advances the row then, with
+      ``Repeat.advance`` (next = finish + every_ms). Until then the row stays due, so a tick
+      meanwhile would release it again: ``emq_lab.cadence`` models one worker whose finish
+      comes before the pump's next look at the row.
+    """
+
+    def __init__(
+        self,
+        lab: Lab,
+        queue: str,
+        *,
+        batch: int = 100,
+        slot_keyed: bool = False,
+        rule: Measure | str = Measure.START_TO_START,
+    ) -> None:
         self.lab = lab
         self.queue = validate.name(queue, field="queue")
         self.batch = validate.limit(batch, field="batch")
+        try:
+            self.rule = Measure(rule)
+        except ValueError:
+            choices = ", ".join(repr(m.value) for m in Measure)
+            raise ValueError(f"rule: {rule!r} is not a measure; use one of {choices}") from None
         self.slot_keyed = slot_keyed
         self.crash_after_enqueue = False
         self.repeat = Repeat(lab, queue)
@@ -63,15 +88,27 @@ class Pump:
         outcome = self.jobs.enqueue(job_id, row.name, now_ms, row.template or "")
         return Occurrence(job_id, row.name, now_ms) if outcome is Outcome.ENQUEUED else None
 
-    def finish(self, row: Row, now_ms: int) -> Outcome:
-        """Advance ``row`` to now + every_ms, or sweep it when its record is gone."""
+    def next_run(self, row: Row, now_ms: int) -> int:
+        """The score the rule gives ``row`` after a release at ``now_ms``."""
         every = row.every_ms if row.every_ms is not None else 0
-        outcome = self.repeat._advance_to(row.name, now_ms + every)
+        if self.rule is Measure.START_TO_FINISH and row.every_ms is not None:
+            raise ValueError("rule: under start-to-finish the run's finish advances the row, not the pump")
+        if self.rule is Measure.GRID and every > 0:
+            return next_on_grid(row.next_ms, every, now_ms)
+        return next_start_to_start(now_ms, every)
+
+    def finish(self, row: Row, now_ms: int) -> Outcome:
+        """Advance ``row`` by the rule, or sweep it when its record is gone."""
+        outcome = self.repeat._advance_to(row.name, self.next_run(row, now_ms))
         self.advanced.append((row.name, outcome))
         return outcome
 
+    def leaves_for_finish(self, row: Row) -> bool:
+        """True when the tick must not advance ``row``: a live row under start-to-finish."""
+        return self.rule is Measure.START_TO_FINISH and row.every_ms is not None
+
     def tick(self) -> list[Occurrence]:
-        """One pass: due read -> mint -> enqueue -> advance. A late name fires once."""
+        """One pass: due read -> mint -> enqueue -> advance (by the rule). A late name fires once."""
         now = self.lab.clock.now_ms()
         self.advanced = []
         fired: list[Occurrence] = []
@@ -81,7 +118,8 @@ class Pump:
                 fired.append(occurrence)
             if self.crash_after_enqueue and row.every_ms is not None:
                 raise PumpCrash(fired)
-            self.finish(row, now)
+            if not self.leaves_for_finish(row):
+                self.finish(row, now)
         return fired
 
     def run(self, *, until_ms: int, step_ms: int) -> list[Occurrence]:

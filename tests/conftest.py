@@ -1,16 +1,74 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
-from servers import ValkeyServer, required, server_binary
+from servers import ValkeyCluster, ValkeyServer, cluster_binary, required, server_binary
 
 import emq_lab
 
 BACKENDS = ["fakeredis", "valkey"]
 START = "2026-01-05T09:00:00Z"
 _queues = itertools.count(1)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--deep",
+        action="store_true",
+        default=False,
+        help="reliability tests at full depth: thousands of model examples, more rounds (minutes, not seconds)",
+    )
+
+
+@pytest.fixture(scope="session")
+def deep(request: pytest.FixtureRequest) -> bool:
+    """True under ``pytest --deep``: the reliability tests run many more examples and rounds."""
+    return bool(request.config.getoption("--deep"))
+
+
+FIGURES: list[tuple[str, str]] = []
+
+
+@pytest.fixture
+def figure() -> Callable[[str, object], None]:
+    """Record a figure (examples run, duplicates seen, ...) for the end-of-run summary."""
+
+    def record(label: str, value: object) -> None:
+        FIGURES.append((label, str(value)))
+
+    return record
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if FIGURES:
+        terminalreporter.section("reliability figures")
+        for label, value in FIGURES:
+            terminalreporter.write_line(f"{label}: {value}")
+
+
+def _missing(binary: str) -> None:
+    message = (
+        f"VALKEY TESTS SKIPPED: no {binary} on PATH. Install it (Debian: "
+        "apt-get install -t bookworm-backports valkey-server) or run .ci/run."
+    )
+    if required():
+        pytest.fail(message.replace("SKIPPED", "REQUIRED (EMQ_LAB_REQUIRE_VALKEY=1)"))
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def valkey_cluster() -> Iterator[ValkeyCluster]:
+    """Three primaries on loopback ports (``--cluster-enabled yes``), stopped by PID at the end."""
+    if server_binary() is None:
+        _missing("valkey-server")
+    if cluster_binary() is None:
+        _missing("valkey-cli")
+    cluster = ValkeyCluster()
+    yield cluster
+    cluster.close()
 
 
 @pytest.fixture(scope="session")

@@ -82,3 +82,85 @@ class ValkeyServer:
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def kill(server: ValkeyServer) -> None:
+    """SIGKILL ``server`` by its PID: no shutdown, no final fsync (a crash, not a stop)."""
+    if server.process is None or server.process.poll() is not None:
+        return
+    os.kill(server.process.pid, signal.SIGKILL)
+    server.process.wait()
+
+
+def restart(server: ValkeyServer, *, crash: bool = True) -> None:
+    """Kill (or stop) ``server`` and start it again on the same port and directory (AOF kept)."""
+    if crash:
+        kill(server)
+    else:
+        server.stop()
+    server.start()
+
+
+def cluster_binary() -> str | None:
+    return shutil.which("valkey-cli")
+
+
+class ValkeyCluster:
+    """Three cluster-enabled primaries on loopback, no replicas, joined by ``valkey-cli --cluster create``."""
+
+    def __init__(self, primaries: int = 3) -> None:
+        cli = cluster_binary()
+        if cli is None:
+            raise FileNotFoundError("valkey-cli is not on PATH")
+        self.nodes: list[ValkeyServer] = []
+        try:
+            for _ in range(primaries):
+                self.nodes.append(
+                    ValkeyServer(
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        "nodes.conf",
+                        "--cluster-port",
+                        str(free_port()),
+                        "--cluster-node-timeout",
+                        "5000",
+                    )
+                )
+            where = [f"127.0.0.1:{node.port}" for node in self.nodes]
+            subprocess.run(
+                [cli, "--cluster", "create", *where, "--cluster-replicas", "0", "--cluster-yes"],
+                check=True,
+                capture_output=True,
+                timeout=60,
+            )
+            self._wait_ok()
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def port(self) -> int:
+        return self.nodes[0].port
+
+    @property
+    def url(self) -> str:
+        return f"valkey+cluster://127.0.0.1:{self.port}"
+
+    def _wait_ok(self) -> None:
+        deadline = time.monotonic() + 30
+        for node in self.nodes:
+            client = redis.Redis(host="127.0.0.1", port=node.port, decode_responses=True)
+            while True:
+                info = client.execute_command("CLUSTER", "INFO")
+                text = info if isinstance(info, str) else info.decode()
+                if "cluster_state:ok" in text and "cluster_known_nodes:" + str(len(self.nodes)) in text:
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"cluster did not reach cluster_state:ok:\n{text}")
+                time.sleep(0.05)
+            client.close()
+
+    def close(self) -> None:
+        for node in self.nodes:
+            node.close()

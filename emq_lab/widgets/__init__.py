@@ -1,2 +1,6 @@
 """Widgets: views over emq_lab, one per dive. Each has programmatic twins of its
 controls and a ``readout`` string."""
+
+from .cancel import CancelPanel
+from .boot import BootPanel
+from .cadence import CadenceExplorer

@@ -1,0 +1,342 @@
+"""Cadence: the three ways to measure the next run, and a runner that drives the real
+scripts on a SimClock for N cycles and returns the marks a timeline draws.
+
+The ``next_*`` functions are pure cadence math (milliseconds in, milliseconds out); the pump
+reads its clock once per tick and hands "now" to them. ``trace`` runs one lane per measure
+on the backend, each on its own queue and its own SimClock, with a simulated worker that
+finishes every run after its duration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from . import validate
+from .clock import SimClock, hhmm, hhmmss
+
+if TYPE_CHECKING:
+    from .lab import Lab
+
+MINUTE_MS = 60_000
+NAME = "report"  # the one registration every lane schedules
+TEMPLATE = '{"report": "cadence"}'
+
+
+class Measure(StrEnum):
+    """What the next run is measured from."""
+
+    START_TO_START = "start-to-start"  # the release: next = release + period (the pump's default)
+    START_TO_FINISH = "start-to-finish"  # the finish: next = finish + period (the worker advances)
+    GRID = "fixed grid"  # the previous slot: next = slot + period, missed slots skipped
+
+
+MEASURES = (Measure.START_TO_START, Measure.START_TO_FINISH, Measure.GRID)
+SUFFIXES = {Measure.START_TO_START: "s2s", Measure.START_TO_FINISH: "s2f", Measure.GRID: "grid"}
+
+
+def lane_queue(measure: Measure | str, prefix: str = "cadence") -> str:
+    """The queue a lane runs on: ``cadence-s2s``, ``cadence-s2f``, ``cadence-grid``."""
+    return validate.name(f"{prefix}-{SUFFIXES[Measure(measure)]}", field="queue")
+
+
+# -- pure cadence math --------------------------------------------------------------------------
+
+
+def next_start_to_start(release_ms: int, every_ms: int) -> int:
+    """Anchored to the release: the next run is one period after this one started."""
+    return release_ms + every_ms
+
+
+def next_start_to_finish(finish_ms: int, every_ms: int) -> int:
+    """Anchored to the finish: the next run is one period after this one ended."""
+    return finish_ms + every_ms
+
+
+def next_on_grid(slot_ms: int, every_ms: int, now_ms: int) -> int:
+    """Anchored to the grid: the slot after ``slot_ms``; if that slot is already behind
+    ``now_ms`` (missed), jump to the first grid slot after now instead of firing a burst."""
+    following = slot_ms + every_ms
+    if following >= now_ms:
+        return following
+    return slot_ms + ((now_ms - slot_ms) // every_ms + 1) * every_ms
+
+
+def first_tick_at_or_after(instant_ms: int, *, start_ms: int, tick_ms: int) -> int:
+    """The first pump tick at or after ``instant_ms`` for a pump ticking every ``tick_ms``
+    from ``start_ms`` (``tick_ms == 0``: an ideal pump that ticks exactly when a run is due)."""
+    if tick_ms == 0 or instant_ms <= start_ms:
+        return max(instant_ms, start_ms)
+    ticks = -((start_ms - instant_ms) // tick_ms)  # ceiling division
+    return start_ms + ticks * tick_ms
+
+
+# -- the marks ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Run:
+    """One occurrence: released by a pump tick, finished by the worker ``run_ms`` later."""
+
+    job_id: str
+    slot_ms: int  # the registry score that made it due
+    release_ms: int
+    finish_ms: int
+
+
+@dataclass(frozen=True)
+class Lane:
+    """The runs one measure produced, with the period marks it was meant to hit."""
+
+    measure: Measure
+    queue: str
+    every_ms: int
+    runs: tuple[Run, ...]
+
+    @property
+    def releases(self) -> list[int]:
+        return [run.release_ms for run in self.runs]
+
+    @property
+    def marks(self) -> list[int]:
+        """The intended release of each cycle: the first release plus k periods."""
+        first = self.runs[0].release_ms
+        return [first + k * self.every_ms for k in range(len(self.runs))]
+
+    @property
+    def drift_ms(self) -> int:
+        """How far the last release sits after the period mark of its cycle."""
+        return self.runs[-1].release_ms - self.marks[-1]
+
+    @property
+    def skipped(self) -> int:
+        """Grid slots passed over (missed, then skipped forward); 0 for the other measures."""
+        if self.measure is not Measure.GRID:
+            return 0
+        span = self.runs[-1].slot_ms - self.runs[0].slot_ms
+        return span // self.every_ms - (len(self.runs) - 1)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Every lane of one setting of the controls."""
+
+    start_ms: int
+    every_ms: int
+    run_ms: int
+    cycles: int
+    tick_ms: int
+    lanes: tuple[Lane, ...]
+
+    def lane(self, measure: Measure | str) -> Lane:
+        wanted = Measure(measure)
+        return next(lane for lane in self.lanes if lane.measure is wanted)
+
+    def period_marks(self) -> list[int]:
+        """Every period mark from the start to the last finish (what the timeline draws behind)."""
+        end = max([self.start_ms, *(run.finish_ms for lane in self.lanes for run in lane.runs)])
+        return list(range(self.start_ms, end + 1, self.every_ms))
+
+    @property
+    def readout(self) -> str:
+        """Plain text: the setting, then each lane's release times and its drift."""
+        return describe(self)
+
+
+def span(ms: int) -> str:
+    """A duration the way the readout writes it: ``4 min``, ``50 s``, ``1 h 30 min``, ``0 s``."""
+    hours, rest = divmod(abs(ms), 3_600_000)
+    minutes, rest = divmod(rest, MINUTE_MS)
+    seconds, millis = divmod(rest, 1000)
+    parts = [f"{hours} h"] if hours else []
+    if minutes:
+        parts.append(f"{minutes} min")
+    if seconds or millis or not parts:
+        parts.append(f"{seconds}.{millis:03d} s" if millis else f"{seconds} s")
+    return " ".join(parts)
+
+
+def describe(trace: Trace) -> str:
+    """The readout of a trace: HH:MM times (HH:MM:SS once any release falls between minutes)."""
+    instants = [ms for lane in trace.lanes for ms in lane.releases]
+    clock = hhmm if all(ms % MINUTE_MS == 0 for ms in instants) else hhmmss
+    tick = f"every {span(trace.tick_ms)}" if trace.tick_ms else "exactly when due"
+    lines = [
+        f"every {span(trace.every_ms)}, runs of {span(trace.run_ms)}, {trace.cycles} cycles, the pump ticks {tick}"
+    ]
+    width = max(len(lane.measure.value) for lane in trace.lanes)
+    for lane in trace.lanes:
+        sign = "+" if lane.drift_ms > 0 else ""
+        drift = f"drift after {len(lane.runs)} cycles: {sign}{span(lane.drift_ms)}"
+        if lane.skipped:
+            late = lane.runs[-1].release_ms - lane.runs[-1].slot_ms
+            drift += f" ({lane.skipped} missed slots skipped; the last run came {span(late)} after its slot)"
+        times = " ".join(clock(ms) for ms in lane.releases)
+        lines.append(f"{lane.measure.value:<{width}}  {times}  | {drift}")
+    return "\n".join(lines)
+
+
+# -- the runner ---------------------------------------------------------------------------------
+
+
+def _check_controls(every_ms: int, run_ms: int, cycles: int, tick_ms: int) -> None:
+    validate.every_ms(every_ms)
+    for value, field in ((run_ms, "run_ms"), (tick_ms, "tick_ms")):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{field}: expected an int of milliseconds >= 0, got {value!r}")
+    validate.limit(cycles, field="cycles")
+
+
+def sim_lab(lab: Lab, start_ms: int) -> Lab:
+    """A second Lab on the same connection, reading now from a fresh SimClock at ``start_ms``."""
+    from .lab import Lab
+
+    return Lab(lab.client, SimClock(start_ms), lab.describe())
+
+
+def run_lane(
+    lab: Lab,
+    measure: Measure | str,
+    *,
+    every_ms: int,
+    run_ms: int,
+    cycles: int,
+    tick_ms: int = 0,
+    start_ms: int,
+    queue: str | None = None,
+) -> Lane:
+    """Register one name on a fresh queue and drive the pump until it released ``cycles`` runs.
+
+    The pump ticks every ``tick_ms`` from ``start_ms``; the clock jumps to the first tick at
+    or after the registry's score (ticks in between would find nothing due). A simulated worker
+    finishes each run ``run_ms`` after its release. Start-to-start and the grid are pump rules;
+    for start-to-finish the pump leaves the row alone and the worker's finish advances it with
+    the advance script (next = finish + period). One worker: while that run is in flight, the
+    finish is the next thing that happens to the lane.
+    """
+    from .pump import Pump
+
+    measure = Measure(measure)
+    _check_controls(every_ms, run_ms, cycles, tick_ms)
+    queue = lane_queue(measure) if queue is None else queue
+    sim = sim_lab(lab, start_ms)
+    clock = sim.clock
+    assert isinstance(clock, SimClock)
+    sim.reset(queue)
+    rep = sim.repeat(queue)
+    rep.register(NAME, every_ms, TEMPLATE)
+    pump = Pump(sim, queue, rule=measure)
+    runs: list[Run] = []
+    last_tick: int | None = None
+    while len(runs) < cycles:
+        ((_, score),) = rep.entries()
+        earliest = score if last_tick is None or tick_ms == 0 else max(score, last_tick + 1)
+        last_tick = first_tick_at_or_after(earliest, start_ms=start_ms, tick_ms=tick_ms)
+        clock.set(max(clock.now_ms(), last_tick))
+        for occurrence in pump.tick():
+            release = occurrence.fired_at_ms
+            runs.append(Run(occurrence.job_id, score, release, release + run_ms))
+        if measure is Measure.START_TO_FINISH and len(runs) < cycles:
+            clock.set(runs[-1].finish_ms)  # the worker finishes the run ...
+            rep.advance(NAME, every_ms)  # ... and advances: next = now (the finish) + period
+    return Lane(measure, queue, every_ms, tuple(runs))
+
+
+def trace(
+    lab: Lab,
+    *,
+    every_ms: int,
+    run_ms: int,
+    cycles: int,
+    tick_ms: int = 0,
+    start_ms: int | None = None,
+    prefix: str = "cadence",
+) -> Trace:
+    """Run every measure for ``cycles`` cycles, lane by lane on the queues ``<prefix>-s2s``,
+    ``<prefix>-s2f`` and ``<prefix>-grid``; ``start_ms`` defaults to the lab clock's start."""
+    _check_controls(every_ms, run_ms, cycles, tick_ms)
+    if start_ms is None:
+        start_ms = int(getattr(lab.clock, "start_ms", lab.clock.now_ms()))
+    lanes = tuple(
+        run_lane(
+            lab,
+            m,
+            every_ms=every_ms,
+            run_ms=run_ms,
+            cycles=cycles,
+            tick_ms=tick_ms,
+            start_ms=start_ms,
+            queue=lane_queue(m, prefix),
+        )
+        for m in MEASURES
+    )
+    return Trace(start_ms, every_ms, run_ms, cycles, tick_ms, lanes)
+
+
+# -- the live view and the fast-forward ---------------------------------------------------------
+
+
+def state_line(lab: Lab, queue: str, *, jobs: int = 4) -> str:
+    """One line: now, the registry rows with their next run, and the newest job ids."""
+    rows = ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in lab.repeat(queue).entries()) or "empty"
+    waiting = lab.jobs(queue)
+    newest = waiting.browse(limit=jobs)
+    more = waiting.count() - len(newest)
+    listed = ", ".join(newest) + (f" (+{more} older)" if more > 0 else "")
+    return f"now {hhmm(lab.clock.now_ms())} | registry: {rows} | jobs: {listed or 'none'}"
+
+
+@dataclass(frozen=True)
+class FastForward:
+    """What a fast-forward left behind."""
+
+    occurrences: int
+    registry_rows: int
+    jobs: int
+    newest_job: str
+    next_run_ms: int
+
+    @property
+    def readout(self) -> str:
+        return (
+            f"fired {self.occurrences:,} occurrences; registry rows: {self.registry_rows}; "
+            f"jobs waiting: {self.jobs:,}; newest job: {self.newest_job}"
+        )
+
+
+def fast_forward(
+    lab: Lab,
+    queue: str,
+    *,
+    occurrences: int,
+    every_ms: int = MINUTE_MS,
+    start_ms: int | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    report_every: int = 100,
+) -> FastForward:
+    """Reset ``queue``, register one name and tick the pump once per period until it fired
+    ``occurrences`` times, each tick a real due read, enqueue and advance on a SimClock."""
+    from .pump import Pump
+
+    validate.limit(occurrences, field="occurrences")
+    validate.every_ms(every_ms)
+    if start_ms is None:
+        start_ms = int(getattr(lab.clock, "start_ms", lab.clock.now_ms()))
+    sim = sim_lab(lab, start_ms)
+    clock = sim.clock
+    assert isinstance(clock, SimClock)
+    sim.reset(queue)
+    rep = sim.repeat(queue)
+    rep.register(NAME, every_ms, TEMPLATE)
+    pump = Pump(sim, queue)
+    fired = 0
+    while fired < occurrences:
+        fired += len(pump.tick())
+        clock.advance(every_ms)
+        if on_progress is not None and (fired % report_every == 0 or fired == occurrences):
+            on_progress(fired)
+    jobs = sim.jobs(queue)
+    ((_, next_ms),) = rep.entries()
+    return FastForward(fired, rep.count(), jobs.count(), jobs.browse(limit=1)[0], next_ms)

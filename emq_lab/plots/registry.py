@@ -1,0 +1,63 @@
+"""The registry picture of the upsert dive: after the same boots, where each strategy's
+registry rows and pending occurrences sit on the clock. A pure function of the state."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+import plotly.graph_objects as go
+
+from ..clock import hhmm
+from ..upsert import Registry
+
+
+def _at(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, UTC)
+
+
+def registry_marks(states: Mapping[str, Registry]) -> list[str]:
+    """The marks the figure draws, one line per strategy, as text a cell can print."""
+    lines = []
+    for label, state in states.items():
+        rows = ", ".join(hhmm(score) for _, score in state.rows) or "none"
+        pending = ", ".join(hhmm(score) for _, score in state.pending) or "none"
+        lines.append(f"{label:<14} rows at {rows} · pending runs at {pending}")
+    return lines
+
+
+def registry_figure(states: Mapping[str, Registry], *, title: str = "") -> go.Figure:
+    """One lane per strategy: a circle per registry row, a cross per pending occurrence."""
+    labels = list(states)
+    figure = go.Figure()
+    figure.add_trace(
+        go.Scatter(
+            name="registry row",
+            x=[_at(score) for state in states.values() for _, score in state.rows],
+            y=[label for label, state in states.items() for _ in state.rows],
+            text=[member for state in states.values() for member, _ in state.rows],
+            mode="markers",
+            marker={"symbol": "circle", "size": 16},
+            hovertemplate="%{y}<br>row %{text}<br>next run %{x|%H:%M}<extra></extra>",
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            name="pending occurrence",
+            x=[_at(score) for state in states.values() for _, score in state.pending],
+            y=[label for label, state in states.items() for _ in state.pending],
+            text=[member for state in states.values() for member, _ in state.pending],
+            mode="markers",
+            marker={"symbol": "x", "size": 10},
+            hovertemplate="%{y}<br>%{text}<br>runs at %{x|%H:%M}<extra></extra>",
+        )
+    )
+    figure.update_layout(
+        title=title or None,
+        height=120 + 60 * len(labels),
+        margin={"l": 120, "r": 20, "t": 50 if title else 20, "b": 40},
+        xaxis={"title": "run time (UTC)", "tickformat": "%H:%M"},
+        yaxis={"categoryorder": "array", "categoryarray": labels[::-1], "type": "category"},
+        legend={"orientation": "h", "y": -0.35},
+    )
+    return figure

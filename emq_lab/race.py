@@ -1,0 +1,454 @@
+"""The cancel dive's races: a pump tick taken apart into steps, a cancel that can land
+between any two of them, and the crash between an enqueue and its advance.
+
+Pure state plus calls into ``Pump.read / produce / finish`` and ``Repeat.cancel``; the
+CancelPanel is a view over a :class:`Race`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import permutations
+from typing import TYPE_CHECKING
+
+from . import keys, validate
+from .clock import hhmm
+from .outcome import Outcome
+from .pump import Occurrence, PumpCrash
+from .repeat import Repeat, Row
+
+if TYPE_CHECKING:
+    from .lab import Lab
+    from .pump import Pump
+
+MIN = 60_000
+
+STEPS = ("read", "cancel", "enqueue", "advance")
+LABELS = {
+    "read": "pump reads due",
+    "cancel": "cancel lands",
+    "enqueue": "pump enqueues",
+    "advance": "pump advances",
+}
+PRESETS: dict[str, tuple[str, ...]] = {
+    "before-read": ("cancel", "read", "enqueue", "advance"),
+    "after-read": ("read", "cancel", "enqueue", "advance"),
+    "after-enqueue": ("read", "enqueue", "cancel", "advance"),
+    "after-advance": ("read", "enqueue", "advance", "cancel"),
+}
+PRESET_LABELS = {
+    "before-read": "cancel before the read",
+    "after-read": "cancel between read and enqueue",
+    "after-enqueue": "cancel between enqueue and advance",
+    "after-advance": "cancel after the advance",
+}
+
+
+# --- the keyspace, as a learner reads it -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Keyspace:
+    """What one queue holds: registry rows, the names that have a record, the waiting jobs."""
+
+    registry: tuple[tuple[str, int], ...]
+    records: tuple[str, ...]
+    jobs: tuple[str, ...]
+
+    @property
+    def dangling(self) -> tuple[str, ...]:
+        """Registry members whose record is gone."""
+        return tuple(name for name, _ in self.registry if name not in self.records)
+
+    @property
+    def consistent(self) -> bool:
+        """The invariant: every registry member has a record."""
+        return not self.dangling
+
+    def lines(self) -> list[str]:
+        rows = ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in self.registry) or "(empty)"
+        records = ", ".join(self.records) or "(none)"
+        jobs = ", ".join(self.jobs) or "(none)"
+        return [f"registry: {rows}", f"records:  {records}", f"jobs:     {jobs}", f"invariant: {self.invariant}"]
+
+    @property
+    def invariant(self) -> str:
+        if self.consistent:
+            return "every registry member has a record - holds"
+        return f"BROKEN - no record for {', '.join(self.dangling)}"
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+
+def keyspace(lab: Lab, queue: str) -> Keyspace:
+    """Read the registry, the records and the wait list of ``queue``."""
+    validate.name(queue, field="queue")
+    prefix = keys.record(queue, "")
+    records = sorted(key[len(prefix) :] for key in lab.keys(queue) if key.startswith(prefix))
+    return Keyspace(
+        registry=tuple(Repeat(lab, queue).entries()),
+        records=tuple(records),
+        jobs=tuple(lab.client.lrange(keys.wait(queue), 0, -1)),
+    )
+
+
+def drop_record(lab: Lab, queue: str, name: str) -> bool:
+    """Delete the record of ``name`` out of band (not through cancel), leaving its registry
+    member dangling. True if there was a record to delete."""
+    validate.name(queue, field="queue")
+    validate.name(name)
+    return bool(lab.client.delete(keys.record(queue, name)))
+
+
+# --- the race: a tick in steps, a cancel in between ----------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step taken: what it was, what it answered, and the keyspace right after it."""
+
+    step: str
+    note: str
+    after: Keyspace
+    outcome: Outcome | None = None
+
+
+@dataclass
+class _Round:
+    taken: list[Step] = field(default_factory=list)
+    held: list[Row] | None = None  # what the read handed the pump; None before the read
+    now_ms: int = 0
+    fired: list[Occurrence] = field(default_factory=list)
+    advanced: list[tuple[str, Outcome]] = field(default_factory=list)
+    cancelled: Outcome | None = None
+
+
+class Race:
+    """A pump tick on ``name`` split into read / enqueue / advance, and a cancel that lands
+    wherever the learner puts it. Each step is taken once; the pump's own order holds
+    (read, then enqueue, then advance), the cancel may come at any point.
+
+    The race runs on a queue of its own: :meth:`reset` deletes every key of ``queue`` and
+    registers ``name`` due now.
+    """
+
+    def __init__(
+        self,
+        lab: Lab,
+        queue: str = "race",
+        *,
+        name: str = "report",
+        every_ms: int = 15 * MIN,
+        template: str = '{"report": "daily"}',
+    ) -> None:
+        self.lab = lab
+        self.queue = validate.name(queue, field="queue")
+        self.name = validate.name(name)
+        self.every_ms = validate.every_ms(every_ms)
+        self.template = validate.template(template)
+        self.repeat = lab.repeat(queue)
+        self.pump: Pump = lab.pump(queue)
+        self._round = _Round()
+        self.preset: str | None = None
+        self.reset()
+
+    # -- the round ---------------------------------------------------------------------------
+
+    def reset(self) -> Keyspace:
+        """Empty the queue, register ``name`` due now, forget the steps taken."""
+        self.lab.reset(self.queue)
+        self.repeat.register(self.name, self.every_ms, self.template)
+        self.pump = self.lab.pump(self.queue)
+        self._round = _Round()
+        self.preset = None
+        self.start = keyspace(self.lab, self.queue)
+        return self.start
+
+    @property
+    def taken(self) -> list[Step]:
+        return list(self._round.taken)
+
+    @property
+    def done(self) -> bool:
+        return len(self._round.taken) == len(STEPS)
+
+    @property
+    def fired(self) -> list[Occurrence]:
+        """The occurrences this round enqueued."""
+        return list(self._round.fired)
+
+    @property
+    def advance_outcome(self) -> Outcome | None:
+        """What the advance answered for ``name`` (None: not taken, or the pump held nothing)."""
+        return next((outcome for name, outcome in self._round.advanced if name == self.name), None)
+
+    @property
+    def cancel_outcome(self) -> Outcome | None:
+        return self._round.cancelled
+
+    def why_not(self, step: str) -> str | None:
+        """None if ``step`` may be taken now, else the reason it may not."""
+        if step not in STEPS:
+            raise ValueError(f"step: {step!r} is not a step; use one of {', '.join(STEPS)}")
+        done = {s.step for s in self._round.taken}
+        if step in done:
+            return f"{step}: already taken this round; reset to replay"
+        if step == "enqueue" and "read" not in done:
+            return "enqueue: the pump enqueues what its read handed it; take read first"
+        if step == "advance" and "enqueue" not in done:
+            return "advance: the pump advances only after it enqueued; take enqueue first"
+        return None
+
+    def allowed(self, step: str) -> bool:
+        return self.why_not(step) is None
+
+    def step(self, step: str) -> Step:
+        """Take one step; a step the pump's order forbids raises ValueError."""
+        reason = self.why_not(step)
+        if reason is not None:
+            raise ValueError(reason)
+        before = keyspace(self.lab, self.queue)
+        note, outcome = getattr(self, f"_{step}")(before)
+        taken = Step(step, note, keyspace(self.lab, self.queue), outcome)
+        self._round.taken.append(taken)
+        return taken
+
+    def play(self, preset: str) -> list[Step]:
+        """Reset, then take the steps of ``preset`` in order (see PRESETS)."""
+        if preset not in PRESETS:
+            raise ValueError(f"preset: {preset!r} is not a preset; use one of {', '.join(PRESETS)}")
+        taken = self.replay(PRESETS[preset])
+        self.preset = preset
+        return taken
+
+    def replay(self, order: tuple[str, ...] | list[str]) -> list[Step]:
+        """Reset, then take ``order``; the first step the pump's order forbids raises ValueError."""
+        self.reset()
+        return [self.step(step) for step in order]
+
+    # -- the steps ---------------------------------------------------------------------------
+
+    def _read(self, before: Keyspace) -> tuple[str, Outcome | None]:
+        state = self._round
+        state.now_ms = self.lab.clock.now_ms()
+        state.held = self.pump.read()
+        if not state.held:
+            return "nothing due: the pump holds nothing this tick", None
+        row = state.held[0]
+        every = "no record" if row.every_ms is None else f"every {row.every_ms // MIN} min"
+        return f"due: {row.name} @ {hhmm(row.next_ms)} ({every}); the pump now holds it", None
+
+    def _cancel(self, before: Keyspace) -> tuple[str, Outcome | None]:
+        outcome = self.repeat.cancel(self.name)
+        self._round.cancelled = outcome
+        scores = dict(before.registry)
+        if outcome is Outcome.CANCELLED and self.name in scores:
+            run = hhmm(scores[self.name])
+            return f"{outcome.tuple}: member (next run {run}) and record of {self.name} deleted", outcome
+        if outcome is Outcome.CANCELLED:
+            return f"{outcome.tuple}: record of {self.name} deleted", outcome
+        return f"{outcome.tuple}: nothing to delete", outcome
+
+    def _enqueue(self, before: Keyspace) -> tuple[str, Outcome | None]:
+        state = self._round
+        if not state.held:
+            return "the pump holds nothing: no occurrence", None
+        notes = []
+        for row in state.held:
+            occurrence = self.pump.produce(row, state.now_ms)
+            if occurrence is None:
+                notes.append(f"{row.name}: no new job")
+                continue
+            state.fired.append(occurrence)
+            late = " (from what the read held; the cancel came too late)" if state.cancelled else ""
+            notes.append(f"{occurrence.job_id} enqueued for the {hhmm(row.next_ms)} slot{late}")
+        return "; ".join(notes), Outcome.ENQUEUED if state.fired else None
+
+    def _advance(self, before: Keyspace) -> tuple[str, Outcome | None]:
+        state = self._round
+        if not state.held:
+            return "the pump holds nothing: no advance", None
+        notes = []
+        members = {name for name, _ in before.registry}
+        for row in state.held:
+            outcome = self.pump.finish(row, state.now_ms)
+            state.advanced.append((row.name, outcome))
+            if outcome is Outcome.ADVANCED:
+                notes.append(f"{outcome.tuple}: next run of {row.name} @ {hhmm(state.now_ms + (row.every_ms or 0))}")
+            elif row.name in members:
+                notes.append(f"{outcome.tuple}: record gone, the dangling member {row.name} swept")
+            else:
+                notes.append(f"{outcome.tuple}: record gone, so the guard re-adds nothing (the cancel took the member)")
+        return "; ".join(notes), self.advance_outcome
+
+    # -- reading the round -------------------------------------------------------------------
+
+    def verdict(self) -> str:
+        """One line: occurrences fired, what the advance answered, the registry, the invariant."""
+        now = keyspace(self.lab, self.queue)
+        label = PRESET_LABELS.get(self.preset or "", "your order")
+        advance = self.advance_outcome.tuple if self.advance_outcome else "nothing (the pump held nothing)"
+        registry = ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in now.registry) or "empty"
+        holds = "holds" if now.consistent else "BROKEN"
+        return (
+            f"{label}: {len(self._round.fired)} occurrence(s) fired, advance answered {advance}, "
+            f"registry {registry}, invariant {holds}"
+        )
+
+    def text(self) -> str:
+        """The multi-line readout: steps taken, their answers, the keyspace, the invariant."""
+        lines = [f"race on {self.name} (every {self.every_ms // MIN} min), queue {self.queue}"]
+        if self.preset:
+            lines[0] += f" - preset: {PRESET_LABELS[self.preset]}"
+        order = " -> ".join(s.step for s in self._round.taken) or "(none yet)"
+        lines.append(f"steps: {order}")
+        for s in self._round.taken:
+            lines.append(f"  {LABELS[s.step]:<14} {s.note}")
+        advance = self.advance_outcome.tuple if self.advance_outcome else "-"
+        lines.append(f"advance outcome: {advance}")
+        lines.append(f"occurrences fired: {len(self._round.fired)}")
+        lines.extend(keyspace(self.lab, self.queue).lines())
+        left = [LABELS[s] for s in STEPS if self.allowed(s)]
+        lines.append(f"next: {', '.join(left)}" if left else "next: round complete (reset or pick a preset)")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Orders:
+    """Every order of the four steps, tried: which the pump's order allows, and whether the
+    invariant held after each step of each allowed one."""
+
+    allowed: tuple[tuple[tuple[str, ...], int], ...]  # (order, occurrences fired)
+    refused: tuple[tuple[str, ...], ...]
+    invariant_after_every_step: bool
+
+    def __str__(self) -> str:
+        lines = [f"{len(self.allowed) + len(self.refused)} orders of the four steps"]
+        lines.append(
+            f"  refused by the pump's order (enqueue before read, advance before enqueue): {len(self.refused)}"
+        )
+        lines.append(f"  allowed: {len(self.allowed)}")
+        for order, fired in self.allowed:
+            lines.append(f"    {' -> '.join(order):<38} {fired} occurrence(s)")
+        held = "yes" if self.invariant_after_every_step else "NO"
+        lines.append(f"every registry member had a record after every step: {held}")
+        return "\n".join(lines)
+
+
+def every_order(race: Race) -> Orders:
+    """Replay every permutation of STEPS on ``race`` and check the invariant after each step."""
+    allowed: list[tuple[tuple[str, ...], int]] = []
+    refused: list[tuple[str, ...]] = []
+    held = True
+    for order in permutations(STEPS):
+        try:
+            taken = race.replay(order)
+        except ValueError:
+            refused.append(order)
+            continue
+        held = held and race.start.consistent and all(s.after.consistent for s in taken)
+        allowed.append((order, len(race.fired)))
+    race.reset()
+    return Orders(tuple(allowed), tuple(refused), held)
+
+
+# --- the crash between enqueue and advance -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CrashReplay:
+    """A tick that crashed after its enqueue, and the restarted pump's tick on the same slot."""
+
+    name: str
+    slot_keyed: bool
+    slot_ms: int
+    crash_ms: int
+    restart_ms: int
+    before_crash: tuple[Occurrence, ...]
+    due_after_crash: tuple[tuple[str, int], ...]
+    on_restart: tuple[Occurrence, ...]
+    restart_advance: Outcome | None
+    jobs: tuple[str, ...]
+
+    @property
+    def duplicates(self) -> int:
+        """Jobs beyond the first for the one slot the replay touched."""
+        return max(0, len(self.jobs) - 1)
+
+    def __str__(self) -> str:
+        mode = "slot-keyed ids <name>:<slot_ms>" if self.slot_keyed else "fresh ids from the counter"
+        slot = hhmm(self.slot_ms)
+        made = ", ".join(o.job_id for o in self.before_crash) or "nothing"
+        still = ", ".join(f"{n} @ {hhmm(ms)}" for n, ms in self.due_after_crash) or "(empty)"
+        again = ", ".join(o.job_id for o in self.on_restart)
+        restart = (
+            f"enqueued {again} for the {slot} slot again"
+            if again
+            else "the slot's id is already stored: nothing enqueued"
+        )
+        advance = self.restart_advance.tuple if self.restart_advance else "-"
+        return "\n".join(
+            [
+                f"pump with {mode}, fault switch on",
+                f"  {hhmm(self.crash_ms)} tick: enqueued {made} for the {slot} slot, then crashed before advance",
+                f"  registry after the crash: {still} - the name is still due",
+                f"  {hhmm(self.restart_ms)} restart: {restart}; advance {advance}",
+                f"  jobs for the {slot} slot: {', '.join(self.jobs)}",
+                f"verdict: {self.duplicates} duplicate(s)",
+            ]
+        )
+
+
+def replay_crash(
+    lab: Lab,
+    queue: str,
+    *,
+    slot_keyed: bool,
+    name: str = "report",
+    every_ms: int = 15 * MIN,
+    restart_after_ms: int = MIN,
+) -> CrashReplay:
+    """On a queue of its own (reset first): register ``name`` due now, tick a pump whose
+    fault switch is on so it crashes after the enqueue, move a SimClock ``restart_after_ms``
+    on, and tick a fresh pump with the same ``slot_keyed`` mode."""
+    validate.name(queue, field="queue")
+    if not 0 <= restart_after_ms < every_ms:
+        raise ValueError(
+            f"restart_after_ms: must be from 0 to below every_ms ({every_ms}) so the restart meets "
+            f"the same slot, got {restart_after_ms}"
+        )
+    lab.reset(queue)
+    rep = lab.repeat(queue)
+    rep.register(name, every_ms, '{"report": "daily"}')
+    slot_ms = rep.entries()[0][1]
+    crash_ms = lab.clock.now_ms()
+    faulty = lab.pump(queue, slot_keyed=slot_keyed)
+    faulty.crash_after_enqueue = True
+    before: list[Occurrence] = []
+    try:
+        faulty.tick()
+    except PumpCrash as crash:
+        before = list(crash.occurrences)
+    else:
+        raise RuntimeError("replay_crash: the pump did not crash; is the fault switch wired?")
+    due_after = tuple(rep.entries())
+    if restart_after_ms:
+        advance = getattr(lab.clock, "advance", None)
+        if advance is None:
+            raise ValueError("restart_after_ms: moving the clock needs a SimClock; pass 0 otherwise")
+        advance(restart_after_ms)
+    restarted = lab.pump(queue, slot_keyed=slot_keyed)
+    again = restarted.tick()
+    return CrashReplay(
+        name=name,
+        slot_keyed=slot_keyed,
+        slot_ms=slot_ms,
+        crash_ms=crash_ms,
+        restart_ms=lab.clock.now_ms(),
+        before_crash=tuple(before),
+        due_after_crash=due_after,
+        on_restart=tuple(again),
+        restart_advance=dict(restarted.advanced).get(name),
+        jobs=tuple(reversed(lab.jobs(queue).browse(limit=100))),
+    )

@@ -1,0 +1,342 @@
+"""The upsert dive: a service registers its schedule at every boot, under one of three
+strategies, each a real Lua script. This module runs the boots and says what each one did;
+the BootPanel only shows it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from . import keys, validate
+from .clock import hhmm
+from .outcome import outcome_of
+from .scripts import source
+
+if TYPE_CHECKING:
+    from .lab import Lab
+
+MINUTE_MS = 60_000
+
+
+class Strategy(StrEnum):
+    """How a boot registers its schedule. The value is what ``panel.use()`` takes."""
+
+    GUARD = "guard"
+    NAIVE = "naive"
+    UPSERT = "upsert"
+
+    @property
+    def label(self) -> str:
+        return _LABELS[self]
+
+    @property
+    def script(self) -> str:
+        """The script's name for ``emq_lab.scripts.source``."""
+        return _SCRIPTS[self]
+
+
+_LABELS = {Strategy.GUARD: "EXISTS guard", Strategy.NAIVE: "naive append", Strategy.UPSERT: "ZSCORE upsert"}
+_SCRIPTS = {Strategy.GUARD: "register", Strategy.NAIVE: "contrast/naive", Strategy.UPSERT: "contrast/upsert"}
+
+# Each step of a script is found in its source by a piece of its code; a reply says which ran.
+_STEPS: dict[Strategy, dict[str, str]] = {
+    Strategy.GUARD: {
+        "probe": "redis.call('EXISTS'",
+        "bail": "return 0",
+        "record": "redis.call('HSET'",
+        "row": "redis.call('ZADD'",
+        "done": "return 1",
+    },
+    Strategy.NAIVE: {
+        "record": "redis.call('HSET'",
+        "row": "redis.call('ZADD', registry",
+        "pending": "redis.call('ZADD', delayed",
+        "done": "return 1",
+    },
+    Strategy.UPSERT: {
+        "probe": "redis.call('ZSCORE'",
+        "unqueue": "redis.call('ZREM'",
+        "record": "redis.call('HSET'",
+        "row": "redis.call('ZADD', registry",
+        "pending": "redis.call('ZADD', delayed",
+        "updated": "return 0",
+        "done": "return 1",
+    },
+}
+_PATHS: dict[Strategy, dict[int, tuple[str, ...]]] = {
+    Strategy.GUARD: {1: ("probe", "record", "row", "done"), 0: ("probe", "bail")},
+    Strategy.NAIVE: {1: ("record", "row", "pending", "done")},
+    Strategy.UPSERT: {
+        1: ("probe", "record", "row", "pending", "done"),
+        0: ("probe", "unqueue", "record", "row", "pending", "updated"),
+    },
+}
+# The contrast scripts' replies, as the course would write them (register's live in outcome.py).
+_CONTRAST_OUTCOMES: dict[Strategy, dict[int, str]] = {
+    Strategy.NAIVE: {1: "registered"},
+    Strategy.UPSERT: {1: "registered", 0: "updated"},
+}
+
+
+def code_line(text: str, needle: str) -> int:
+    """The 1-based number of the one code line of ``text`` containing ``needle``.
+
+    Comments are ignored, so the header's prose never matches; zero or several matches is an
+    error naming the needle, because a lit line must be unambiguous."""
+    found = [n for n, line in enumerate(text.splitlines(), 1) if needle in line.split("--", 1)[0]]
+    if len(found) != 1:
+        raise ValueError(f"needle: {needle!r} is on {len(found)} code lines of the script; expected exactly one")
+    return found[0]
+
+
+def lit_lines(strategy: Strategy | str, raw: int) -> tuple[int, ...]:
+    """The source lines that ran for a reply of ``raw``, in line order."""
+    chosen = Strategy(strategy)
+    try:
+        path = _PATHS[chosen][raw]
+    except KeyError:
+        raise ValueError(f"raw: {chosen.script}.lua never returns {raw!r}") from None
+    text = source(chosen.script)
+    return tuple(sorted(code_line(text, _STEPS[chosen][step]) for step in path))
+
+
+def outcome_name(strategy: Strategy | str, raw: int) -> str:
+    """The outcome's name (``registered``, ``exists``, ``updated``) for a script's reply."""
+    chosen = Strategy(strategy)
+    if chosen is Strategy.GUARD:
+        return outcome_of("register", raw).value
+    try:
+        return _CONTRAST_OUTCOMES[chosen][raw]
+    except KeyError:
+        raise RuntimeError(f"{chosen.script}.lua returned {raw!r}, which no outcome maps") from None
+
+
+def period(every_ms: int) -> str:
+    """``15 min`` for whole minutes, else ``<n> ms``."""
+    return f"{every_ms // MINUTE_MS} min" if every_ms % MINUTE_MS == 0 else f"{every_ms} ms"
+
+
+def course_tuple(outcome: str) -> str:
+    """``{:ok, :<outcome>}``, as the course writes a reply."""
+    return f"{{:ok, :{outcome}}}"
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """What the service registers at each boot; its first run is one period after the boot."""
+
+    name: str = "digest"
+    every_ms: int = 15 * MINUTE_MS
+    template: str = '{"report": "digest"}'
+
+    def __post_init__(self) -> None:
+        validate.name(self.name)
+        validate.every_ms(self.every_ms)
+        validate.template(self.template)
+
+
+@dataclass(frozen=True)
+class Registry:
+    """One queue's registration state: registry rows, the schedule's record, pending occurrences."""
+
+    rows: tuple[tuple[str, int], ...]
+    record: tuple[tuple[str, str], ...]
+    pending: tuple[tuple[str, int], ...]
+
+    @property
+    def size(self) -> int:
+        """ZCARD of the registry."""
+        return len(self.rows)
+
+
+def read_registry(lab: Lab, queue: str, name: str) -> Registry:
+    """Read the registry, ``name``'s record and the pending occurrences of ``queue``."""
+    client = lab.client
+    rows = client.zrange(keys.registry(queue), 0, -1, withscores=True)
+    pending = client.zrange(keys.delayed(queue), 0, -1, withscores=True)
+    record = client.hgetall(keys.record(queue, name))
+    return Registry(
+        rows=tuple((member, int(score)) for member, score in rows),
+        record=tuple(sorted(record.items())),
+        pending=tuple((member, int(score)) for member, score in pending),
+    )
+
+
+@dataclass(frozen=True)
+class Boot:
+    """What one boot did: when, under which strategy, what the script answered and which of its
+    lines ran, and the state just before and just after."""
+
+    number: int
+    strategy: Strategy
+    name: str
+    at_ms: int
+    every_ms: int
+    raw: int
+    outcome: str
+    lit: tuple[int, ...]
+    lit_text: tuple[str, ...]
+    before: Registry
+    after: Registry
+
+    @property
+    def tuple(self) -> str:
+        return course_tuple(self.outcome)
+
+    @property
+    def size(self) -> int:
+        return self.after.size
+
+    @property
+    def verdict(self) -> str:
+        """One line a reader can check, e.g. ``boot #2 → EXISTS = 1, script returns 0, ...``."""
+        size = f"registry size {self.size}"
+        if self.size == self.before.size and self.before.size:
+            size = f"registry size still {self.size}"
+        if self.strategy is Strategy.GUARD:
+            probe = f"EXISTS = {int(bool(self.before.record))}" if self.before.record else "record absent"
+            steps = f"{probe}, script returns 0" if self.raw == 0 else f"{probe}, HSET + ZADD"
+        elif self.strategy is Strategy.NAIVE:
+            steps = "no probe, HSET + ZADD appends a row"
+        else:
+            prior = dict(self.before.rows).get(self.name)
+            if prior is None:
+                steps = "ZSCORE = nil, HSET + ZADD"
+            else:
+                steps = f"ZSCORE = {hhmm(prior)}, ZREM repeat:{self.name}:{prior}, HSET + ZADD the same member"
+        return f"boot #{self.number} → {steps}, {self.tuple}, {size}"
+
+
+class Service:
+    """A service that registers ``schedule`` on queue ``queue`` at every boot, under one strategy.
+
+    The scripts are loaded once here. Boot #1 happens at the lab clock's now; each later boot is
+    ``restart_ms`` after the one before (a simulated restart; the lab's clock is not moved)."""
+
+    def __init__(
+        self,
+        lab: Lab,
+        queue: str,
+        *,
+        schedule: Schedule | None = None,
+        strategy: Strategy | str = Strategy.GUARD,
+        restart_ms: int = 5 * MINUTE_MS,
+    ) -> None:
+        self.lab = lab
+        self.queue = validate.name(queue, field="queue")
+        self.schedule = schedule if schedule is not None else Schedule()
+        self.restart_ms = validate.first_in_ms(restart_ms)
+        self.strategy = Strategy(strategy)
+        register = lab.client.register_script
+        self._scripts: dict[Strategy, Any] = {
+            Strategy.GUARD: lab.scripts.register,
+            Strategy.NAIVE: register(source(Strategy.NAIVE.script)),
+            Strategy.UPSERT: register(source(Strategy.UPSERT.script)),
+        }
+        self.history: list[Boot] = []
+
+    def use(self, strategy: Strategy | str) -> None:
+        """Switch strategy and start over on an empty queue."""
+        self.strategy = Strategy(strategy)
+        self.reset()
+
+    def reset(self) -> None:
+        """Delete every key of the queue and forget the boots."""
+        self.lab.reset(self.queue)
+        self.history.clear()
+
+    def state(self) -> Registry:
+        return read_registry(self.lab, self.queue, self.schedule.name)
+
+    def boot(self, *, every_ms: int | None = None) -> Boot:
+        """Run the next boot: one real script call registering the schedule (with ``every_ms``
+        as its period when given, as on a deploy day)."""
+        schedule = self.schedule if every_ms is None else replace(self.schedule, every_ms=every_ms)
+        now = self.history[-1].at_ms + self.restart_ms if self.history else self.lab.clock.now_ms()
+        first_ms = now + schedule.every_ms
+        before = self.state()
+        raw = int(
+            self._scripts[self.strategy](
+                keys=self._keys(schedule.name),
+                args=[schedule.name, schedule.every_ms, schedule.template, first_ms],
+            )
+        )
+        lit = lit_lines(self.strategy, raw)
+        text = source(self.strategy.script).splitlines()
+        boot = Boot(
+            number=len(self.history) + 1,
+            strategy=self.strategy,
+            name=schedule.name,
+            at_ms=now,
+            every_ms=schedule.every_ms,
+            raw=raw,
+            outcome=outcome_name(self.strategy, raw),
+            lit=lit,
+            lit_text=tuple(text[n - 1].strip() for n in lit),
+            before=before,
+            after=self.state(),
+        )
+        self.history.append(boot)
+        return boot
+
+    def boot_until(self, number: int, *, every_ms: int | None = None) -> Boot:
+        """Boot #``number``: runs the boots still missing up to it; one already run is returned as is."""
+        validate.limit(number, field="boot")
+        if every_ms is not None:
+            validate.every_ms(every_ms)
+        while len(self.history) < number:
+            self.boot(every_ms=every_ms)
+        return self.history[number - 1]
+
+    def _keys(self, name: str) -> list[str]:
+        registry, record = keys.registry(self.queue), keys.record(self.queue, name)
+        if self.strategy is Strategy.GUARD:
+            return [registry, record]
+        return [registry, record, keys.delayed(self.queue)]
+
+
+def report(boot: Boot, *, queue: str, of: int) -> list[str]:
+    """The readout lines of one boot (``of`` = how many boots have run)."""
+    after = boot.after
+    lines = [
+        f"strategy  {boot.strategy.label} ({boot.strategy.script}.lua)",
+        f"boot #{boot.number} of {of} at {hhmm(boot.at_ms)} · {boot.name} every {period(boot.every_ms)}",
+        f"outcome   {boot.tuple}  raw {boot.raw}",
+        f"registry  {keys.registry(queue)} · size {after.size}",
+    ]
+    lines += [f"  {member}  next {hhmm(score)} ({score})" for member, score in after.rows]
+    record = "  ".join(f"{field}={value}" for field, value in after.record) or "(absent)"
+    lines.append(f"record    {keys.record(queue, boot.name)}  {record}")
+    lines.append(f"pending   {keys.delayed(queue)} · {len(after.pending)}")
+    lines += [f"  {member}  at {hhmm(score)}" for member, score in after.pending]
+    ran = [f"L{n:<3} {text}" for n, text in zip(boot.lit, boot.lit_text, strict=True)]
+    lines += [f"{'ran' if i == 0 else '':<9} {line}" for i, line in enumerate(ran)]
+    lines.append(f"verdict   {boot.verdict}")
+    return lines
+
+
+def tally(
+    lab: Lab, queue: str, boots: int, *, schedule: Schedule | None = None, restart_ms: int = 5 * MINUTE_MS
+) -> dict[Strategy, Registry]:
+    """The state after ``boots`` boots under each strategy, each run from an empty ``queue``.
+
+    The queue is emptied before each strategy and again at the end."""
+    validate.limit(boots, field="boots")
+    service = Service(lab, queue, schedule=schedule, restart_ms=restart_ms)
+    result: dict[Strategy, Registry] = {}
+    for strategy in Strategy:
+        service.use(strategy)
+        service.boot_until(boots)
+        result[strategy] = service.state()
+    service.reset()
+    return result
+
+
+def tally_text(counts: dict[Strategy, Registry], boots: int) -> str:
+    """``after N boots: EXISTS guard 1 row ...`` — one line per strategy."""
+    lines = [f"after {boots} boot{'s' if boots != 1 else ''}:"]
+    for strategy, state in counts.items():
+        rows = f"{state.size} row{'s' if state.size != 1 else ''}"
+        lines.append(f"  {strategy.label:<14} {rows:<8} {len(state.pending)} pending")
+    return "\n".join(lines)

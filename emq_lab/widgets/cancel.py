@@ -1,0 +1,107 @@
+"""CancelPanel: step through the race between a pump tick and a cancel."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as widgets
+
+from ..clock import hhmm
+from ..race import LABELS, PRESET_LABELS, PRESETS, STEPS, Keyspace, Race, keyspace
+from .view import View
+
+if TYPE_CHECKING:
+    from ..lab import Lab
+
+
+def _keyspace_html(state: Keyspace) -> str:
+    """The registry, records and jobs of the race's queue as a small HTML table."""
+    registry = ", ".join(f"{escape(name)} @ {hhmm(ms)}" for name, ms in state.registry) or "<i>empty</i>"
+    records = ", ".join(escape(name) for name in state.records) or "<i>none</i>"
+    jobs = ", ".join(escape(job) for job in state.jobs) or "<i>none</i>"
+    colour = "#1a7f37" if state.consistent else "#cf222e"
+    rows = [("registry (ZSET)", registry), ("records (HASH)", records), ("jobs (wait list)", jobs)]
+    body = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    return f"<table>{body}</table><div style='color:{colour}'>invariant: {escape(state.invariant)}</div>"
+
+
+class CancelPanel(View):
+    """A button per step (read, cancel, enqueue, advance), a preset menu, Reset, and the
+    keyspace after each step. Twins: ``step(name)``, ``play(preset)``, ``reset()``, ``readout``.
+
+    The panel runs on a queue of its own (default ``"race"``) and resets it on creation.
+    """
+
+    def __init__(self, lab: Lab, queue: str = "race", *, name: str = "report", every_ms: int = 15 * 60_000) -> None:
+        self.lab = lab
+        self.race = Race(lab, queue, name=name, every_ms=every_ms)
+        self._buttons: dict[str, widgets.Button] = {}
+        for step in STEPS:
+            button = widgets.Button(description=LABELS[step], tooltip=f"step: {step}")
+            button.on_click(self._on_step(step))
+            self._buttons[step] = button
+        self._preset = widgets.Dropdown(
+            options=[(label, key) for key, label in PRESET_LABELS.items()],
+            value="after-read",
+            description="preset",
+        )
+        self._play = widgets.Button(description="play preset", button_style="info")
+        self._play.on_click(lambda _: self.play(str(self._preset.value)))
+        self._reset = widgets.Button(description="reset", button_style="warning")
+        self._reset.on_click(lambda _: self.reset())
+        self._log = widgets.HTML()
+        self._keyspace = widgets.HTML()
+        self.box = widgets.VBox(
+            [
+                widgets.HBox(list(self._buttons.values())),
+                widgets.HBox([self._preset, self._play, self._reset]),
+                self._log,
+                self._keyspace,
+            ]
+        )
+        self.refresh()
+
+    def _on_step(self, step: str) -> Any:
+        return lambda _: self.step(step)
+
+    # -- twins ---------------------------------------------------------------------------------
+
+    def step(self, name: str) -> None:
+        """Take one step (``read``, ``cancel``, ``enqueue`` or ``advance``); ValueError if the
+        pump's order does not allow it now."""
+        self.race.step(name)
+        self.refresh()
+
+    def play(self, preset: str) -> None:
+        """Reset and take a preset order (``before-read``, ``after-read``, ``after-enqueue``,
+        ``after-advance``)."""
+        if preset not in PRESETS:
+            raise ValueError(f"preset: {preset!r} is not a preset; use one of {', '.join(PRESETS)}")
+        self.race.play(preset)
+        self._preset.value = preset
+        self.refresh()
+
+    def reset(self) -> None:
+        """Empty the queue, register the name due now, clear the steps."""
+        self.race.reset()
+        self.refresh()
+
+    @property
+    def readout(self) -> str:
+        return self.race.text()
+
+    @property
+    def enabled(self) -> dict[str, bool]:
+        """Which step buttons can be clicked now."""
+        return {step: not button.disabled for step, button in self._buttons.items()}
+
+    def refresh(self) -> None:
+        """Re-read the keyspace and set every child from the race."""
+        for step, button in self._buttons.items():
+            button.disabled = not self.race.allowed(step)
+        lines = [f"<b>{escape(LABELS[s.step])}</b>: {escape(s.note)}" for s in self.race.taken]
+        outcome = self.race.advance_outcome
+        lines.append(f"advance outcome: <b>{escape(outcome.tuple) if outcome else '-'}</b>")
+        self._log.value = "<br>".join(lines)
+        self._keyspace.value = _keyspace_html(keyspace(self.lab, self.race.queue))

@@ -1,0 +1,212 @@
+"""emq_lab.cadence: the pure next-run rules, and the lanes the real scripts produce on both
+backends, checked against closed forms worked out by hand."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import pytest
+
+import emq_lab
+from emq_lab import cadence
+from emq_lab.cadence import Measure
+from emq_lab.clock import parse_instant
+from emq_lab.pump import Pump
+
+S = 1000
+MIN = 60 * S
+START = parse_instant("2026-01-05T09:00:00Z")
+S2S, S2F, GRID = Measure.START_TO_START, Measure.START_TO_FINISH, Measure.GRID
+
+
+@pytest.fixture
+def prefix(lab: emq_lab.Lab, queue: str) -> Iterator[str]:
+    """A lane prefix of this test's own; its three lane queues are deleted afterwards."""
+    yield queue
+    for measure in Measure:
+        lab.reset(cadence.lane_queue(measure, queue))
+
+
+def at(*clock: str) -> list[int]:
+    """Epoch ms of HH:MM or HH:MM:SS on the start day."""
+    out = []
+    for text in clock:
+        parts = [int(p) for p in text.split(":")] + [0]
+        out.append(START + (parts[0] - 9) * 60 * MIN + parts[1] * MIN + parts[2] * S)
+    return out
+
+
+# -- the pure rules ------------------------------------------------------------------------------
+
+
+def test_start_to_start_and_start_to_finish_add_the_period() -> None:
+    assert cadence.next_start_to_start(at("09:00")[0], 15 * MIN) == at("09:15")[0]
+    assert cadence.next_start_to_finish(at("09:04")[0], 15 * MIN) == at("09:19")[0]
+
+
+@pytest.mark.parametrize(
+    ("slot", "now", "expected"),
+    [
+        ("09:00", "09:00", "09:15"),  # on time
+        ("09:00", "09:07", "09:15"),  # late, but the next slot is still ahead: the grid holds
+        ("09:00", "09:15", "09:15"),  # the next slot is due right now: kept
+        ("09:00", "09:16", "09:30"),  # one slot missed: skipped, no burst
+        ("09:00", "09:47", "10:00"),  # three slots missed: straight to the next one after now
+        ("09:00", "09:45", "10:00"),  # now sits on a missed slot: the one after it
+    ],
+)
+def test_next_on_grid_skips_missed_slots(slot: str, now: str, expected: str) -> None:
+    assert cadence.next_on_grid(at(slot)[0], 15 * MIN, at(now)[0]) == at(expected)[0]
+
+
+def test_first_tick_at_or_after() -> None:
+    assert cadence.first_tick_at_or_after(START + 61 * S, start_ms=START, tick_ms=0) == START + 61 * S
+    assert cadence.first_tick_at_or_after(START + 61 * S, start_ms=START, tick_ms=30 * S) == START + 90 * S
+    assert cadence.first_tick_at_or_after(START + 60 * S, start_ms=START, tick_ms=30 * S) == START + 60 * S
+
+
+# -- the lanes, from the real scripts --------------------------------------------------------------
+
+
+def test_the_course_verdicts(lab: emq_lab.Lab, prefix: str) -> None:
+    trace = cadence.trace(lab, every_ms=15 * MIN, run_ms=4 * MIN, cycles=4, prefix=prefix)
+    assert trace.lane(S2S).releases == at("09:00", "09:15", "09:30", "09:45")
+    assert trace.lane(S2F).releases == at("09:00", "09:19", "09:38", "09:57")
+    assert trace.lane(GRID).releases == at("09:00", "09:15", "09:30", "09:45")
+    assert [r.finish_ms - r.release_ms for r in trace.lane(S2F).runs] == [4 * MIN] * 4
+    assert trace.readout == (
+        "every 15 min, runs of 4 min, 4 cycles, the pump ticks exactly when due\n"
+        "start-to-start   09:00 09:15 09:30 09:45  | drift after 4 cycles: 0 s\n"
+        "start-to-finish  09:00 09:19 09:38 09:57  | drift after 4 cycles: +12 min\n"
+        "fixed grid       09:00 09:15 09:30 09:45  | drift after 4 cycles: 0 s"
+    )
+
+
+def _ceil_to(value: int, step: int) -> int:
+    return value if step == 0 else math.ceil(value / step) * step
+
+
+@pytest.mark.parametrize(
+    ("every", "run", "cycles", "tick"),
+    [
+        (15 * MIN, 4 * MIN, 6, 0),
+        (15 * MIN, 4 * MIN, 6, 120 * S),
+        (7 * MIN, 30 * MIN, 5, 50 * S),
+        (60 * MIN, 0, 24, 45 * S),
+        (MIN, 2 * MIN, 10, 60 * S),
+    ],
+)
+def test_every_lane_matches_its_closed_form(
+    lab: emq_lab.Lab, prefix: str, every: int, run: int, cycles: int, tick: int
+) -> None:
+    # The pump ticks at START + k * tick (tick <= period here, so no grid slot is missed):
+    # start-to-start  release_n = START + n * ceil_tick(period)          (each release is on a tick)
+    # start-to-finish release_n = START + n * ceil_tick(run + period)
+    # fixed grid      release_n = START + ceil_tick(n * period)          (lateness never accumulates)
+    trace = cadence.trace(lab, every_ms=every, run_ms=run, cycles=cycles, tick_ms=tick, prefix=prefix)
+    n = range(cycles)
+    assert trace.lane(S2S).releases == [START + k * _ceil_to(every, tick) for k in n]
+    assert trace.lane(S2F).releases == [START + k * _ceil_to(run + every, tick) for k in n]
+    assert trace.lane(GRID).releases == [START + _ceil_to(k * every, tick) for k in n]
+    for lane in trace.lanes:
+        assert [r.finish_ms for r in lane.runs] == [r + run for r in lane.releases]
+        assert lane.drift_ms == lane.releases[-1] - (START + (cycles - 1) * every)
+        assert lab.repeat(lane.queue).count() == 1  # one registry row, however often it fired
+        assert lab.jobs(lane.queue).browse(limit=cycles + 1) == [f"JOB-{k:06d}" for k in range(cycles, 0, -1)]
+
+
+def test_a_late_pump_slips_start_to_start_but_not_the_grid(lab: emq_lab.Lab, prefix: str) -> None:
+    trace = cadence.trace(lab, every_ms=15 * MIN, run_ms=4 * MIN, cycles=6, tick_ms=120 * S, prefix=prefix)
+    # 15 min is 7.5 ticks of 2 min: each start-to-start release lands a minute late and the next
+    # period counts from there; the grid's slots stay at :00/:15/:30/:45 and come at most a tick late.
+    assert trace.lane(S2S).releases == at("09:00", "09:16", "09:32", "09:48", "10:04", "10:20")
+    assert trace.lane(GRID).releases == at("09:00", "09:16", "09:30", "09:46", "10:00", "10:16")
+    assert [r.slot_ms for r in trace.lane(GRID).runs] == at("09:00", "09:15", "09:30", "09:45", "10:00", "10:15")
+    assert trace.lane(S2S).drift_ms == 5 * MIN
+    assert trace.lane(GRID).drift_ms == 1 * MIN
+
+
+def test_a_missed_grid_slot_is_skipped_not_fired_in_a_burst(lab: emq_lab.Lab, prefix: str) -> None:
+    # A 1-minute period and a pump that looks every 90 s: each tick releases one run; when the
+    # slot after the one just fired is already behind the tick, the grid jumps past it.
+    trace = cadence.trace(lab, every_ms=MIN, run_ms=0, cycles=8, tick_ms=90 * S, prefix=prefix)
+    grid = trace.lane(GRID)
+    assert grid.releases == [START + k * 90 * S for k in range(8)]
+    assert [(r.slot_ms - START) // S for r in grid.runs] == [0, 60, 120, 180, 300, 360, 480, 540]
+    assert grid.skipped == 2  # the 240 s and 420 s slots
+    assert "(2 missed slots skipped; the last run came 1 min 30 s after its slot)" in trace.readout
+    assert [r.job_id for r in grid.runs] == [f"JOB-{k:06d}" for k in range(1, 9)]
+
+
+def test_the_lanes_are_on_the_backend(lab: emq_lab.Lab, prefix: str) -> None:
+    trace = cadence.trace(lab, every_ms=15 * MIN, run_ms=4 * MIN, cycles=3, prefix=prefix)
+    s2f = trace.lane(S2F)
+    jobs = lab.jobs(s2f.queue)
+    assert [jobs.get(r.job_id)["fired_at_ms"] for r in s2f.runs] == [str(r) for r in s2f.releases]
+    # start-to-finish: the last run's finish has not advanced the row, which still holds its slot
+    assert lab.repeat(s2f.queue).entries() == [(cadence.NAME, s2f.releases[-1])]
+
+
+def test_trace_refuses_bad_controls(lab: emq_lab.Lab) -> None:
+    with pytest.raises(ValueError, match="run_ms"):
+        cadence.trace(lab, every_ms=MIN, run_ms=-1, cycles=3)
+    with pytest.raises(ValueError, match="cycles"):
+        cadence.trace(lab, every_ms=MIN, run_ms=0, cycles=0)
+    with pytest.raises(ValueError, match="every_ms"):
+        cadence.trace(lab, every_ms=0, run_ms=0, cycles=3)
+
+
+# -- the pump's rule -----------------------------------------------------------------------------
+
+
+def test_a_grid_pump_advances_from_the_slot(lab: emq_lab.Lab, queue: str) -> None:
+    rep = lab.repeat(queue)
+    rep.register("report", 15 * MIN, "t")
+    pump = Pump(lab, queue, rule="fixed grid")
+    pump.tick()
+    lab.clock.advance(minutes=17)  # two minutes late for the 09:15 slot
+    assert [o.fired_at_ms for o in pump.tick()] == at("09:17")
+    assert rep.entries() == [("report", at("09:30")[0])]  # start-to-start would say 09:32
+
+
+def test_a_start_to_finish_pump_leaves_the_row_for_the_finish(lab: emq_lab.Lab, queue: str) -> None:
+    rep = lab.repeat(queue)
+    rep.register("report", 15 * MIN, "t")
+    rep.register("gone", 15 * MIN, "t")
+    lab.client.delete(emq_lab.keys.record(queue, "gone"))
+    pump = Pump(lab, queue, rule=S2F)
+    assert [o.name for o in pump.tick()] == ["report"]
+    assert rep.entries() == [("report", START)]  # not advanced at release; the dangling one swept
+    lab.clock.advance(minutes=4)
+    assert rep.advance("report", 15 * MIN) is emq_lab.Outcome.ADVANCED
+    assert rep.entries() == [("report", at("09:19")[0])]
+
+
+def test_an_unknown_rule_is_refused(lab: emq_lab.Lab, queue: str) -> None:
+    with pytest.raises(ValueError, match="rule: 'cron'"):
+        Pump(lab, queue, rule="cron")
+
+
+# -- the live view and the fast-forward ------------------------------------------------------------
+
+
+def test_state_line_shows_one_row_and_the_newest_jobs(lab: emq_lab.Lab, queue: str) -> None:
+    lab.repeat(queue).register("report", 15 * MIN, "t")
+    pump = lab.pump(queue)
+    for _ in range(6):
+        pump.tick()
+        lab.clock.advance(minutes=15)
+    assert cadence.state_line(lab, queue) == (
+        "now 10:30 | registry: report @ 10:30 | jobs: JOB-000006, JOB-000005, JOB-000004, JOB-000003 (+2 older)"
+    )
+
+
+def test_fast_forward_reports_progress_and_leaves_one_row(lab: emq_lab.Lab, queue: str) -> None:
+    seen: list[int] = []
+    result = cadence.fast_forward(lab, queue, occurrences=250, every_ms=MIN, on_progress=seen.append)
+    assert seen == [100, 200, 250]
+    assert (result.occurrences, result.registry_rows, result.jobs, result.newest_job) == (250, 1, 250, "JOB-000250")
+    assert result.next_run_ms == START + 250 * MIN
+    assert lab.repeat(queue).count() == 1
+    assert lab.clock.now_ms() == START  # the fast-forward ran on a SimClock of its own

@@ -1,0 +1,65 @@
+"""reset(q) deletes only q's keys, on a server crowded with foreign keys and another queue."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import emq_lab
+from emq_lab import keys
+
+FOREIGN = 10_000
+
+
+def test_reset_among_ten_thousand_foreign_keys(
+    lab: emq_lab.Lab, queue: str, figure: Callable[[str, object], None]
+) -> None:
+    other = f"{queue}-other"
+    prefix = f"foreign:{queue}:"
+    client = lab.client
+    # Near misses first: keys that share a prefix, a tag fragment or a glob-looking shape with q's.
+    near = [
+        f"emq:{{{queue}x}}:repeat",
+        f"emq:{{x{queue}}}:repeat",
+        f"emq:{queue}:repeat",
+        f"emq:{{{queue}}}",
+        f"emq:{{{queue}",
+        f"emq{{{queue}}}:repeat",
+        f"EMQ:{{{queue}}}:repeat",
+        f"{{{queue}}}:emq:repeat",
+    ]
+    for start in range(0, FOREIGN, 1000):
+        pipe = client.pipeline(transaction=False)
+        for i in range(start, min(start + 1000, FOREIGN)):
+            pipe.set(f"{prefix}{i}", i)
+        pipe.execute()
+    for key in near:
+        client.set(key, "near miss")
+    for q in (queue, other):
+        rep = lab.repeat(q)
+        for i in range(20):
+            rep.register(f"n{i}", 1000, "t")
+        lab.pump(q).tick()
+    own = lab.keys(queue)
+    assert len(own) == 20 + 1 + 20 + 1 + 1  # records, registry, jobs, counter, wait list
+    before_other = lab.keys(other)
+
+    assert lab.reset(queue) == len(own)
+
+    assert lab.keys(queue) == []
+    assert lab.keys(other) == before_other
+    assert lab.repeat(other).count() == 20
+    assert all(client.get(key) == "near miss" for key in near)
+    survivors = 0
+    for start in range(0, FOREIGN, 1000):
+        pipe = client.pipeline(transaction=False)
+        for i in range(start, min(start + 1000, FOREIGN)):
+            pipe.get(f"{prefix}{i}")
+        survivors += sum(value == str(i) for i, value in zip(range(start, FOREIGN), pipe.execute(), strict=False))
+    assert survivors == FOREIGN
+    assert all(keys.slot(k) == keys.slot(keys.registry(other)) for k in before_other)
+    figure("scoped reset: foreign keys kept / own keys deleted", f"{FOREIGN + len(near)} / {len(own)}")
+    # Clean up what this test made: the other queue and the foreign keys (never FLUSHDB).
+    lab.reset(other)
+    for start in range(0, FOREIGN, 1000):
+        client.unlink(*[f"{prefix}{i}" for i in range(start, min(start + 1000, FOREIGN))])
+    client.unlink(*near)
