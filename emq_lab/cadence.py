@@ -216,7 +216,6 @@ def run_lane(
     the advance script (next = finish + period). One worker: while that run is in flight, the
     finish is the next thing that happens to the lane.
     """
-    from .pump import Pump
 
     measure = Measure(measure)
     _check_controls(every_ms, run_ms, cycles, tick_ms)
@@ -227,7 +226,7 @@ def run_lane(
     sim.reset(queue)
     rep = sim.repeat(queue)
     rep.register(NAME, every_ms, TEMPLATE)
-    pump = Pump(sim, queue, rule=measure)
+    pump = sim.pump(queue, rule=measure)
     runs: list[Run] = []
     last_tick: int | None = None
     while len(runs) < cycles:
@@ -318,7 +317,6 @@ def fast_forward(
 ) -> FastForward:
     """Reset ``queue``, register one name and tick the pump once per period until it fired
     ``occurrences`` times, each tick a real due read, enqueue and advance on a SimClock."""
-    from .pump import Pump
 
     validate.limit(occurrences, field="occurrences")
     validate.every_ms(every_ms)
@@ -330,7 +328,7 @@ def fast_forward(
     sim.reset(queue)
     rep = sim.repeat(queue)
     rep.register(NAME, every_ms, TEMPLATE)
-    pump = Pump(sim, queue)
+    pump = sim.pump(queue)
     fired = 0
     while fired < occurrences:
         fired += len(pump.tick())

@@ -6,6 +6,7 @@ from typing import Any
 
 from . import keys, validate
 from .backend import open_client
+from .cadence import Measure
 from .clock import Clock, SystemClock
 from .jobs import Jobs
 from .pump import Pump
@@ -28,8 +29,10 @@ class Lab:
     def jobs(self, queue: str) -> Jobs:
         return Jobs(self, queue)
 
-    def pump(self, queue: str, *, batch: int = 100, slot_keyed: bool = False) -> Pump:
-        return Pump(self, queue, batch=batch, slot_keyed=slot_keyed)
+    def pump(
+        self, queue: str, *, batch: int = 100, slot_keyed: bool = False, rule: Measure | str = Measure.START_TO_START
+    ) -> Pump:
+        return Pump(self, queue, batch=batch, slot_keyed=slot_keyed, rule=rule)
 
     def keys(self, queue: str) -> list[str]:
         """Every key of ``queue`` (SCAN on its pattern), sorted."""

@@ -353,6 +353,47 @@ def every_order(race: Race) -> Orders:
     return Orders(tuple(allowed), tuple(refused), held)
 
 
+# --- the presets, step by step (what the keyspace figure draws) --------------------------
+
+
+@dataclass(frozen=True)
+class Mark:
+    """The race's name after one step: its registry score (None: no member), whether its
+    record exists, how many occurrences the step enqueued, and the invariant."""
+
+    step: str  # "start" for the keyspace before the first step
+    next_ms: int | None
+    record: bool
+    fired: int
+    consistent: bool
+
+    @property
+    def member(self) -> bool:
+        return self.next_ms is not None
+
+
+def marks(name: str, start: Keyspace, taken: list[Step] | tuple[Step, ...]) -> tuple[Mark, ...]:
+    """The marks of one round: the start, then one per step taken (a pure function)."""
+    out: list[Mark] = []
+    before: Keyspace | None = None
+    for step, state in [("start", start), *((s.step, s.after) for s in taken)]:
+        fired = 0 if before is None else max(0, len(state.jobs) - len(before.jobs))
+        out.append(Mark(step, dict(state.registry).get(name), name in state.records, fired, state.consistent))
+        before = state
+    return tuple(out)
+
+
+def preset_marks(race: Race) -> dict[str, tuple[Mark, ...]]:
+    """Play every preset on ``race`` (the real scripts) and return its marks, by preset label.
+    The race is reset at the end."""
+    rounds: dict[str, tuple[Mark, ...]] = {}
+    for preset in PRESETS:
+        taken = race.play(preset)
+        rounds[PRESET_LABELS[preset]] = marks(race.name, race.start, taken)
+    race.reset()
+    return rounds
+
+
 # --- the crash between enqueue and advance -------------------------------------------------
 
 

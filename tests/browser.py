@@ -3,6 +3,7 @@ Voila server that the tests start on a loopback port and stop by process group."
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -71,6 +72,12 @@ def jupyter_process(kind: str, *args: str) -> Iterator[str]:
         JUPYTER_DATA_DIR=str(home / "data"),
         JUPYTER_RUNTIME_DIR=str(home / "runtime"),
         IPYTHONDIR=str(home / "ipython"),
+    )
+    # No "get notified about Jupyter news?" toast over the page (and no request for news).
+    labconfig = home / "config" / "labconfig"
+    labconfig.mkdir(parents=True)
+    (labconfig / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
     )
     bin_dir = Path(sys.executable).parent
     if kind == "lab":

@@ -9,7 +9,7 @@ from servers import ValkeyCluster, ValkeyServer, cluster_binary, required, serve
 
 import emq_lab
 
-BACKENDS = ["fakeredis", "valkey"]
+BACKENDS = ["fakeredis", "valkey", "cluster"]
 START = "2026-01-05T09:00:00Z"
 _queues = itertools.count(1)
 
@@ -88,7 +88,10 @@ def valkey_server() -> Iterator[ValkeyServer]:
 
 @pytest.fixture(params=BACKENDS)
 def backend_url(request: pytest.FixtureRequest) -> str | None:
-    """None for the embedded fakeredis, a loopback URL for the throwaway Valkey."""
+    """The embedded fakeredis ("embedded"), or a loopback URL: the throwaway Valkey or the 3-primary cluster."""
+    if request.param == "cluster":
+        cluster: ValkeyCluster = request.getfixturevalue("valkey_cluster")
+        return cluster.url
     if request.param == "valkey":
         server: ValkeyServer = request.getfixturevalue("valkey_server")
         return server.url

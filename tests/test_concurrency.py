@@ -9,7 +9,6 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 from servers import ValkeyServer
 
 import emq_lab
@@ -42,11 +41,16 @@ def boot_worker(url: str, index: int, prefix: str, rounds: int, barrier: Any, re
         lab.close()
 
 
-def run_processes(target: Callable[..., None], args_of: Callable[[int], tuple[Any, ...]], count: int) -> None:
+def run_processes(
+    target: Callable[..., None], args_of: Callable[[int], tuple[Any, ...]], count: int, results: Any, expected: int
+) -> list[Any]:
+    """Start ``count`` spawned processes, collect ``expected`` results (before joining: a child
+    cannot exit while its queue buffer is unread), then join them."""
     ctx = multiprocessing.get_context("spawn")
     procs = [ctx.Process(target=target, args=args_of(i)) for i in range(count)]
     for proc in procs:
         proc.start()
+    collected = [results.get(timeout=WAIT_S * 5) for _ in range(expected)]
     for proc in procs:
         proc.join(timeout=600)
     for proc in procs:
@@ -54,6 +58,7 @@ def run_processes(target: Callable[..., None], args_of: Callable[[int], tuple[An
             proc.kill()
             proc.join()
     assert all(proc.exitcode == 0 for proc in procs), [proc.exitcode for proc in procs]
+    return collected
 
 
 def test_eight_processes_boot_the_same_names(
@@ -65,10 +70,11 @@ def test_eight_processes_boot_the_same_names(
     results = ctx.Queue()
     prefix = f"{queue}-boot"
     url = valkey_server.url
-    run_processes(boot_worker, lambda i: (url, i, prefix, rounds, barrier, results), PROCESSES)
+    reports = run_processes(
+        boot_worker, lambda i: (url, i, prefix, rounds, barrier, results), PROCESSES, results, PROCESSES * rounds
+    )
     seen: dict[int, Counter[str]] = {r: Counter() for r in range(rounds)}
-    for _ in range(PROCESSES * rounds):
-        _, round_, registered = results.get(timeout=WAIT_S)
+    for _, round_, registered in reports:
         seen[round_].update(registered)
     lab = emq_lab.connect(url, clock=SimClock(START))
     names = {f"report:{i:04d}" for i in range(NAMES)}
@@ -138,11 +144,13 @@ def test_a_pump_runs_while_boots_and_cancels_land(
     barrier = ctx.Barrier(PROCESSES)
     results = ctx.Queue()
     url = valkey_server.url
-    run_processes(mixed_worker, lambda i: (url, i, queue, rounds, barrier, results), PROCESSES)
-    reports = [results.get(timeout=WAIT_S) for _ in range(PROCESSES)]
+    reports = run_processes(
+        mixed_worker, lambda i: (url, i, queue, rounds, barrier, results), PROCESSES, results, PROCESSES
+    )
     cancelled = set().union(*(set(c) for _, _, c in reports))
     fired = sum(f for _, f, _ in reports)
-    lab = emq_lab.connect(url, clock=SimClock(START))
+    clock = SimClock(START)
+    lab = emq_lab.connect(url, clock=clock)
     try:
         rep = lab.repeat(q := queue)
         found = lab.keys(q)
@@ -158,7 +166,7 @@ def test_a_pump_runs_while_boots_and_cancels_land(
         assert len(wait) == len(set(wait)) == fired  # slot-keyed ids: no occurrence twice
         assert {k.removeprefix(keys.job(q, "")) for k in found if k.startswith(keys.job(q, ""))} == set(wait)
         # Afterwards the registry is a normal one: a tick far ahead fires every member once.
-        lab.clock.advance(hours=1)
+        clock.advance(hours=1)
         pump = lab.pump(q, batch=MIXED_NAMES)
         assert sorted(o.name for o in pump.tick()) == sorted(members)
         assert all(outcome is Outcome.ADVANCED for _, outcome in pump.advanced)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import redis
-from servers import ValkeyServer, kill, restart
+from servers import ValkeyServer, kill
 
 import emq_lab
 from emq_lab import Outcome, SimClock, keys
@@ -129,7 +129,7 @@ def test_status_line_while_the_backend_is_down(aof_server: ValkeyServer, aof_lab
     assert health.retry() == 1
     assert health.ok and not health.pending and health.failures == 0
     with pytest.raises(ValueError, match="^name:"):  # only a dead backend becomes a status line
-        health.run(lambda: rep.register("", 1000, "t"))
+        Health[Outcome]().run(lambda: rep.register("", 1000, "t"))
     assert rep.register("daily-report", 15 * MIN, "t") is Outcome.EXISTS
 
 

@@ -299,4 +299,4 @@ def test_raw_register_never_corrupts(lab: emq_lab.Lab, queue: str, every: str, f
 
 def test_figures(figure: Callable[[str, object], None]) -> None:
     """Runs last in this module: how many hostile inputs the fuzzers above tried."""
-    figure("hostile inputs tried (both backends)", dict(TRIED))
+    figure("hostile inputs tried (all backends)", dict(TRIED))

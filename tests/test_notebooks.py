@@ -6,6 +6,7 @@ embedded fakeredis, the throwaway Valkey's URL otherwise. The stored outputs are
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -41,3 +42,15 @@ def test_notebook_outputs_match(notebook: Path, backend_url: str) -> None:
         timeout=600,
     )
     assert run.returncode == 0, f"nbval failed on {notebook.name}:\n{run.stdout[-6000:]}\n{run.stderr[-2000:]}"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
+def test_stored_outputs_come_from_one_clean_run(notebook: Path) -> None:
+    nb = json.loads(notebook.read_text())
+    code = [cell for cell in nb["cells"] if cell["cell_type"] == "code"]
+    assert [cell["execution_count"] for cell in code] == list(range(1, len(code) + 1))
+    assert "widgets" not in nb["metadata"], "saved widget state: re-store with tools/run_notebook.sh"
+    for cell in code:
+        for output in cell["outputs"]:
+            assert output["output_type"] != "error" and output.get("name") != "stderr", "".join(cell["source"])
+    assert nb["cells"][0]["cell_type"] == "markdown" and nb["cells"][0]["source"][0].startswith("# ")

@@ -8,9 +8,24 @@ import pytest
 
 import emq_lab
 from emq_lab import Outcome
-from emq_lab.race import PRESETS, STEPS, Race, drop_record, every_order, keyspace, replay_crash
+from emq_lab.clock import parse_instant
+from emq_lab.plots.keyspace import keyspace_figure, keyspace_marks
+from emq_lab.race import (
+    PRESET_LABELS,
+    PRESETS,
+    STEPS,
+    Mark,
+    Race,
+    drop_record,
+    every_order,
+    keyspace,
+    marks,
+    preset_marks,
+    replay_crash,
+)
 
 MIN = 60_000
+START = "2026-01-05T09:00:00Z"  # the lab fixture's SimClock
 
 # preset -> (occurrences fired, what the advance answered)
 EXPECTED = {
@@ -121,6 +136,80 @@ def test_the_readout_names_the_steps_and_the_keyspace(lab: emq_lab.Lab, queue: s
     assert "registry: (empty)" in text
     assert "round complete" in text
     assert "1 occurrence(s) fired" in race.verdict()
+
+
+# preset -> after each step (start first): (step, member's next run in minutes from the start or
+# None, record exists, occurrences the step enqueued)
+PRESET_MARKS = {
+    "before-read": [("start", 0, True, 0), ("cancel", None, False, 0), ("read", None, False, 0),
+                    ("enqueue", None, False, 0), ("advance", None, False, 0)],
+    "after-read": [("start", 0, True, 0), ("read", 0, True, 0), ("cancel", None, False, 0),
+                   ("enqueue", None, False, 1), ("advance", None, False, 0)],
+    "after-enqueue": [("start", 0, True, 0), ("read", 0, True, 0), ("enqueue", 0, True, 1),
+                      ("cancel", None, False, 0), ("advance", None, False, 0)],
+    "after-advance": [("start", 0, True, 0), ("read", 0, True, 0), ("enqueue", 0, True, 1),
+                      ("advance", 15, True, 0), ("cancel", None, False, 0)],
+}  # fmt: skip
+
+
+def test_preset_marks_are_what_the_scripts_left(lab: emq_lab.Lab, queue: str) -> None:
+    start = parse_instant(START)
+    rounds = preset_marks(Race(lab, queue))
+    assert list(rounds) == [PRESET_LABELS[p] for p in PRESETS]
+    for preset, expected in PRESET_MARKS.items():
+        got = [
+            (m.step, None if m.next_ms is None else (m.next_ms - start) // MIN, m.record, m.fired)
+            for m in rounds[PRESET_LABELS[preset]]
+        ]
+        assert got == expected, preset
+        assert all(m.consistent for m in rounds[PRESET_LABELS[preset]])
+    assert keyspace(lab, queue).registry == (("report", start),)  # reset at the end
+    # the marks are the keyspace each real step left, read back step by step
+    race = Race(lab, queue)
+    for preset, order in PRESETS.items():
+        race.reset()
+        states = [keyspace(lab, queue)]
+        for step in order:
+            race.step(step)
+            states.append(keyspace(lab, queue))
+        expected_marks = [
+            Mark(step, dict(s.registry).get("report"), "report" in s.records, len(s.jobs) - len(b.jobs), s.consistent)
+            for step, s, b in zip(("start", *order), states, [states[0], *states[:-1]], strict=True)
+        ]
+        assert list(marks("report", race.start, race.taken)) == expected_marks
+        assert list(rounds[PRESET_LABELS[preset]]) == expected_marks
+
+
+def test_the_keyspace_figure_draws_the_marks(lab: emq_lab.Lab, queue: str) -> None:
+    rounds = preset_marks(Race(lab, queue))
+    figure = keyspace_figure(rounds, title="t")
+    assert figure.to_json() == keyspace_figure(rounds, title="t").to_json()  # no random ids
+    traces = {trace.name: trace for trace in figure.data}
+    rows = {label: len(rounds) - 1 - i for i, label in enumerate(rounds)}
+    cells = [(c, rows[label], m) for label, ms in rounds.items() for c, m in enumerate(ms)]
+
+    def points(name: str) -> list[tuple[float, float]]:
+        return sorted(zip(traces[name].x, traces[name].y, strict=True))
+
+    assert points("member present") == sorted((c - 0.12, r) for c, r, m in cells if m.member)
+    assert points("member absent") == sorted((c - 0.12, r) for c, r, m in cells if not m.member)
+    assert points("record present") == sorted((c + 0.12, r) for c, r, m in cells if m.record)
+    assert points("record absent") == sorted((c + 0.12, r) for c, r, m in cells if not m.record)
+    # the star sits above the enqueue of every preset except the one whose cancel came first
+    assert points("occurrence fired") == sorted([(3, 2.3), (2, 1.3), (2, 0.3)])
+    assert points("invariant broken") == []
+    assert list(traces["step"].text) == [m.step for _, _, m in cells]
+    lines = keyspace_marks(rounds)
+    assert len(lines) == 1 + len(PRESETS)
+    assert lines[-1].endswith("  start 09:00 R | read 09:00 R | enqueue 09:00 R * | advance 09:15 R | cancel - -")
+
+
+def test_the_keyspace_figure_rings_a_broken_invariant() -> None:
+    dangling = [Mark("start", 0, False, 0, False), Mark("advance", None, False, 0, True)]
+    figure = keyspace_figure({"dropped record": dangling})
+    broken = next(trace for trace in figure.data if trace.name == "invariant broken")
+    assert list(zip(broken.x, broken.y, strict=True)) == [(0, 0)]
+    assert keyspace_marks({"dropped record": dangling})[1] == "dropped record  start 00:00 - | advance - -"
 
 
 def test_crash_after_enqueue_duplicates_with_fresh_ids(lab: emq_lab.Lab, queue: str) -> None:

@@ -1,6 +1,8 @@
 """Widgets: views over emq_lab, one per dive. Each has programmatic twins of its
 controls and a ``readout`` string."""
 
-from .cancel import CancelPanel
 from .boot import BootPanel
 from .cadence import CadenceExplorer
+from .cancel import CancelPanel
+
+__all__ = ["BootPanel", "CadenceExplorer", "CancelPanel"]

@@ -91,17 +91,18 @@ class BootPanel(View):
         self._history = widgets.ToggleButtons(options=[], description="boots")
         self._script = widgets.HTML()
         self._state = widgets.HTML()
+        self._state.add_class("emq-readout")  # the readout, findable by a browser test
 
         for number, button in self._buttons.items():
-            button.on_click(lambda _b, n=number: self.boot(n))
-        self._reset.on_click(lambda _b: self.reset())
+            button.on_click(lambda _b, n=number: self.act(lambda: self.boot(n)))
+        self._reset.on_click(lambda _b: self.act(self.reset))
         self._strategy.observe(self._on_strategy, names="value")
         self._history.observe(self._on_history, names="value")
 
         controls = widgets.HBox([*self._buttons.values(), self._reset, self._period])
-        views = widgets.HBox(
+        views = widgets.HBox(  # side by side when there is room, stacked when not
             [self._script, self._state],
-            layout=widgets.Layout(align_items="flex-start", grid_gap="16px"),
+            layout=widgets.Layout(align_items="flex-start", grid_gap="16px", flex_flow="row wrap"),
         )
         self.box = widgets.VBox([self._strategy, controls, self._history, views])
         self.refresh()
@@ -169,7 +170,7 @@ class BootPanel(View):
 
     # -- callbacks: they set widget values, never print --------------------------------------
     def _on_strategy(self, change: dict[str, Any]) -> None:
-        self._start_over(Strategy(change["new"]))
+        self.act(lambda: self._start_over(Strategy(change["new"])))
 
     def _on_history(self, change: dict[str, Any]) -> None:
         if not self._quiet and change["new"] is not None:
@@ -184,6 +185,8 @@ class BootPanel(View):
         self._quiet = True
         try:
             self._history.options = [(f"#{b.number}", b.number) for b in self.service.history]
+            # ipywidgets' front end keeps stale buttons when the options empty, so hide the row.
+            self._history.layout.display = "" if self.service.history else "none"
             known = self._selected is not None and self._selected <= len(self.service.history)
             self._history.value = self._selected if known else None
         finally:
@@ -212,6 +215,7 @@ class BootCounter(View):
         self._counts = tally(lab, queue, boots)
         self._slider = widgets.IntSlider(value=boots, min=1, max=20, description="boots")
         self._table = widgets.HTML()
+        self._table.add_class("emq-readout")
         self._slider.observe(self._on_slider, names="value")
         self.box = widgets.VBox([self._slider, self._table])
         self._draw()
@@ -231,7 +235,10 @@ class BootCounter(View):
         return tally_text(self._counts, self.boots)
 
     def _on_slider(self, change: dict[str, Any]) -> None:
-        self._counts = tally(self.lab, self.queue, int(change["new"]))
+        self.act(self._recount)
+
+    def _recount(self) -> None:
+        self._counts = tally(self.lab, self.queue, self.boots)
         self._draw()
 
     def _draw(self) -> None:

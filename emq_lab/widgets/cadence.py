@@ -69,6 +69,7 @@ class CadenceExplorer(View):
         self.trace = self._compute()
         self._figure = go.FigureWidget(timeline(self.trace))
         self._readout = widgets.HTML(self._html())
+        self._readout.add_class("emq-readout")  # the readout, findable by a browser test
         self.box = widgets.VBox(
             [
                 widgets.HBox(list(self._sliders.values())[:2]),
@@ -136,7 +137,7 @@ class CadenceExplorer(View):
 
     def _on_change(self, _change: dict[str, Any]) -> None:
         if not self._holding:
-            self.refresh()
+            self.act(self.refresh)
 
     def _html(self) -> str:
         return f"<pre style='font-size:12px;line-height:1.4'>{escape(self.readout)}</pre>"
@@ -156,7 +157,10 @@ class FastForwardPanel(View):
         self.result: cadence.FastForward | None = None
         self._bar = widgets.IntProgress(value=0, min=0, max=occurrences, description="occurrences")
         self._label = widgets.Label(self.readout)
-        self.box = widgets.VBox([self._bar, self._label])
+        self._label.add_class("emq-readout")
+        self._button = widgets.Button(description=f"Fast-forward {occurrences:,}", button_style="primary")
+        self._button.on_click(lambda _: self.act(self.run))
+        self.box = widgets.VBox([widgets.HBox([self._button, self._bar]), self._label])
 
     def run(self) -> str:
         """Reset the queue, fire every occurrence (moving the bar), and return the readout."""

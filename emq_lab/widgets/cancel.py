@@ -47,11 +47,13 @@ class CancelPanel(View):
             description="preset",
         )
         self._play = widgets.Button(description="play preset", button_style="info")
-        self._play.on_click(lambda _: self.play(str(self._preset.value)))
+        self._play.on_click(lambda _: self.act(lambda: self.play(str(self._preset.value))))
         self._reset = widgets.Button(description="reset", button_style="warning")
-        self._reset.on_click(lambda _: self.reset())
+        self._reset.on_click(lambda _: self.act(self.reset))
         self._log = widgets.HTML()
         self._keyspace = widgets.HTML()
+        for readout in (self._log, self._keyspace):  # findable by a browser test
+            readout.add_class("emq-readout")
         self.box = widgets.VBox(
             [
                 widgets.HBox(list(self._buttons.values())),
@@ -63,7 +65,7 @@ class CancelPanel(View):
         self.refresh()
 
     def _on_step(self, step: str) -> Any:
-        return lambda _: self.step(step)
+        return lambda _: self.act(lambda: self.step(step))
 
     # -- twins ---------------------------------------------------------------------------------
 

@@ -1,0 +1,143 @@
+"""The cancel dive's keyspace picture: one row per preset order, one column per step, and for
+each step whether the race's registry member and record exist and whether an occurrence fired.
+A pure function of the marks that ``race.preset_marks`` returns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+
+from ..clock import hhmm
+from ..race import Mark
+
+Rounds = Mapping[str, Sequence[Mark]]
+
+MEMBER_DX, RECORD_DX = -0.12, 0.12  # the member's and the record's place within a step's column
+FIRED_DY, STEP_DY = 0.3, -0.3  # the star above the pair, the step's name below it
+PRESENT, ABSENT, FIRED, BROKEN, TEXT = "#1a7f37", "#8c959f", "#d97706", "#cf222e", "#444"
+KEY = "each step: the member's next run (- no member), the record (R, - none), * an occurrence fired"
+
+
+def _cell(mark: Mark) -> str:
+    member = hhmm(mark.next_ms) if mark.next_ms is not None else "-"
+    return f"{mark.step} {member} {'R' if mark.record else '-'}{' *' * mark.fired}"
+
+
+def keyspace_marks(rounds: Rounds) -> list[str]:
+    """The marks the figure draws, as text a cell can print: the key, then one line per preset."""
+    width = max((len(label) for label in rounds), default=0)
+    return [KEY] + [f"{label:<{width}}  " + " | ".join(map(_cell, marks)) for label, marks in rounds.items()]
+
+
+def _rows(rounds: Rounds) -> dict[str, int]:
+    """The first preset on top: y = n-1 ... 0."""
+    return {label: len(rounds) - 1 - i for i, label in enumerate(rounds)}
+
+
+def _scatter(
+    rounds: Rounds, keep: Callable[[Mark], bool], dx: float, dy: float, hover: Callable[[Mark], str]
+) -> dict[str, Any]:
+    """x, y and hover text of the marks ``keep`` selects, placed at (column + dx, row + dy)."""
+    rows = _rows(rounds)
+    cells = [(column, rows[label], mark) for label, marks in rounds.items() for column, mark in enumerate(marks)]
+    chosen = [(c, r, m) for c, r, m in cells if keep(m)]
+    return {
+        "x": [c + dx for c, _, _ in chosen],
+        "y": [r + dy for _, r, _ in chosen],
+        "hovertext": [f"after {m.step}: {hover(m)}" for _, _, m in chosen],
+        "hoverinfo": "text",
+    }
+
+
+def _member(m: Mark) -> str:
+    return f"registry member, next run {hhmm(m.next_ms)}" if m.next_ms is not None else "no registry member"
+
+
+def _record(m: Mark) -> str:
+    return f"record {'present' if m.record else 'absent'}"
+
+
+# The pairs drawn in every cell: what, where in the cell, its symbol, whether a mark has it, its hover.
+_PAIRS: tuple[tuple[str, float, str, Callable[[Mark], bool], Callable[[Mark], str]], ...] = (
+    ("member", MEMBER_DX, "circle", lambda m: m.member, _member),
+    ("record", RECORD_DX, "square", lambda m: m.record, _record),
+)
+
+
+def keyspace_figure(rounds: Rounds, *, title: str = "") -> go.Figure:
+    """Per step: a circle for the registry member and a square for the record (filled: present,
+    hollow: absent), a star above a step that enqueued an occurrence, the step's name below,
+    and a red ring where the invariant broke. No random ids: the same marks give the same JSON."""
+    figure = go.Figure()
+    for what, dx, symbol, has, hover in _PAIRS:
+        for present in (True, False):
+            colour = PRESENT if present else ABSENT
+
+            def keep(m: Mark, has: Callable[[Mark], bool] = has, present: bool = present) -> bool:
+                return has(m) is present
+
+            figure.add_trace(
+                go.Scatter(
+                    name=f"{what} {'present' if present else 'absent'}",
+                    mode="markers",
+                    marker={"symbol": symbol if present else f"{symbol}-open", "size": 15, "color": colour},
+                    **_scatter(rounds, keep, dx, 0, hover),
+                )
+            )
+    figure.add_trace(
+        go.Scatter(
+            name="occurrence fired",
+            mode="markers",
+            marker={"symbol": "star", "size": 16, "color": FIRED},
+            **_scatter(rounds, lambda m: m.fired > 0, 0, FIRED_DY, lambda m: f"{m.fired} occurrence(s) enqueued"),
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            name="invariant broken",
+            mode="markers",
+            marker={"symbol": "circle-open", "size": 40, "color": BROKEN, "line": {"width": 2}},
+            **_scatter(rounds, lambda m: not m.consistent, 0, 0, lambda m: "a registry member without a record"),
+        )
+    )
+    steps = _scatter(rounds, lambda m: True, 0, STEP_DY, lambda m: m.step)
+    figure.add_trace(
+        go.Scatter(
+            name="step",
+            mode="text",
+            x=steps["x"],
+            y=steps["y"],
+            text=[text.removeprefix("after ").split(":")[0] for text in steps["hovertext"]],
+            textfont={"size": 11, "color": TEXT},
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    )
+    rows = _rows(rounds)
+    columns = max((len(marks) for marks in rounds.values()), default=0)
+    figure.update_layout(
+        title=title or None,
+        height=140 + 80 * len(rounds),
+        margin={"l": 230, "r": 20, "t": 50 if title else 20, "b": 40},
+        xaxis={
+            "tickmode": "array",
+            "tickvals": list(range(columns)),
+            "ticktext": ["start", *(f"step {n}" for n in range(1, columns))],
+            "range": [-0.5, columns - 0.5],
+            "side": "top",
+            "fixedrange": True,
+        },
+        yaxis={
+            "tickmode": "array",
+            "tickvals": list(rows.values()),
+            "ticktext": list(rows),
+            "range": [-0.6, len(rows) - 0.4],
+            "zeroline": False,
+            "fixedrange": True,
+        },
+        legend={"orientation": "h", "y": -0.08},
+        plot_bgcolor="white",
+    )
+    return figure

@@ -1,0 +1,88 @@
+"""Valkey Cluster: three primaries on loopback. Queues spread over the primaries, every key of a
+queue stays on one slot (no CROSSSLOT anywhere), and reset/keys scan every primary."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+import redis
+from servers import ValkeyCluster
+
+import emq_lab
+from emq_lab import Outcome, SimClock, keys
+
+MIN = 60_000
+QUEUES = [f"cq{i}" for i in range(24)]
+
+
+@pytest.fixture
+def cluster_lab(valkey_cluster: ValkeyCluster) -> emq_lab.Lab:
+    lab = emq_lab.connect(valkey_cluster.url, clock=SimClock("2026-01-05T09:00:00Z"))
+    assert isinstance(lab.client, redis.RedisCluster)
+    return lab
+
+
+def test_queues_spread_over_the_primaries(
+    cluster_lab: emq_lab.Lab, valkey_cluster: ValkeyCluster, figure: Callable[[str, object], None]
+) -> None:
+    lab = cluster_lab
+    try:
+        for q in QUEUES:
+            rep = lab.repeat(q)
+            assert rep.register("daily", 15 * MIN, "t") is Outcome.REGISTERED
+            assert rep.register("daily", 15 * MIN, "t") is Outcome.EXISTS
+            rep.register("other:name", MIN, "t")
+            assert len(lab.pump(q, slot_keyed=q.endswith("1")).tick()) == 2
+            assert rep.cancel("other:name") is Outcome.CANCELLED
+        ports = {lab.client.get_node_from_key(keys.registry(q)).port for q in QUEUES}
+        assert ports == {node.port for node in valkey_cluster.nodes}  # all three primaries hold queues
+        for q in QUEUES:
+            found = lab.keys(q)
+            # record, registry, two jobs, wait list (+ the id counter unless slot-keyed)
+            assert len(found) == (5 if q.endswith("1") else 6)
+            node = lab.client.get_node_from_key(keys.registry(q))
+            assert {int(lab.client.cluster_keyslot(k)) for k in found} == {keys.slot(keys.registry(q))}
+            assert {lab.client.get_node_from_key(k).port for k in found} == {node.port}
+        figure("cluster", f"{len(QUEUES)} queues over {len(ports)} primaries, 0 CROSSSLOT")
+    finally:
+        for q in QUEUES:
+            lab.reset(q)
+        lab.close()
+
+
+def test_keys_and_reset_scan_every_primary(cluster_lab: emq_lab.Lab, valkey_cluster: ValkeyCluster) -> None:
+    lab = cluster_lab
+    try:
+        for q in QUEUES:
+            lab.repeat(q).register("n", MIN, "t")
+        lab.client.set("foreign:{cq0}", "keep")  # same slot as cq0, not its key
+        per_node: dict[int, set[str]] = {}
+        for node in valkey_cluster.nodes:
+            direct = redis.Redis(host="127.0.0.1", port=node.port, decode_responses=True)
+            per_node[node.port] = set(direct.scan_iter(match="emq:*"))
+            direct.close()
+        assert sum(1 for found in per_node.values() if found) == len(valkey_cluster.nodes)
+        union = set().union(*per_node.values())
+        assert union == {k for q in QUEUES for k in lab.keys(q)}
+        assert sum(lab.reset(q) for q in QUEUES) == len(union) == 2 * len(QUEUES)
+        assert lab.client.get("foreign:{cq0}") == "keep"
+    finally:
+        lab.client.delete("foreign:{cq0}")
+        for q in QUEUES:
+            lab.reset(q)
+        lab.close()
+
+
+def test_a_cross_slot_call_would_be_refused(cluster_lab: emq_lab.Lab) -> None:
+    """The guard is real: keys of two queues in one script call are refused, so our calls, which
+    never fail this way, really do keep each call on one slot."""
+    lab = cluster_lab
+    try:
+        crossed = [keys.registry("cq0"), keys.record("cq1", "n")]
+        assert keys.slot(crossed[0]) != keys.slot(crossed[1])
+        with pytest.raises(redis.RedisClusterException, match="slot"):
+            lab.scripts.register(keys=crossed, args=["n", 1000, "t", 0])
+        assert lab.keys("cq0") == lab.keys("cq1") == []
+    finally:
+        lab.close()
