@@ -235,9 +235,7 @@ def test_a_script_refuses_malformed_argv_itself(lab: emq_lab.Lab, queue: str, sc
     assert snapshot(lab, queue) == before
 
 
-# Gaps found by calling the scripts raw: Python never sends these, but the issue asks that a
-# caller bypassing Python cannot corrupt the registry. Strict xfail: fixing the script turns
-# each into a failure that says "remove this marker".
+# Raw calls Python never sends: a caller bypassing Python still cannot corrupt the registry.
 CORRUPTING_RAW = [
     pytest.param("register", "n", ["n", "5.0", "t", "0"], id="register-every_ms-5.0-stored-verbatim"),
     pytest.param("register", "n", ["n", "1e3", "t", "0"], id="register-every_ms-1e3-stored-verbatim"),
@@ -251,7 +249,6 @@ CORRUPTING_RAW = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="the Lua guard does not check this ARGV yet (reported to the lead)")
 @pytest.mark.parametrize(("script", "name", "args"), CORRUPTING_RAW)
 def test_a_script_refuses_argv_that_would_corrupt(
     lab: emq_lab.Lab, queue: str, script: str, name: str, args: list[Any]
@@ -284,7 +281,6 @@ RAW_TEXT = st.one_of(
 )
 
 
-@pytest.mark.xfail(strict=False, reason="register.lua accepts non-canonical every_ms (see the strict cases above)")
 @FUZZ
 @given(every=RAW_TEXT, first=RAW_TEXT)
 def test_raw_register_never_corrupts(lab: emq_lab.Lab, queue: str, every: str, first: str) -> None:

@@ -8,16 +8,19 @@
 -- Returns
 --   1  the record exists: the row's score is rewritten to next_ms  -> Outcome.ADVANCED
 --   0  the record is gone: the dangling member is swept (ZREM)     -> Outcome.ABSENT
---   error reply when next_ms is not an integer; nothing written
+--   error reply when next_ms is not an integer or ARGV[1] does not name KEYS[2]'s record; nothing written
 local registry, record = KEYS[1], KEYS[2]
-local name, next_ms = ARGV[1], tonumber(ARGV[2])
+local name, next_text = ARGV[1], ARGV[2]
 
+if type(name) ~= 'string' or record ~= registry .. ':' .. name then
+  return redis.error_reply('ERR emq advance: ARGV[1] must be the name whose record is KEYS[2]')
+end
 if redis.call('EXISTS', record) == 0 then
   redis.call('ZREM', registry, name)
   return 0
 end
-if not next_ms or next_ms % 1 ~= 0 then
+if type(next_text) ~= 'string' or not next_text:match('^%-?%d+$') or #next_text > 16 then
   return redis.error_reply('ERR emq advance: next_ms must be an integer')
 end
-redis.call('ZADD', registry, next_ms, name)
+redis.call('ZADD', registry, tonumber(next_text), name)
 return 1

@@ -10,19 +10,27 @@
 -- Returns
 --   1  the name was fresh: record and registry row written      -> Outcome.REGISTERED
 --   0  the record exists: nothing written                       -> Outcome.EXISTS
---   error reply when ARGV is malformed; nothing written
+--   error reply when ARGV is malformed or ARGV[1] does not name KEYS[2]'s record; nothing written
 local registry, record = KEYS[1], KEYS[2]
-local name, every_ms, template, first_ms = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+local name, every, template, first = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local MAX_EVERY_MS = 315360000000  -- ten years of 365 days, as validate.py
 
+if type(name) ~= 'string' or record ~= registry .. ':' .. name then
+  return redis.error_reply('ERR emq register: ARGV[1] must be the name whose record is KEYS[2]')
+end
 if redis.call('EXISTS', record) == 1 then
   return 0
 end
-if not every_ms or every_ms < 1 or every_ms % 1 ~= 0 then
-  return redis.error_reply('ERR emq register: every_ms must be a positive integer')
+if type(every) ~= 'string' or not every:match('^[1-9]%d*$') or tonumber(every) > MAX_EVERY_MS then
+  return redis.error_reply('ERR emq register: every_ms must be an integer from 1 to ' .. MAX_EVERY_MS)
 end
-if not first_ms or first_ms % 1 ~= 0 then
+if type(template) ~= 'string' then
+  return redis.error_reply('ERR emq register: template is missing')
+end
+if type(first) ~= 'string' or not first:match('^%-?%d+$') or #first > 16 then
   return redis.error_reply('ERR emq register: first_ms must be an integer')
 end
-redis.call('HSET', record, 'every_ms', ARGV[2], 'template', template)
+local first_ms = tonumber(first)
+redis.call('HSET', record, 'every_ms', every, 'template', template)
 redis.call('ZADD', registry, first_ms, name)
 return 1
