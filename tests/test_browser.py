@@ -135,10 +135,55 @@ def upsert_walk(page: Page) -> None:
 
     button("Reset").click()
     expect_text(state, "no boot yet", "size 0")  # the registry is empty again
-    # Not asserted: the "boots" row should now be empty, but ipywidgets' ToggleButtons view
-    # (8.1) rebuilds its buttons only when it has new labels, so with no options it keeps
-    # showing the stale #1 and #2 (reported to the lead).
+    expect(button("#1")).to_be_hidden()  # no boots, no history row
     panel.scroll_into_view_if_needed()
+
+
+@walk("02-cadence")
+def cadence_walk(page: Page) -> None:
+    """The CadenceExplorer: type the course's numbers, then drag the run-duration slider."""
+    from playwright.sync_api import expect
+
+    readout = page.locator(".emq-readout", has_text="start-to-finish").first
+    explorer = readout.locator("xpath=..")
+
+    def slider(label: str) -> Any:
+        return explorer.locator(".widget-slider", has_text=label).first
+
+    def type_value(label: str, value: int) -> None:
+        box = slider(label).locator(".widget-readout")
+        box.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type(str(value))
+        page.keyboard.press("Enter")
+
+    def lane(name: str) -> str:
+        line = next(line for line in readout.inner_text().splitlines() if line.startswith(name))
+        return line.split("|")[0].removeprefix(name).strip()
+
+    for label, value in (("period (min)", 15), ("run (min)", 4), ("cycles", 4), ("pump tick (s)", 0)):
+        type_value(label, value)
+    expect_text(readout, "every 15 min, runs of 4 min, 4 cycles, the pump ticks exactly when due")
+    assert lane("start-to-start") == "09:00 09:15 09:30 09:45"
+    assert lane("start-to-finish") == "09:00 09:19 09:38 09:57"
+
+    # Drag the run-duration handle to the right, as a learner would.
+    handle = slider("run (min)").locator(".noUi-handle")
+    handle.scroll_into_view_if_needed()
+    box = handle.bounding_box()
+    assert box is not None
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 60, y, steps=8)
+    page.mouse.up()
+    expect(readout).not_to_contain_text("runs of 4 min")
+    expect_text(readout, "drift after 4 cycles")
+    assert lane("start-to-start") == "09:00 09:15 09:30 09:45"  # holds the period
+    finish = lane("start-to-finish").split()
+    assert finish[0] == "09:00" and finish[1] > "09:19" and finish[3] > "09:57"  # drifts further
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    snap(page, explorer, "02-cadence-dragged")
 
 
 @walk("03-cancel")

@@ -210,3 +210,20 @@ def test_fast_forward_reports_progress_and_leaves_one_row(lab: emq_lab.Lab, queu
     assert result.next_run_ms == START + 250 * MIN
     assert lab.repeat(queue).count() == 1
     assert lab.clock.now_ms() == START  # the fast-forward ran on a SimClock of its own
+
+
+def test_the_timeline_draws_the_lanes_marks(lab: emq_lab.Lab, prefix: str) -> None:
+    from emq_lab.plots.timeline import timeline
+
+    trace = cadence.trace(lab, every_ms=15 * MIN, run_ms=4 * MIN, cycles=4, prefix=prefix)
+    figure = timeline(trace)
+    bars = {bar.name: bar for bar in figure.data if bar.type == "bar"}
+    finish = bars["start-to-finish runs"]
+    assert list(finish.base) == [0, 19, 38, 57]  # minutes after 09:00
+    assert list(finish.x) == [4, 4, 4, 4]
+    assert list(bars["start-to-start runs"].base) == [0, 15, 30, 45]
+    axis = figure.layout.xaxis
+    assert axis.type == "linear"  # a date axis shows raw epoch numbers in a FigureWidget
+    assert list(axis.ticktext) == ["09:00", "09:15", "09:30", "09:45", "10:00"]
+    assert list(axis.tickvals) == [0, 15, 30, 45, 60]
+    assert timeline(trace).to_json() == figure.to_json()  # deterministic: no random ids

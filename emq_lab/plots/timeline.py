@@ -8,7 +8,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from ..cadence import Measure, Trace
-from ..clock import hhmmss
+from ..clock import hhmm, hhmmss
 
 COLOURS = {
     Measure.START_TO_START: "#1f77b4",
@@ -16,6 +16,13 @@ COLOURS = {
     Measure.GRID: "#2ca02c",
 }
 MARK_COLOUR = "#9a9a9a"
+MAX_TICKS = 13
+
+
+def minutes(trace: Trace, ms: int) -> float:
+    """The x coordinate of instant ``ms``: minutes since the trace's start. (A plain numeric
+    axis labelled with HH:MM: a date axis renders as raw epoch numbers in a FigureWidget.)"""
+    return (ms - trace.start_ms) / 60_000
 
 
 def _lane_y(trace: Trace) -> dict[Measure, int]:
@@ -29,10 +36,10 @@ def traces(trace: Trace) -> list[dict[str, Any]]:
     release-marker trace per lane. A live view updates them in place by index."""
     ys = _lane_y(trace)
     top = len(trace.lanes) - 0.5
-    mark_x: list[int | None] = []
+    mark_x: list[float | None] = []
     mark_y: list[float | None] = []
     for mark in trace.period_marks():
-        mark_x += [mark, mark, None]
+        mark_x += [minutes(trace, mark), minutes(trace, mark), None]
         mark_y += [-0.5, top, None]
     out: list[dict[str, Any]] = [
         {
@@ -58,8 +65,8 @@ def traces(trace: Trace) -> list[dict[str, Any]]:
                 "type": "bar",
                 "name": f"{lane.measure.value} runs",
                 "orientation": "h",
-                "base": [run.release_ms for run in lane.runs],
-                "x": [run.finish_ms - run.release_ms for run in lane.runs],
+                "base": [minutes(trace, run.release_ms) for run in lane.runs],
+                "x": [(run.finish_ms - run.release_ms) / 60_000 for run in lane.runs],
                 "y": [y] * len(lane.runs),
                 "width": 0.5,
                 "marker": {"color": colour, "opacity": 0.6},
@@ -72,7 +79,7 @@ def traces(trace: Trace) -> list[dict[str, Any]]:
             {
                 "type": "scatter",
                 "name": lane.measure.value,
-                "x": lane.releases,
+                "x": [minutes(trace, release) for release in lane.releases],
                 "y": [y] * len(lane.runs),
                 "mode": "markers",
                 "marker": {"color": colour, "symbol": "line-ns", "size": 18, "line": {"width": 3, "color": colour}},
@@ -84,13 +91,24 @@ def traces(trace: Trace) -> list[dict[str, Any]]:
 
 
 def layout(trace: Trace) -> dict[str, Any]:
-    """Axes and titles: a date x-axis from the start to the last finish, one tick per lane."""
+    """Axes and titles: an x-axis from the start to the last finish, ticks at the period marks
+    (HH:MM, thinned to at most 13 labels), one tick per lane."""
     ys = _lane_y(trace)
-    end = max(trace.period_marks()[-1], *(run.finish_ms for lane in trace.lanes for run in lane.runs))
+    marks = trace.period_marks()
+    end = max(marks[-1], *(run.finish_ms for lane in trace.lanes for run in lane.runs))
     pad = max(trace.every_ms // 4, 60_000)
+    step = -(-len(marks) // MAX_TICKS)  # ceiling division
+    shown = marks[::step]
     return {
         "title": {"text": f"release times over {trace.cycles} cycles, one lane per measure"},
-        "xaxis": {"type": "date", "range": [trace.start_ms - pad, end + pad], "title": {"text": "time (UTC)"}},
+        "xaxis": {
+            "type": "linear",
+            "range": [minutes(trace, trace.start_ms - pad), minutes(trace, end + pad)],
+            "tickmode": "array",
+            "tickvals": [minutes(trace, mark) for mark in shown],
+            "ticktext": [hhmm(mark) for mark in shown],
+            "title": {"text": "time (UTC)"},
+        },
         "yaxis": {
             "tickmode": "array",
             "tickvals": [ys[lane.measure] for lane in trace.lanes],
