@@ -19,6 +19,8 @@ from .clock import SimClock, hhmm, hhmmss
 
 if TYPE_CHECKING:
     from .lab import Lab
+    from .pump import Pump
+    from .repeat import Repeat
 
 MINUTE_MS = 60_000
 NAME = "report"  # the one registration every lane schedules
@@ -196,6 +198,19 @@ def sim_lab(lab: Lab, start_ms: int) -> Lab:
     return Lab(lab.client, SimClock(start_ms), lab.describe())
 
 
+def _one_registration(
+    lab: Lab, queue: str, *, start_ms: int, every_ms: int, rule: Measure = Measure.START_TO_START
+) -> tuple[SimClock, Repeat, Pump]:
+    """An emptied ``queue`` holding the one registration a lane runs, on a fresh SimClock."""
+    sim = sim_lab(lab, start_ms)
+    clock = sim.clock
+    assert isinstance(clock, SimClock)
+    sim.reset(queue)
+    rep = sim.repeat(queue)
+    rep.register(NAME, every_ms, TEMPLATE)
+    return clock, rep, sim.pump(queue, rule=rule)
+
+
 def run_lane(
     lab: Lab,
     measure: Measure | str,
@@ -220,13 +235,7 @@ def run_lane(
     measure = Measure(measure)
     _check_controls(every_ms, run_ms, cycles, tick_ms)
     queue = lane_queue(measure) if queue is None else queue
-    sim = sim_lab(lab, start_ms)
-    clock = sim.clock
-    assert isinstance(clock, SimClock)
-    sim.reset(queue)
-    rep = sim.repeat(queue)
-    rep.register(NAME, every_ms, TEMPLATE)
-    pump = sim.pump(queue, rule=measure)
+    clock, rep, pump = _one_registration(lab, queue, start_ms=start_ms, every_ms=every_ms, rule=measure)
     runs: list[Run] = []
     last_tick: int | None = None
     while len(runs) < cycles:
@@ -322,19 +331,13 @@ def fast_forward(
     validate.every_ms(every_ms)
     if start_ms is None:
         start_ms = int(getattr(lab.clock, "start_ms", lab.clock.now_ms()))
-    sim = sim_lab(lab, start_ms)
-    clock = sim.clock
-    assert isinstance(clock, SimClock)
-    sim.reset(queue)
-    rep = sim.repeat(queue)
-    rep.register(NAME, every_ms, TEMPLATE)
-    pump = sim.pump(queue)
+    clock, rep, pump = _one_registration(lab, queue, start_ms=start_ms, every_ms=every_ms)
     fired = 0
     while fired < occurrences:
         fired += len(pump.tick())
         clock.advance(every_ms)
         if on_progress is not None and (fired % report_every == 0 or fired == occurrences):
             on_progress(fired)
-    jobs = sim.jobs(queue)
+    jobs = pump.jobs
     ((_, next_ms),) = rep.entries()
     return FastForward(fired, rep.count(), jobs.count(), jobs.browse(limit=1)[0], next_ms)

@@ -26,31 +26,29 @@ def registry_marks(states: Mapping[str, Registry]) -> list[str]:
     return lines
 
 
+def _markers(states: Mapping[str, Registry], field: str, *, name: str, symbol: str, size: int, what: str) -> go.Scatter:
+    """One marker per (member, score) pair of each state's ``field`` (``rows`` or ``pending``)."""
+    pairs = [(label, member, score) for label, state in states.items() for member, score in getattr(state, field)]
+    return go.Scatter(
+        name=name,
+        x=[_at(score) for _, _, score in pairs],
+        y=[label for label, _, _ in pairs],
+        text=[member for _, member, _ in pairs],
+        mode="markers",
+        marker={"symbol": symbol, "size": size},
+        hovertemplate=f"%{{y}}<br>{what} %{{x|%H:%M}}<extra></extra>",
+    )
+
+
 def registry_figure(states: Mapping[str, Registry], *, title: str = "") -> go.Figure:
     """One lane per strategy: a circle per registry row, a cross per pending occurrence."""
     labels = list(states)
     figure = go.Figure()
     figure.add_trace(
-        go.Scatter(
-            name="registry row",
-            x=[_at(score) for state in states.values() for _, score in state.rows],
-            y=[label for label, state in states.items() for _ in state.rows],
-            text=[member for state in states.values() for member, _ in state.rows],
-            mode="markers",
-            marker={"symbol": "circle", "size": 16},
-            hovertemplate="%{y}<br>row %{text}<br>next run %{x|%H:%M}<extra></extra>",
-        )
+        _markers(states, "rows", name="registry row", symbol="circle", size=16, what="row %{text}<br>next run")
     )
     figure.add_trace(
-        go.Scatter(
-            name="pending occurrence",
-            x=[_at(score) for state in states.values() for _, score in state.pending],
-            y=[label for label, state in states.items() for _ in state.pending],
-            text=[member for state in states.values() for member, _ in state.pending],
-            mode="markers",
-            marker={"symbol": "x", "size": 10},
-            hovertemplate="%{y}<br>%{text}<br>runs at %{x|%H:%M}<extra></extra>",
-        )
+        _markers(states, "pending", name="pending occurrence", symbol="x", size=10, what="%{text}<br>runs at")
     )
     figure.update_layout(
         title=title or None,
