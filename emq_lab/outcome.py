@@ -14,6 +14,7 @@ class Outcome(StrEnum):
     CANCELLED = "cancelled"
     ENQUEUED = "enqueued"
     DUPLICATE = "duplicate"
+    UPDATED = "updated"  # the contrast ZSCORE upsert rewrote a live name
 
     @property
     def tuple(self) -> str:
@@ -31,6 +32,8 @@ _REPLIES: dict[str, dict[int, Outcome]] = {
     "advance": {1: Outcome.ADVANCED, 0: Outcome.ABSENT},
     "cancel": {1: Outcome.CANCELLED, 0: Outcome.ABSENT},
     "enqueue": {1: Outcome.ENQUEUED, 0: Outcome.DUPLICATE},
+    "contrast/naive": {1: Outcome.REGISTERED},
+    "contrast/upsert": {1: Outcome.REGISTERED, 0: Outcome.UPDATED},
 }
 _REPLY_OF = {outcome: code for table in _REPLIES.values() for code, outcome in table.items()}
 

@@ -72,11 +72,6 @@ _PATHS: dict[Strategy, dict[int, tuple[str, ...]]] = {
         0: ("probe", "unqueue", "record", "row", "pending", "updated"),
     },
 }
-# The contrast scripts' replies, as the course would write them (register's live in outcome.py).
-_CONTRAST_OUTCOMES: dict[Strategy, dict[int, str]] = {
-    Strategy.NAIVE: {1: "registered"},
-    Strategy.UPSERT: {1: "registered", 0: "updated"},
-}
 
 
 def code_line(text: str, needle: str) -> int:
@@ -103,13 +98,7 @@ def lit_lines(strategy: Strategy | str, raw: int) -> tuple[int, ...]:
 
 def outcome_name(strategy: Strategy | str, raw: int) -> str:
     """The outcome's name (``registered``, ``exists``, ``updated``) for a script's reply."""
-    chosen = Strategy(strategy)
-    if chosen is Strategy.GUARD:
-        return outcome_of("register", raw).value
-    try:
-        return _CONTRAST_OUTCOMES[chosen][raw]
-    except KeyError:
-        raise RuntimeError(f"{chosen.script}.lua returned {raw!r}, which no outcome maps") from None
+    return outcome_of(Strategy(strategy).script, raw).value
 
 
 def period(every_ms: int) -> str:
