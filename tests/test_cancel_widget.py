@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 import emq_lab
+from emq_lab.clock import parse_instant
+from emq_lab.widgets import CrashPanel
 from emq_lab.widgets.cancel import CancelPanel
 
 
@@ -81,3 +85,123 @@ def test_unknown_preset_is_refused(lab: emq_lab.Lab, queue: str) -> None:
     panel = CancelPanel(lab, queue)
     with pytest.raises(ValueError, match="not a preset"):
         panel.play("never")
+
+
+# --- CrashPanel ------------------------------------------------------------------------------
+
+MIN = 60_000
+START = "2026-01-05T09:00:00Z"  # the lab fixture's SimClock
+
+
+def _switch_by_twin(panel: CrashPanel, crash: bool, slot_keyed: bool) -> None:
+    panel.set(crash=crash, slot_keyed=slot_keyed)
+
+
+def _switch_by_click(panel: CrashPanel, crash: bool, slot_keyed: bool) -> None:
+    panel._ids_switch.value = slot_keyed  # what a click on the id switch sets
+    panel._crash_toggle.value = crash
+
+
+def _tick_by_twin(panel: CrashPanel) -> None:
+    panel.tick()
+
+
+def _tick_by_click(panel: CrashPanel) -> None:
+    panel._tick_button.click()
+
+
+Switch = Callable[[CrashPanel, bool, bool], None]
+Tick = Callable[[CrashPanel], None]
+VIA: dict[str, tuple[Switch, Tick]] = {
+    "twins": (_switch_by_twin, _tick_by_twin),
+    "buttons": (_switch_by_click, _tick_by_click),
+}
+
+
+@pytest.mark.parametrize("via", sorted(VIA))
+def test_crash_with_fresh_ids_duplicates_the_slot(lab: emq_lab.Lab, queue: str, via: str) -> None:
+    switch, tick = VIA[via]
+    panel = CrashPanel(lab, queue)
+    switch(panel, True, False)
+    tick(panel)
+    assert "then crashed before advance" in panel.readout and "duplicates: 0" in panel.readout
+    tick(panel)  # the restarted pump
+    slot = parse_instant(START)
+    assert panel.bench.per_slot == {slot: ("JOB-000001", "JOB-000002")}
+    assert "09:00 slot: JOB-000001, JOB-000002 - 1 duplicate(s)" in panel.readout
+    assert "duplicates: 1" in panel.readout and "duplicates: 1" in panel._readout.value
+    assert lab.jobs(queue).count() == 2
+
+
+@pytest.mark.parametrize("via", sorted(VIA))
+def test_crash_with_slot_keyed_ids_leaves_no_duplicate(lab: emq_lab.Lab, queue: str, via: str) -> None:
+    switch, tick = VIA[via]
+    panel = CrashPanel(lab, queue)
+    switch(panel, True, True)
+    tick(panel)
+    tick(panel)
+    slot = parse_instant(START)
+    assert panel.bench.per_slot == {slot: (f"report:{slot}",)}
+    assert "the slot's id is already stored: nothing enqueued" in panel.readout
+    assert "duplicates: 0" in panel.readout and "duplicates: 0" in panel._readout.value
+    assert lab.jobs(queue).count() == 1
+
+
+@pytest.mark.parametrize("via", sorted(VIA))
+def test_no_fault_fires_one_job_per_slot(lab: emq_lab.Lab, queue: str, via: str) -> None:
+    switch, tick = VIA[via]
+    panel = CrashPanel(lab, queue)
+    switch(panel, False, False)
+    for _ in range(4):
+        tick(panel)
+        lab.clock.advance(minutes=15)
+    start = parse_instant(START)
+    assert panel.bench.per_slot == {start + i * 15 * MIN: (f"JOB-{i + 1:06d}",) for i in range(4)}
+    assert "crashed" not in panel.readout and "restart" not in panel.readout
+    assert "duplicates: 0" in panel.readout
+
+
+@pytest.mark.parametrize("via", sorted(VIA))
+def test_crash_reset_empties_the_queue(lab: emq_lab.Lab, queue: str, via: str) -> None:
+    switch, tick = VIA[via]
+    panel = CrashPanel(lab, queue)
+    switch(panel, True, False)
+    tick(panel)
+    tick(panel)
+    if via == "buttons":
+        panel._reset_button.click()
+    else:
+        panel.reset()
+    assert lab.jobs(queue).count() == 0
+    assert "ticks: (none yet)" in panel.readout and "duplicates: 0" in panel.readout
+    assert panel._crash_toggle.value is True  # reset keeps the switches
+
+
+def test_the_switches_follow_the_twin(lab: emq_lab.Lab, queue: str) -> None:
+    panel = CrashPanel(lab, queue)
+    panel.set(crash=True, slot_keyed=True)
+    assert panel._crash_toggle.value is True and panel._ids_switch.value is True
+    assert "fault (crash after enqueue): on | occurrence ids: slot-keyed report:<slot_ms>" in panel.readout
+    with pytest.raises(ValueError, match="crash: expected True or False"):
+        panel.set(crash="on")  # type: ignore[arg-type]
+    assert panel._crash_toggle.value is True
+
+
+def test_switching_the_ids_by_click_starts_a_new_round(lab: emq_lab.Lab, queue: str) -> None:
+    panel = CrashPanel(lab, queue)
+    panel._crash_toggle.value = True
+    panel._tick_button.click()
+    panel._ids_switch.value = True
+    assert panel.bench.slot_keyed and panel.bench.crash
+    assert lab.jobs(queue).count() == 0 and "ticks: (none yet)" in panel.readout
+
+
+def test_crash_panel_displays_its_readout(lab: emq_lab.Lab, queue: str) -> None:
+    panel = CrashPanel(lab, queue)
+    panel.tick()
+    bundle = panel._repr_mimebundle_()
+    assert bundle["text/plain"] == panel.readout
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert "emq-readout" in panel._readout._dom_classes
+    labels = (panel._crash_toggle.description, panel._tick_button.description, panel._reset_button.description)
+    assert labels == ("fault: crash after enqueue", "Tick (and restart)", "Reset")

@@ -7,17 +7,24 @@ from itertools import permutations
 import pytest
 
 import emq_lab
-from emq_lab import Outcome
+from emq_lab import Occurrence, Outcome
 from emq_lab.clock import parse_instant
 from emq_lab.plots.keyspace import keyspace_figure, keyspace_marks
 from emq_lab.race import (
+    CRASH,
     PRESET_LABELS,
     PRESETS,
+    RESTART,
     STEPS,
+    TICK,
+    CrashBench,
+    CrashTick,
     Mark,
     Race,
+    count_duplicates,
     drop_record,
     every_order,
+    jobs_per_slot,
     keyspace,
     marks,
     preset_marks,
@@ -236,3 +243,118 @@ def test_crash_after_enqueue_is_harmless_with_slot_keyed_ids(lab: emq_lab.Lab, q
 def test_replay_crash_refuses_a_restart_past_the_slot(lab: emq_lab.Lab, queue: str) -> None:
     with pytest.raises(ValueError, match="restart_after_ms"):
         replay_crash(lab, queue, slot_keyed=False, every_ms=MIN, restart_after_ms=MIN)
+
+
+# --- the crash bench: one click at a time ---------------------------------------------------
+
+
+def test_bench_fault_on_with_fresh_ids_duplicates_the_slot(lab: emq_lab.Lab, queue: str) -> None:
+    bench = CrashBench(lab, queue, crash=True)
+    start = parse_instant(START)
+    crashed = bench.tick()
+    assert crashed.kind == CRASH and crashed.advance is None
+    assert [o.job_id for o in crashed.occurrences] == ["JOB-000001"]
+    assert crashed.registry == (("report", start),)  # still due: the advance never ran
+    assert bench.restart_pending
+    restarted = bench.tick()
+    assert restarted.kind == RESTART and restarted.at_ms == start + MIN and restarted.slot_ms == start
+    assert [o.job_id for o in restarted.occurrences] == ["JOB-000002"]
+    assert restarted.advance == Outcome.ADVANCED
+    assert bench.per_slot == {start: ("JOB-000001", "JOB-000002")}
+    assert bench.duplicates == 1 and lab.jobs(queue).count() == 2
+    assert not bench.restart_pending
+    assert "09:00 slot: JOB-000001, JOB-000002 - 1 duplicate(s)" in bench.text()
+    assert "duplicates: 1" in bench.text()
+
+
+def test_bench_fault_on_with_slot_keyed_ids_collides(lab: emq_lab.Lab, queue: str) -> None:
+    bench = CrashBench(lab, queue, crash=True, slot_keyed=True)
+    start = parse_instant(START)
+    crashed, restarted = bench.tick(), bench.tick()
+    assert [o.job_id for o in crashed.occurrences] == [f"report:{start}"]
+    assert restarted.occurrences == () and restarted.advance == Outcome.ADVANCED
+    assert bench.per_slot == {start: (f"report:{start}",)}
+    assert bench.duplicates == 0 and lab.jobs(queue).count() == 1
+    assert lab.repeat(queue).entries() == [("report", start + MIN + 15 * MIN)]
+    assert "the slot's id is already stored: nothing enqueued" in bench.text()
+
+
+def test_bench_fault_on_keeps_crashing_and_restarting(lab: emq_lab.Lab, queue: str) -> None:
+    bench = CrashBench(lab, queue, crash=True)
+    kinds = [bench.tick().kind for _ in range(6)]
+    assert kinds == [CRASH, RESTART] * 3
+    assert len(bench.per_slot) == 3 and bench.duplicates == 3
+
+
+@pytest.mark.parametrize("slot_keyed", [False, True])
+def test_bench_fault_off_fires_one_job_per_slot(lab: emq_lab.Lab, queue: str, slot_keyed: bool) -> None:
+    bench = CrashBench(lab, queue, slot_keyed=slot_keyed)
+    start = parse_instant(START)
+    for _ in range(4):
+        taken = bench.tick()
+        assert taken.kind == TICK and len(taken.occurrences) == 1 and taken.advance == Outcome.ADVANCED
+        lab.clock.advance(minutes=15)
+    assert list(bench.per_slot) == [start + i * 15 * MIN for i in range(4)]
+    assert all(len(ids) == 1 for ids in bench.per_slot.values())
+    assert bench.duplicates == 0 and lab.jobs(queue).count() == 4
+
+
+def test_a_running_tick_waits_for_the_next_run(lab: emq_lab.Lab, queue: str) -> None:
+    bench = CrashBench(lab, queue)
+    start = parse_instant(START)
+    first, second = bench.tick(), bench.tick()
+    assert (first.at_ms, second.at_ms) == (start, start + 15 * MIN)
+    assert lab.clock.now_ms() == start + 15 * MIN
+    assert "next click: a tick at 09:30" in bench.text()
+
+
+def test_a_pending_restart_survives_the_fault_switched_off(lab: emq_lab.Lab, queue: str) -> None:
+    bench = CrashBench(lab, queue, crash=True)
+    bench.tick()
+    bench.set(crash=False)
+    assert bench.restart_pending and "next click: the restarted pump's tick" in bench.text()
+    assert bench.tick().kind == RESTART
+    assert bench.tick().kind == TICK
+
+
+def test_a_new_id_mode_starts_a_new_round_and_the_fault_switch_does_not(lab: emq_lab.Lab, queue: str) -> None:
+    bench = CrashBench(lab, queue, crash=True)
+    bench.tick()
+    bench.set(crash=True, slot_keyed=False)  # nothing changes
+    assert len(bench.ticks) == 1 and bench.restart_pending
+    bench.set(slot_keyed=True)
+    assert bench.ticks == [] and not bench.restart_pending
+    assert lab.jobs(queue).count() == 0
+    assert lab.repeat(queue).entries() == [("report", lab.clock.now_ms())]
+    assert bench.crash and bench.slot_keyed
+
+
+def test_bench_reset_empties_the_queue(lab: emq_lab.Lab, queue: str) -> None:
+    bench = CrashBench(lab, queue, crash=True)
+    bench.tick()
+    bench.tick()
+    bench.reset()
+    assert lab.jobs(queue).count() == 0 and bench.ticks == [] and bench.duplicates == 0
+    assert "ticks: (none yet)" in bench.text() and "jobs per slot: (none)" in bench.text()
+
+
+def test_bench_refuses_bad_switches_and_a_restart_past_the_slot(lab: emq_lab.Lab, queue: str) -> None:
+    bench = CrashBench(lab, queue)
+    with pytest.raises(ValueError, match="crash: expected True or False"):
+        bench.set(crash="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="slot_keyed"):
+        bench.set(slot_keyed=1)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="restart_after_ms"):
+        CrashBench(lab, queue, every_ms=MIN, restart_after_ms=MIN)
+
+
+def test_jobs_are_counted_per_slot() -> None:
+    def tick(kind: str, slot: int | None, *ids: str) -> CrashTick:
+        return CrashTick(kind, 0, slot, tuple(Occurrence(i, "r", 0) for i in ids), None, ())
+
+    ticks = [tick(CRASH, 20, "A"), tick(RESTART, 20, "B"), tick(TICK, 10, "C"), tick(TICK, None), tick(RESTART, 30)]
+    per_slot = jobs_per_slot(ticks)
+    assert per_slot == {10: ("C",), 20: ("A", "B")}
+    assert count_duplicates(per_slot) == 1
+    assert count_duplicates({}) == 0
+    assert str(ticks[3]) == "00:00 tick: nothing due"

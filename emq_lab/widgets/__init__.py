@@ -3,6 +3,6 @@ controls and a ``readout`` string."""
 
 from .boot import BootPanel
 from .cadence import CadenceExplorer
-from .cancel import CancelPanel
+from .cancel import CancelPanel, CrashPanel
 
-__all__ = ["BootPanel", "CadenceExplorer", "CancelPanel"]
+__all__ = ["BootPanel", "CadenceExplorer", "CancelPanel", "CrashPanel"]

@@ -1,4 +1,5 @@
-"""CancelPanel: step through the race between a pump tick and a cancel."""
+"""CancelPanel: step through the race between a pump tick and a cancel. CrashPanel: switch on a
+crash between enqueue and advance and watch a slot get (or not get) a duplicate."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from ..clock import hhmm
-from ..race import LABELS, PRESET_LABELS, PRESETS, STEPS, Keyspace, Race, keyspace
+from ..race import LABELS, PRESET_LABELS, PRESETS, STEPS, CrashBench, Keyspace, Race, keyspace
 from .view import View
 
 if TYPE_CHECKING:
@@ -107,3 +108,106 @@ class CancelPanel(View):
         lines.append(f"advance outcome: <b>{escape(outcome.tuple) if outcome else '-'}</b>")
         self._log.value = "<br>".join(lines)
         self._keyspace.value = _keyspace_html(keyspace(self.lab, self.race.queue))
+
+
+def _crash_html(bench: CrashBench) -> str:
+    """The bench's ticks, a table of jobs per slot and the duplicate count, as small HTML."""
+    ticks = "<br>".join(escape(str(tick)) for tick in bench.ticks) or "<i>no ticks yet</i>"
+    rows = "".join(
+        f"<tr><th style='text-align:left'>{hhmm(slot)} slot</th><td>{escape(', '.join(ids))}</td>"
+        f"<td style='color:{'#cf222e' if len(ids) > 1 else '#1a7f37'}'>{len(ids) - 1} duplicate(s)</td></tr>"
+        for slot, ids in bench.per_slot.items()
+    )
+    table = f"<table>{rows}</table>" if rows else "<i>no jobs</i>"
+    colour = "#cf222e" if bench.duplicates else "#1a7f37"
+    return (
+        f"<div>{ticks}</div><div><b>jobs per slot</b></div>{table}"
+        f"<div style='color:{colour}'><b>duplicates: {bench.duplicates}</b></div>"
+        f"<div>next click: {escape(bench.next_click())}</div>"
+    )
+
+
+class CrashPanel(View):
+    """A fault switch (crash after enqueue), an id switch (fresh ``JOB-`` ids or slot-keyed
+    ``<name>:<slot_ms>``), a Tick button that also restarts a crashed pump, Reset, and the jobs
+    per slot with the duplicate count. Twins: ``set(crash=, slot_keyed=)``, ``tick()``,
+    ``reset()``, ``readout``. A view over :class:`emq_lab.race.CrashBench`.
+
+    The panel runs on a queue of its own (default ``"crash-panel"``) and resets it on creation.
+    """
+
+    def __init__(
+        self, lab: Lab, queue: str = "crash-panel", *, name: str = "report", every_ms: int = 15 * 60_000
+    ) -> None:
+        self.lab = lab
+        self.bench = CrashBench(lab, queue, name=name, every_ms=every_ms)
+        self._holding = False
+        self._crash_toggle = widgets.ToggleButton(
+            value=False,
+            description="fault: crash after enqueue",
+            tooltip="on: a running pump crashes after its enqueue, before the advance",
+            icon="bolt",
+            layout=widgets.Layout(width="auto"),
+        )
+        self._crash_toggle.observe(self._on_crash, names="value")
+        self._ids_switch = widgets.ToggleButtons(
+            options=[("fresh JOB- ids", False), ("slot-keyed <name>:<slot_ms>", True)],
+            value=False,
+            description="occurrence ids",
+            style={"button_width": "auto"},
+        )
+        self._ids_switch.observe(self._on_ids, names="value")
+        self._tick_button = widgets.Button(description="Tick (and restart)", button_style="info")
+        self._tick_button.on_click(lambda _: self.act(self.tick))
+        self._reset_button = widgets.Button(description="Reset", button_style="warning")
+        self._reset_button.on_click(lambda _: self.act(self.reset))
+        self._readout = widgets.HTML()
+        self._readout.add_class("emq-readout")  # findable by a browser test
+        self.box = widgets.VBox(
+            [
+                widgets.HBox([self._crash_toggle, self._ids_switch]),
+                widgets.HBox([self._tick_button, self._reset_button]),
+                self._readout,
+            ]
+        )
+        self.refresh()
+
+    def _on_crash(self, change: dict[str, Any]) -> None:
+        if not self._holding:
+            self.act(lambda: self.set(crash=bool(change["new"])))
+
+    def _on_ids(self, change: dict[str, Any]) -> None:
+        if not self._holding:
+            self.act(lambda: self.set(slot_keyed=bool(change["new"])))
+
+    # -- twins ---------------------------------------------------------------------------------
+
+    def set(self, *, crash: bool | None = None, slot_keyed: bool | None = None) -> None:
+        """Flip the fault switch and/or the id mode, as the toggles would. A new id mode starts a
+        new round (the queue is reset)."""
+        self.bench.set(crash=crash, slot_keyed=slot_keyed)
+        self.refresh()
+
+    def tick(self) -> None:
+        """Click Tick: the restarted pump's tick after a crash, else a running pump's tick."""
+        self.bench.tick()
+        self.refresh()
+
+    def reset(self) -> None:
+        """Empty the queue, register the name due now, forget the ticks."""
+        self.bench.reset()
+        self.refresh()
+
+    @property
+    def readout(self) -> str:
+        return self.bench.text()
+
+    def refresh(self) -> None:
+        """Set every child from the bench."""
+        self._holding = True
+        try:
+            self._crash_toggle.value = self.bench.crash
+            self._ids_switch.value = self.bench.slot_keyed
+        finally:
+            self._holding = False
+        self._readout.value = _crash_html(self.bench)
