@@ -37,16 +37,29 @@ class ValkeyServer:
         binary = server_binary()
         if binary is None:
             raise FileNotFoundError("valkey-server is not on PATH")
-        self.port = port or free_port()
         self.dir = Path(tempfile.mkdtemp(prefix="emq-valkey-"))
-        args = [binary, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.dir)]
-        if not any(a == "--save" for a in extra):
-            args += ["--save", ""]
-        if not any(a == "--appendonly" for a in extra):
-            args += ["--appendonly", "no"]
-        self._args = args + list(extra)
+        self._binary = binary
+        self._extra = list(extra)
         self.process: subprocess.Popen[bytes] | None = None
-        self.start()
+        for attempt in range(3):
+            self.port = port or free_port()
+            try:
+                self.start()
+                return
+            except RuntimeError:
+                # A picked port can be taken before the server binds it: pick again.
+                if port is not None or attempt == 2:
+                    shutil.rmtree(self.dir, ignore_errors=True)
+                    raise
+
+    @property
+    def _args(self) -> list[str]:
+        args = [self._binary, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.dir)]
+        if "--save" not in self._extra:
+            args += ["--save", ""]
+        if "--appendonly" not in self._extra:
+            args += ["--appendonly", "no"]
+        return args + self._extra
 
     @property
     def url(self) -> str:
@@ -57,16 +70,21 @@ class ValkeyServer:
         self.process = subprocess.Popen(self._args, stdout=log, stderr=subprocess.STDOUT)
         client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.2)
         deadline = time.monotonic() + 10
-        while True:
-            try:
-                if client.ping():
-                    break
-            except (redis.ConnectionError, redis.TimeoutError):
-                pass
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"valkey-server did not start: {(self.dir / 'server.log').read_text()}")
-            time.sleep(0.02)
-        client.close()
+        try:
+            while True:
+                try:
+                    # Our server (not another one that took the port first), done loading its AOF.
+                    info = client.info()
+                    if int(info["process_id"]) == self.process.pid and int(info["loading"]) == 0:
+                        break
+                except (redis.ConnectionError, redis.TimeoutError):
+                    pass
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"valkey-server did not start: {(self.dir / 'server.log').read_text()}")
+                time.sleep(0.02)
+        finally:
+            client.close()
 
     def stop(self) -> None:
         """Stop the server by its PID (SIGKILL after 5 s)."""
@@ -105,6 +123,23 @@ def cluster_binary() -> str | None:
     return shutil.which("valkey-cli")
 
 
+def _cluster_node(attempts: int = 3) -> ValkeyServer:
+    """One cluster-enabled node on free ports. Ports are picked by binding and releasing, so
+    another process (or our own other pick) can take one first: try again on fresh ports."""
+    for attempt in range(attempts):
+        try:
+            return ValkeyServer(
+                "--cluster-enabled", "yes",
+                "--cluster-config-file", "nodes.conf",
+                "--cluster-port", str(free_port()),
+                "--cluster-node-timeout", "5000",
+            )  # fmt: skip
+        except RuntimeError:
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
 class ValkeyCluster:
     """Three cluster-enabled primaries on loopback, no replicas, joined by ``valkey-cli --cluster create``."""
 
@@ -115,18 +150,7 @@ class ValkeyCluster:
         self.nodes: list[ValkeyServer] = []
         try:
             for _ in range(primaries):
-                self.nodes.append(
-                    ValkeyServer(
-                        "--cluster-enabled",
-                        "yes",
-                        "--cluster-config-file",
-                        "nodes.conf",
-                        "--cluster-port",
-                        str(free_port()),
-                        "--cluster-node-timeout",
-                        "5000",
-                    )
-                )
+                self.nodes.append(_cluster_node())
             where = [f"127.0.0.1:{node.port}" for node in self.nodes]
             subprocess.run(
                 [cli, "--cluster", "create", *where, "--cluster-replicas", "0", "--cluster-yes"],
