@@ -3,6 +3,7 @@ would) and Voila (the instructor's presentation mode). Debian's Chromium, driven
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -234,6 +235,23 @@ def cancel_walk(page: Page) -> None:
     expect(figure).to_contain_text("cancel between enqueue and advance")
     snap(page, figure, "03-cancel-figure")
     panel.scroll_into_view_if_needed()
+
+    # The CrashPanel: the fault on, one tick and its restart, with fresh then slot-keyed ids.
+    bench = page.locator(".emq-readout", has_text="next click:").first
+    crash = bench.locator("xpath=..")
+    for ids, duplicates in (("fresh JOB- ids", "duplicates: 1"), ("slot-keyed <name>:<slot_ms>", "duplicates: 0")):
+        crash.get_by_role("button", name=ids, exact=True).click()
+        crash.get_by_role("button", name="Reset", exact=True).click()
+        expect_text(bench, "no ticks yet", "duplicates: 0")
+        fault = crash.get_by_role("button", name="fault: crash after enqueue")
+        if "mod-active" not in (fault.get_attribute("class") or ""):
+            fault.click()
+        expect(fault).to_have_class(re.compile("mod-active"))  # the fault switch is on
+        crash.get_by_role("button", name="Tick (and restart)", exact=True).click()
+        expect_text(bench, "then crashed before advance")
+        crash.get_by_role("button", name="Tick (and restart)", exact=True).click()
+        expect_text(bench, "restart:", duplicates)
+    snap(page, crash, "03-cancel-crash")
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
