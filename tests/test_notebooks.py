@@ -1,7 +1,14 @@
 """Every notebook, run by nbval against its stored outputs, on both backends.
 
 Each run is a separate pytest process so the kernel inherits ``EMQ_LAB_URL``: unset for the
-embedded fakeredis, the throwaway Valkey's URL otherwise. The stored outputs are the same for both.
+embedded fakeredis, the throwaway Valkey's (or cluster's) URL otherwise. The stored outputs are the
+same for every backend.
+
+Plotly figures: their JSON (``application/vnd.plotly.v1+json``) is not compared (root conftest.py).
+Pinning plotly exactly would have frozen a learner's environment to one release for the sake of a
+template dict that changes with every plotly version; instead each figure cell prints the marks it
+draws, and those printed marks are compared. A panel's ``text/plain`` is its readout, so widget
+cells compare the verdict, not the ipywidgets repr.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The cancel race and the crash replay, on both backends."""
+"""The cancel race (emq_lab.race) and the crash replay (emq_lab.faults), on every backend."""
 
 from __future__ import annotations
 
@@ -9,26 +9,28 @@ import pytest
 import emq_lab
 from emq_lab import Occurrence, Outcome
 from emq_lab.clock import parse_instant
-from emq_lab.plots.keyspace import keyspace_figure, keyspace_marks
-from emq_lab.race import (
+from emq_lab.faults import (
     CRASH,
-    PRESET_LABELS,
-    PRESETS,
     RESTART,
-    STEPS,
     TICK,
     CrashBench,
     CrashTick,
+    count_duplicates,
+    jobs_per_slot,
+    replay_crash,
+)
+from emq_lab.plots.keyspace import keyspace_figure, keyspace_marks
+from emq_lab.race import (
+    PRESET_LABELS,
+    PRESETS,
+    STEPS,
     Mark,
     Race,
-    count_duplicates,
     drop_record,
     every_order,
-    jobs_per_slot,
     keyspace,
     marks,
     preset_marks,
-    replay_crash,
 )
 
 MIN = 60_000

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from ..clock import hhmm
-from ..race import LABELS, PRESET_LABELS, PRESETS, STEPS, CrashBench, Keyspace, Race, keyspace
+from ..faults import CrashBench
+from ..race import LABELS, PRESET_LABELS, PRESETS, STEPS, Keyspace, Race, keyspace
 from .view import View
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ class CrashPanel(View):
     """A fault switch (crash after enqueue), an id switch (fresh ``JOB-`` ids or slot-keyed
     ``<name>:<slot_ms>``), a Tick button that also restarts a crashed pump, Reset, and the jobs
     per slot with the duplicate count. Twins: ``set(crash=, slot_keyed=)``, ``tick()``,
-    ``reset()``, ``readout``. A view over :class:`emq_lab.race.CrashBench`.
+    ``reset()``, ``readout``. A view over :class:`emq_lab.faults.CrashBench`.
 
     The panel runs on a queue of its own (default ``"crash-panel"``) and resets it on creation.
     """

@@ -1,0 +1,309 @@
+"""The cancel dive's fault: a pump that crashes after an enqueue and before its advance, and
+what a restart then produces with fresh ids (a duplicate) and with slot-keyed ids (none).
+
+The CrashPanel is a view over a :class:`CrashBench`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from . import validate
+from .clock import hhmm
+from .outcome import Outcome
+from .pump import Occurrence, PumpCrash
+
+if TYPE_CHECKING:
+    from .lab import Lab
+
+MIN = 60_000
+
+
+# --- the crash between enqueue and advance -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CrashReplay:
+    """A tick that crashed after its enqueue, and the restarted pump's tick on the same slot."""
+
+    name: str
+    slot_keyed: bool
+    slot_ms: int
+    crash_ms: int
+    restart_ms: int
+    before_crash: tuple[Occurrence, ...]
+    due_after_crash: tuple[tuple[str, int], ...]
+    on_restart: tuple[Occurrence, ...]
+    restart_advance: Outcome | None
+    jobs: tuple[str, ...]
+
+    @property
+    def duplicates(self) -> int:
+        """Jobs beyond the first for the one slot the replay touched."""
+        return max(0, len(self.jobs) - 1)
+
+    def __str__(self) -> str:
+        mode = "slot-keyed ids <name>:<slot_ms>" if self.slot_keyed else "fresh ids from the counter"
+        slot = hhmm(self.slot_ms)
+        made = ", ".join(o.job_id for o in self.before_crash) or "nothing"
+        still = ", ".join(f"{n} @ {hhmm(ms)}" for n, ms in self.due_after_crash) or "(empty)"
+        again = ", ".join(o.job_id for o in self.on_restart)
+        restart = (
+            f"enqueued {again} for the {slot} slot again"
+            if again
+            else "the slot's id is already stored: nothing enqueued"
+        )
+        advance = self.restart_advance.tuple if self.restart_advance else "-"
+        return "\n".join(
+            [
+                f"pump with {mode}, fault switch on",
+                f"  {hhmm(self.crash_ms)} tick: enqueued {made} for the {slot} slot, then crashed before advance",
+                f"  registry after the crash: {still} - the name is still due",
+                f"  {hhmm(self.restart_ms)} restart: {restart}; advance {advance}",
+                f"  jobs for the {slot} slot: {', '.join(self.jobs)}",
+                f"verdict: {self.duplicates} duplicate(s)",
+            ]
+        )
+
+
+def replay_crash(
+    lab: Lab,
+    queue: str,
+    *,
+    slot_keyed: bool,
+    name: str = "report",
+    every_ms: int = 15 * MIN,
+    restart_after_ms: int = MIN,
+) -> CrashReplay:
+    """On a queue of its own (reset first): register ``name`` due now, tick a pump whose
+    fault switch is on so it crashes after the enqueue, move a SimClock ``restart_after_ms``
+    on, and tick a fresh pump with the same ``slot_keyed`` mode: two clicks of a
+    :class:`CrashBench` with the fault on."""
+    validate.name(queue, field="queue")
+    if restart_after_ms and getattr(lab.clock, "advance", None) is None:
+        raise ValueError("restart_after_ms: moving the clock needs a SimClock; pass 0 otherwise")
+    bench = CrashBench(
+        lab, queue, name=name, every_ms=every_ms, restart_after_ms=restart_after_ms, crash=True, slot_keyed=slot_keyed
+    )
+    crashed = bench.tick()
+    if crashed.kind != CRASH or crashed.slot_ms is None:
+        raise RuntimeError("replay_crash: the pump did not crash; is the fault switch wired?")
+    restarted = bench.tick()
+    return CrashReplay(
+        name=name,
+        slot_keyed=slot_keyed,
+        slot_ms=crashed.slot_ms,
+        crash_ms=crashed.at_ms,
+        restart_ms=restarted.at_ms,
+        before_crash=crashed.occurrences,
+        due_after_crash=crashed.registry,
+        on_restart=restarted.occurrences,
+        restart_advance=restarted.advance,
+        jobs=tuple(reversed(lab.jobs(queue).browse(limit=100))),
+    )
+
+
+# --- the crash, one click at a time (what the CrashPanel drives) ---------------------------
+
+TICK = "tick"  # a running pump's tick
+CRASH = "crash"  # a running pump's tick with the fault on: enqueued, then died before the advance
+RESTART = "restart"  # the restarted pump's first tick
+
+
+@dataclass(frozen=True)
+class CrashTick:
+    """One tick of a :class:`CrashBench`: what kind it was, when, for which slot, what it
+    enqueued, what its advance answered (None: it crashed first, or nothing was due) and the
+    registry right after it."""
+
+    kind: str
+    at_ms: int
+    slot_ms: int | None  # the slot the name was due for; None when nothing was due
+    occurrences: tuple[Occurrence, ...]
+    advance: Outcome | None
+    registry: tuple[tuple[str, int], ...]
+
+    def __str__(self) -> str:
+        at = f"{hhmm(self.at_ms)} {'restart' if self.kind == RESTART else 'tick'}"
+        if self.slot_ms is None:
+            return f"{at}: nothing due"
+        slot = hhmm(self.slot_ms)
+        made = ", ".join(o.job_id for o in self.occurrences)
+        if not made:
+            enqueued = "the slot's id is already stored: nothing enqueued"
+        elif self.kind == RESTART:
+            enqueued = f"enqueued {made} for the {slot} slot again"
+        else:
+            enqueued = f"enqueued {made} for the {slot} slot"
+        if self.kind == CRASH:
+            return f"{at}: {enqueued}, then crashed before advance"
+        advance = self.advance.tuple if self.advance else "-"
+        upcoming = ", ".join(f"next run {hhmm(ms)}" for _, ms in self.registry)
+        return f"{at}: {enqueued}; advance {advance}" + (f", {upcoming}" if upcoming else "")
+
+
+def jobs_per_slot(ticks: list[CrashTick] | tuple[CrashTick, ...]) -> dict[int, tuple[str, ...]]:
+    """The job ids enqueued for each slot, slots in time order (a pure function)."""
+    slots: dict[int, list[str]] = {}
+    for tick in ticks:
+        if tick.slot_ms is not None:
+            slots.setdefault(tick.slot_ms, []).extend(o.job_id for o in tick.occurrences)
+    return {slot: tuple(ids) for slot, ids in sorted(slots.items()) if ids}
+
+
+def count_duplicates(per_slot: dict[int, tuple[str, ...]]) -> int:
+    """Jobs beyond the first in every slot (a pure function)."""
+    return sum(max(0, len(ids) - 1) for ids in per_slot.values())
+
+
+def _checked_switch(value: object, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{field}: expected True or False, got {value!r}")
+    return value
+
+
+class CrashBench:
+    """One name on a queue of its own, ticked one click at a time, with a fault switch.
+
+    With ``crash`` on, a running pump's tick crashes after its enqueue, before the advance, and
+    the next tick is the restarted pump's (``restart_after_ms`` later on a SimClock; a restarted
+    pump runs clean). With ``crash`` off a tick is a plain ``Pump.tick()``. A running pump ticks
+    at the name's next run: a SimClock behind it moves there (a clock that cannot move is read as
+    it is). ``slot_keyed`` picks the ids: fresh ``JOB-`` ids from the counter, or ``<name>:<slot_ms>``;
+    switching it starts a new round, so one round never mixes the two. The queue is reset on
+    creation.
+    """
+
+    def __init__(
+        self,
+        lab: Lab,
+        queue: str,
+        *,
+        name: str = "report",
+        every_ms: int = 15 * MIN,
+        template: str = '{"report": "daily"}',
+        restart_after_ms: int = MIN,
+        crash: bool = False,
+        slot_keyed: bool = False,
+    ) -> None:
+        self.lab = lab
+        self.queue = validate.name(queue, field="queue")
+        self.name = validate.name(name)
+        self.every_ms = validate.every_ms(every_ms)
+        self.template = validate.template(template)
+        if isinstance(restart_after_ms, bool) or not isinstance(restart_after_ms, int):
+            raise ValueError(f"restart_after_ms: expected an int of milliseconds, got {restart_after_ms!r}")
+        if not 0 <= restart_after_ms < every_ms:
+            raise ValueError(
+                f"restart_after_ms: must be from 0 to below every_ms ({every_ms}) so the restart meets "
+                f"the same slot, got {restart_after_ms}"
+            )
+        self.restart_after_ms = restart_after_ms
+        self.crash = _checked_switch(crash, "crash")
+        self.slot_keyed = _checked_switch(slot_keyed, "slot_keyed")
+        self.ticks: list[CrashTick] = []
+        self.restart_pending = False  # the last tick crashed: the next one is the restarted pump's
+        self.reset()
+
+    # -- controls ------------------------------------------------------------------------------
+
+    def set(self, *, crash: bool | None = None, slot_keyed: bool | None = None) -> None:
+        """Flip the fault switch and/or the id mode. A new id mode starts a new round (reset)."""
+        new_crash = self.crash if crash is None else _checked_switch(crash, "crash")
+        new_keyed = self.slot_keyed if slot_keyed is None else _checked_switch(slot_keyed, "slot_keyed")
+        if new_keyed != self.slot_keyed:
+            self.reset()  # first, so a failed reset leaves the old mode in place
+            self.slot_keyed = new_keyed
+        self.crash = new_crash
+
+    def reset(self) -> None:
+        """Empty the queue, register the name due now, forget the ticks and any pending restart."""
+        self.lab.reset(self.queue)
+        self.lab.repeat(self.queue).register(self.name, self.every_ms, self.template)
+        self.ticks = []
+        self.restart_pending = False
+
+    def tick(self) -> CrashTick:
+        """One click: the restarted pump's tick if the last one crashed, else a running pump's
+        tick at the name's next run (crashing after its enqueue when the fault is on)."""
+        rep = self.lab.repeat(self.queue)
+        restart = self.restart_pending
+        if restart:
+            self._move_to(self.lab.clock.now_ms() + self.restart_after_ms)
+        else:
+            upcoming = dict(rep.entries()).get(self.name)
+            if upcoming is not None:
+                self._move_to(upcoming)
+        now = self.lab.clock.now_ms()
+        slot = dict(rep.entries()).get(self.name)
+        if slot is not None and slot > now:
+            slot = None
+        pump = self.lab.pump(self.queue, slot_keyed=self.slot_keyed)
+        pump.crash_after_enqueue = self.crash and not restart
+        kind = RESTART if restart else TICK
+        try:
+            fired = pump.tick()
+        except PumpCrash as crash:
+            fired, kind = list(crash.occurrences), CRASH
+        self.restart_pending = kind == CRASH
+        taken = CrashTick(
+            kind=kind,
+            at_ms=now,
+            slot_ms=slot,
+            occurrences=tuple(fired),
+            advance=None if kind == CRASH else dict(pump.advanced).get(self.name),
+            registry=tuple(rep.entries()),
+        )
+        self.ticks.append(taken)
+        return taken
+
+    def _move_to(self, target_ms: int) -> None:
+        """Move a SimClock forward to ``target_ms`` (never back; a clock that cannot move stays)."""
+        advance = getattr(self.lab.clock, "advance", None)
+        behind = target_ms - self.lab.clock.now_ms()
+        if advance is not None and behind > 0:
+            advance(behind)
+
+    # -- reading the round ---------------------------------------------------------------------
+
+    @property
+    def per_slot(self) -> dict[int, tuple[str, ...]]:
+        """The job ids enqueued for each slot of this round."""
+        return jobs_per_slot(self.ticks)
+
+    @property
+    def duplicates(self) -> int:
+        """Jobs beyond the first, summed over the round's slots."""
+        return count_duplicates(self.per_slot)
+
+    @property
+    def ids(self) -> str:
+        return f"slot-keyed {self.name}:<slot_ms>" if self.slot_keyed else "fresh JOB- ids from the counter"
+
+    def next_click(self) -> str:
+        """What the next tick will be."""
+        if self.restart_pending:
+            return "the restarted pump's tick (it runs clean)"
+        upcoming = dict(self.lab.repeat(self.queue).entries()).get(self.name)
+        if upcoming is None:
+            return "a tick with nothing due"
+        at = hhmm(max(upcoming, self.lab.clock.now_ms()))
+        return f"a tick at {at}" + (" that crashes after its enqueue" if self.crash else "")
+
+    def text(self) -> str:
+        """The multi-line readout: the switches, every tick, the jobs per slot, the duplicates."""
+        fault = "on" if self.crash else "off"
+        lines = [
+            f"crash bench: {self.name} every {self.every_ms // MIN} min, queue {self.queue}",
+            f"fault (crash after enqueue): {fault} | occurrence ids: {self.ids}",
+            "ticks:" if self.ticks else "ticks: (none yet)",
+        ]
+        lines.extend(f"  {tick}" for tick in self.ticks)
+        per_slot = self.per_slot
+        lines.append("jobs per slot:" if per_slot else "jobs per slot: (none)")
+        for slot, ids in per_slot.items():
+            lines.append(f"  {hhmm(slot)} slot: {', '.join(ids)} - {len(ids) - 1} duplicate(s)")
+        lines.append(f"duplicates: {self.duplicates}")
+        lines.append(f"next click: {self.next_click()}")
+        return "\n".join(lines)
