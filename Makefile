@@ -4,6 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 NB     ?= 01-upsert
+ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: install lab present test lint bench clean
 
@@ -17,7 +18,7 @@ install: $(STAMP)
 
 ## JupyterLab on the first notebook, embedded backend (unset EMQ_LAB_URL).
 lab: install
-	env -u EMQ_LAB_URL $(BIN)/jupyter lab notebooks/$(NB).ipynb
+	env -u EMQ_LAB_URL $(BIN)/jupyter lab $(ROOT_OK) notebooks/$(NB).ipynb
 
 ## Voila on one notebook, for presenting: make present NB=02-cadence
 present: install
