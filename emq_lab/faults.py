@@ -189,9 +189,7 @@ class CrashBench:
     ) -> None:
         self.lab = lab
         self.queue = validate.name(queue, field="queue")
-        self.name = validate.name(name)
-        self.every_ms = validate.every_ms(every_ms)
-        self.template = validate.template(template)
+        self.name, self.every_ms, self.template = validate.registration(name, every_ms, template)
         if isinstance(restart_after_ms, bool) or not isinstance(restart_after_ms, int):
             raise ValueError(f"restart_after_ms: expected an int of milliseconds, got {restart_after_ms!r}")
         if not 0 <= restart_after_ms < every_ms:

@@ -144,9 +144,7 @@ class Race:
     ) -> None:
         self.lab = lab
         self.queue = validate.name(queue, field="queue")
-        self.name = validate.name(name)
-        self.every_ms = validate.every_ms(every_ms)
-        self.template = validate.template(template)
+        self.name, self.every_ms, self.template = validate.registration(name, every_ms, template)
         self.repeat = lab.repeat(queue)
         self.pump: Pump = lab.pump(queue)
         self._round = _Round()

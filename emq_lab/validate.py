@@ -67,6 +67,11 @@ def template(value: object) -> str:
     return value
 
 
+def registration(name_: object, every: object, template_: object) -> tuple[str, int, str]:
+    """A registration's name, period and template, each checked as ``register`` checks it."""
+    return name(name_), every_ms(every), template(template_)
+
+
 def limit(value: object, *, field: str = "limit") -> int:
     """A batch or page size: an int >= 1."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
