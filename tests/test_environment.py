@@ -3,6 +3,7 @@ and binder/start brings up a real Valkey beside the embedded default."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -91,3 +92,11 @@ def test_binder_start_runs_a_valkey_and_keeps_the_embedded_default(tmp_path: Pat
         if len(lines) > 2 and lines[2].isdigit():
             os.kill(int(lines[2]), signal.SIGTERM)
             time.sleep(0.2)
+
+
+def test_every_notebook_offers_the_binder_valkey() -> None:
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        prose = "".join(
+            "".join(c["source"]) for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "markdown"
+        )
+        assert 'os.environ["EMQ_LAB_VALKEY_URL"]' in prose, notebook.name
