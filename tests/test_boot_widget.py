@@ -165,3 +165,17 @@ def test_counter_slider_compares_strategies(lab: emq_lab.Lab, queue: str) -> Non
 def test_strategy_values_match_the_toggle(lab: emq_lab.Lab, queue: str) -> None:
     panel = BootPanel(lab, queue)
     assert [value for _, value in panel._strategy.options] == [s.value for s in Strategy]
+
+
+def test_the_history_row_hides_when_there_is_no_boot(lab: emq_lab.Lab, queue: str) -> None:
+    # ipywidgets' ToggleButtons view keeps stale buttons when its options empty; hiding the row
+    # keeps a learner from clicking a boot that no longer exists.
+    panel = BootPanel(lab, queue)
+    assert panel._history.layout.display == "none"
+    panel.boot(2)
+    assert panel._history.layout.display == ""
+    panel.reset()
+    assert panel._history.layout.display == "none"
+    panel.boot(1)
+    panel.use("naive")
+    assert panel._history.layout.display == "none"
