@@ -88,7 +88,7 @@ class BootPanel(View):
             description="period",
             layout=widgets.Layout(width="180px"),
         )
-        self._history = widgets.ToggleButtons(options=[], description="boots")
+        self._history = widgets.ToggleButtons(options=[], description="boots", layout=widgets.Layout(display="none"))
         self._script = widgets.HTML()
         self._state = widgets.HTML()
         self._state.add_class("emq-readout")  # the readout, findable by a browser test
