@@ -99,7 +99,7 @@ class Pump:
 
     def finish(self, row: Row, now_ms: int) -> Outcome:
         """Advance ``row`` by the rule, or sweep it when its record is gone."""
-        outcome = self.repeat._advance_to(row.name, self.next_run(row, now_ms))
+        outcome = self.repeat.advance_to(row.name, self.next_run(row, now_ms))
         self.advanced.append((row.name, outcome))
         return outcome
 

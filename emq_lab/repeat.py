@@ -62,15 +62,11 @@ class Repeat:
         """Start-to-start: next run = now + every_ms. A missing record sweeps the member."""
         validate.name(name)
         validate.every_ms(every_ms)
-        return self._advance_to(name, self.lab.clock.now_ms() + every_ms)
+        return self.advance_to(name, self.lab.clock.now_ms() + every_ms)
 
-    def _advance_to(self, name: str, next_ms: int) -> Outcome:
+    def advance_to(self, name: str, next_ms: int) -> Outcome:
+        """The advance script with a next run the caller computed (the pump's rules do)."""
         return outcome_of("advance", self.lab.scripts.advance(keys=self._keys(name), args=[name, next_ms]))
-
-    def sweep(self, name: str) -> Outcome:
-        """Run advance's guard for ``name``: ABSENT (and ZREM) if its record is gone."""
-        validate.name(name)
-        return self._advance_to(name, self.lab.clock.now_ms())
 
     def rows(self, *, due_only: bool = False, limit: int | None = None) -> list[Row]:
         """Registry members in score order with their records (None where gone)."""
