@@ -273,7 +273,7 @@ class Race:
             outcome = self.pump.finish(row, state.now_ms)
             state.advanced.append((row.name, outcome))
             if outcome is Outcome.ADVANCED:
-                notes.append(f"{outcome.tuple}: next run of {row.name} @ {hhmm(state.now_ms + (row.every_ms or 0))}")
+                notes.append(f"{outcome.tuple}: next run of {row.name} @ {hhmm(self.pump.next_run(row, state.now_ms))}")
             elif row.name in members:
                 notes.append(f"{outcome.tuple}: record gone, the dangling member {row.name} swept")
             else:
