@@ -1,4 +1,4 @@
-"""The cancel race (emq_lab.race) and the crash replay (emq_lab.faults), on every backend."""
+"""The cancel race (emq_lab.dives.race) and the crash replay (emq_lab.dives.crash), on every backend."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import emq_lab
 from emq_lab import Occurrence, Outcome
 from emq_lab.clock import parse_instant
-from emq_lab.faults import (
+from emq_lab.dives.crash import (
     CRASH,
     RESTART,
     TICK,
@@ -19,8 +19,7 @@ from emq_lab.faults import (
     jobs_per_slot,
     replay_crash,
 )
-from emq_lab.plots.keyspace import keyspace_figure, keyspace_marks
-from emq_lab.race import (
+from emq_lab.dives.race import (
     PRESET_LABELS,
     PRESETS,
     STEPS,
@@ -32,6 +31,7 @@ from emq_lab.race import (
     marks,
     preset_marks,
 )
+from emq_lab.plots.keyspace import keyspace_figure, keyspace_marks
 
 MIN = 60_000
 START = "2026-01-05T09:00:00Z"  # the lab fixture's SimClock
