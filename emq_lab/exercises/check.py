@@ -70,21 +70,31 @@ def queues(exercise: str) -> tuple[str, str]:
     return f"exercise-{exercise}", f"exercise-{exercise}-ref"
 
 
+def clear(lab: Lab, queue: str, names: tuple[str, ...] = ()) -> None:
+    """Empty ``queue``: ``lab.reset`` finds its keys from the registry's members, and a wrong
+    script can leave a record no member names, so the records of ``names`` (the scenario's
+    names, exact keys of this queue) are deleted too."""
+    lab.reset(queue)
+    k = lab.keyspace(queue)
+    if names:
+        lab.client.delete(*(k.record(name) for name in names))
+
+
 @contextmanager
-def session(lab: Lab | None, exercise: str) -> Iterator[Lab]:
+def session(lab: Lab | None, exercise: str, names: tuple[str, ...] = ()) -> Iterator[Lab]:
     """The lab a checker runs on (the given one, else a fresh connection), with the exercise's
-    two queues reset before and after; the embedded Lua state is cleaned at the end."""
+    two queues cleared before and after; the embedded Lua state is cleaned at the end."""
     base = lab if lab is not None else connect(clock=SimClock(START))
     owned = lab is None
     mine = queues(exercise)
     for queue in mine:
-        base.reset(queue)
+        clear(base, queue, names)
     try:
         yield base
     finally:
         try:
             for queue in mine:
-                base.reset(queue)
+                clear(base, queue, names)
             cleanup(base.client)
         finally:
             if owned:

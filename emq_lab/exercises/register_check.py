@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from hypothesis import strategies as st
 
 from ..outcome import Outcome
-from .check import Check, at, queues, session, sim, smallest, span
+from .check import Check, at, clear, queues, session, sim, smallest, span
 from .sandbox import attempt, guarded, time_limit
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ def describe(op: Op, number: int, now_ms: int) -> str:
 
 def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Step]:
     """Run ``ops`` on an emptied ``queue`` from START; stops after a step that failed."""
-    lab.reset(queue)
+    clear(lab, queue, NAMES)
     sim_lab, clock = sim(lab)
     rep = sim_lab.repeat(queue)
     names = tuple(sorted({op.name for op in ops if not isinstance(op, Wait)}))
@@ -181,7 +181,7 @@ def check(lua_source: str, lab: Lab | None = None) -> Check:
     if not isinstance(lua_source, str) or not lua_source.strip():
         raise ValueError(f"lua_source: expected the Lua text of your register script, got {lua_source!r:.60}")
     mine, theirs = queues("register")
-    with session(lab, "register") as base:
+    with session(lab, "register", NAMES) as base:
         learner = base.with_scripts(register=guarded(base.client, lua_source))
 
         def compare(ops: tuple[Op, ...]) -> tuple[list[Step], list[Step], int | None]:
