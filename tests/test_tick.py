@@ -3,30 +3,13 @@ drain and register_many, ids minted in the script, and integer clocks. On every 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-import redis.connection
 
 import emq_lab
 from emq_lab import Outcome, SimClock
 from emq_lab.clock import hhmm
 
 MIN = 60_000
-
-
-@pytest.fixture
-def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """How many times a connection sent packed commands: one per call, one per pipeline."""
-    count = [0]
-    send = redis.connection.AbstractConnection.send_packed_command
-
-    def counting(self: redis.connection.AbstractConnection, *args: object, **kwargs: object) -> None:
-        count[0] += 1
-        send(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
-    yield count
 
 
 def test_a_stale_advance_leaves_a_fresh_registration_alone(lab: emq_lab.Lab, queue: str) -> None:
