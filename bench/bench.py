@@ -70,18 +70,41 @@ def bench(url: str, label: str, names: int, ticks: int) -> None:
     lab.close()
 
 
+def bench_exercises(url: str, label: str) -> None:
+    """How long each exercise checker takes to answer, on the reference and on the buggy version
+    (the budget is 3 s on the embedded backend)."""
+    from emq_lab import exercises
+
+    lab = emq_lab.connect(url, clock=emq_lab.SimClock("2026-01-05T09:00:00Z"))
+    checkers: list[tuple[str, Callable[..., exercises.Check]]] = [
+        ("register", exercises.register),
+        ("next_run", exercises.next_run),
+        ("advance", exercises.advance),
+    ]
+    for name, checker in checkers:
+        for version, answer in (("reference", exercises.solution(name)), ("buggy", exercises.buggy(name))):
+            start = time.perf_counter()
+            check = checker(answer, lab)
+            seconds = time.perf_counter() - start
+            verdict = "passed" if check.passed else "failed"
+            print(f"{label:10} exercise {name:<9} {version:<10} {verdict:<7} {seconds:7.3f} s")
+    lab.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--names", type=int, default=1000)
     parser.add_argument("--ticks", type=int, default=10_000)
     args = parser.parse_args()
     bench("embedded", "fakeredis", args.names, args.ticks)
+    bench_exercises("embedded", "fakeredis")
     if server_binary() is None:
         print("valkey     skipped: no valkey-server on PATH")
         return
     server = ValkeyServer()
     try:
         bench(server.url, "valkey", args.names, args.ticks)
+        bench_exercises(server.url, "valkey")
     finally:
         server.close()
 

@@ -4,6 +4,7 @@ scenarios on both; the first step where the two part is the counterexample."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -134,9 +135,9 @@ def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Step]:
     return steps
 
 
-def _call(verb: object) -> tuple[Outcome | None, str | None]:
+def _call(verb: Callable[[], Outcome]) -> tuple[Outcome | None, str | None]:
     try:
-        return attempt(verb)  # type: ignore[arg-type]
+        return attempt(verb)
     except RuntimeError as exc:  # a reply no Outcome maps: "register.lua returned 2, ..."
         said = str(exc).split("returned ", 1)[-1].split(",", 1)[0]
         return None, f"the script returned {said}; register returns 1 (registered) or 0 (exists)"

@@ -6,6 +6,8 @@
 -- ARGV[1]  name      the registration name
 -- ARGV[2]  next_ms   the next run in milliseconds (the host computed it)
 -- ARGV[3]  read_ms   the score the tick read for the row
+-- (The package's own advance.lua also receives ARGV[4], the period the tick read, and compares
+-- it too; the exercise leaves that check out, and its scenarios never need it.)
 --
 -- Returns
 --   1  the record exists and the row held read_ms: its score is now next_ms   -> advanced
