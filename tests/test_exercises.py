@@ -28,6 +28,13 @@ def mutant(text: str, old: str, new: str) -> str:
     return text.replace(old, new)
 
 
+def line_of(text: str, needle: str) -> int:
+    """The 1-based line of ``text`` holding ``needle`` (once)."""
+    found = [n for n, line in enumerate(text.splitlines(), 1) if needle in line]
+    assert len(found) == 1, needle
+    return found[0]
+
+
 def embedded() -> emq_lab.Lab:
     return emq_lab.connect("embedded", clock=emq_lab.SimClock("2026-01-05T09:00:00Z"))
 
@@ -81,7 +88,7 @@ REGISTER_VARIANTS: dict[str, tuple[str, list[str]]] = {
     "the skeleton as given": (exercises.skeleton("register"), ["boot #1", "left no registry row for report"]),
     "ZADD arguments swapped": (
         mutant(REGISTER, ZADD, "redis.call('ZADD', registry, name, first_ms)\n"),
-        ["boot #1", "the script failed: line 20: value is not a valid float"],
+        ["boot #1", f"the script failed: line {line_of(REGISTER, 'ZADD')}: value is not a valid float"],
     ),
 }
 
@@ -242,7 +249,9 @@ ADVANCE_VARIANTS: dict[str, tuple[str, list[str]]] = {
     ),
     "a typo": (
         mutant(ADVANCE, CAS, CAS.replace("read_ms", "raed_ms", 1)),
-        ["the script failed: line 22: 'raed_ms' is not defined (a typo, or a missing local?)"],
+        [
+            f"the script failed: line {line_of(ADVANCE, 'tonumber(read_ms)')}: 'raed_ms' is not defined (a typo, or a missing local?)"
+        ],
     ),
 }
 

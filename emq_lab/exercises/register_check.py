@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
@@ -121,13 +122,12 @@ def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Step]:
             continue
         boots += isinstance(op, Boot)
         label = describe(op, boots, clock.now_ms())
+        if isinstance(op, Boot):
+            verb = partial(rep.register, op.name, op.every_ms, template_of(op.name), op.first_in_ms)
+        else:
+            verb = partial(rep.cancel, op.name)
         with time_limit(lab.client, sim_lab.keyspace(queue).registry):
-            if isinstance(op, Boot):
-                answer, error = _call(
-                    lambda op=op: rep.register(op.name, op.every_ms, template_of(op.name), op.first_in_ms)
-                )
-            else:
-                answer, error = _call(lambda op=op: rep.cancel(op.name))
+            answer, error = _call(verb)
         before, state = state, read_state(lab, queue, names)
         steps.append(Step(op, label, clock.now_ms(), answer, error, before, state))
         if error:
