@@ -209,6 +209,8 @@ CAS = (
     "if not score or tonumber(score) ~= tonumber(read_ms) then\n  return 2\nend\n"
 )
 
+TYPO = "'raed_ms' is not defined (a typo, or a missing local?)"
+
 ADVANCE_VARIANTS: dict[str, tuple[str, list[str]]] = {
     "without the compare-and-set": (
         exercises.buggy("advance"),  # type: ignore[dict-item]
@@ -249,9 +251,7 @@ ADVANCE_VARIANTS: dict[str, tuple[str, list[str]]] = {
     ),
     "a typo": (
         mutant(ADVANCE, CAS, CAS.replace("read_ms", "raed_ms", 1)),
-        [
-            f"the script failed: line {line_of(ADVANCE, 'tonumber(read_ms)')}: 'raed_ms' is not defined (a typo, or a missing local?)"
-        ],
+        [f"the script failed: line {line_of(ADVANCE, 'tonumber(read_ms)')}: {TYPO}"],
     ),
 }
 
