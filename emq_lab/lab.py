@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import keys, validate
-from .backend import open_client
+from .backend import TIMEOUT_S, open_client
 from .cadence import Measure
 from .clock import Clock, SystemClock
 from .jobs import Jobs
@@ -58,7 +58,10 @@ class Lab:
         return f"Lab(clock={self.clock!r})"
 
 
-def connect(url: str | None = None, clock: Clock | None = None) -> Lab:
-    """A Lab on ``url`` (else ``$EMQ_LAB_URL``, else the embedded server) reading now from ``clock``."""
-    client, description = open_client(url)
+def connect(url: str | None = None, clock: Clock | None = None, *, timeout_s: float = TIMEOUT_S) -> Lab:
+    """A Lab on ``url`` (else ``$EMQ_LAB_URL``, else the embedded server) reading now from ``clock``.
+
+    A server must answer a PING now (else ``emq_lab.BackendUnavailable`` naming the URL); a
+    command waits at most ``timeout_s`` seconds for its reply."""
+    client, description = open_client(url, timeout_s=timeout_s)
     return Lab(client, clock if clock is not None else SystemClock(), description)
