@@ -103,6 +103,7 @@ class Health(Generic[T]):
         self.refused = 0  # clicks refused because max_waiting actions already waited
         self.error: BaseException | None = None  # the last transient error
         self._waiting: deque[Callable[[], T]] = deque()
+        self._last: T | None = None
         self._handle: Cancellable | None = None
         self._step = 0
         self._busy = False
@@ -162,12 +163,13 @@ class Health(Generic[T]):
             self._up()
             return value
 
-    def retry(self) -> bool:
-        """Run the waiting actions now, in order; True when none is left waiting."""
+    def retry(self) -> T | None:
+        """Run the waiting actions now, in order: the last one's value once all went through,
+        None while some still wait (or when none waited)."""
         with self._lock:
             if not self._waiting:
-                return self.ok
-            return self._flush()
+                return None
+            return self._last if self._flush() else None
 
     def close(self) -> None:
         """Stop retrying and forget the waiting actions (the panel is gone)."""
@@ -186,9 +188,10 @@ class Health(Generic[T]):
             self._busy = False
 
     def _flush(self) -> bool:
+        self._last = None
         while self._waiting:
             try:
-                self._call(self._waiting[0])
+                self._last = self._call(self._waiting[0])
             except Exception as exc:
                 if is_transient(exc):
                     self._down(exc)

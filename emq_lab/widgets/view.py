@@ -46,9 +46,9 @@ class View:
 
     def retry(self) -> bool:
         """Run the waiting actions now (the twin of the background retry); True if none is left."""
-        done = self.health.retry()
+        self.health.retry()
         self._show_status()
-        return done
+        return not self.health.pending
 
     def close(self) -> None:
         """Stop the retries and close the widgets (a panel that is no longer shown)."""
