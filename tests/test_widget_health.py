@@ -18,7 +18,9 @@ import emq_lab
 from emq_lab import health
 from emq_lab.backend import embedded_server
 from emq_lab.health import UNAVAILABLE
-from emq_lab.widgets import BootPanel, CancelPanel, CrashPanel
+from emq_lab.plots.timeline import timeline
+from emq_lab.widgets import BootPanel, CadenceExplorer, CancelPanel, CrashPanel
+from emq_lab.widgets.boot import BootCounter
 from emq_lab.widgets.view import View
 
 START = "2026-01-05T09:00:00Z"
@@ -137,7 +139,7 @@ def test_a_twin_while_down_raises_backend_unavailable_naming_the_url(
     assert panel.boot(2).tuple == "{:ok, :exists}"
 
 
-@pytest.mark.parametrize("kind", ["boot", "cancel", "crash"])
+@pytest.mark.parametrize("kind", ["boot", "counter", "cancel", "crash", "cadence"])
 def test_a_panel_made_and_shown_while_down_shows_its_status_then_starts(
     outage: Outage, lab: emq_lab.Lab, queue: str, timers: Timers, kind: str
 ) -> None:
@@ -145,6 +147,10 @@ def test_a_panel_made_and_shown_while_down_shows_its_status_then_starts(
     panel: View
     if kind == "boot":
         panel = BootPanel(lab, queue)
+    elif kind == "counter":
+        panel = BootCounter(lab, queue)
+    elif kind == "cadence":
+        panel = CadenceExplorer(lab, prefix=queue)
     elif kind == "cancel":
         panel = CancelPanel(lab, queue)
     else:
@@ -164,6 +170,10 @@ def test_a_panel_made_and_shown_while_down_shows_its_status_then_starts(
         assert panel.race.repeat.count() == 1 and panel.enabled["read"]
     elif isinstance(panel, CrashPanel):
         assert panel.bench.lab.repeat(queue).count() == 1
+    elif isinstance(panel, CadenceExplorer):
+        assert len(panel._figure.data) == len(timeline(panel.trace).data)
+    elif isinstance(panel, BootCounter):
+        assert "1 row" in panel.readout
 
 
 def test_a_step_clicked_before_the_panel_could_start_runs_after_it(

@@ -233,6 +233,8 @@ class BootCounter(View):
 
     @property
     def readout(self) -> str:
+        if not self._counts:  # not counted yet: the backend has not answered
+            self._recount()
         return tally_text(self._counts, self.boots)
 
     def _on_slider(self, change: dict[str, Any]) -> None:

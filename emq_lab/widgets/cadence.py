@@ -66,9 +66,9 @@ class CadenceExplorer(View):
             slider.observe(self._on_change, names="value")
             self._sliders[key] = slider
         self._holding = False
-        self.trace = self._compute()
-        self._figure = go.FigureWidget(timeline(self.trace))
-        self._readout = widgets.HTML(self._html())
+        self._trace: cadence.Trace | None = None
+        self._figure = go.FigureWidget()
+        self._readout = widgets.HTML()
         self._readout.add_class("emq-readout")  # the readout, findable by a browser test
         self.box = widgets.VBox(
             [
@@ -78,6 +78,7 @@ class CadenceExplorer(View):
                 self._readout,
             ]
         )
+        self.act(self.refresh)  # a dead backend: the panel shows with its status line
 
     # -- twins ---------------------------------------------------------------------------------
 
@@ -102,16 +103,26 @@ class CadenceExplorer(View):
         return {key: int(slider.value) for key, slider in self._sliders.items()}
 
     @property
+    def trace(self) -> cadence.Trace:
+        """The lanes for the current controls (run on first use)."""
+        if self._trace is None:
+            self._trace = self._compute()
+        return self._trace
+
+    @property
     def readout(self) -> str:
         return self.trace.readout
 
     def refresh(self) -> None:
         """Re-run the lanes for the current controls and redraw the figure in place."""
-        self.trace = self._compute()
-        with self._figure.batch_update():
-            for shown, fresh in zip(self._figure.data, traces(self.trace), strict=True):
-                shown.update({k: v for k, v in fresh.items() if k != "type"})
-            self._figure.update_layout(layout(self.trace))
+        self._trace = self._compute()
+        if not self._figure.data:  # the first draw
+            self._figure.update(timeline(self._trace).to_dict())
+        else:
+            with self._figure.batch_update():
+                for shown, fresh in zip(self._figure.data, traces(self._trace), strict=True):
+                    shown.update({k: v for k, v in fresh.items() if k != "type"})
+                self._figure.update_layout(layout(self._trace))
         self._readout.value = self._html()
 
     # -- internals -----------------------------------------------------------------------------
