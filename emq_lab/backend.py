@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import socket
-import ssl
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -232,7 +231,7 @@ def _connect_error(exc: Exception, url: str, timeout_s: float) -> BaseException:
             f"url: {errors.redact(url)} is a cluster URL, but the server at {parts.hostname}:{parts.port or 6379} "
             f"is not in cluster mode; use valkey://{parts.hostname}:{parts.port or 6379}/0"
         )
-    if isinstance(exc, ssl.SSLError):
+    if type(exc).__name__.startswith("SSL"):  # ssl.SSLError; ssl is not imported (Pyodide lacks it)
         return errors.BackendUnavailable(errors.redact(url), f"TLS failed ({exc})", "check the URL's scheme and port")
     return errors.translate(exc, url, (), timeout_s=timeout_s)
 

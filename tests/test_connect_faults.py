@@ -4,11 +4,14 @@ URL (never its password) and the fix, within seconds (issue 15, items 4 to 8).""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from enum import IntEnum
+from pathlib import Path
 
 import pytest
 import redis
@@ -236,3 +239,28 @@ def test_a_cluster_with_every_node_down_is_transient(
     assert [boot.tuple for boot in panel.history] == ["{:ok, :registered}"]
     lab.reset("all-down")
     lab.close()
+
+
+def test_tls_to_a_tls_server_still_connects(tmp_path: Path) -> None:
+    """The plain-text probe before a TLS handshake leaves a real TLS server alone."""
+    need_valkey()
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("no openssl to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+         "-days", "1", "-subj", "/CN=127.0.0.1"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    tls_port = free_port()
+    server = ValkeyServer(
+        "--tls-port", str(tls_port), "--tls-cert-file", str(cert), "--tls-key-file", str(key),
+        "--tls-auth-clients", "no",
+    )  # fmt: skip
+    try:
+        lab = emq_lab.connect(f"rediss://127.0.0.1:{tls_port}/0?ssl_cert_reqs=none", timeout_s=SHORT_S)
+        assert lab.repeat("tls").count() == 0
+        lab.close()
+    finally:
+        server.close()
