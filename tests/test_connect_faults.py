@@ -98,6 +98,14 @@ def test_an_intenum_period_validates_as_its_plain_int() -> None:
         validate.every_ms(True)
 
 
+def test_an_intenum_period_registers_as_its_int(lab: emq_lab.Lab, queue: str) -> None:
+    rep = lab.repeat(queue)
+    assert rep.register("report", Period.QUARTER, "t", first_in_ms=Period.QUARTER) is emq_lab.Outcome.REGISTERED
+    assert rep.register_many([("digest", Period.QUARTER, "t")]) == [emq_lab.Outcome.REGISTERED]
+    assert rep.record("report")["every_ms"] == rep.record("digest")["every_ms"] == "900000"
+    assert [due.every_ms for due in rep.due()] == [900_000]
+
+
 # -- unreachable, stalled (items 4 and 7) ---------------------------------------------------------
 
 
