@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from redis.crc import key_slot
 from servers import ValkeyServer, _cluster_node, free_port, required, server_binary
 from test_health import Timers
 
@@ -272,3 +273,29 @@ def test_tls_to_a_tls_server_still_connects(tmp_path: Path) -> None:
         lab.close()
     finally:
         server.close()
+
+
+def test_without_info_the_first_moved_says_use_the_cluster_url(valkey_cluster: object) -> None:
+    """A user who may not run INFO passes the connect check; the first key on another node's
+    slot answers MOVED, which says the same as the check."""
+    nodes = valkey_cluster.nodes  # type: ignore[attr-defined]
+    admins = [redis.Redis(host="127.0.0.1", port=node.port, decode_responses=True) for node in nodes]
+    for admin in admins:
+        admin.execute_command("ACL", "SETUSER", "noinfo", "on", ">pw", "~*", "+@all", "-info")
+    try:
+        port = nodes[0].port
+        lab = emq_lab.connect(f"valkey://noinfo:pw@127.0.0.1:{port}/0", clock=emq_lab.SimClock(START))
+        served = {
+            slot
+            for low, high, *owners in admins[0].execute_command("CLUSTER", "SLOTS")
+            if int(owners[0][1]) == port
+            for slot in range(int(low), int(high) + 1)
+        }
+        elsewhere = next(f"moved{i}" for i in range(1000) if key_slot(f"moved{i}".encode()) not in served)
+        with pytest.raises(ValueError, match=rf"is a node of a cluster; use valkey\+cluster://127\.0\.0\.1:{port}"):
+            lab.repeat(elsewhere).count()
+        lab.close()
+    finally:
+        for admin in admins:
+            admin.execute_command("ACL", "DELUSER", "noinfo")
+            admin.close()
