@@ -6,6 +6,7 @@ connect, and raises faults in the words of :mod:`emq_lab.errors`."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
@@ -100,11 +101,25 @@ class ClusterClient(redis.RedisCluster):
 
     emq_url = ""
     emq_timeout_s: float | None = None
+    emq_startup: dict[str, Any] = {}  # noqa: RUF012 - replaced per client in open_client
 
     def execute_command(self, *args: Any, **kwargs: Any) -> Any:
-        return _guarded(
-            lambda: super(ClusterClient, self).execute_command(*args, **kwargs), self.emq_url, args, self.emq_timeout_s
-        )
+        return _guarded(lambda: self._execute(*args, **kwargs), self.emq_url, args, self.emq_timeout_s)
+
+    def _execute(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().execute_command(*args, **kwargs)
+        except redis.exceptions.RedisClusterException as exc:
+            # redis-py 5, after every node was down: a command for all primaries finds none until
+            # the slot map is read again, which only a keyed command would do. Read it now.
+            # It may have dropped its startup nodes as well: give back the ones it began with.
+            if str(exc).startswith("No targets were found"):
+                known = self.nodes_manager.startup_nodes
+                for name, node in self.emq_startup.items():
+                    known.setdefault(name, node)
+                with contextlib.suppress(Exception):  # still down: the error below says so
+                    self.nodes_manager.initialize()
+            raise
 
     def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> Any:
         return _guard_pipeline(super().pipeline(transaction, shard_hint), self.emq_url, self.emq_timeout_s)
@@ -211,6 +226,7 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[An
         except Exception as exc:
             raise _connect_error(exc, target, connect_s) from exc
         client.emq_url, client.emq_timeout_s = target, float(timeout_s)
+        client.emq_startup = dict(client.nodes_manager.startup_nodes)
         return client, f"cluster at {where}"
     client = Client.from_url(plain, **options)
     client.emq_url, client.emq_timeout_s = target, connect_s
@@ -225,7 +241,7 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[An
 
 
 def _connect_error(exc: Exception, url: str, timeout_s: float) -> BaseException:
-    if isinstance(exc, redis.RedisClusterException) and "not enabled" in str(exc).lower():
+    if isinstance(exc, redis.exceptions.RedisClusterException) and "not enabled" in str(exc).lower():
         parts = urlsplit(url)
         return ValueError(
             f"url: {errors.redact(url)} is a cluster URL, but the server at {parts.hostname}:{parts.port or 6379} "

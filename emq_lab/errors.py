@@ -52,7 +52,13 @@ def _text(exc: BaseException) -> str:
 
 def cluster_unreachable(exc: BaseException) -> bool:
     """True for the ``RedisClusterException`` redis-py raises when no node of a cluster answers."""
-    return isinstance(exc, exceptions.RedisClusterException) and "cannot be connected" in _text(exc)
+    text = _text(exc)
+    return (
+        isinstance(exc, exceptions.RedisClusterException)
+        # redis-py 5, after every node was down, until it reads the slot map again
+        and ("cannot be connected" in text or text.startswith("No targets were found"))
+        and "not enabled" not in text  # redis-py 5: a cluster URL to a plain server says so here
+    )
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -79,6 +85,8 @@ def reason(exc: BaseException, *, timeout_s: float | None = None) -> str:
         within = f" within {timeout_s:g} s" if timeout_s else ""
         return f"no answer{within} (the server is stalled or overloaded)"
     if cluster_unreachable(exc):
+        if text.startswith("No targets"):
+            return "the cluster client knows no live node yet (it reads the slot map again)"
         return "no node of the cluster answers"
     if isinstance(exc, exceptions.ClusterDownError | exceptions.TryAgainError):
         return "the cluster has no serving primary for this queue's slot (a failover under way?)"
@@ -168,7 +176,9 @@ def translate(
             what = _command(command) if command else "one command of this call"
             message = f"{where}: the server's ACL does not let user {user!r} run {what}; {fix} [{text}]"
         return exceptions.NoPermissionError(message)
-    if isinstance(exc, exceptions.MovedError | exceptions.AskError):
+    if isinstance(exc, exceptions.MovedError | exceptions.AskError) or (
+        isinstance(exc, exceptions.ResponseError) and text.startswith(("MOVED ", "ASK "))  # redis-py 5
+    ):
         return ValueError(f"url: {where} is a node of a cluster; {cluster_fix(url)}")
     if is_transient(exc):
         return BackendUnavailable(

@@ -196,7 +196,8 @@ class Health(Generic[T]):
                 if is_transient(exc):
                     self._down(exc)
                     return False
-                self.note = f"a waiting action failed and was dropped: {exc}"
+                said = str(exc) if len(str(exc)) <= 200 else str(exc)[:199] + "…"
+                self.note = f"a waiting action failed and was dropped: {said}"
             self._waiting.popleft()
         self._up()
         return True
