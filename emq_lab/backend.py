@@ -231,7 +231,8 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[An
     client = Client.from_url(plain, **options)
     client.emq_url, client.emq_timeout_s = target, connect_s
     try:
-        client.ping()
+        with contextlib.suppress(redis.exceptions.NoPermissionError):  # refused, so it answered
+            client.ping()
         _refuse_cluster_node(client, target)
     except BaseException:
         client.close()
