@@ -241,6 +241,33 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[An
     return client, f"server at {where}"
 
 
+PROBE_S = 0.5  # how long a panel's background retry waits for a PING before it tries its actions
+
+
+def probe(client: Any, *, timeout_s: float = PROBE_S) -> None:
+    """One PING on a fresh connection that waits at most ``timeout_s``; raises
+    :class:`emq_lab.errors.BackendUnavailable` when the server does not answer.
+
+    A panel's background retry asks this first, so a stalled server costs the kernel half a
+    second per retry rather than a whole command timeout. Only for a standalone server: the
+    embedded one is in process, and a cluster client finds its nodes itself."""
+    if not isinstance(client, Client):
+        return
+    pool = client.connection_pool
+    options = {**pool.connection_kwargs, "socket_timeout": timeout_s, "socket_connect_timeout": timeout_s}
+    connection = pool.connection_class(**options)
+    try:
+        connection.connect()
+        connection.send_command("PING")
+        connection.read_response()
+    except redis.exceptions.ResponseError:
+        return  # refused (no permission to PING), so it answered
+    except Exception as exc:
+        raise errors.translate(exc, client.emq_url, ("PING",), timeout_s=timeout_s) from exc
+    finally:
+        connection.disconnect()
+
+
 def _connect_error(exc: Exception, url: str, timeout_s: float) -> BaseException:
     if isinstance(exc, redis.exceptions.RedisClusterException) and "not enabled" in str(exc).lower():
         parts = urlsplit(url)

@@ -78,6 +78,8 @@ class Health(Generic[T]):
     the first reply was lost in flight: register and cancel answer the same either way; a pump
     with fresh ids may mint one more id (a slot-keyed pump collides instead).
 
+    ``probe``, when given, runs before each scheduled retry: if it fails, the actions are not
+    tried (so a stalled server costs the probe's short timeout, not each action's).
     ``later`` (default :func:`call_later`) schedules the retries: tests pass their own and fire
     the retries themselves, so an outage of minutes takes no time.
     """
@@ -89,6 +91,7 @@ class Health(Generic[T]):
         delays: Sequence[float] = RETRY_DELAYS_S,
         max_waiting: int = MAX_WAITING,
         on_change: Callable[[], None] | None = None,
+        probe: Callable[[], object] | None = None,
     ) -> None:
         if not delays or any(d <= 0 for d in delays):
             raise ValueError(f"delays: expected one or more seconds > 0, got {list(delays)!r}")
@@ -96,6 +99,7 @@ class Health(Generic[T]):
         self.delays = tuple(delays)
         self.max_waiting = max_waiting
         self.on_change = on_change
+        self.probe = probe  # a quick reachability check a scheduled retry runs before the actions
         self.status = ""
         self.note = ""  # a waiting action that failed for good, or a refused click
         self.failures = 0  # transient failures since the last success
@@ -234,6 +238,14 @@ class Health(Generic[T]):
             if self._closed or not self._waiting:
                 return
             self.retries += 1
+            if self.probe is not None:
+                try:
+                    self.probe()
+                except Exception as exc:
+                    if not is_transient(exc):
+                        raise
+                    self._down(exc)  # still down: the actions wait for the next retry
+                    return
             self._flush()
 
     def _changed(self) -> None:

@@ -7,6 +7,9 @@ seconds takes no time."""
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 from collections.abc import Iterator
 from enum import IntEnum
 
@@ -16,7 +19,7 @@ from test_health import Timers
 
 import emq_lab
 from emq_lab import health
-from emq_lab.backend import embedded_server
+from emq_lab.backend import PROBE_S, embedded_server
 from emq_lab.health import UNAVAILABLE
 from emq_lab.plots.timeline import timeline
 from emq_lab.widgets import BootPanel, CadenceExplorer, CancelPanel, CrashPanel
@@ -197,3 +200,35 @@ def test_an_intenum_period_is_its_int(lab: emq_lab.Lab, queue: str) -> None:
     assert lab.repeat(queue).record("report")["every_ms"] == "900000"
     panel.step("read")
     assert panel.race.taken[0].step == "read"
+
+
+def test_a_stalled_server_costs_a_retry_the_probe_s_half_second_not_a_command_timeout(
+    timers: Timers, queue: str
+) -> None:
+    """Background retries run on the kernel's own loop: before its actions, each asks one PING
+    that waits PROBE_S (0.5 s), so a SIGSTOPped server does not freeze the kernel for the
+    lab's whole timeout (2 s here) at every retry."""
+    backend = Outage("valkey")
+    server = backend.server
+    assert server is not None and server.process is not None
+    lab = emq_lab.connect(backend.url, clock=emq_lab.SimClock(START), timeout_s=2)
+    panel = BootPanel(lab, queue)
+    pid = server.process.pid
+    os.kill(pid, signal.SIGSTOP)
+    watchdog = threading.Timer(60, os.kill, (pid, signal.SIGCONT))
+    watchdog.start()
+    try:
+        panel._buttons[1].click()  # the click itself waits the lab's timeout
+        assert "no answer within 2 s" in panel.status
+        timers.fire()
+        assert f"no answer within {PROBE_S:g} s" in panel.status  # the probe's, not the action's
+        assert panel.health.waiting == 1 and panel.history == []
+    finally:
+        watchdog.cancel()
+        os.kill(pid, signal.SIGCONT)
+    timers.fire()
+    assert panel.health.ok
+    assert [boot.tuple for boot in panel.history] == ["{:ok, :registered}"]
+    lab.reset(queue)
+    lab.close()
+    backend.close()

@@ -8,6 +8,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from ..backend import probe
 from ..errors import is_transient
 from ..health import Health
 
@@ -33,10 +34,15 @@ class View:
     @property
     def health(self) -> Health[Any]:
         if not hasattr(self, "_health"):
-            self._health: Health[Any] = Health(on_change=self._show_status)
+            self._health: Health[Any] = Health(on_change=self._show_status, probe=self._probe)
             self._status = widgets.HTML("")
             self._status.add_class("emq-status")
         return self._health
+
+    def _probe(self) -> None:
+        lab = getattr(self, "lab", None)
+        if lab is not None:
+            probe(lab.client)
 
     def act(self, action: Callable[[], Any]) -> Any:
         """Run a control's action; on a backend outage show the status, keep the action and retry it."""
