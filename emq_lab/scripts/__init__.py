@@ -11,6 +11,7 @@ is applied to the pipeline's result with the matching ``*_reply`` function. redi
 
 from __future__ import annotations
 
+import functools
 import weakref
 from dataclasses import dataclass, fields, replace
 from importlib import resources
@@ -26,6 +27,7 @@ from ..outcome import Outcome, outcome_of
 #: The scripts a Lab loads, by the name ``source()`` takes.
 NAMES = {
     "register": "register",
+    "register_many": "register_many",
     "advance": "advance",
     "cancel": "cancel",
     "enqueue": "enqueue",
@@ -45,6 +47,7 @@ class Scripts:
     """The scripts registered on one client (EVALSHA, loading on NOSCRIPT)."""
 
     register: Script
+    register_many: Script
     advance: Script
     cancel: Script
     enqueue: Script
@@ -78,6 +81,37 @@ def register(
         keys=[k.registry, k.record(name)], args=[name, every_ms, template, first_ms], client=runner
     )
     return reply if _queued(runner) else outcome_of("register", reply)
+
+
+#: Names per register_many.lua call: a few thousand names are a few calls in one round trip.
+MANY = 500
+
+
+def register_many(
+    runner: Any, scripts: Scripts, k: QueueKeys, names: list[str], every_ms: int, template: str, first_ms: int
+) -> Any:
+    """register_many.lua for ``names`` (at most :data:`MANY`) sharing a period, a template and
+    a first run -> one Outcome.REGISTERED | Outcome.EXISTS per name, in order."""
+    keys = [k.registry, *(k.record(name) for name in names)]
+    reply = _call(scripts.register_many, runner, keys, [every_ms, template, first_ms, *names])
+    return reply if _queued(runner) else register_many_reply(reply)
+
+
+def register_many_reply(reply: Any) -> list[Outcome]:
+    """register_many.lua's string of ``1`` (REGISTERED) and ``0`` (EXISTS) -> the Outcomes."""
+    text = reply.decode() if isinstance(reply, bytes) else str(reply)
+    outcomes = {code: outcome_of("register", int(code)) for code in set(text)}
+    return [outcomes[code] for code in text]
+
+
+def stock(scripts: Scripts, field: str) -> bool:
+    """True when ``field`` still runs the shipped script (not a learner's, via ``with_scripts``)."""
+    return bool(getattr(scripts, field).script == _stock_text(field))
+
+
+@functools.cache
+def _stock_text(field: str) -> str:
+    return source(NAMES[field])
 
 
 def cancel(runner: Any, scripts: Scripts, k: QueueKeys, name: str) -> Any:
