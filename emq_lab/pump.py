@@ -12,7 +12,7 @@ costs two round trips whatever the number of names.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -131,8 +131,12 @@ class Tick:
             return row.next_ms
         return whole_ms(self.pump.next_run(row, self.now_ms), "rule: the next run")
 
-    def _flush(self, *, enqueue: bool, advance: bool, read_next: bool = False) -> list[Row]:
+    def _flush(self, *, enqueue: bool, advance: bool, read_next: bool = False, read_at: int | None = None) -> list[Row]:
+        """Send this tick's enqueues and/or advances in one pipeline; with ``read_next`` (or a
+        ``read_at`` "now") the next due read goes last in the same pipeline and its rows are returned."""
         p = self.pump
+        read_next = read_next or read_at is not None
+        read_ms = self.now_ms if read_at is None else read_at
         plan = self.plan()
         live = [row for row, _ in plan if row.every_ms is not None] if enqueue else []
         moving = [(row, nxt) for row, nxt in plan if not p.leaves_for_finish(row)] if advance else []
@@ -146,7 +150,7 @@ class Tick:
             for row, nxt in moving:
                 scripts.advance(pipe, p.lab.scripts, p.k, row.name, nxt, row.next_ms)
             if read_next:
-                scripts.due(pipe, p.lab.scripts, p.k, self.now_ms, p.batch)
+                scripts.due(pipe, p.lab.scripts, p.k, read_ms, p.batch)
 
         replies = scripts.batch(p.lab.client, p.lab.scripts, build, key=p.k.registry)
         for row, reply in zip(live, replies, strict=False):
@@ -224,6 +228,29 @@ class Pump:
             tick.done.append("read")
             tick.rows = fresh
         return fired
+
+    def ticks(self, *, step_ms: int) -> Iterator[list[Occurrence]]:
+        """Tick, move the SimClock on by ``step_ms``, tick again, ... for as long as the caller
+        takes from this iterator; each step yields what its tick fired. The same ticks as
+        ``tick()`` then ``clock.advance(step_ms)`` in a loop, in one round trip a tick: each
+        tick's enqueues and advances share a pipeline with the next tick's due read, sent after
+        the clock has moved (as the loop would have moved it before that read). The next read
+        happens before the step is yielded: change the queue between steps and the next tick
+        fires what the read saw."""
+        validate.limit(step_ms, field="step_ms")
+        clock = self.lab.clock
+        if not isinstance(clock, AdvancingClock):
+            raise ValueError("clock: ticks() needs a SimClock (one that can advance)")
+        tick = self.begin()
+        tick.read()
+        while True:
+            clock.advance(step_ms)
+            following = self.begin()
+            tick.done += ["enqueue", "advance"]
+            following.rows = tick._flush(enqueue=True, advance=True, read_at=following.now_ms)
+            following.done.append("read")
+            yield tick.fired
+            tick = following
 
     def next_run(self, row: Row, now_ms: int) -> int:
         """The score the rule gives ``row`` after a release at ``now_ms``."""
