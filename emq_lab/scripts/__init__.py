@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from importlib import resources
 from typing import Any
@@ -233,3 +234,29 @@ def batch(client: Any, scripts: Scripts, build: Any, *, key: str) -> list[Any]:
         pipe = target.pipeline(transaction=False)
         build(pipe)
         return list(pipe.execute())
+
+
+def batches(client: Any, scripts: Scripts, builds: list[tuple[str, Callable[[Any], None]]]) -> list[list[Any]]:
+    """Several batches, each on one queue (``key``, any key of it, names the queue), their replies
+    handed back apart: one round trip for all of them on a single server, one round trip each on
+    a cluster (where the queues may live on different primaries)."""
+    if isinstance(client, RedisCluster):
+        return [batch(client, scripts, build, key=key) for key, build in builds]
+    if not builds:
+        return []
+    sizes: list[int] = []
+
+    def build_all(pipe: Any) -> None:
+        sizes.clear()  # batch() builds again after a NOSCRIPT
+        for _, build in builds:
+            before = len(pipe.command_stack)
+            build(pipe)
+            sizes.append(len(pipe.command_stack) - before)
+
+    replies = batch(client, scripts, build_all, key=builds[0][0])
+    out: list[list[Any]] = []
+    at = 0
+    for size in sizes:
+        out.append(replies[at : at + size])
+        at += size
+    return out
