@@ -60,3 +60,65 @@ def test_ticks_need_a_clock_that_can_move(lab: emq_lab.Lab, queue: str) -> None:
         next(lab.with_clock(SystemClock()).pump(queue).ticks(step_ms=MIN))
     with pytest.raises(ValueError, match="step_ms"):
         next(lab.pump(queue).ticks(step_ms=0))
+
+
+SETTINGS = [  # (period, run, cycles, tick) in minutes, minutes, -, seconds: the notebook's and the corners
+    (15, 4, 4, 0),
+    (15, 10, 4, 0),
+    (15, 4, 6, 120),
+    (1, 0, 8, 90),
+    (60, 30, 24, 7),
+    (1, 30, 3, 120),
+    (7, 0, 1, 0),
+]
+
+
+@pytest.mark.parametrize(("period", "run", "cycles", "tick"), SETTINGS)
+def test_the_lanes_side_by_side_run_as_each_lane_alone(
+    lab: emq_lab.Lab, queue: str, period: int, run: int, cycles: int, tick: int
+) -> None:
+    from emq_lab.dives import cadence
+
+    controls = {"every_ms": period * MIN, "run_ms": run * MIN, "cycles": cycles, "tick_ms": tick * 1000}
+    start = SimClock(START).start_ms
+    together = cadence.trace(lab, start_ms=start, prefix=queue, **controls)
+    alone = f"{queue}-alone"
+    try:
+        for lane in together.lanes:
+            one = cadence.run_lane(
+                lab, lane.measure, start_ms=start, queue=cadence.lane_queue(lane.measure, alone), **controls
+            )
+            assert one.runs == lane.runs
+            assert len(lane.runs) == cycles
+            assert lab.repeat(lane.queue).entries() == lab.repeat(one.queue).entries()
+            assert lab.jobs(lane.queue).browse(limit=30) == lab.jobs(one.queue).browse(limit=30)
+    finally:
+        lab.reset_all(cadence.lane_queue(m, p) for m in cadence.MEASURES for p in (queue, alone))
+
+
+def test_a_slider_move_costs_a_round_trip_a_cycle(lab: emq_lab.Lab, queue: str, round_trips: list[int]) -> None:
+    from emq_lab.dives import cadence
+
+    if "cluster" in lab.describe():
+        pytest.skip("on a cluster the lanes' queues sit on different primaries: a round trip per lane")
+    controls = {"every_ms": 15 * MIN, "run_ms": 4 * MIN, "tick_ms": 120_000, "start_ms": SimClock(START).start_ms}
+    cadence.trace(lab, cycles=2, prefix=queue, **controls)  # the lab's first batch loads the scripts
+    round_trips[0] = 0
+    cadence.trace(lab, cycles=24, prefix=queue, **controls)
+    assert round_trips[0] == 2 + 1 + 24  # the reset (read, unlink), register and first read, one a cycle
+    lab.reset_all(cadence.lane_queue(m, queue) for m in cadence.MEASURES)
+
+
+def test_reset_all_deletes_each_queue_and_nothing_else(lab: emq_lab.Lab, queue: str) -> None:
+    others = [f"{queue}-a", f"{queue}-b"]
+    kept = f"{queue}-kept"
+    for q in [*others, kept]:
+        lab.repeat(q).register_many([("x", MIN, "t"), ("y", MIN, "t")])
+        lab.pump(q).tick()
+    before = lab.keys(kept)
+    expected = sum(len(lab.keys(q)) for q in others)
+    assert lab.reset_all(others) == expected
+    assert all(lab.keys(q) == [] for q in others)
+    assert lab.keys(kept) == before
+    assert lab.reset_all([]) == 0
+    lab.reset(kept)

@@ -351,8 +351,7 @@ def trace(
     lanes = [
         _Stepper(lab, m, lane_queue(m, prefix), every_ms=every_ms, run_ms=run_ms, start_ms=start_ms) for m in MEASURES
     ]
-    for lane in lanes:
-        lab.reset(lane.queue)
+    lab.reset_all(lane.queue for lane in lanes)
     builds = [(lane.k.registry, lane.first(tick_ms)) for lane in lanes]
     for lane, replies in zip(lanes, scripts.batches(lab.client, lab.scripts, builds), strict=True):
         lane.took_first(replies)

@@ -78,9 +78,7 @@ def register(
     runner: Any, scripts: Scripts, k: QueueKeys, name: str, every_ms: int, template: str, first_ms: int
 ) -> Any:
     """register.lua -> Outcome.REGISTERED | Outcome.EXISTS."""
-    reply = scripts.register(
-        keys=[k.registry, k.record(name)], args=[name, every_ms, template, first_ms], client=runner
-    )
+    reply = _call(scripts.register, runner, [k.registry, k.record(name)], [name, every_ms, template, first_ms])
     return reply if _queued(runner) else outcome_of("register", reply)
 
 
