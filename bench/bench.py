@@ -90,6 +90,11 @@ def fraction(part: float, whole: float) -> str:
     return f"1/{whole / part:,.0f} of ceiling" if share < 0.5 else f"{share:.0%} of ceiling"
 
 
+def trips_text(r: Rate, unit: str) -> str:
+    trips = r.trips or 0
+    return f"{trips:,} ({trips / max(r.count, 1):.3f}/{unit})"
+
+
 def verdict(ok: bool, text: str) -> str:
     return f"{'met' if ok else 'MISSED'}: {text}"
 
@@ -239,7 +244,7 @@ def boot_storm(lab: Any, trips: RoundTrips, ids: list[str], top: float | None) -
                     f"{rate(r.per_s)} ({r.seconds:.2f} s)",
                     fraction(r.per_s, top) if top else "",
                     writes,
-                    f"{(r.trips or 0) / r.count:.3f}/name",
+                    trips_text(r, "name"),
                     target,
                 )
             )
@@ -357,7 +362,7 @@ def pump_rows(lab: Any, trips: RoundTrips, ids: list[str], backend: str) -> list
         result = f"{rate(r.per_s)} fired ({r.seconds:.2f} s)"
         if backend != "valkey":
             result += f", {r.us_each:,.0f} µs/name"
-        trips_each = f"{(r.trips or 0) / max(r.count, 1):.3f}/fired job"
+        trips_each = trips_text(r, "fired job")
         rows.append(Row("pump", f"{label}, {r.count:,} due names", backend, result, ratio, "", trips_each, target))
     return rows
 
@@ -383,7 +388,7 @@ def embedded_rows(ids: list[str]) -> list[Row]:
                     f"{r.us_each:,.0f} µs/name ({rate(r.per_s)})",
                     "",
                     "",
-                    f"{(r.trips or 0) / r.count:.3f}/name",
+                    trips_text(r, "name"),
                 )
             )
     rows += [
@@ -409,7 +414,15 @@ def spread(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), p95
 
 
-def click_row(path: str, backend: str, samples: list[float], *, median_ms: float | None, p95_ms: float | None) -> Row:
+def click_row(
+    path: str,
+    backend: str,
+    samples: list[float],
+    *,
+    median_ms: float | None,
+    p95_ms: float | None,
+    trips: list[int] | None = None,
+) -> Row:
     mid, p95 = spread(samples)
     if median_ms is None:
         target = ""
@@ -421,7 +434,8 @@ def click_row(path: str, backend: str, samples: list[float], *, median_ms: float
         result = f"median {mid:,.1f} ms, worst {max(samples):,.1f} ms"
     else:
         result = f"median {mid:,.1f} ms, p95 {p95:,.1f} ms"
-    return Row("clicks", f"{path} ({len(samples)} samples)", backend, result, "", "", "", target)
+    per = f"{statistics.mean(trips):,.1f}/click" if trips else ""
+    return Row("clicks", f"{path} ({len(samples)} samples)", backend, result, "", "", per, target)
 
 
 NOTEBOOK_MOVES = [  # 02-cadence's explorer: its defaults, then the three moves the notebook makes
@@ -449,47 +463,76 @@ def click_rows(url: str | None, backend: str, samples: int, ff_runs: int) -> lis
     from emq_lab.widgets import BootPanel, CadenceExplorer, CancelPanel
     from emq_lab.widgets.cadence import FastForwardPanel
 
-    lab, _ = open_lab(url)
+    lab, counter = open_lab(url)
     rows: list[Row] = []
+    trips: list[int] = []
+
+    def timed(action: Callable[[], Any]) -> float:
+        before = counter.count
+        start = time.perf_counter()
+        action()
+        took = (time.perf_counter() - start) * 1000
+        trips.append(counter.count - before)
+        return took
 
     boot = BootPanel(lab, "bench-boot")
     took: list[float] = []
+    trips.clear()
     for _ in range(samples):
         boot.reset()
         took += [timed(lambda: boot.boot(1)), timed(lambda: boot.boot(2))]
-    rows.append(click_row("BootPanel.boot(1), .boot(2)", backend, took, median_ms=20, p95_ms=50))
+    rows.append(click_row("BootPanel.boot(1), .boot(2)", backend, took, median_ms=20, p95_ms=50, trips=trips))
     lab.reset("bench-boot")
 
     explorer = CadenceExplorer(lab, prefix="bench-cadence")
     for label, cycles in (("notebook's settings", None), ("24 cycles (the maximum)", 24)):
         took = []
+        trips.clear()
         for i in range(samples):
             move = dict(NOTEBOOK_MOVES[i % len(NOTEBOOK_MOVES)])
             if cycles is not None:
                 move["cycles"] = cycles
             took.append(timed(lambda move=move: explorer.set(**move)))
         limit = (20.0, 50.0) if cycles is None else (None, None)  # the targets hold at the notebook's settings
-        rows.append(click_row(f"CadenceExplorer.set, {label}", backend, took, median_ms=limit[0], p95_ms=limit[1]))
+        path = f"CadenceExplorer.set, {label}"
+        rows.append(click_row(path, backend, took, median_ms=limit[0], p95_ms=limit[1], trips=trips))
 
     with foreign_keys(lab.client, FOREIGN_KEYS):
         panel = CancelPanel(lab, "bench-race")
         took = []
+        trips.clear()
         for _ in range(max(1, samples // 2)):
             panel.reset()
             took += [timed(lambda step=step: panel.step(step)) for step in ("read", "cancel", "enqueue", "advance")]
         label = f"CancelPanel.step beside {FOREIGN_KEYS:,} foreign keys"
-        rows.append(click_row(label, backend, took, median_ms=5, p95_ms=None))
+        rows.append(click_row(label, backend, took, median_ms=5, p95_ms=None, trips=trips))
         lab.reset("bench-race")
 
     fast = FastForwardPanel(lab, "bench-ff", occurrences=10_000)
+    trips.clear()
     took = [timed(fast.run) for _ in range(ff_runs)]
     limit = 1500.0 if backend == "valkey" else 3000.0
-    rows.append(click_row("FastForwardPanel.run, 10,000 ticks", backend, took, median_ms=limit, p95_ms=None))
+    path = "FastForwardPanel.run, 10,000 ticks"
+    rows.append(click_row(path, backend, took, median_ms=limit, p95_ms=None, trips=trips))
     lab.reset("bench-ff")
     for queue in ("bench-cadence-s2s", "bench-cadence-s2f", "bench-cadence-grid"):
         lab.reset(queue)
     lab.close()
     return rows
+
+
+def import_row(url: str) -> Row:
+    """``import emq_lab`` and a lab on a URL in a fresh interpreter: the time, and whether
+    fakeredis came in with it (it should not until the embedded backend is used)."""
+    probe = (
+        "import sys, time; t = time.perf_counter(); import emq_lab; "
+        f"lab = emq_lab.connect({url!r}); took = time.perf_counter() - t; "
+        "print(took, 'fakeredis' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    seconds, loaded = out.stdout.split()
+    fake = "fakeredis imported" if loaded == "True" else "fakeredis not imported"
+    return Row("import", "import emq_lab; emq_lab.connect(url)", "valkey", f"{float(seconds) * 1000:,.0f} ms", fake)
 
 
 # -- notebooks ------------------------------------------------------------------------------------
@@ -608,6 +651,7 @@ def main() -> int:
             else:
                 rows += peer_rows(found, ours, top)
             rows += pump_rows(lab, trips, ids, "valkey")
+            rows.append(import_row(server.url))
             lab.close()
         rows += embedded_rows(ids)
         backends: list[tuple[str | None, str]] = [(None, "fakeredis")]
