@@ -178,3 +178,20 @@ def test_the_clock_refuses_what_it_cannot_keep() -> None:
     with pytest.raises(ValueError, match="start: .* outside"):
         SimClock(-(10**15))
     assert clock.advance(minutes=0.5) - clock.start_ms == 30_000
+
+
+def test_a_registration_made_anew_at_the_same_score_with_another_period_is_moved(
+    lab: emq_lab.Lab, queue: str
+) -> None:
+    # The same first run, another period: the score alone cannot tell, the period can.
+    rep = lab.repeat(queue)
+    rep.register("report", 15 * MIN, "t")
+    tick = lab.pump(queue).begin()
+    tick.read()
+    rep.cancel("report")
+    rep.register("report", 60 * MIN, "t")
+    tick.enqueue()
+    assert tick.advance() == [("report", Outcome.MOVED)]
+    lab.clock.advance(minutes=1)  # type: ignore[attr-defined]
+    lab.pump(queue).tick()  # the new registration, due since 09:00, fires by its own period
+    assert [(name, hhmm(ms)) for name, ms in rep.entries()] == [("report", "10:01")]
