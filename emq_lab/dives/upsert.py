@@ -405,11 +405,11 @@ class Measured:
 #: The BullMQ figures of the README's Performance table (``make bench``, N = 10,000).
 BULLMQ_MEASURED = Measured(
     when="2026-11-30",
-    machine="2 cores, Intel Xeon, Valkey 8.0.1, Node 20",
+    machine="2 shared cores, Intel Xeon, Valkey 8.0.1, Node 20",
     peer="BullMQ 6.7.0 upsertJobScheduler (ioredis 6.0.0), 500 in flight",
     names=10_000,
-    bullmq=(MeasuredBoot(9_100, 170_003), MeasuredBoot(2_500, 190_000)),
-    emq=(MeasuredBoot(60_000, 30_000), MeasuredBoot(90_000, 0)),
+    bullmq=(MeasuredBoot(1_905, 170_003), MeasuredBoot(565, 190_000)),
+    emq=(MeasuredBoot(27_000, 30_000), MeasuredBoot(45_200, 0)),
 )
 
 
