@@ -87,20 +87,18 @@ class CancelPanel(View):
     def step(self, name: str) -> None:
         """Take one step (``read``, ``cancel``, ``enqueue`` or ``advance``); ValueError if the
         pump's order does not allow it now."""
-        self.race.step(name)
-        self.refresh()
+        self._draw(self.race.step(name).after)  # the keyspace the step just read: no second read
 
     def play(self, preset: str) -> None:
         """Reset and take a preset order (``before-read``, ``after-read``, ``after-enqueue``,
         ``after-advance``)."""
-        self.race.play(preset)
+        taken = self.race.play(preset)
         self._preset.value = preset
-        self.refresh()
+        self._draw(taken[-1].after if taken else self.race.start)
 
     def reset(self) -> None:
         """Empty the queue, register the name due now, clear the steps."""
-        self.race.reset()
-        self.refresh()
+        self._draw(self.race.reset())
 
     @property
     def readout(self) -> str:
@@ -118,13 +116,17 @@ class CancelPanel(View):
                 button.disabled = True
             self._log.value = "<i>waiting for the backend</i>"
             return
+        self._draw(keyspace(self.lab, self.race.queue))
+
+    def _draw(self, state: Keyspace) -> None:
+        """Set every child from the race, the keyspace shown being ``state``."""
         for step, button in self._buttons.items():
             button.disabled = not self.race.allowed(step)
         lines = [f"<b>{escape(ALL_LABELS[s.step])}</b>: {escape(s.note)}" for s in self.race.taken]
         outcome = self.race.advance_outcome
         lines.append(f"advance outcome: <b>{escape(outcome.tuple) if outcome else '-'}</b>")
         self._log.value = "<br>".join(lines)
-        self._keyspace.value = _keyspace_html(keyspace(self.lab, self.race.queue))
+        self._keyspace.value = _keyspace_html(state)
 
 
 def _crash_html(bench: CrashBench) -> str:
