@@ -139,6 +139,16 @@ def test_an_endless_loop_is_stopped_with_a_clear_message(lab: emq_lab.Lab) -> No
     assert exercises.register(REGISTER, lab).passed
 
 
+def test_the_embedded_backend_gets_the_guard_and_a_server_does_not(lab: emq_lab.Lab) -> None:
+    here = embedded()
+    try:
+        assert sandbox.guarded(here.client, "return 1").endswith("; return 1")  # the guard, then line 1
+    finally:
+        here.close()
+    is_embedded = lab.describe().startswith("embedded")
+    assert (sandbox.guarded(lab.client, "return 1") == "return 1") is not is_embedded
+
+
 def test_register_refuses_what_is_not_lua_text() -> None:
     for bad in ("", "   ", None, 42):
         with pytest.raises(ValueError, match="lua_source"):
