@@ -37,18 +37,18 @@ _MARK = "emq-lab stop"
 
 _PREFIX = (
     "local redis, emq_line, emq_n = redis, 1, 0; "
-    "do local r, c, hook = redis, redis.call, debug.sethook; "
+    "do local r, c, hook, info = redis, redis.call, debug and debug.sethook, debug and debug.getinfo; "
     "local function fail(m) error('user_script:' .. emq_line .. ': ' .. tostring(m), 0) end; "
     "redis = setmetatable({call = function(...) local ok, res = pcall(c, ...) "
     "if ok then return res end fail(res) end}, {__index = r}); "
     "setmetatable(_G, {__index = function(_, k) "
     'fail("Script attempted to access nonexistent global variable \'" .. tostring(k) .. "\'") end, '
     "__newindex = function() fail('Attempt to modify a readonly table') end}); "
-    f"hook(function(event, line) emq_n = emq_n + 1 if emq_n > {BUDGET} then hook() fail('{_MARK}') end "
-    "if event == 'line' and (line > 1 or debug.getinfo(2, 'S').what == 'main') then emq_line = line end "
-    "end, 'l', 1000) end; "
+    f"if hook and info then hook(function(event, line) emq_n = emq_n + 1 if emq_n > {BUDGET} then hook() "
+    f"fail('{_MARK}') end if event == 'line' and (line > 1 or info(2, 'S').what == 'main') then "
+    "emq_line = line end end, 'l', 1000) end end; "
 )
-_CLEANUP = "debug.sethook() setmetatable(_G, nil) return 0"
+_CLEANUP = "if debug and debug.sethook then debug.sethook() end setmetatable(_G, nil) return 0"
 
 
 def embedded(client: Any) -> bool:
