@@ -311,6 +311,7 @@ class BootCounter(View):
         self._table.add_class("emq-readout")
         self._slider.observe(self._on_slider, names="value")
         self.box = widgets.VBox([self._slider, self._table])
+        self.box.add_class("emq-boot-counter")
         self._draw()
 
     def set(self, *, boots: int) -> None:

@@ -19,13 +19,18 @@ if TYPE_CHECKING:
     from ..lab import Lab
 
 
-def _keyspace_html(state: Keyspace) -> str:
+def _keyspace_html(state: Keyspace, queue: str) -> str:
     """The registry, records and jobs of the race's queue as a small HTML table."""
     registry = ", ".join(f"{escape(name)} @ {hhmm(ms)}" for name, ms in state.registry) or "<i>empty</i>"
     records = ", ".join(escape(name) for name in state.records) or "<i>none</i>"
     jobs = ", ".join(escape(job) for job in state.jobs) or "<i>none</i>"
     colour = "#1a7f37" if state.consistent else "#cf222e"
-    rows = [("registry (ZSET)", registry), ("records (HASH)", records), ("jobs (wait list)", jobs)]
+    rows = [
+        ("queue", escape(queue)),
+        ("registry (ZSET)", registry),
+        ("records (HASH)", records),
+        ("jobs (wait list)", jobs),
+    ]
     body = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows)
     return f"<table>{body}</table><div style='color:{colour}'>invariant: {escape(state.invariant)}</div>"
 
@@ -142,7 +147,7 @@ class CancelPanel(View):
         outcome = self.race.advance_outcome
         lines.append(f"advance outcome: <b>{escape(outcome.tuple) if outcome else '-'}</b>")
         self._log.value = "<br>".join(lines)
-        self._keyspace.value = _keyspace_html(keyspace(self.lab, self.race.queue))
+        self._keyspace.value = _keyspace_html(keyspace(self.lab, self.race.queue), self.race.queue)
 
     # -- callbacks: they set widget values, never print ------------------------------------------
 
@@ -173,6 +178,7 @@ def _crash_html(bench: CrashBench) -> str:
     table = f"<table>{rows}</table>" if rows else "<i>no jobs</i>"
     colour = "#cf222e" if bench.duplicates else "#1a7f37"
     return (
+        f"<div>queue <code>{escape(bench.queue)}</code> · ids: {escape(bench.ids)}</div>"
         f"<div>{ticks}</div><div><b>jobs per slot</b></div>{table}"
         f"<div style='color:{colour}'><b>duplicates: {bench.duplicates}</b></div>"
         f"<div>next click: {escape(bench.next_click())}</div>"
