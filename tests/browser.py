@@ -86,6 +86,7 @@ def jupyter_process(kind: str, *args: str) -> Iterator[Server]:
     # No "get notified about Jupyter news?" toast over the page (and no request for news).
     labconfig = home / "config" / "labconfig"
     labconfig.mkdir(parents=True)
+    (home / "runtime").mkdir()
     (labconfig / "page_config.json").write_text(
         json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
     )
@@ -101,7 +102,7 @@ def jupyter_process(kind: str, *args: str) -> Iterator[Server]:
     else:
         command = [
             str(bin_dir / "voila"), "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1",
-            "--ServerApp.allow_root=True", *args,
+            "--ServerApp.allow_root=True", f"--Voila.connection_dir_root={home / 'runtime'}", *args,
         ]  # fmt: skip
         status = f"http://127.0.0.1:{port}/emq-readiness-probe"  # a 404 is fine; / would run the notebook
     log = home / "server.log"
@@ -172,7 +173,9 @@ class Kernel:
     def __init__(self, runtime: Path, kernel_id: str) -> None:
         from jupyter_client import BlockingKernelClient
 
-        self.client = BlockingKernelClient(connection_file=str(runtime / f"kernel-{kernel_id}.json"))
+        found = sorted(runtime.rglob(f"kernel-{kernel_id}.json"))  # Voila keeps them in a subfolder
+        assert found, f"no connection file for kernel {kernel_id} under {runtime}"
+        self.client = BlockingKernelClient(connection_file=str(found[0]))
         self.client.load_connection_file()
         self.client.start_channels()
         self.client.wait_for_ready(timeout=60)

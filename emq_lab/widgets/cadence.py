@@ -12,7 +12,7 @@ import ipywidgets as widgets
 from ..dives import cadence
 from ..plots.timeline import timeline
 from .figure import FigureView
-from .note import BUSY, Note, set_disabled
+from .note import BUSY, Note
 from .view import View
 
 if TYPE_CHECKING:
@@ -120,16 +120,12 @@ class CadenceExplorer(View):
         return self._note.text
 
     def refresh(self) -> None:
-        """Re-run the lanes for the current controls and send the figure whole (sliders are
-        disabled meanwhile, the note says it is drawing)."""
-        set_disabled(list(self._sliders.values()), True)
+        """Re-run the lanes for the current controls and send the figure whole (the note says it
+        is drawing meanwhile). Sliders stay live: a value typed meanwhile queues, never drops."""
         self._note.say("drawing the lanes…", "busy")
-        try:
-            self.trace = self._compute()
-            self._figure.show(timeline(self.trace))
-            self._readout.value = self._html()
-        finally:
-            set_disabled(list(self._sliders.values()), False)
+        self.trace = self._compute()
+        self._figure.show(timeline(self.trace))
+        self._readout.value = self._html()
         self._note.say("")
 
     # -- internals -----------------------------------------------------------------------------
