@@ -199,6 +199,7 @@ def walk_boot(visit: Visit, panel: Locator) -> None:
     state = panel.locator(".emq-readout").first
     note = panel.locator(".emq-note")
     lit = panel.locator("div[style*='fde68a']")
+    expect_text(state, ":repeat")
     queue = re.search(r"emq:\{([^}]+)\}:repeat", state.inner_text())
     assert queue, state.inner_text()
 
@@ -489,6 +490,9 @@ def walk_panels(visit: Visit) -> list[str]:
     for selector, walk in WALKS.items():
         found = visit.page.locator(selector)
         if found.count():
+            top(found.first)  # JupyterLab renders cells lazily: bring the panel on screen first
+            expect_text(found.first.locator(".emq-readout").first, "")
+            found.first.locator(".emq-readout").first.wait_for(state="visible")
             walk(visit, found.first)
             walked.append(selector)
     visit.state("1")  # every click the page sent has been handled by now

@@ -138,8 +138,10 @@ class BootPanel(View):
             layout=widgets.Layout(width="auto"),
         )
         self._history = widgets.ToggleButtons(options=[], description="boots", layout=widgets.Layout(display="none"))
-        self._script = widgets.HTML(layout=widgets.Layout(flex="1 1 420px", min_width="0", overflow="auto"))
-        self._state = widgets.HTML(layout=widgets.Layout(flex="0 1 auto"))
+        # Side by side at any width: the state keeps its size, the script takes the rest and
+        # scrolls sideways when a line is longer (the lit lines' start is always in view).
+        self._script = widgets.HTML(layout=widgets.Layout(flex="1 1 0", min_width="0", overflow="auto"))
+        self._state = widgets.HTML(layout=widgets.Layout(flex="0 0 auto", max_width="50%"))
         self._state.add_class("emq-readout")  # the readout, findable by a browser test
 
         for number, button in self._buttons.items():
@@ -152,7 +154,7 @@ class BootPanel(View):
         controls = widgets.HBox([*self._buttons.values(), self._reset, self._period])
         views = widgets.HBox(  # the state first (outcome and registry in view), the script beside it
             [self._state, self._script],
-            layout=widgets.Layout(align_items="flex-start", grid_gap="24px", flex_flow="row wrap"),
+            layout=widgets.Layout(align_items="flex-start", grid_gap="24px", flex_flow="row nowrap"),
         )
         self.box = widgets.VBox([self._strategy, controls, self._note.widget, self._history, views])
         self.box.add_class("emq-boot-panel")
@@ -290,7 +292,8 @@ class BootPanel(View):
         boot = self.selected
         if boot is None:
             self._script.value = script_html(source(self.service.strategy.script), ())
-            self._state.value = f"<pre style='{_PRE}'>{html.escape(self.readout)}</pre>"
+            wrap = _PRE.replace("white-space:pre", "white-space:pre-wrap")
+            self._state.value = f"<pre style='{wrap}'>{html.escape(self.readout)}</pre>"
             return
         self._script.value = script_html(source(boot.strategy.script), boot.lit)
         self._state.value = state_html(boot, self.queue)
