@@ -10,8 +10,10 @@ index, so cells may move. Each panel state is saved as a 1280x720 screenshot in 
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -86,6 +88,11 @@ class Visit:
     def close(self) -> None:
         if self._kernel is not None:
             self._kernel.close()
+        if self.where == "lab":  # JupyterLab keeps a closed page's kernel: stop what it still runs
+            for kernel_id in self.watch.kernels:
+                request = urllib.request.Request(f"{self.server.url}/api/kernels/{kernel_id}", method="DELETE")
+                with contextlib.suppress(OSError):
+                    urllib.request.urlopen(request, timeout=10).close()
 
 
 # Kernel-side helpers, run once per visit in the notebook's own kernel (a silent execute).
@@ -172,6 +179,10 @@ def eventually(check: Callable[[], None], attempts: int = 40) -> None:
         except AssertionError:
             time.sleep(0.25)
     check()
+
+
+def assert_equal(got: Any, expected: Any) -> None:
+    assert got == expected, f"{got!r} != {expected!r}"
 
 
 def in_viewport(locator: Locator) -> bool:
@@ -355,7 +366,8 @@ def walk_fast_forward(visit: Visit, panel: Locator) -> None:
     text = go.inner_text().strip()
     assert re.fullmatch(r"Fast-forward [\d,]+", text), text
     assert go.evaluate("el => el.scrollWidth <= el.clientWidth"), f"the label {text!r} is cut"
-    runs_before = sum(visit.state("[p.runs for p in _emq_instances('FastForwardPanel')]"))
+    starts = "sum(p.starts for p in _emq_instances('FastForwardPanel'))"
+    before = visit.state(starts)
     top(panel)
     box = go.bounding_box()
     assert box is not None
@@ -363,16 +375,12 @@ def walk_fast_forward(visit: Visit, panel: Locator) -> None:
         visit.page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     expect(go).to_be_disabled()
     expect_text(label, "running")
+    expect(go).to_have_text(text)  # the label stays whole while it runs
+    eventually(lambda: assert_equal(visit.state(starts), before + 1))
+    visit.state("1")  # the clicks the page sent have been handled: still one run begun
+    assert visit.state(starts) == before + 1, "three quick clicks began more than one run"
+    # The run itself (as long as the cell's) is not waited for: the page and kernel close after.
     visit.snap(panel, "fast-forward-running")
-    expect(go).to_be_enabled(timeout=240_000)
-    expect_text(label, "fired")
-    total = int(text.split()[-1].replace(",", ""))
-    runs = sum(visit.state("[p.runs for p in _emq_instances('FastForwardPanel')]"))
-    assert runs == runs_before + 1, f"three clicks ran {runs - runs_before} fast-forwards"
-    jobs = visit.state("[_emq_probe.jobs(p.queue).count() for p in _emq_instances('FastForwardPanel')]")
-    assert total in jobs
-    expect_text(label, f"fired {total:,} occurrences")
-    visit.snap(panel, "fast-forward-done")
 
 
 def walk_cancel(visit: Visit, panel: Locator) -> None:

@@ -174,7 +174,8 @@ class FastForwardPanel(View):
         self.occurrences = occurrences
         self.every_ms = every_ms
         self.result: cadence.FastForward | None = None
-        self.runs = 0
+        self.runs = 0  # runs finished
+        self.starts = 0  # runs begun (a click or the twin)
         self._lock = threading.Lock()
         self._worker: threading.Thread | None = None
         self._bar = widgets.IntProgress(value=0, min=0, max=occurrences, description="occurrences")
@@ -244,6 +245,7 @@ class FastForwardPanel(View):
         return self.result
 
     def _running(self) -> None:
+        self.starts += 1
         self._button.disabled = True
         self.result = None
         self._bar.value = 0
@@ -253,8 +255,7 @@ class FastForwardPanel(View):
     def _finished(self) -> None:
         self._label.value = self.readout
         self._bar.value = self.result.occurrences if self.result is not None else self._bar.value
-        if self._note.kind == "busy":
-            self._note.say("")
+        self._note.say("")  # "running" or "still working" no longer holds
         self._button.disabled = False
 
     def _progress(self, fired: int) -> None:

@@ -53,4 +53,4 @@ class Note:
 
 def set_disabled(controls: list[widgets.DOMWidget], disabled: bool) -> None:
     for control in controls:
-        control.disabled = disabled  # type: ignore[attr-defined]
+        control.disabled = disabled
