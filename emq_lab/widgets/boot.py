@@ -13,7 +13,7 @@ import ipywidgets as widgets
 
 from .. import keys
 from ..clock import hhmm
-from ..dives.upsert import MINUTE_MS, Boot, Service, Strategy, period, report, tally, tally_text
+from ..dives.upsert import MINUTE_MS, Boot, Registry, Service, Strategy, period, report, tally, tally_text
 from ..scripts import source
 from .note import Note, set_disabled
 from .view import View
@@ -158,6 +158,10 @@ class BootPanel(View):
         )
         self.box = widgets.VBox([self._strategy, controls, self._note.widget, self._history, views])
         self.box.add_class("emq-boot-panel")
+        self.act(self._fresh_start)  # a dead backend: the panel shows with its status line
+
+    def _fresh_start(self) -> None:
+        """Empty the queue this panel works on, so a re-run cell starts over, and say so."""
         self.service.reset()
         self._show(None)
         self._note.say(f"a fresh start: this panel emptied queue {self.queue} (registry size 0)")
@@ -308,7 +312,7 @@ class BootCounter(View):
     def __init__(self, lab: Lab, queue: str, *, boots: int = 2) -> None:
         self.lab = lab
         self.queue = queue
-        self._counts = tally(lab, queue, boots)
+        self._counts: dict[Strategy, Registry] = {}
         self._slider = widgets.IntSlider(value=boots, min=1, max=20, description="boots")
         self._table = widgets.HTML()
         self._table.add_class("emq-readout")
@@ -316,6 +320,7 @@ class BootCounter(View):
         self.box = widgets.VBox([self._slider, self._table])
         self.box.add_class("emq-boot-counter")
         self._draw()
+        self.act(self._recount)  # a dead backend: the panel shows with its status line
 
     def set(self, *, boots: int) -> None:
         """Move the slider to ``boots``."""
@@ -329,6 +334,8 @@ class BootCounter(View):
 
     @property
     def readout(self) -> str:
+        if not self._counts:  # not counted yet: the backend has not answered
+            self._recount()
         return tally_text(self._counts, self.boots)
 
     def _on_slider(self, change: dict[str, Any]) -> None:

@@ -68,9 +68,9 @@ class CadenceExplorer(View):
             slider.observe(self._on_change, names="value")
             self._sliders[key] = slider
         self._holding = False
-        self.trace = self._compute()
-        self._figure = FigureView(timeline(self.trace))
-        self._readout = widgets.HTML(self._html())
+        self._trace: cadence.Trace | None = None
+        self._figure = FigureView()
+        self._readout = widgets.HTML()
         self._readout.add_class("emq-readout")  # the readout, findable by a browser test
         self._note = Note()
         self.box = widgets.VBox(
@@ -83,6 +83,7 @@ class CadenceExplorer(View):
             ]
         )
         self.box.add_class("emq-cadence-explorer")
+        self.act(self.refresh)  # a dead backend: the panel shows with its status line
 
     # -- twins ---------------------------------------------------------------------------------
 
@@ -107,6 +108,13 @@ class CadenceExplorer(View):
         return {key: int(slider.value) for key, slider in self._sliders.items()}
 
     @property
+    def trace(self) -> cadence.Trace:
+        """The lanes for the current controls (run on first use)."""
+        if self._trace is None:
+            self._trace = self._compute()
+        return self._trace
+
+    @property
     def readout(self) -> str:
         return self.trace.readout
 
@@ -123,8 +131,8 @@ class CadenceExplorer(View):
         """Re-run the lanes for the current controls and send the figure whole (the note says it
         is drawing meanwhile). Sliders stay live: a value typed meanwhile queues, never drops."""
         self._note.say("drawing the lanes…", "busy")
-        self.trace = self._compute()
-        self._figure.show(timeline(self.trace))
+        self._trace = self._compute()
+        self._figure.show(timeline(self._trace))
         self._readout.value = self._html()
         self._note.say("")
 

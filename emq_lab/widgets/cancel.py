@@ -47,7 +47,8 @@ class CancelPanel(View):
 
     def __init__(self, lab: Lab, queue: str = "race", *, name: str = "report", every_ms: int = 15 * 60_000) -> None:
         self.lab = lab
-        self.race = Race(lab, queue, name=name, every_ms=every_ms)
+        self._race: Race | None = None
+        self._new_race = lambda: Race(lab, queue, name=name, every_ms=every_ms)
         self._note = Note()
         self._busy = False
         self._buttons: dict[str, widgets.Button] = {}
@@ -82,8 +83,22 @@ class CancelPanel(View):
             ]
         )
         self.box.add_class("emq-cancel-panel")
+        self.refresh()  # the empty panel, then the race (or the status line while the backend is down)
+        self.act(self._start)
+
+    @property
+    def race(self) -> Race:
+        """The race this panel steps through (its queue reset and the name registered on first use)."""
+        if self._race is None:
+            self._race = self._new_race()
+        return self._race
+
+    def _start(self) -> None:
+        self.race  # noqa: B018 - builds it: resets the queue and registers the name
         self.refresh()
-        self._note.say(f"a fresh start: this panel emptied queue {self.race.queue} and registered {name} due now")
+        self._note.say(
+            f"a fresh start: this panel emptied queue {self.race.queue} and registered {self.race.name} due now"
+        )
 
     def _on_step(self, step: str) -> Any:
         return lambda _: self._click(lambda: self.step(step))
@@ -98,21 +113,20 @@ class CancelPanel(View):
             self._note.say(reason, "refused")
             raise ValueError(reason)
         taken = self.race.step(name)
-        self.refresh()
+        self._draw(taken.after)  # the keyspace the step just read: no second read
         self._note.say(f"{ALL_LABELS[name]}: {taken.note}", "done")
 
     def play(self, preset: str) -> None:
         """Reset and take a preset order (``before-read``, ``after-read``, ``after-enqueue``,
         ``after-advance``)."""
-        self.race.play(preset)
+        taken = self.race.play(preset)
         self._preset.value = preset
-        self.refresh()
+        self._draw(taken[-1].after if taken else self.race.start)
         self._note.say(f"played '{PRESET_LABELS[preset]}': {self.race.verdict()}", "done")
 
     def reset(self) -> None:
         """Empty the queue, register the name due now, clear the steps."""
-        self.race.reset()
-        self.refresh()
+        self._draw(self.race.reset())
         self._note.say(f"reset: queue {self.race.queue} emptied, {self.race.name} registered due now", "done")
 
     def refusal(self, step: str) -> str | None:
@@ -141,13 +155,21 @@ class CancelPanel(View):
 
     def refresh(self) -> None:
         """Re-read the keyspace and set every child from the race."""
-        for step, button in self._buttons.items():
-            button.disabled = self._busy or not self.race.allowed(step)
+        if self._race is None:  # not started: the backend has not answered yet
+            for button in self._buttons.values():
+                button.disabled = True
+            self._log.value = "<i>waiting for the backend</i>"
+            return
+        self._draw(keyspace(self.lab, self.race.queue))
+
+    def _draw(self, state: Keyspace) -> None:
+        """Set every child from the race, the keyspace shown being ``state``."""
+        self._enable_steps()
         lines = [f"<b>{escape(ALL_LABELS[s.step])}</b>: {escape(s.note)}" for s in self.race.taken]
         outcome = self.race.advance_outcome
         lines.append(f"advance outcome: <b>{escape(outcome.tuple) if outcome else '-'}</b>")
         self._log.value = "<br>".join(lines)
-        self._keyspace.value = _keyspace_html(keyspace(self.lab, self.race.queue), self.race.queue)
+        self._keyspace.value = _keyspace_html(state, self.race.queue)
 
     # -- callbacks: they set widget values, never print ------------------------------------------
 
@@ -160,10 +182,15 @@ class CancelPanel(View):
         finally:
             self._busy = False
             set_disabled([self._play, self._reset, self._preset], False)
-            self.refresh()
+            self._enable_steps()
+
+    def _enable_steps(self) -> None:
+        """Each step button on if the pump's order allows it now (all off before the race started)."""
+        for step, button in self._buttons.items():
+            button.disabled = self._busy or self._race is None or not self._race.allowed(step)
 
     def _on_preset(self, change: dict[str, Any]) -> None:
-        if self.race.preset != change["new"]:
+        if self._race is not None and self._race.preset != change["new"]:
             self._note.say(f"preset '{PRESET_LABELS[change['new']]}' chosen: press play preset to run it")
 
 
@@ -203,7 +230,8 @@ class CrashPanel(View):
         self, lab: Lab, queue: str = "crash-panel", *, name: str = "report", every_ms: int = 15 * 60_000
     ) -> None:
         self.lab = lab
-        self.bench = CrashBench(lab, queue, name=name, every_ms=every_ms)
+        self._bench: CrashBench | None = None
+        self._new_bench = lambda: CrashBench(lab, queue, name=name, every_ms=every_ms)
         self._holding = False
         self._note = Note()
         self._crash_toggle = widgets.ToggleButton(
@@ -238,8 +266,22 @@ class CrashPanel(View):
             ]
         )
         self.box.add_class("emq-crash-panel")
+        self.refresh()  # the empty panel, then the bench (or the status line while the backend is down)
+        self.act(self._start)
+
+    @property
+    def bench(self) -> CrashBench:
+        """The bench this panel drives (its queue reset and the name registered on first use)."""
+        if self._bench is None:
+            self._bench = self._new_bench()
+        return self._bench
+
+    def _start(self) -> None:
+        self.bench  # noqa: B018 - builds it: resets the queue and registers the name
         self.refresh()
-        self._note.say(f"a fresh start: this panel emptied queue {self.bench.queue} and registered {name} due now")
+        self._note.say(
+            f"a fresh start: this panel emptied queue {self.bench.queue} and registered {self.bench.name} due now"
+        )
 
     def _on_crash(self, change: dict[str, Any]) -> None:
         if not self._holding:
@@ -288,6 +330,9 @@ class CrashPanel(View):
 
     def refresh(self) -> None:
         """Set every child from the bench."""
+        if self._bench is None:  # not started: the backend has not answered yet
+            self._readout.value = "<i>waiting for the backend</i>"
+            return
         self._holding = True
         try:
             on = self.bench.crash
