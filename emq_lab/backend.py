@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-import fakeredis
 import redis
+
+from . import _browser
+
+if TYPE_CHECKING:
+    import fakeredis
 
 ENV_URL = "EMQ_LAB_URL"
 EMBEDDED = "embedded"
@@ -20,6 +24,9 @@ _server_lock = threading.Lock()
 def embedded_server() -> fakeredis.FakeServer:
     """The one process-wide FakeServer: every embedded client in a kernel sees the same data."""
     global _server
+    _browser.install()  # Pyodide only: fakeredis's Lua runs on fengari, set up before fakeredis loads
+    import fakeredis  # only here: a lab on a URL never imports it
+
     with _server_lock:
         if _server is None:
             _server = fakeredis.FakeServer()
@@ -36,6 +43,9 @@ def open_client(url: str | None = None) -> tuple[Any, str]:
     """A decoding redis-py client for ``url`` and a short description of the backend."""
     target = resolve_url(url)
     if target == EMBEDDED:
+        _browser.install()  # Pyodide only: as in embedded_server()
+        import fakeredis
+
         client: Any = fakeredis.FakeRedis(server=embedded_server(), decode_responses=True)
         return client, "embedded fakeredis (in this Python process)"
     parts = urlsplit(target)
