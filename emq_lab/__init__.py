@@ -3,7 +3,7 @@
 from .clock import SimClock, SystemClock
 from .lab import Lab, connect
 from .outcome import Outcome
-from .pump import Occurrence, Pump, PumpCrash
+from .pump import Occurrence, Pump, Tick
 from .repeat import Due, Repeat
 
 __all__ = [
@@ -12,9 +12,9 @@ __all__ = [
     "Occurrence",
     "Outcome",
     "Pump",
-    "PumpCrash",
     "Repeat",
     "SimClock",
     "SystemClock",
+    "Tick",
     "connect",
 ]

@@ -4,19 +4,60 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
 class Clock(Protocol):
+    """What every verb reads "now" from."""
+
     def now_ms(self) -> int: ...
+
+
+@runtime_checkable
+class AdvancingClock(Protocol):
+    """A clock that a demo can move: a :class:`SimClock`, or anything shaped like one."""
+
+    start_ms: int
+
+    def now_ms(self) -> int: ...
+
+    def advance(self, ms: int = 0, *, seconds: float = 0, minutes: float = 0, hours: float = 0) -> int: ...
+
+    def set(self, instant: str | int | datetime) -> int: ...
+
+
+# Scores are doubles on the server: keep every instant a SimClock can reach exact in one and
+# readable as a date. From the epoch to the last millisecond of the year 9999.
+MIN_INSTANT_MS = 0
+MAX_INSTANT_MS = 253_402_300_799_999
+
+
+def whole_ms(value: object, field: str) -> int:
+    """An int, or a float with no fractional part, as an int; anything else is refused."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{field}: expected milliseconds as an int, got {type(value).__name__} {value!r}")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"{field}: {value!r} is not a whole number of milliseconds; the clock keeps int ms")
+        return int(value)
+    return value
+
+
+def _in_range(ms: int, field: str) -> int:
+    if not MIN_INSTANT_MS <= ms <= MAX_INSTANT_MS:
+        raise ValueError(
+            f"{field}: {ms} ms is outside the instants a SimClock keeps (1970-01-01 to 9999-12-31 UTC, "
+            f"{MIN_INSTANT_MS} to {MAX_INSTANT_MS} ms)"
+        )
+    return ms
 
 
 def parse_instant(instant: str | int | datetime) -> int:
     """An ISO-8601 string, a datetime or epoch milliseconds -> epoch milliseconds."""
     if isinstance(instant, bool):
         raise ValueError(f"start: expected an ISO-8601 string, datetime or int ms, got {instant!r}")
-    if isinstance(instant, int):
-        return instant
+    if isinstance(instant, int | float):
+        return whole_ms(instant, "start")
     if isinstance(instant, str):
         try:
             instant = datetime.fromisoformat(instant)
@@ -43,23 +84,31 @@ class SimClock:
     """A deterministic clock that moves only when told to."""
 
     def __init__(self, start: str | int | datetime = "2026-01-05T09:00:00Z") -> None:
-        self.start_ms = parse_instant(start)
+        self.start_ms = _in_range(parse_instant(start), "start")
         self._now = self.start_ms
 
     def now_ms(self) -> int:
         return self._now
 
     def advance(self, ms: int = 0, *, seconds: float = 0, minutes: float = 0, hours: float = 0) -> int:
-        """Move forward; returns the new now in ms. Going backwards is refused."""
-        step = ms + round(seconds * 1000 + minutes * 60_000 + hours * 3_600_000)
+        """Move forward; returns the new now in ms. Going backwards is refused, and so is a step
+        that is not a whole number of milliseconds (``advance(60_000 / 4)`` is fine: 15000.0)."""
+        step = whole_ms(ms, "ms")
+        for amount, field, unit in (
+            (seconds, "seconds", 1000),
+            (minutes, "minutes", 60_000),
+            (hours, "hours", 3_600_000),
+        ):
+            if amount:
+                step += whole_ms(_scaled(amount, unit, field), field)
         if step < 0:
             raise ValueError(f"ms: a SimClock only moves forward, got a step of {step} ms")
-        self._now += step
+        self._now = _in_range(self._now + step, "ms")
         return self._now
 
     def set(self, instant: str | int | datetime) -> int:
         """Jump to an instant at or after now; returns it in ms."""
-        target = parse_instant(instant)
+        target = _in_range(parse_instant(instant), "instant")
         if target < self._now:
             raise ValueError(f"instant: {target} is before now ({self._now}); a SimClock only moves forward")
         self._now = target
@@ -72,6 +121,12 @@ class SimClock:
     def __repr__(self) -> str:
         iso = datetime.fromtimestamp(self._now / 1000, UTC).isoformat().replace("+00:00", "Z")
         return f"SimClock({iso!r})"
+
+
+def _scaled(amount: object, unit: int, field: str) -> float:
+    if isinstance(amount, bool) or not isinstance(amount, int | float):
+        raise ValueError(f"{field}: expected a number, got {type(amount).__name__} {amount!r}")
+    return round(amount * unit, 6)
 
 
 class SystemClock:

@@ -1,18 +1,19 @@
-"""Jobs: the occurrences a pump produced, with counter-minted branded ids."""
+"""Jobs: the occurrences a pump produced, with branded ids minted inside enqueue.lua."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import keys, validate
-from .outcome import Outcome, outcome_of
+from . import scripts, validate
+from .outcome import Outcome
 
 if TYPE_CHECKING:
     from .lab import Lab
 
 
 def branded(number: int) -> str:
-    """``JOB-`` and the counter, zero-padded to six digits (wider past 999999)."""
+    """``JOB-`` and the counter, zero-padded to six digits (wider past 999999); the form
+    enqueue.lua mints."""
     return f"JOB-{number:06d}"
 
 
@@ -22,19 +23,15 @@ class Jobs:
     def __init__(self, lab: Lab, queue: str) -> None:
         self.lab = lab
         self.queue = validate.name(queue, field="queue")
-        self.wait_key = keys.wait(self.queue)
+        self.k = lab.keyspace(self.queue)
+        self.wait_key = self.k.wait
 
-    def mint(self) -> str:
-        """The next fresh id from the queue's counter: JOB-000001, JOB-000002, ..."""
-        return branded(int(self.lab.client.incr(keys.job_counter(self.queue))))
-
-    def enqueue(self, job_id: str, name: str, fired_at_ms: int, template: str) -> Outcome:
-        """Store the job and push it on the wait list; DUPLICATE if ``job_id`` exists."""
-        reply = self.lab.scripts.enqueue(
-            keys=[keys.job(self.queue, job_id), self.wait_key],
-            args=[job_id, name, fired_at_ms, template],
-        )
-        return outcome_of("enqueue", reply)
+    def enqueue(self, name: str, fired_at_ms: int, template: str, *, job_id: str | None = None) -> tuple[Outcome, str]:
+        """Store a job and push it on the wait list: a fresh ``JOB-`` id minted in the script, or
+        ``job_id`` (slot-keyed) -> (ENQUEUED | DUPLICATE, the id)."""
+        validate.name(name)
+        validate.template(template)
+        return scripts.enqueue(self.lab.client, self.lab.scripts, self.k, name, fired_at_ms, template, job_id)
 
     def browse(self, limit: int = 10) -> list[str]:
         """Waiting job ids, newest first."""
@@ -47,4 +44,4 @@ class Jobs:
 
     def get(self, job_id: str) -> dict[str, str]:
         """The job hash ({} when there is none)."""
-        return dict(self.lab.client.hgetall(keys.job(self.queue, job_id)))
+        return dict(self.lab.client.hgetall(self.k.job(job_id)))

@@ -1,68 +1,123 @@
-"""The keyspace of a queue. Every key carries the hash tag ``{q}``, so one queue
-lives on one cluster slot; no other module builds a key string."""
+"""The keyspace of a queue. Every key carries one hash tag, so one queue lives on one cluster
+slot and every script's keys are on it; no other module builds a key string.
+
+Without a namespace the tag is ``{q}`` and keys read ``emq:{q}:...``. With a namespace ``ns``
+(a classroom: one per learner) the namespace goes inside the tag, ``emq:ns:{ns:q}:...``: a class
+using the same queue names spreads over a cluster's slots, and a learner's ACL key pattern is
+``emq:ns:{ns:*``, which no key of another namespace (nor any un-namespaced key) matches.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+
+from redis.crc import key_slot
 
 PREFIX = "emq"
 
 
-def _tag(queue: str) -> str:
-    return f"{PREFIX}:{{{queue}}}"
+def _glob_escape(text: str) -> str:
+    # Queue and namespace names exclude * ? [ ] (validate.py); a backslash is the one glob
+    # metacharacter they may hold.
+    return text.replace("\\", "\\\\")
+
+
+@dataclass(frozen=True)
+class QueueKeys:
+    """Every key of one queue (in one namespace, or none)."""
+
+    queue: str
+    namespace: str | None = None
+
+    @property
+    def tag(self) -> str:
+        """``emq:{q}``, or ``emq:ns:{ns:q}`` in a namespace."""
+        if self.namespace is None:
+            return f"{PREFIX}:{{{self.queue}}}"
+        return f"{PREFIX}:ns:{{{self.namespace}:{self.queue}}}"
+
+    @property
+    def registry(self) -> str:
+        """ZSET of registrations: member = name, score = next run in ms."""
+        return f"{self.tag}:repeat"
+
+    def record(self, name: str) -> str:
+        """HASH of one registration: ``every_ms`` and ``template``."""
+        return f"{self.registry}:{name}"
+
+    @property
+    def counter(self) -> str:
+        """STRING counter that mints ``JOB-000001``, ``JOB-000002``, ... (INCR in enqueue.lua)."""
+        return f"{self.tag}:id"
+
+    @property
+    def job_prefix(self) -> str:
+        """What every job hash's key starts with; enqueue.lua appends the id."""
+        return f"{self.tag}:job:"
+
+    def job(self, job_id: str) -> str:
+        """HASH of one occurrence."""
+        return f"{self.job_prefix}{job_id}"
+
+    @property
+    def wait(self) -> str:
+        """LIST of job ids waiting for a worker, newest at the head."""
+        return f"{self.tag}:wait"
+
+    @property
+    def delayed(self) -> str:
+        """ZSET of pending occurrences (the contrast scripts): member ``repeat:<name>:<run_ms>``."""
+        return f"{self.tag}:delayed"
+
+    @property
+    def pattern(self) -> str:
+        """SCAN glob matching every key of this queue and nothing else."""
+        if self.namespace is None:
+            return f"{PREFIX}:{{{_glob_escape(self.queue)}}}:*"
+        return f"{PREFIX}:ns:{{{_glob_escape(self.namespace)}:{_glob_escape(self.queue)}}}:*"
+
+    @property
+    def fixed(self) -> tuple[str, ...]:
+        """The queue's keys whose names do not depend on its contents."""
+        return (self.registry, self.counter, self.wait, self.delayed)
+
+
+def namespace_pattern(namespace: str) -> str:
+    """SCAN glob (and ACL key pattern) for every key of every queue in ``namespace``."""
+    return f"{PREFIX}:ns:{{{_glob_escape(namespace)}:*"
+
+
+# The un-namespaced keys by queue name, for tests and one-off reads.
 
 
 def registry(queue: str) -> str:
-    """ZSET of registrations: member = name, score = next run in ms."""
-    return f"{_tag(queue)}:repeat"
+    return QueueKeys(queue).registry
 
 
 def record(queue: str, name: str) -> str:
-    """HASH of one registration: ``every_ms`` and ``template``."""
-    return f"{_tag(queue)}:repeat:{name}"
+    return QueueKeys(queue).record(name)
 
 
 def job_counter(queue: str) -> str:
-    """STRING counter that mints ``JOB-000001``, ``JOB-000002``, ..."""
-    return f"{_tag(queue)}:id"
+    return QueueKeys(queue).counter
 
 
 def job(queue: str, job_id: str) -> str:
-    """HASH of one occurrence."""
-    return f"{_tag(queue)}:job:{job_id}"
+    return QueueKeys(queue).job(job_id)
 
 
 def wait(queue: str) -> str:
-    """LIST of job ids waiting for a worker, newest at the head."""
-    return f"{_tag(queue)}:wait"
-
-
-def pattern(queue: str) -> str:
-    """SCAN pattern matching every key of ``queue`` and nothing else."""
-    escaped = queue.replace("\\", "\\\\")
-    return f"{PREFIX}:{{{escaped}}}:*"
-
-
-def _crc16(data: bytes) -> int:
-    # CRC-16/XMODEM (poly 0x1021, init 0), the checksum Redis Cluster uses.
-    crc = 0
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
-
-
-def slot(key: str | bytes) -> int:
-    """The cluster slot of ``key``: CRC16 of its hash tag (or the whole key) mod 16384."""
-    raw = key.encode() if isinstance(key, str) else key
-    start = raw.find(b"{")
-    if start != -1:
-        end = raw.find(b"}", start + 1)
-        if end > start + 1:
-            raw = raw[start + 1 : end]
-    return _crc16(raw) % 16384
+    return QueueKeys(queue).wait
 
 
 def delayed(queue: str) -> str:
-    """ZSET of pending occurrences: member ``repeat:<name>:<run_ms>``, score = run in ms."""
-    return f"{_tag(queue)}:delayed"
+    return QueueKeys(queue).delayed
+
+
+def pattern(queue: str) -> str:
+    return QueueKeys(queue).pattern
+
+
+def slot(key: str | bytes) -> int:
+    """The cluster slot of ``key`` (redis-py's CRC16 of its hash tag, mod 16384)."""
+    return int(key_slot(key.encode() if isinstance(key, str) else key))

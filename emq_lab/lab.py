@@ -4,24 +4,38 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import keys, validate
+from . import validate
 from .backend import open_client
-from .cadence import Measure
 from .clock import Clock, SystemClock
 from .jobs import Jobs
-from .pump import Pump
+from .keys import QueueKeys
+from .pump import Pump, Rule
 from .repeat import Repeat
+from .schedule import Measure
 from .scripts import Scripts
 
 
 class Lab:
     """What ``emq_lab.connect()`` returns."""
 
-    def __init__(self, client: Any, clock: Clock, description: str) -> None:
+    def __init__(
+        self,
+        client: Any,
+        clock: Clock,
+        description: str,
+        *,
+        namespace: str | None = None,
+        scripts: Scripts | None = None,
+    ) -> None:
         self.client = client
         self.clock = clock
-        self.scripts = Scripts.load(client)
+        self.namespace = None if namespace is None else validate.namespace(namespace)
+        self.scripts = scripts if scripts is not None else Scripts.load(client)
         self._description = description
+
+    def keyspace(self, queue: str) -> QueueKeys:
+        """The keys of ``queue`` in this lab's namespace."""
+        return QueueKeys(validate.name(queue, field="queue"), self.namespace)
 
     def repeat(self, queue: str) -> Repeat:
         return Repeat(self, queue)
@@ -30,14 +44,36 @@ class Lab:
         return Jobs(self, queue)
 
     def pump(
-        self, queue: str, *, batch: int = 100, slot_keyed: bool = False, rule: Measure | str = Measure.START_TO_START
+        self, queue: str, *, batch: int = 100, slot_keyed: bool = False, rule: Rule = Measure.START_TO_START
     ) -> Pump:
         return Pump(self, queue, batch=batch, slot_keyed=slot_keyed, rule=rule)
 
+    def with_clock(self, clock: Clock) -> Lab:
+        """This lab (same connection, namespace and scripts) reading now from ``clock``."""
+        return Lab(self.client, clock, self._description, namespace=self.namespace, scripts=self.scripts)
+
+    def with_scripts(self, **sources: str) -> Lab:
+        """This lab with some scripts replaced by Lua source, e.g. ``with_scripts(advance=text)``:
+        every verb and the pump then run that text (the exercises run a learner's script so)."""
+        scripts = self.scripts.replacing(self.client, **sources)
+        return Lab(self.client, self.clock, self._description, namespace=self.namespace, scripts=scripts)
+
     def keys(self, queue: str) -> list[str]:
-        """Every key of ``queue`` (SCAN on its pattern), sorted."""
-        validate.name(queue, field="queue")
-        return sorted(set(self.client.scan_iter(match=keys.pattern(queue), count=500)))
+        """Every key of ``queue``, sorted, found from the queue's own structures (the registry's
+        members and the pending occurrences name the records, the wait list names the jobs), so
+        the cost follows the queue's size, not the server's. Two round trips."""
+        k = self.keyspace(queue)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.zrange(k.registry, 0, -1)
+        pipe.lrange(k.wait, 0, -1)
+        pipe.zrange(k.delayed, 0, -1)
+        members, job_ids, pending = pipe.execute()
+        names = set(members) | {_pending_name(member) for member in pending}
+        candidates = sorted({*k.fixed, *(k.record(n) for n in names if n), *(k.job(i) for i in job_ids)})
+        pipe = self.client.pipeline(transaction=False)
+        for key in candidates:
+            pipe.exists(key)
+        return [key for key, found in zip(candidates, pipe.execute(), strict=True) if found]
 
     def reset(self, queue: str) -> int:
         """Delete every key of ``queue`` and nothing else; returns how many were deleted."""
@@ -48,8 +84,10 @@ class Lab:
         return deleted
 
     def describe(self) -> str:
-        """The backend, for humans (not for compared notebook output)."""
-        return self._description
+        """The backend (and namespace), for humans (not for compared notebook output)."""
+        if self.namespace is None:
+            return self._description
+        return f"{self._description}, namespace {self.namespace}"
 
     def close(self) -> None:
         self.client.close()
@@ -58,7 +96,14 @@ class Lab:
         return f"Lab(clock={self.clock!r})"
 
 
-def connect(url: str | None = None, clock: Clock | None = None) -> Lab:
-    """A Lab on ``url`` (else ``$EMQ_LAB_URL``, else the embedded server) reading now from ``clock``."""
+def _pending_name(member: str) -> str:
+    """``repeat:<name>:<run_ms>`` (the contrast scripts' pending occurrence) -> ``<name>``."""
+    body = member.removeprefix("repeat:")
+    return body.rpartition(":")[0]
+
+
+def connect(url: str | None = None, clock: Clock | None = None, *, namespace: str | None = None) -> Lab:
+    """A Lab on ``url`` (else ``$EMQ_LAB_URL``, else the embedded server) reading now from
+    ``clock``; with ``namespace``, every key it touches carries it."""
     client, description = open_client(url)
-    return Lab(client, clock if clock is not None else SystemClock(), description)
+    return Lab(client, clock if clock is not None else SystemClock(), description, namespace=namespace)

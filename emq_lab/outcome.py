@@ -10,6 +10,7 @@ class Outcome(StrEnum):
     REGISTERED = "registered"
     EXISTS = "exists"
     ADVANCED = "advanced"
+    MOVED = "moved"  # the advance's compare-and-set found the row moved: nothing written
     ABSENT = "absent"
     CANCELLED = "cancelled"
     ENQUEUED = "enqueued"
@@ -29,7 +30,7 @@ class Outcome(StrEnum):
 
 _REPLIES: dict[str, dict[int, Outcome]] = {
     "register": {1: Outcome.REGISTERED, 0: Outcome.EXISTS},
-    "advance": {1: Outcome.ADVANCED, 0: Outcome.ABSENT},
+    "advance": {1: Outcome.ADVANCED, 0: Outcome.ABSENT, 2: Outcome.MOVED},
     "cancel": {1: Outcome.CANCELLED, 0: Outcome.ABSENT},
     "enqueue": {1: Outcome.ENQUEUED, 0: Outcome.DUPLICATE},
     "contrast/naive": {1: Outcome.REGISTERED},

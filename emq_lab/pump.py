@@ -1,19 +1,33 @@
-"""The pump: each tick reads the due registrations, enqueues one occurrence per
-name and advances its single registry row, start-to-start unless told otherwise."""
+"""The pump: each tick reads the due registrations, enqueues one occurrence per name and
+advances its single registry row (start-to-start unless told otherwise), only if the row still
+holds the run the tick read.
+
+A tick has three phases, and the cancel dive steps through exactly these:
+``read`` (due.lua: the due rows and their records, one round trip), ``enqueue`` (enqueue.lua per
+live row, the job id minted in the script) and ``advance`` (advance.lua per row: a
+compare-and-set against the score and period read, or the sweep of a member whose record is
+gone).
+``Pump.tick()`` is ``begin().run()``: the enqueues and advances go in one pipeline, so a tick
+costs two round trips whatever the number of names.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from . import validate
-from .cadence import Measure, next_on_grid, next_start_to_start
-from .jobs import Jobs
+from . import scripts, validate
+from .clock import AdvancingClock, whole_ms
 from .outcome import Outcome
-from .repeat import Repeat, Row
+from .schedule import Measure, next_on_grid, next_start_to_start
+from .scripts import Row
 
 if TYPE_CHECKING:
     from .lab import Lab
+
+#: A pump rule: a Measure (or its value), or ``(release_ms, every_ms) -> next_ms``.
+Rule = Measure | str | Callable[[int, int], int]
 
 
 @dataclass(frozen=True)
@@ -25,22 +39,130 @@ class Occurrence:
     fired_at_ms: int
 
 
-class PumpCrash(RuntimeError):
-    """Raised by a pump whose fault switch is on: after an enqueue, before its advance."""
-
-    def __init__(self, occurrences: list[Occurrence]) -> None:
-        super().__init__("pump crashed after enqueue, before advance (fault injected)")
-        self.occurrences = occurrences
-
-
 def slot_id(name: str, slot_ms: int) -> str:
     """The slot-keyed occurrence id: the same slot always gets the same id."""
     return f"{name}:{slot_ms}"
 
 
+PHASES = ("read", "enqueue", "advance")
+
+
+class Tick:
+    """One pass of a pump, phase by phase: ``read()``, ``enqueue()``, ``advance()`` (each once,
+    in that order), or ``run()`` for all three. ``now_ms`` is read once, when the tick begins."""
+
+    def __init__(self, pump: Pump) -> None:
+        self.pump = pump
+        self.now_ms = pump.lab.clock.now_ms()
+        self.rows: list[Row] = []
+        self.fired: list[Occurrence] = []
+        self.advanced: list[tuple[str, Outcome]] = []
+        self.done: list[str] = []  # phases taken, in order
+        self._plan: list[tuple[Row, int]] | None = None
+
+    # -- the phases ---------------------------------------------------------------------------
+
+    def read(self) -> list[Row]:
+        """The due read: members scored at or before now, in score order, one batch, with records."""
+        self._enter("read")
+        p = self.pump
+        self.rows = scripts.due(p.lab.client, p.lab.scripts, p.k, self.now_ms, p.batch)
+        return self.rows
+
+    def enqueue(self) -> list[Occurrence]:
+        """Enqueue one occurrence per live row read (a gone record, or a replayed slot, makes none)."""
+        self._enter("enqueue")
+        self._flush(enqueue=True, advance=False)
+        return self.fired
+
+    def advance(self) -> list[tuple[str, Outcome]]:
+        """Advance each row read by the pump's rule if it still holds the score read (MOVED if
+        not), sweep each whose record is gone. Under start-to-finish a live row is left for the
+        worker that finishes the run."""
+        self._enter("advance")
+        self._flush(enqueue=False, advance=True)
+        return self.advanced
+
+    def run(self, *, after_enqueue: Callable[[Tick], None] | None = None) -> list[Occurrence]:
+        """read -> enqueue -> advance. Without a hook the enqueues and advances share one
+        pipeline; ``after_enqueue(tick)`` runs between them (the crash dive's fault goes there)."""
+        self.read()
+        if after_enqueue is None:
+            self._enter("enqueue")
+            self._enter("advance")
+            self._flush(enqueue=True, advance=True)
+        else:
+            self.enqueue()
+            after_enqueue(self)
+            self.advance()
+        return self.fired
+
+    # -- what the tick did --------------------------------------------------------------------
+
+    @property
+    def moved(self) -> list[str]:
+        """Names whose row was no longer the one read (cancelled and registered again): left alone."""
+        return [name for name, outcome in self.advanced if outcome is Outcome.MOVED]
+
+    def next_run(self, row: Row) -> int:
+        """The score the pump's rule gives ``row`` after this tick's release."""
+        return self.pump.next_run(row, self.now_ms)
+
+    # -- inside -------------------------------------------------------------------------------
+
+    def _enter(self, phase: str) -> None:
+        expected = PHASES[len(self.done)] if len(self.done) < len(PHASES) else None
+        if phase != expected:
+            if phase in self.done:
+                raise ValueError(f"{phase}: this tick already took it; begin a new tick")
+            raise ValueError(f"{phase}: a tick goes read -> enqueue -> advance; take {expected} first")
+        self.done.append(phase)
+
+    def plan(self) -> list[tuple[Row, int]]:
+        """Each row read with the score its advance will write, all computed and checked before
+        the tick writes anything (so a tick never enqueues what it could not advance)."""
+        if self._plan is None:
+            self._plan = [(row, self._checked_next(row)) for row in self.rows]
+        return self._plan
+
+    def _checked_next(self, row: Row) -> int:
+        if row.every_ms is None:
+            return self.now_ms  # a dangling member: the advance sweeps it whatever the score
+        if self.pump.leaves_for_finish(row):
+            return row.next_ms
+        return whole_ms(self.pump.next_run(row, self.now_ms), "rule: the next run")
+
+    def _flush(self, *, enqueue: bool, advance: bool, read_next: bool = False) -> list[Row]:
+        p = self.pump
+        plan = self.plan()
+        live = [row for row, _ in plan if row.every_ms is not None] if enqueue else []
+        moving = [(row, nxt) for row, nxt in plan if not p.leaves_for_finish(row)] if advance else []
+        if not live and not moving and not read_next:
+            return []
+
+        def build(pipe: Any) -> None:
+            for row in live:
+                job_id = slot_id(row.name, row.next_ms) if p.slot_keyed else None
+                scripts.enqueue(pipe, p.lab.scripts, p.k, row.name, self.now_ms, row.template or "", job_id)
+            for row, nxt in moving:
+                scripts.advance(pipe, p.lab.scripts, p.k, row.name, nxt, row.next_ms, row.every_ms)
+            if read_next:
+                scripts.due(pipe, p.lab.scripts, p.k, self.now_ms, p.batch)
+
+        replies = scripts.batch(p.lab.client, p.lab.scripts, build, key=p.k.registry)
+        for row, reply in zip(live, replies, strict=False):
+            outcome, job_id = scripts.enqueue_reply(reply)
+            if outcome is Outcome.ENQUEUED:
+                self.fired.append(Occurrence(job_id, row.name, self.now_ms))
+        for (row, _), reply in zip(moving, replies[len(live) :], strict=False):
+            self.advanced.append((row.name, scripts.advance_reply(reply)))
+        p.advanced = list(self.advanced)
+        return scripts.due_reply(replies[-1]) if read_next else []
+
+
 class Pump:
-    """Drives one queue. ``batch`` bounds the names read per tick; ``slot_keyed``
-    names each occurrence ``<name>:<slot_ms>`` so a replayed slot collides.
+    """Drives one queue. ``batch`` bounds the names read per tick; ``slot_keyed`` names each
+    occurrence ``<name>:<slot_ms>`` so a replayed slot collides.
 
     ``rule`` is what the advance measures the next run from:
 
@@ -48,89 +170,85 @@ class Pump:
     - ``fixed grid``: the slot that fired, next = slot + every_ms, a missed slot skipped forward;
     - ``start-to-finish``: not the pump's to compute. The pump only releases (it still sweeps a
       member whose record is gone); whoever finishes the run advances the row then, with
-      ``Repeat.advance`` (next = finish + every_ms). Until then the row stays due, so a tick
-      meanwhile would release it again: ``emq_lab.cadence`` models one worker whose finish
-      comes before the pump's next look at the row.
+      ``Repeat.advance`` (next = finish + every_ms);
+    - a function ``(release_ms, every_ms) -> next_ms``, used as start-to-start is (the exercises
+      run a learner's rule through the real pump this way).
     """
 
     def __init__(
-        self,
-        lab: Lab,
-        queue: str,
-        *,
-        batch: int = 100,
-        slot_keyed: bool = False,
-        rule: Measure | str = Measure.START_TO_START,
+        self, lab: Lab, queue: str, *, batch: int = 100, slot_keyed: bool = False, rule: Rule = Measure.START_TO_START
     ) -> None:
         self.lab = lab
         self.queue = validate.name(queue, field="queue")
+        self.k = lab.keyspace(self.queue)
         self.batch = validate.limit(batch, field="batch")
-        try:
-            self.rule = Measure(rule)
-        except ValueError:
-            choices = ", ".join(repr(m.value) for m in Measure)
-            raise ValueError(f"rule: {rule!r} is not a measure; use one of {choices}") from None
+        self.rule: Measure | Callable[[int, int], int]
+        if callable(rule):
+            self.rule = rule
+        else:
+            try:
+                self.rule = Measure(rule)
+            except ValueError:
+                choices = ", ".join(repr(m.value) for m in Measure)
+                raise ValueError(f"rule: {rule!r} is not a measure; use one of {choices} or a function") from None
+        if not isinstance(slot_keyed, bool):
+            raise ValueError(f"slot_keyed: expected True or False, got {slot_keyed!r}")
         self.slot_keyed = slot_keyed
-        self.crash_after_enqueue = False
-        self.repeat = Repeat(lab, queue)
-        self.jobs = Jobs(lab, queue)
         self.advanced: list[tuple[str, Outcome]] = []  # what each advance of the last tick answered
 
-    def read(self) -> list[Row]:
-        """The due read: members scored at or before now, in score order, one batch."""
-        return self.repeat.rows(due_only=True, limit=self.batch)
+    def begin(self) -> Tick:
+        """A tick, its "now" read from the lab's clock; take its phases or ``run()`` it."""
+        return Tick(self)
 
-    def produce(self, row: Row, now_ms: int) -> Occurrence | None:
-        """Mint an id and enqueue one occurrence of ``row``; None for a replayed slot or a gone record."""
-        if row.every_ms is None:
-            return None
-        job_id = slot_id(row.name, row.next_ms) if self.slot_keyed else self.jobs.mint()
-        outcome = self.jobs.enqueue(job_id, row.name, now_ms, row.template or "")
-        return Occurrence(job_id, row.name, now_ms) if outcome is Outcome.ENQUEUED else None
+    def tick(self, *, after_enqueue: Callable[[Tick], None] | None = None) -> list[Occurrence]:
+        """One pass: due read -> enqueue -> advance (by the rule). A late name fires once."""
+        return self.begin().run(after_enqueue=after_enqueue)
+
+    def drain(self) -> list[Occurrence]:
+        """Every occurrence due now, batch after batch, with the rules of ``tick``. Each batch's
+        enqueues, advances and the next batch's read share one pipeline: one round trip a batch
+        (plus the first read). A name fires once per drain; names that stay due (left for the
+        finish, or registered anew due now) are left for the next drain or tick."""
+        tick = self.begin()
+        tick.read()
+        fired: list[Occurrence] = []
+        seen: set[str] = set()
+        while tick.rows:
+            tick.done += ["enqueue", "advance"]
+            following = tick._flush(enqueue=True, advance=True, read_next=True)
+            fired.extend(tick.fired)
+            seen.update(row.name for row in tick.rows)
+            fresh = [row for row in following if row.name not in seen]
+            if not fresh:
+                break
+            tick = self.begin()
+            tick.done.append("read")
+            tick.rows = fresh
+        return fired
 
     def next_run(self, row: Row, now_ms: int) -> int:
         """The score the rule gives ``row`` after a release at ``now_ms``."""
         every = row.every_ms if row.every_ms is not None else 0
+        if callable(self.rule) and not isinstance(self.rule, Measure):
+            return self.rule(now_ms, every)
         if self.rule is Measure.START_TO_FINISH and row.every_ms is not None:
             raise ValueError("rule: under start-to-finish the run's finish advances the row, not the pump")
         if self.rule is Measure.GRID and every > 0:
             return next_on_grid(row.next_ms, every, now_ms)
         return next_start_to_start(now_ms, every)
 
-    def finish(self, row: Row, now_ms: int) -> Outcome:
-        """Advance ``row`` by the rule, or sweep it when its record is gone."""
-        outcome = self.repeat.advance_to(row.name, self.next_run(row, now_ms))
-        self.advanced.append((row.name, outcome))
-        return outcome
-
     def leaves_for_finish(self, row: Row) -> bool:
         """True when the tick must not advance ``row``: a live row under start-to-finish."""
         return self.rule is Measure.START_TO_FINISH and row.every_ms is not None
-
-    def tick(self) -> list[Occurrence]:
-        """One pass: due read -> mint -> enqueue -> advance (by the rule). A late name fires once."""
-        now = self.lab.clock.now_ms()
-        self.advanced = []
-        fired: list[Occurrence] = []
-        for row in self.read():
-            occurrence = self.produce(row, now)
-            if occurrence is not None:
-                fired.append(occurrence)
-            if self.crash_after_enqueue and row.every_ms is not None:
-                raise PumpCrash(fired)
-            if not self.leaves_for_finish(row):
-                self.finish(row, now)
-        return fired
 
     def run(self, *, until_ms: int, step_ms: int) -> list[Occurrence]:
         """Tick, then move a SimClock by ``step_ms``, until now passes ``until_ms``."""
         validate.limit(step_ms, field="step_ms")
         clock = self.lab.clock
-        advance = getattr(clock, "advance", None)
-        if advance is None:
+        if not isinstance(clock, AdvancingClock):
             raise ValueError("clock: run() needs a SimClock (one that can advance)")
         fired: list[Occurrence] = []
         while clock.now_ms() <= until_ms:
             fired.extend(self.tick())
-            advance(step_ms)
+            clock.advance(step_ms)
         return fired

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from . import keys, validate
+from . import scripts, validate
 from .outcome import Outcome, outcome_of
+from .scripts import Row
 
 if TYPE_CHECKING:
     from .lab import Lab
+
+__all__ = ["Due", "Repeat", "Row"]
 
 
 @dataclass(frozen=True)
@@ -22,14 +26,7 @@ class Due:
     due_ms: int = field(default=0, compare=False)  # the registry score that made it due
 
 
-@dataclass(frozen=True)
-class Row:
-    """One registry member as read, with its record (None when the record is gone)."""
-
-    name: str
-    next_ms: int
-    every_ms: int | None
-    template: str | None
+Registration = tuple[str, int, str] | tuple[str, int, str, int]
 
 
 class Repeat:
@@ -38,49 +35,61 @@ class Repeat:
     def __init__(self, lab: Lab, queue: str) -> None:
         self.lab = lab
         self.queue = validate.name(queue, field="queue")
-        self.registry_key = keys.registry(self.queue)
-
-    def _keys(self, name: str) -> list[str]:
-        return [self.registry_key, keys.record(self.queue, name)]
+        self.k = lab.keyspace(self.queue)
+        self.registry_key = self.k.registry
 
     def register(self, name: str, every_ms: int, template: str, first_in_ms: int = 0) -> Outcome:
         """Store ``name`` once, first run at now + first_in_ms; a live name answers EXISTS."""
-        validate.name(name)
-        validate.every_ms(every_ms)
-        validate.template(template)
-        validate.first_in_ms(first_in_ms)
+        name, every_ms, template, first_in_ms = _checked((name, every_ms, template, first_in_ms))
         first_ms = self.lab.clock.now_ms() + first_in_ms
-        reply = self.lab.scripts.register(keys=self._keys(name), args=[name, every_ms, template, first_ms])
-        return outcome_of("register", reply)
+        return scripts.register(self.lab.client, self.lab.scripts, self.k, name, every_ms, template, first_ms)
+
+    def register_many(self, items: Iterable[Registration]) -> list[Outcome]:
+        """``register`` for many names in one round trip (pipelined EVALSHA), one Outcome each,
+        in order. Every item is checked before anything is sent: one bad item writes nothing."""
+        checked = [_checked(item, index=i) for i, item in enumerate(items)]
+        if not checked:
+            return []
+        now = self.lab.clock.now_ms()
+
+        def build(pipe: object) -> None:
+            for name, every_ms, template, first_in_ms in checked:
+                scripts.register(pipe, self.lab.scripts, self.k, name, every_ms, template, now + first_in_ms)
+
+        replies = scripts.batch(self.lab.client, self.lab.scripts, build, key=self.registry_key)
+        return [outcome_of("register", reply) for reply in replies]
 
     def cancel(self, name: str) -> Outcome:
         """Remove the registry row and the record; afterwards ``name`` registers as fresh."""
         validate.name(name)
-        return outcome_of("cancel", self.lab.scripts.cancel(keys=self._keys(name), args=[name]))
+        return scripts.cancel(self.lab.client, self.lab.scripts, self.k, name)
 
-    def advance(self, name: str, every_ms: int) -> Outcome:
-        """Start-to-start: next run = now + every_ms. A missing record sweeps the member."""
+    def advance(self, name: str, every_ms: int, *, read_ms: int | None = None) -> Outcome:
+        """Start-to-start: next run = now + every_ms. A missing record sweeps the member. With
+        ``read_ms`` (the score you read) the row moves only if it still holds it (else MOVED)."""
         validate.name(name)
         validate.every_ms(every_ms)
-        return self.advance_to(name, self.lab.clock.now_ms() + every_ms)
+        return self.advance_to(name, self.lab.clock.now_ms() + every_ms, read_ms=read_ms)
 
-    def advance_to(self, name: str, next_ms: int) -> Outcome:
+    def advance_to(self, name: str, next_ms: int, *, read_ms: int | None = None) -> Outcome:
         """The advance script with a next run the caller computed (the pump's rules do)."""
-        return outcome_of("advance", self.lab.scripts.advance(keys=self._keys(name), args=[name, next_ms]))
+        validate.name(name)
+        return scripts.advance(self.lab.client, self.lab.scripts, self.k, name, next_ms, read_ms)
 
     def rows(self, *, due_only: bool = False, limit: int | None = None) -> list[Row]:
         """Registry members in score order with their records (None where gone)."""
-        top = self.lab.clock.now_ms() if due_only else "+inf"
-        if limit is None:
-            members = self.lab.client.zrangebyscore(self.registry_key, "-inf", top, withscores=True)
-        else:
-            validate.limit(limit)
-            members = self.lab.client.zrangebyscore(self.registry_key, "-inf", top, start=0, num=limit, withscores=True)
+        if due_only:
+            return scripts.due(
+                self.lab.client, self.lab.scripts, self.k, self.lab.clock.now_ms(), validate.limit(limit or 10**9)
+            )
+        members = self.lab.client.zrange(self.registry_key, 0, -1, withscores=True)
+        if limit is not None:
+            members = members[: validate.limit(limit)]
         if not members:
             return []
         pipe = self.lab.client.pipeline(transaction=False)
         for name, _ in members:
-            pipe.hmget(keys.record(self.queue, name), "every_ms", "template")
+            pipe.hmget(self.k.record(name), "every_ms", "template")
         records = pipe.execute()
         return [
             Row(name, int(score), None if every is None else int(every), template)
@@ -91,7 +100,7 @@ class Repeat:
         """Registrations scored at or before now, by score; members without a record are left out."""
         return [
             Due(row.name, row.every_ms, row.template or "", due_ms=row.next_ms)
-            for row in self.rows(due_only=True, limit=limit)
+            for row in self.rows(due_only=True, limit=validate.limit(limit))
             if row.every_ms is not None
         ]
 
@@ -107,4 +116,17 @@ class Repeat:
     def record(self, name: str) -> dict[str, str]:
         """The record hash of ``name`` ({} when there is none)."""
         validate.name(name)
-        return dict(self.lab.client.hgetall(keys.record(self.queue, name)))
+        return dict(self.lab.client.hgetall(self.k.record(name)))
+
+
+def _checked(item: Sequence[object], *, index: int | None = None) -> tuple[str, int, str, int]:
+    """One registration's fields, each checked as ``register`` checks it."""
+    where = "" if index is None else f"items[{index}]: "
+    if isinstance(item, str | bytes) or not isinstance(item, Sequence) or len(item) not in (3, 4):
+        raise ValueError(f"{where}expected (name, every_ms, template[, first_in_ms]), got {item!r:.80}")
+    try:
+        name, every_ms, template = validate.registration(item[0], item[1], item[2])
+        first_in_ms = validate.first_in_ms(item[3] if len(item) == 4 else 0)
+    except ValueError as exc:
+        raise ValueError(f"{where}{exc}") from None
+    return name, every_ms, template, first_in_ms

@@ -77,3 +77,23 @@ def limit(value: object, *, field: str = "limit") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{field}: expected an int >= 1, got {_short(value)}")
     return value
+
+
+NAMESPACE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+MAX_NAMESPACE = 64
+
+
+def namespace(value: object) -> str:
+    """A classroom namespace: 1 to 64 of the letters, digits and ``_ . -`` (no ``:``, so the
+    namespace and the queue in ``{ns:q}`` can never be read two ways)."""
+    if not isinstance(value, str):
+        raise ValueError(f"namespace: expected a str, got {type(value).__name__} {_short(value)}")
+    if not value or len(value) > MAX_NAMESPACE:
+        raise ValueError(f"namespace: must be 1 to {MAX_NAMESPACE} characters, got {len(value)}")
+    bad = sorted(set(value) - NAMESPACE_CHARS)
+    if bad:
+        raise ValueError(
+            f"namespace: {_short(value)} contains {' '.join(map(repr, bad))}; "
+            "use letters, digits, '_', '.' and '-' only"
+        )
+    return value

@@ -8,8 +8,8 @@ import pytest
 
 import emq_lab
 from emq_lab import keys
+from emq_lab.dives.upsert import Strategy
 from emq_lab.scripts import source
-from emq_lab.upsert import Strategy
 from emq_lab.widgets.boot import BootCounter, BootPanel
 
 MIN = 60_000

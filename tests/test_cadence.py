@@ -1,4 +1,4 @@
-"""emq_lab.cadence: the pure next-run rules, and the lanes the real scripts produce on both
+"""emq_lab.dives.cadence: the pure next-run rules, and the lanes the real scripts produce on both
 backends, checked against closed forms worked out by hand."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import pytest
 
 import emq_lab
-from emq_lab import cadence
-from emq_lab.cadence import Measure
 from emq_lab.clock import parse_instant
+from emq_lab.dives import cadence
+from emq_lab.dives.cadence import Measure
 from emq_lab.pump import Pump
 
 S = 1000

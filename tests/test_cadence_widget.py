@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 import emq_lab
-from emq_lab import cadence
 from emq_lab.clock import parse_instant
+from emq_lab.dives import cadence
 from emq_lab.widgets.cadence import CadenceExplorer, FastForwardPanel
 
 MIN = 60_000

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 import emq_lab
-from emq_lab import Occurrence, Outcome, PumpCrash, SimClock, keys
+from emq_lab import Occurrence, Outcome, SimClock, keys
+from emq_lab.dives.crash import PumpCrash, crash_after_enqueue
 
 MIN = 60_000
 START = "2026-01-05T09:00:00Z"
@@ -63,6 +64,7 @@ class Tally:
     occurrences: int = 0
     slots: int = 0
     lost: int = 0
+    moved: int = 0
     duplicated_slot_keyed: int = 0
     duplicated_fresh: int = 0
 
@@ -143,15 +145,41 @@ class RegistryMachine(RuleBasedStateMachine):
     @rule()
     def crash_between_enqueue_and_advance(self) -> None:
         pump = self.lab.pump(self.queue, slot_keyed=self.slot_keyed)
-        pump.crash_after_enqueue = True
         _, expected, _ = self._expect_tick(crash=True)
         if self.model_crashed:
             with pytest.raises(PumpCrash) as crash:
-                pump.tick()
+                pump.tick(after_enqueue=crash_after_enqueue)
             assert crash.value.occurrences == expected
             self.tally.crashes += 1
         else:
-            assert pump.tick() == expected  # nothing live was due: no enqueue, so no crash
+            assert pump.tick(after_enqueue=crash_after_enqueue) == expected  # nothing live was due: no crash
+
+    @rule(name=st.sampled_from(NAMES), every_ms=st.sampled_from(PERIODS), first_in_ms=st.sampled_from((0, 1, 30 * MIN)))
+    def cancel_and_register_between_read_and_advance(self, name: str, every_ms: int, first_in_ms: int) -> None:
+        """The stale-advance race: a tick reads, ``name`` is cancelled and registered anew, then
+        the tick enqueues and advances. The new registration's first run must survive."""
+        if name in self.model.dangling:
+            return  # a member without a record is the sweep's story (the cancel dive), not this one
+        tick = self.lab.pump(self.queue, slot_keyed=self.slot_keyed).begin()
+        read = {row.name: (row.next_ms, row.every_ms) for row in tick.read()}
+        due_slots, expected, advanced = self._expect_tick(crash=False)
+        self.cancel(name)
+        self._register(name, every_ms, first_in_ms)
+        fresh = self.model.live[name].next_ms
+        same = name in read and read[name] == (fresh, every_ms)
+        if name in read:
+            # The advance compares the row with what the read saw: a new score or period -> MOVED,
+            # untouched. The same score and period is the same registration to the advance.
+            outcome = Outcome.ADVANCED if same else Outcome.MOVED
+            advanced = [(n, outcome if n == name else o) for n, o in advanced]
+            if outcome is Outcome.ADVANCED:
+                self.model.live[name].next_ms = tick.now_ms + every_ms
+        assert tick.enqueue() == expected
+        assert sorted(tick.advance()) == sorted(advanced)
+        if name in read and not same:
+            assert dict(self.rep.entries())[name] == fresh  # the new registration's run survived
+            self.tally.moved += 1
+        assert not [slot for slot in due_slots if self.model.slots[slot] == 0]
 
     # --- the model of one tick --------------------------------------------------------------
 
@@ -166,10 +194,12 @@ class RegistryMachine(RuleBasedStateMachine):
         fired: list[Occurrence] = []
         advanced: list[tuple[str, Outcome]] = []
         self.model_crashed = False
+        crash = crash and any(name in model.live for _, _, name in due)  # the hook dies only then
         for _, _, name in due:
             if name in model.dangling:
-                del model.dangling[name]  # swept by advance's guard
-                advanced.append((name, Outcome.ABSENT))
+                if not crash:  # a crashed tick never reaches its advances
+                    del model.dangling[name]  # swept by advance's guard
+                    advanced.append((name, Outcome.ABSENT))
                 continue
             reg = model.live[name]
             if self.slot_keyed:
@@ -183,8 +213,8 @@ class RegistryMachine(RuleBasedStateMachine):
                 fired.append(Occurrence(job_id, name, now))
                 self.tally.occurrences += 1
             if crash:
-                self.model_crashed = True
-                break
+                self.model_crashed = True  # every enqueue of the tick happens, then the crash
+                continue
             reg.next_ms = now + reg.every_ms
             advanced.append((name, Outcome.ADVANCED))
         return due_slots, fired, advanced

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import emq_lab
-from emq_lab import Occurrence, Outcome, PumpCrash, keys
+from emq_lab import Occurrence, Outcome, keys
 
 MIN = 60_000
 
@@ -81,31 +81,22 @@ def test_batch_bounds_a_tick(lab: emq_lab.Lab, queue: str) -> None:
     assert pump.tick() == []
 
 
-def test_crash_after_enqueue_duplicates_with_fresh_ids(lab: emq_lab.Lab, queue: str) -> None:
-    lab.repeat(queue).register("report", 15 * MIN, "t")
-    pump = lab.pump(queue)
-    pump.crash_after_enqueue = True
-    with pytest.raises(PumpCrash) as crash:
-        pump.tick()
-    assert [o.job_id for o in crash.value.occurrences] == ["JOB-000001"]
-    restarted = lab.pump(queue)
-    assert [o.job_id for o in restarted.tick()] == ["JOB-000002"]  # the same slot, again
-    assert lab.jobs(queue).count() == 2
+def test_a_hook_between_enqueue_and_advance_sees_the_jobs_and_can_stop_the_advances(
+    lab: emq_lab.Lab, queue: str
+) -> None:
+    rep = lab.repeat(queue)
+    rep.register("report", 15 * MIN, "t")
+    start = dict(rep.entries())["report"]
+    seen: list[tuple[int, list[str]]] = []
 
+    def stop(tick: emq_lab.Tick) -> None:
+        seen.append((lab.jobs(queue).count(), [o.job_id for o in tick.fired]))
+        raise RuntimeError("stop here")
 
-def test_crash_after_enqueue_is_harmless_with_slot_ids(lab: emq_lab.Lab, queue: str) -> None:
-    lab.repeat(queue).register("report", 15 * MIN, "t")
-    slot = lab.clock.now_ms()
-    pump = lab.pump(queue, slot_keyed=True)
-    pump.crash_after_enqueue = True
-    with pytest.raises(PumpCrash):
-        pump.tick()
-    restarted = lab.pump(queue, slot_keyed=True)
-    assert restarted.tick() == []  # the slot was already produced
-    assert restarted.advanced == [("report", Outcome.ADVANCED)]
-    assert lab.jobs(queue).browse() == [f"report:{slot}"]
-    lab.clock.advance(minutes=15)
-    assert [o.job_id for o in restarted.tick()] == [f"report:{slot + 15 * MIN}"]
+    with pytest.raises(RuntimeError, match="stop here"):
+        lab.pump(queue).tick(after_enqueue=stop)
+    assert seen == [(1, ["JOB-000001"])]  # the enqueue had landed when the hook ran
+    assert dict(rep.entries())["report"] == start  # ... and no advance followed
 
 
 def test_run_ticks_a_simclock_forward(lab: emq_lab.Lab, queue: str) -> None:

@@ -1,4 +1,4 @@
-"""The cancel race (emq_lab.race) and the crash replay (emq_lab.faults), on every backend."""
+"""The cancel race (emq_lab.dives.race) and the crash replay (emq_lab.dives.crash), on every backend."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import emq_lab
 from emq_lab import Occurrence, Outcome
 from emq_lab.clock import parse_instant
-from emq_lab.faults import (
+from emq_lab.dives.crash import (
     CRASH,
     RESTART,
     TICK,
@@ -19,8 +19,7 @@ from emq_lab.faults import (
     jobs_per_slot,
     replay_crash,
 )
-from emq_lab.plots.keyspace import keyspace_figure, keyspace_marks
-from emq_lab.race import (
+from emq_lab.dives.race import (
     PRESET_LABELS,
     PRESETS,
     STEPS,
@@ -29,9 +28,9 @@ from emq_lab.race import (
     drop_record,
     every_order,
     keyspace,
-    marks,
     preset_marks,
 )
+from emq_lab.plots.keyspace import keyspace_figure, keyspace_marks
 
 MIN = 60_000
 START = "2026-01-05T09:00:00Z"  # the lab fixture's SimClock
@@ -173,20 +172,6 @@ def test_preset_marks_are_what_the_scripts_left(lab: emq_lab.Lab, queue: str) ->
         assert got == expected, preset
         assert all(m.consistent for m in rounds[PRESET_LABELS[preset]])
     assert keyspace(lab, queue).registry == (("report", start),)  # reset at the end
-    # the marks are the keyspace each real step left, read back step by step
-    race = Race(lab, queue)
-    for preset, order in PRESETS.items():
-        race.reset()
-        states = [keyspace(lab, queue)]
-        for step in order:
-            race.step(step)
-            states.append(keyspace(lab, queue))
-        expected_marks = [
-            Mark(step, dict(s.registry).get("report"), "report" in s.records, len(s.jobs) - len(b.jobs), s.consistent)
-            for step, s, b in zip(("start", *order), states, [states[0], *states[:-1]], strict=True)
-        ]
-        assert list(marks("report", race.start, race.taken)) == expected_marks
-        assert list(rounds[PRESET_LABELS[preset]]) == expected_marks
 
 
 def test_the_keyspace_figure_draws_the_marks(lab: emq_lab.Lab, queue: str) -> None:

@@ -8,8 +8,8 @@ from helpers import snapshot
 
 import emq_lab
 from emq_lab import keys
+from emq_lab.dives.upsert import Schedule, Service, Strategy, code_line, lit_lines, tally
 from emq_lab.scripts import source
-from emq_lab.upsert import Schedule, Service, Strategy, code_line, lit_lines, tally
 
 MIN = 60_000
 EXPECTED_SIZES = {

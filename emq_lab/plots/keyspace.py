@@ -10,7 +10,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from ..clock import hhmm
-from ..race import Mark
+from ..dives.race import Mark
 
 Rounds = Mapping[str, Sequence[Mark]]
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import plotly.graph_objects as go
 
 from ..clock import hhmm
-from ..upsert import Registry
+from ..dives.upsert import Registry
 
 
 def _at(ms: int) -> datetime:

@@ -7,8 +7,9 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from ..cadence import Measure, Trace
 from ..clock import hhmm, hhmmss
+from ..dives.cadence import Trace
+from ..schedule import Measure
 
 COLOURS = {
     Measure.START_TO_START: "#1f77b4",

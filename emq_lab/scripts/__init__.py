@@ -1,11 +1,38 @@
-"""The Lua scripts, one file per verb, loaded through redis-py's ``Script``."""
+"""The Lua scripts, one file per verb, and the one place that knows each script's interface:
+the order of its KEYS, how its ARGV is encoded and what its reply means (as BullMQ's
+``scripts.ts`` does for its commands).
+
+Each function takes a ``runner`` (a client, or a pipeline to queue the call on), the
+:class:`Scripts` registered on that connection and the :class:`~emq_lab.keys.QueueKeys` of
+the queue. Called on a client, it returns the mapped reply; queued on a pipeline, the mapping
+is applied to the pipeline's result with the matching ``*_reply`` function. redis-py's
+``Script`` does EVALSHA and loads the script on NOSCRIPT (at ``execute()`` for a pipeline).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, fields, replace
 from importlib import resources
+from typing import Any
 
+from redis.cluster import RedisCluster
 from redis.commands.core import Script
+from redis.exceptions import NoScriptError
+
+from ..keys import QueueKeys
+from ..outcome import Outcome, outcome_of
+
+#: The scripts a Lab loads, by the name ``source()`` takes.
+NAMES = {
+    "register": "register",
+    "advance": "advance",
+    "cancel": "cancel",
+    "enqueue": "enqueue",
+    "due": "due",
+    "naive": "contrast/naive",
+    "upsert": "contrast/upsert",
+}
 
 
 def source(name: str) -> str:
@@ -21,13 +48,167 @@ class Scripts:
     advance: Script
     cancel: Script
     enqueue: Script
+    due: Script
+    naive: Script
+    upsert: Script
 
     @classmethod
-    def load(cls, client: object) -> Scripts:
-        reg = client.register_script  # type: ignore[attr-defined]
-        return cls(
-            register=reg(source("register")),
-            advance=reg(source("advance")),
-            cancel=reg(source("cancel")),
-            enqueue=reg(source("enqueue")),
-        )
+    def load(cls, client: Any) -> Scripts:
+        return cls(**{field: client.register_script(source(path)) for field, path in NAMES.items()})
+
+    def replacing(self, client: Any, **sources: str) -> Scripts:
+        """The same scripts with some replaced by other Lua source (a learner's, say)."""
+        unknown = sorted(set(sources) - {f.name for f in fields(self)})
+        if unknown:
+            raise ValueError(f"scripts: no script named {', '.join(unknown)}; use one of {', '.join(NAMES)}")
+        for field, text in sources.items():
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError(f"{field}: expected Lua source text, got {text!r:.60}")
+        return replace(self, **{field: client.register_script(text) for field, text in sources.items()})
+
+
+# -- register / cancel / advance: KEYS = registry, record ----------------------------------------
+
+
+def register(
+    runner: Any, scripts: Scripts, k: QueueKeys, name: str, every_ms: int, template: str, first_ms: int
+) -> Any:
+    """register.lua -> Outcome.REGISTERED | Outcome.EXISTS."""
+    reply = scripts.register(
+        keys=[k.registry, k.record(name)], args=[name, every_ms, template, first_ms], client=runner
+    )
+    return reply if _queued(runner) else outcome_of("register", reply)
+
+
+def cancel(runner: Any, scripts: Scripts, k: QueueKeys, name: str) -> Any:
+    """cancel.lua -> Outcome.CANCELLED | Outcome.ABSENT."""
+    reply = _call(scripts.cancel, runner, [k.registry, k.record(name)], [name])
+    return reply if _queued(runner) else outcome_of("cancel", reply)
+
+
+def advance(
+    runner: Any,
+    scripts: Scripts,
+    k: QueueKeys,
+    name: str,
+    next_ms: int,
+    read_ms: int | None = None,
+    read_every: int | None = None,
+) -> Any:
+    """advance.lua -> Outcome.ADVANCED | Outcome.ABSENT | Outcome.MOVED (the row no longer holds
+    ``read_ms``, or its record no longer ``read_every``; None skips that check)."""
+    args: list[str | int] = [
+        name,
+        next_ms,
+        "" if read_ms is None else read_ms,
+        "" if read_every is None else read_every,
+    ]
+    reply = _call(scripts.advance, runner, [k.registry, k.record(name)], args)
+    return reply if _queued(runner) else outcome_of("advance", reply)
+
+
+def contrast(runner: Any, script: Script, k: QueueKeys, name: str, every_ms: int, template: str, first_ms: int) -> int:
+    """A contrast script (naive append or ZSCORE upsert): KEYS registry, record, delayed; raw reply."""
+    keys = [k.registry, k.record(name), k.delayed]
+    return int(_call(script, runner, keys, [name, every_ms, template, first_ms]))
+
+
+# -- enqueue: KEYS = counter, wait, job prefix ----------------------------------------------------
+
+
+def enqueue(
+    runner: Any, scripts: Scripts, k: QueueKeys, name: str, fired_at_ms: int, template: str, job_id: str | None = None
+) -> Any:
+    """enqueue.lua -> (Outcome.ENQUEUED | Outcome.DUPLICATE, job_id). ``job_id=None`` mints a
+    fresh ``JOB-`` id inside the script."""
+    args: list[str | int] = ["" if job_id is None else job_id, name, fired_at_ms, template]
+    reply = _call(scripts.enqueue, runner, [k.counter, k.wait, k.job_prefix], args)
+    return reply if _queued(runner) else enqueue_reply(reply)
+
+
+def enqueue_reply(reply: Any) -> tuple[Outcome, str]:
+    code, job_id = reply
+    return outcome_of("enqueue", code), str(job_id)
+
+
+# -- due: KEYS = registry ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    """One registry member as read, with its record (None when the record is gone)."""
+
+    name: str
+    next_ms: int
+    every_ms: int | None
+    template: str | None
+
+
+def due(runner: Any, scripts: Scripts, k: QueueKeys, now_ms: int, limit: int) -> Any:
+    """due.lua -> [Row] scored at or before ``now_ms``, by score, at most ``limit``."""
+    reply = _call(scripts.due, runner, [k.registry], [now_ms, limit])
+    return reply if _queued(runner) else due_reply(reply)
+
+
+def due_reply(reply: Any) -> list[Row]:
+    flat = list(reply)
+    return [
+        Row(str(name), int(float(score)), None if every is None else int(every), template)
+        for name, score, every, template in zip(flat[0::4], flat[1::4], flat[2::4], flat[3::4], strict=True)
+    ]
+
+
+def advance_reply(reply: Any) -> Outcome:
+    return outcome_of("advance", reply)
+
+
+_primed: weakref.WeakSet[Scripts] = weakref.WeakSet()
+
+
+def _load(client: Any, scripts: Scripts) -> None:
+    """SCRIPT LOAD every script (on a cluster: on every primary)."""
+    for field in fields(scripts):
+        script = getattr(scripts, field.name)
+        script.sha = client.script_load(script.script)
+    _primed.add(scripts)
+
+
+def _call(script: Script, runner: Any, keys: list[str], args: list[Any]) -> Any:
+    """Run ``script`` on a client (redis-py's ``Script``: EVALSHA, loading it on NOSCRIPT), or
+    queue its EVALSHA on a pipeline. A pipeline is left to :func:`batch`, which loads the scripts
+    only if the server answers NOSCRIPT, instead of asking SCRIPT EXISTS before every batch
+    (one round trip saved on each)."""
+    if _queued(runner):
+        return runner.evalsha(script.sha, len(keys), *keys, *args)
+    return script(keys=keys, args=args, client=runner)
+
+
+def _queued(runner: Any) -> bool:
+    """True when ``runner`` is a pipeline: the call was queued, its reply comes at execute()."""
+    return hasattr(runner, "execute") and hasattr(runner, "command_stack")
+
+
+def batch(client: Any, scripts: Scripts, build: Any, *, key: str) -> list[Any]:
+    """One round trip: ``build(pipe)`` queues calls on a pipeline, which is then executed.
+
+    Every call of a batch is on one queue, so on one slot: ``key`` (any key of that queue) names
+    it. On a cluster the pipeline goes to that slot's primary directly (redis-py's cluster
+    pipeline refuses EVALSHA; a queue never spans two nodes, so none is needed).
+
+    The batch's EVALSHAs are sent as they are. When the server answers NOSCRIPT (a new server,
+    or one that restarted and lost its script cache: every EVALSHA of the batch fails alike),
+    every script is loaded (on a cluster, on every primary) and the batch runs once more. A
+    batch holds scripts and reads only, so running it again repeats no write.
+    """
+    if scripts not in _primed:
+        _load(client, scripts)  # once per Lab, so the server never holds some scripts and not others
+    target = client.get_redis_connection(client.get_node_from_key(key)) if isinstance(client, RedisCluster) else client
+    pipe = target.pipeline(transaction=False)
+    build(pipe)
+    try:
+        return list(pipe.execute())
+    except NoScriptError:
+        _load(client, scripts)
+        pipe = target.pipeline(transaction=False)
+        build(pipe)
+        return list(pipe.execute())

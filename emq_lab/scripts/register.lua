@@ -3,25 +3,24 @@
 -- KEYS[1]  registry  emq:{q}:repeat         ZSET, member = name, score = next run (ms)
 -- KEYS[2]  record    emq:{q}:repeat:<name>  HASH: every_ms, template
 -- ARGV[1]  name      the registration name (the registry member)
--- ARGV[2]  every_ms  the period in milliseconds, a positive integer
+-- ARGV[2]  every_ms  the period in milliseconds, an integer from 1 to ten years
 -- ARGV[3]  template  the payload template, stored verbatim
 -- ARGV[4]  first_ms  the first-run score in milliseconds (host: now + first_in_ms)
 --
 -- Returns
 --   1  the name was fresh: record and registry row written      -> Outcome.REGISTERED
 --   0  the record exists: nothing written                       -> Outcome.EXISTS
---   error reply when ARGV is malformed or ARGV[1] does not name KEYS[2]'s record; nothing written
+--   error reply when ARGV is malformed or ARGV[1] does not name KEYS[2]'s record; nothing
+--   written. ARGV is checked before the guard, so a malformed call on a live name is an error.
 local registry, record = KEYS[1], KEYS[2]
 local name, every, template, first = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local MAX_EVERY_MS = 315360000000  -- ten years of 365 days, as validate.py
+local MAX_EVERY_MS = '315360000000'  -- ten years of 365 days, as validate.py (text: exact in any Lua)
 
 if type(name) ~= 'string' or record ~= registry .. ':' .. name then
   return redis.error_reply('ERR emq register: ARGV[1] must be the name whose record is KEYS[2]')
 end
-if redis.call('EXISTS', record) == 1 then
-  return 0
-end
-if type(every) ~= 'string' or not every:match('^[1-9]%d*$') or tonumber(every) > MAX_EVERY_MS then
+if type(every) ~= 'string' or not every:match('^[1-9]%d*$')
+    or #every > #MAX_EVERY_MS or (#every == #MAX_EVERY_MS and every > MAX_EVERY_MS) then
   return redis.error_reply('ERR emq register: every_ms must be an integer from 1 to ' .. MAX_EVERY_MS)
 end
 if type(template) ~= 'string' then
@@ -31,6 +30,10 @@ if type(first) ~= 'string' or not first:match('^%-?%d+$') or #first > 16 then
   return redis.error_reply('ERR emq register: first_ms must be an integer')
 end
 local first_ms = tonumber(first)
+
+if redis.call('EXISTS', record) == 1 then
+  return 0
+end
 redis.call('HSET', record, 'every_ms', every, 'template', template)
 redis.call('ZADD', registry, first_ms, name)
 return 1

@@ -13,8 +13,8 @@ import ipywidgets as widgets
 
 from .. import keys
 from ..clock import hhmm
+from ..dives.upsert import MINUTE_MS, Boot, Service, Strategy, period, report, tally, tally_text
 from ..scripts import source
-from ..upsert import MINUTE_MS, Boot, Service, Strategy, period, report, tally, tally_text
 from .view import View
 
 if TYPE_CHECKING:

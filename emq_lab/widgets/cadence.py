@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from .. import cadence
+from ..dives import cadence
 from ..plots.timeline import layout, timeline, traces
 from .view import View
 

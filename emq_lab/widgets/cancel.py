@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from ..clock import hhmm
-from ..faults import CrashBench
-from ..race import LABELS, PRESET_LABELS, PRESETS, STEPS, Keyspace, Race, keyspace
+from ..dives.crash import CrashBench
+from ..dives.race import ALL_LABELS, LABELS, PRESET_LABELS, STEPS, Keyspace, Race, keyspace
 from .view import View
 
 if TYPE_CHECKING:
@@ -80,8 +80,6 @@ class CancelPanel(View):
     def play(self, preset: str) -> None:
         """Reset and take a preset order (``before-read``, ``after-read``, ``after-enqueue``,
         ``after-advance``)."""
-        if preset not in PRESETS:
-            raise ValueError(f"preset: {preset!r} is not a preset; use one of {', '.join(PRESETS)}")
         self.race.play(preset)
         self._preset.value = preset
         self.refresh()
@@ -104,7 +102,7 @@ class CancelPanel(View):
         """Re-read the keyspace and set every child from the race."""
         for step, button in self._buttons.items():
             button.disabled = not self.race.allowed(step)
-        lines = [f"<b>{escape(LABELS[s.step])}</b>: {escape(s.note)}" for s in self.race.taken]
+        lines = [f"<b>{escape(ALL_LABELS[s.step])}</b>: {escape(s.note)}" for s in self.race.taken]
         outcome = self.race.advance_outcome
         lines.append(f"advance outcome: <b>{escape(outcome.tuple) if outcome else '-'}</b>")
         self._log.value = "<br>".join(lines)

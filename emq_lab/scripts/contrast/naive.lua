@@ -13,18 +13,28 @@
 --
 -- Returns
 --   1  always: a row was appended, even for a live name (the bug)  -> {:ok, :registered}
---   error reply when ARGV is malformed; nothing written
+--   error reply when ARGV is malformed or ARGV[1] does not name KEYS[2]'s record (the same
+--   checks as register.lua, before any write); nothing written
 local registry, record, delayed = KEYS[1], KEYS[2], KEYS[3]
-local name, every_ms, template, first_ms = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+local name, every, template, first = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local MAX_EVERY_MS = '315360000000'  -- ten years of 365 days, as register.lua
 
-if not every_ms or every_ms < 1 or every_ms % 1 ~= 0 then
-  return redis.error_reply('ERR emq naive: every_ms must be a positive integer')
+if type(name) ~= 'string' or record ~= registry .. ':' .. name then
+  return redis.error_reply('ERR emq naive: ARGV[1] must be the name whose record is KEYS[2]')
 end
-if not first_ms or first_ms % 1 ~= 0 then
+if type(every) ~= 'string' or not every:match('^[1-9]%d*$')
+    or #every > #MAX_EVERY_MS or (#every == #MAX_EVERY_MS and every > MAX_EVERY_MS) then
+  return redis.error_reply('ERR emq naive: every_ms must be an integer from 1 to ' .. MAX_EVERY_MS)
+end
+if type(template) ~= 'string' then
+  return redis.error_reply('ERR emq naive: template is missing')
+end
+if type(first) ~= 'string' or not first:match('^%-?%d+$') or #first > 16 then
   return redis.error_reply('ERR emq naive: first_ms must be an integer')
 end
-local stamp = string.format('%.0f', first_ms)
-redis.call('HSET', record, 'every_ms', ARGV[2], 'template', template)
-redis.call('ZADD', registry, first_ms, name .. ':' .. stamp)
-redis.call('ZADD', delayed, first_ms, 'repeat:' .. name .. ':' .. stamp)
+local first_n = tonumber(first)
+local stamp = string.format('%.0f', first_n)
+redis.call('HSET', record, 'every_ms', every, 'template', template)
+redis.call('ZADD', registry, first_n, name .. ':' .. stamp)
+redis.call('ZADD', delayed, first_n, 'repeat:' .. name .. ':' .. stamp)
 return 1

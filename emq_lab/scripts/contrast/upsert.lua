@@ -14,23 +14,33 @@
 -- Returns
 --   1  the name was fresh: record, row and pending occurrence written      -> {:ok, :registered}
 --   0  the name was live: stale occurrence removed, row and record rewritten -> {:ok, :updated}
---   error reply when ARGV is malformed; nothing written
+--   error reply when ARGV is malformed or ARGV[1] does not name KEYS[2]'s record (the same
+--   checks as register.lua, before any write); nothing written
 local registry, record, delayed = KEYS[1], KEYS[2], KEYS[3]
-local name, every_ms, template, next_ms = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+local name, every, template, first = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local MAX_EVERY_MS = '315360000000'  -- ten years of 365 days, as register.lua
 
-if not every_ms or every_ms < 1 or every_ms % 1 ~= 0 then
-  return redis.error_reply('ERR emq upsert: every_ms must be a positive integer')
+if type(name) ~= 'string' or record ~= registry .. ':' .. name then
+  return redis.error_reply('ERR emq upsert: ARGV[1] must be the name whose record is KEYS[2]')
 end
-if not next_ms or next_ms % 1 ~= 0 then
+if type(every) ~= 'string' or not every:match('^[1-9]%d*$')
+    or #every > #MAX_EVERY_MS or (#every == #MAX_EVERY_MS and every > MAX_EVERY_MS) then
+  return redis.error_reply('ERR emq upsert: every_ms must be an integer from 1 to ' .. MAX_EVERY_MS)
+end
+if type(template) ~= 'string' then
+  return redis.error_reply('ERR emq upsert: template is missing')
+end
+if type(first) ~= 'string' or not first:match('^%-?%d+$') or #first > 16 then
   return redis.error_reply('ERR emq upsert: next_ms must be an integer')
 end
+local first_n = tonumber(first)
 local prev_ms = redis.call('ZSCORE', registry, name)
 if prev_ms then
   redis.call('ZREM', delayed, 'repeat:' .. name .. ':' .. string.format('%.0f', tonumber(prev_ms)))
 end
-redis.call('HSET', record, 'every_ms', ARGV[2], 'template', template)
-redis.call('ZADD', registry, next_ms, name)
-redis.call('ZADD', delayed, next_ms, 'repeat:' .. name .. ':' .. string.format('%.0f', next_ms))
+redis.call('HSET', record, 'every_ms', every, 'template', template)
+redis.call('ZADD', registry, first_n, name)
+redis.call('ZADD', delayed, first_n, 'repeat:' .. name .. ':' .. string.format('%.0f', first_n))
 if prev_ms then
   return 0
 end

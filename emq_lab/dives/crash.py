@@ -9,15 +9,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import validate
-from .clock import hhmm
-from .outcome import Outcome
-from .pump import Occurrence, PumpCrash
+from .. import validate
+from ..clock import AdvancingClock, hhmm
+from ..outcome import Outcome
+from ..pump import Occurrence, Tick
+from .common import MIN, move_to, one_registration, rows
 
 if TYPE_CHECKING:
-    from .lab import Lab
+    from ..lab import Lab
 
-MIN = 60_000
+
+class PumpCrash(RuntimeError):
+    """The fault this dive injects: raised after a tick's enqueue, before its advance."""
+
+    def __init__(self, occurrences: list[Occurrence]) -> None:
+        super().__init__("pump crashed after enqueue, before advance (fault injected)")
+        self.occurrences = occurrences
+
+
+def crash_after_enqueue(tick: Tick) -> None:
+    """The ``after_enqueue`` hook of a crashing pump: die once something live was read."""
+    if any(row.every_ms is not None for row in tick.rows):
+        raise PumpCrash(list(tick.fired))
 
 
 # --- the crash between enqueue and advance -------------------------------------------------
@@ -47,7 +60,7 @@ class CrashReplay:
         mode = "slot-keyed ids <name>:<slot_ms>" if self.slot_keyed else "fresh ids from the counter"
         slot = hhmm(self.slot_ms)
         made = ", ".join(o.job_id for o in self.before_crash) or "nothing"
-        still = ", ".join(f"{n} @ {hhmm(ms)}" for n, ms in self.due_after_crash) or "(empty)"
+        still = rows(self.due_after_crash)
         again = ", ".join(o.job_id for o in self.on_restart)
         restart = (
             f"enqueued {again} for the {slot} slot again"
@@ -81,7 +94,7 @@ def replay_crash(
     on, and tick a fresh pump with the same ``slot_keyed`` mode: two clicks of a
     :class:`CrashBench` with the fault on."""
     validate.name(queue, field="queue")
-    if restart_after_ms and getattr(lab.clock, "advance", None) is None:
+    if restart_after_ms and not isinstance(lab.clock, AdvancingClock):
         raise ValueError("restart_after_ms: moving the clock needs a SimClock; pass 0 otherwise")
     bench = CrashBench(
         lab, queue, name=name, every_ms=every_ms, restart_after_ms=restart_after_ms, crash=True, slot_keyed=slot_keyed
@@ -217,8 +230,7 @@ class CrashBench:
 
     def reset(self) -> None:
         """Empty the queue, register the name due now, forget the ticks and any pending restart."""
-        self.lab.reset(self.queue)
-        self.lab.repeat(self.queue).register(self.name, self.every_ms, self.template)
+        one_registration(self.lab, self.queue, self.name, self.every_ms, self.template)
         self.ticks = []
         self.restart_pending = False
 
@@ -238,10 +250,10 @@ class CrashBench:
         if slot is not None and slot > now:
             slot = None
         pump = self.lab.pump(self.queue, slot_keyed=self.slot_keyed)
-        pump.crash_after_enqueue = self.crash and not restart
+        fault = crash_after_enqueue if self.crash and not restart else None
         kind = RESTART if restart else TICK
         try:
-            fired = pump.tick()
+            fired = pump.tick(after_enqueue=fault)
         except PumpCrash as crash:
             fired, kind = list(crash.occurrences), CRASH
         self.restart_pending = kind == CRASH
@@ -257,11 +269,7 @@ class CrashBench:
         return taken
 
     def _move_to(self, target_ms: int) -> None:
-        """Move a SimClock forward to ``target_ms`` (never back; a clock that cannot move stays)."""
-        advance = getattr(self.lab.clock, "advance", None)
-        behind = target_ms - self.lab.clock.now_ms()
-        if advance is not None and behind > 0:
-            advance(behind)
+        move_to(self.lab, target_ms)
 
     # -- reading the round ---------------------------------------------------------------------
 

@@ -1,8 +1,9 @@
 """The cancel dive's race: a pump tick taken apart into steps and a cancel that can land
 between any two of them. (The crash between an enqueue and its advance is in ``faults``.)
 
-Pure state plus calls into ``Pump.read / produce / finish`` and ``Repeat.cancel``; the
-CancelPanel is a view over a :class:`Race`.
+The steps are the real tick's phases (``Pump.begin()`` -> ``Tick.read / enqueue / advance``)
+plus ``Repeat.cancel`` (and ``Repeat.register`` for the re-registration race); the CancelPanel
+is a view over a :class:`Race`.
 """
 
 from __future__ import annotations
@@ -11,17 +12,16 @@ from dataclasses import dataclass, field
 from itertools import permutations
 from typing import TYPE_CHECKING
 
-from . import keys, validate
-from .clock import hhmm
-from .outcome import Outcome
-from .pump import Occurrence
-from .repeat import Repeat, Row
+from .. import validate
+from ..clock import hhmm
+from ..outcome import Outcome
+from ..pump import Occurrence, Tick
+from ..repeat import Repeat
+from .common import MIN, one_registration, rows
 
 if TYPE_CHECKING:
-    from .lab import Lab
-    from .pump import Pump
-
-MIN = 60_000
+    from ..lab import Lab
+    from ..pump import Pump
 
 STEPS = ("read", "cancel", "enqueue", "advance")
 LABELS = {
@@ -36,11 +36,22 @@ PRESETS: dict[str, tuple[str, ...]] = {
     "after-enqueue": ("read", "enqueue", "cancel", "advance"),
     "after-advance": ("read", "enqueue", "advance", "cancel"),
 }
+# The re-registration race (the compare-and-set's lesson): cancelled and registered again,
+# every hour from half past, between the tick's read and its advance. Not one of the four
+# steps every_order() permutes; a preset of its own.
+REGISTER = "register"
+ALL_LABELS = {**LABELS, REGISTER: "registered anew"}
+REREGISTER_EVERY_MS = 60 * MIN
+REREGISTER_FIRST_IN_MS = 30 * MIN
+EXTRA_PRESETS: dict[str, tuple[str, ...]] = {
+    "re-register": ("read", "cancel", REGISTER, "enqueue", "advance"),
+}
 PRESET_LABELS = {
     "before-read": "cancel before the read",
     "after-read": "cancel between read and enqueue",
     "after-enqueue": "cancel between enqueue and advance",
     "after-advance": "cancel after the advance",
+    "re-register": "cancel and register anew between read and advance",
 }
 
 
@@ -66,10 +77,14 @@ class Keyspace:
         return not self.dangling
 
     def lines(self) -> list[str]:
-        rows = ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in self.registry) or "(empty)"
         records = ", ".join(self.records) or "(none)"
         jobs = ", ".join(self.jobs) or "(none)"
-        return [f"registry: {rows}", f"records:  {records}", f"jobs:     {jobs}", f"invariant: {self.invariant}"]
+        return [
+            f"registry: {rows(self.registry)}",
+            f"records:  {records}",
+            f"jobs:     {jobs}",
+            f"invariant: {self.invariant}",
+        ]
 
     @property
     def invariant(self) -> str:
@@ -83,22 +98,21 @@ class Keyspace:
 
 def keyspace(lab: Lab, queue: str) -> Keyspace:
     """Read the registry, the records and the wait list of ``queue``."""
-    validate.name(queue, field="queue")
-    prefix = keys.record(queue, "")
+    k = lab.keyspace(queue)
+    prefix = k.record("")
     records = sorted(key[len(prefix) :] for key in lab.keys(queue) if key.startswith(prefix))
     return Keyspace(
         registry=tuple(Repeat(lab, queue).entries()),
         records=tuple(records),
-        jobs=tuple(lab.client.lrange(keys.wait(queue), 0, -1)),
+        jobs=tuple(lab.client.lrange(k.wait, 0, -1)),
     )
 
 
 def drop_record(lab: Lab, queue: str, name: str) -> bool:
     """Delete the record of ``name`` out of band (not through cancel), leaving its registry
     member dangling. True if there was a record to delete."""
-    validate.name(queue, field="queue")
     validate.name(name)
-    return bool(lab.client.delete(keys.record(queue, name)))
+    return bool(lab.client.delete(lab.keyspace(queue).record(name)))
 
 
 # --- the race: a tick in steps, a cancel in between ----------------------------------------
@@ -117,11 +131,17 @@ class Step:
 @dataclass
 class _Round:
     taken: list[Step] = field(default_factory=list)
-    held: list[Row] | None = None  # what the read handed the pump; None before the read
-    now_ms: int = 0
-    fired: list[Occurrence] = field(default_factory=list)
-    advanced: list[tuple[str, Outcome]] = field(default_factory=list)
+    tick: Tick | None = None  # the pump's tick, begun at the read
     cancelled: Outcome | None = None
+    registered: Outcome | None = None
+
+    @property
+    def fired(self) -> list[Occurrence]:
+        return self.tick.fired if self.tick else []
+
+    @property
+    def advanced(self) -> list[tuple[str, Outcome]]:
+        return self.tick.advanced if self.tick else []
 
 
 class Race:
@@ -155,8 +175,7 @@ class Race:
 
     def reset(self) -> Keyspace:
         """Empty the queue, register ``name`` due now, forget the steps taken."""
-        self.lab.reset(self.queue)
-        self.repeat.register(self.name, self.every_ms, self.template)
+        one_registration(self.lab, self.queue, self.name, self.every_ms, self.template)
         self.pump = self.lab.pump(self.queue)
         self._round = _Round()
         self.preset = None
@@ -169,7 +188,7 @@ class Race:
 
     @property
     def done(self) -> bool:
-        return len(self._round.taken) == len(STEPS)
+        return {"read", "cancel", "enqueue", "advance"} <= {s.step for s in self._round.taken}
 
     @property
     def fired(self) -> list[Occurrence]:
@@ -187,11 +206,13 @@ class Race:
 
     def why_not(self, step: str) -> str | None:
         """None if ``step`` may be taken now, else the reason it may not."""
-        if step not in STEPS:
-            raise ValueError(f"step: {step!r} is not a step; use one of {', '.join(STEPS)}")
+        if step not in ALL_LABELS:
+            raise ValueError(f"step: {step!r} is not a step; use one of {', '.join(ALL_LABELS)}")
         done = {s.step for s in self._round.taken}
         if step in done:
             return f"{step}: already taken this round; reset to replay"
+        if step == REGISTER and "cancel" not in done:
+            return "register: the name is still registered (it would answer exists); take cancel first"
         if step == "enqueue" and "read" not in done:
             return "enqueue: the pump enqueues what its read handed it; take read first"
         if step == "advance" and "enqueue" not in done:
@@ -214,9 +235,10 @@ class Race:
 
     def play(self, preset: str) -> list[Step]:
         """Reset, then take the steps of ``preset`` in order (see PRESETS)."""
-        if preset not in PRESETS:
-            raise ValueError(f"preset: {preset!r} is not a preset; use one of {', '.join(PRESETS)}")
-        taken = self.replay(PRESETS[preset])
+        every = {**PRESETS, **EXTRA_PRESETS}
+        if preset not in every:
+            raise ValueError(f"preset: {preset!r} is not a preset; use one of {', '.join(every)}")
+        taken = self.replay(every[preset])
         self.preset = preset
         return taken
 
@@ -228,12 +250,11 @@ class Race:
     # -- the steps ---------------------------------------------------------------------------
 
     def _read(self, before: Keyspace) -> tuple[str, Outcome | None]:
-        state = self._round
-        state.now_ms = self.lab.clock.now_ms()
-        state.held = self.pump.read()
-        if not state.held:
+        tick = self._round.tick = self.pump.begin()
+        held = tick.read()
+        if not held:
             return "nothing due: the pump holds nothing this tick", None
-        row = state.held[0]
+        row = held[0]
         every = "no record" if row.every_ms is None else f"every {row.every_ms // MIN} min"
         return f"due: {row.name} @ {hhmm(row.next_ms)} ({every}); the pump now holds it", None
 
@@ -248,32 +269,50 @@ class Race:
             return f"{outcome.tuple}: record of {self.name} deleted", outcome
         return f"{outcome.tuple}: nothing to delete", outcome
 
+    def _register(self, before: Keyspace) -> tuple[str, Outcome | None]:
+        outcome = self.repeat.register(self.name, REREGISTER_EVERY_MS, self.template, REREGISTER_FIRST_IN_MS)
+        self._round.registered = outcome
+        first = dict(self.repeat.entries()).get(self.name)
+        when = f", first run {hhmm(first)}" if first is not None else ""
+        return f"{outcome.tuple}: {self.name} every {REREGISTER_EVERY_MS // MIN} min{when}", outcome
+
     def _enqueue(self, before: Keyspace) -> tuple[str, Outcome | None]:
-        state = self._round
-        if not state.held:
+        tick = self._round.tick
+        assert tick is not None  # why_not: enqueue comes after the read
+        if not tick.rows:
+            tick.enqueue()
             return "the pump holds nothing: no occurrence", None
+        fired = tick.enqueue()
+        made = {o.name: o for o in fired}
         notes = []
-        for row in state.held:
-            occurrence = self.pump.produce(row, state.now_ms)
+        for row in tick.rows:
+            occurrence = made.get(row.name)
             if occurrence is None:
                 notes.append(f"{row.name}: no new job")
                 continue
-            state.fired.append(occurrence)
-            late = " (from what the read held; the cancel came too late)" if state.cancelled else ""
+            late = " (from what the read held; the cancel came too late)" if self._round.cancelled else ""
             notes.append(f"{occurrence.job_id} enqueued for the {hhmm(row.next_ms)} slot{late}")
-        return "; ".join(notes), Outcome.ENQUEUED if state.fired else None
+        return "; ".join(notes), Outcome.ENQUEUED if fired else None
 
     def _advance(self, before: Keyspace) -> tuple[str, Outcome | None]:
-        state = self._round
-        if not state.held:
+        tick = self._round.tick
+        assert tick is not None  # why_not: advance comes after the enqueue
+        if not tick.rows:
+            tick.advance()
             return "the pump holds nothing: no advance", None
         notes = []
-        members = {name for name, _ in before.registry}
-        for row in state.held:
-            outcome = self.pump.finish(row, state.now_ms)
-            state.advanced.append((row.name, outcome))
+        members = dict(before.registry)
+        outcomes = dict(tick.advance())
+        for row in tick.rows:
+            outcome = outcomes[row.name]
             if outcome is Outcome.ADVANCED:
-                notes.append(f"{outcome.tuple}: next run of {row.name} @ {hhmm(self.pump.next_run(row, state.now_ms))}")
+                notes.append(f"{outcome.tuple}: next run of {row.name} @ {hhmm(tick.next_run(row))}")
+            elif outcome is Outcome.MOVED:
+                now = hhmm(members[row.name]) if row.name in members else "?"
+                notes.append(
+                    f"{outcome.tuple}: the row holds {row.name} @ {now}, not the {hhmm(row.next_ms)} the read saw;"
+                    " the compare-and-set wrote nothing"
+                )
             elif row.name in members:
                 notes.append(f"{outcome.tuple}: record gone, the dangling member {row.name} swept")
             else:
@@ -287,7 +326,7 @@ class Race:
         now = keyspace(self.lab, self.queue)
         label = PRESET_LABELS.get(self.preset or "", "your order")
         advance = self.advance_outcome.tuple if self.advance_outcome else "nothing (the pump held nothing)"
-        registry = ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in now.registry) or "empty"
+        registry = rows(now.registry, empty="empty")
         holds = "holds" if now.consistent else "BROKEN"
         return (
             f"{label}: {len(self._round.fired)} occurrence(s) fired, advance answered {advance}, "
@@ -302,12 +341,14 @@ class Race:
         order = " -> ".join(s.step for s in self._round.taken) or "(none yet)"
         lines.append(f"steps: {order}")
         for s in self._round.taken:
-            lines.append(f"  {LABELS[s.step]:<14} {s.note}")
+            lines.append(f"  {ALL_LABELS[s.step]:<14} {s.note}")
         advance = self.advance_outcome.tuple if self.advance_outcome else "-"
         lines.append(f"advance outcome: {advance}")
         lines.append(f"occurrences fired: {len(self._round.fired)}")
         lines.extend(keyspace(self.lab, self.queue).lines())
         left = [LABELS[s] for s in STEPS if self.allowed(s)]
+        if REGISTER in {s.step for s in self._round.taken} or self.preset == "re-register":
+            left = [ALL_LABELS[s] for s in (*STEPS, REGISTER) if self.allowed(s)]
         lines.append(f"next: {', '.join(left)}" if left else "next: round complete (reset or pick a preset)")
         return "\n".join(lines)
 

@@ -6,17 +6,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from . import keys, validate
-from .clock import hhmm
-from .outcome import outcome_of
-from .scripts import source
+from .. import scripts, validate
+from ..clock import hhmm
+from ..keys import QueueKeys
+from ..outcome import outcome_of
+from ..scripts import source
+from .common import MIN as MINUTE_MS
+from .common import period
 
 if TYPE_CHECKING:
-    from .lab import Lab
-
-MINUTE_MS = 60_000
+    from ..lab import Lab
 
 
 class Strategy(StrEnum):
@@ -101,11 +102,6 @@ def outcome_name(strategy: Strategy | str, raw: int) -> str:
     return outcome_of(Strategy(strategy).script, raw).value
 
 
-def period(every_ms: int) -> str:
-    """``15 min`` for whole minutes, else ``<n> ms``."""
-    return f"{every_ms // MINUTE_MS} min" if every_ms % MINUTE_MS == 0 else f"{every_ms} ms"
-
-
 def course_tuple(outcome: str) -> str:
     """``{:ok, :<outcome>}``, as the course writes a reply."""
     return f"{{:ok, :{outcome}}}"
@@ -141,10 +137,10 @@ class Registry:
 
 def read_registry(lab: Lab, queue: str, name: str) -> Registry:
     """Read the registry, ``name``'s record and the pending occurrences of ``queue``."""
-    client = lab.client
-    rows = client.zrange(keys.registry(queue), 0, -1, withscores=True)
-    pending = client.zrange(keys.delayed(queue), 0, -1, withscores=True)
-    record = client.hgetall(keys.record(queue, name))
+    client, k = lab.client, lab.keyspace(queue)
+    rows = client.zrange(k.registry, 0, -1, withscores=True)
+    pending = client.zrange(k.delayed, 0, -1, withscores=True)
+    record = client.hgetall(k.record(name))
     return Registry(
         rows=tuple((member, int(score)) for member, score in rows),
         record=tuple(sorted(record.items())),
@@ -217,12 +213,6 @@ class Service:
         self.schedule = schedule if schedule is not None else Schedule()
         self.restart_ms = validate.first_in_ms(restart_ms)
         self.strategy = Strategy(strategy)
-        register = lab.client.register_script
-        self._scripts: dict[Strategy, Any] = {
-            Strategy.GUARD: lab.scripts.register,
-            Strategy.NAIVE: register(source(Strategy.NAIVE.script)),
-            Strategy.UPSERT: register(source(Strategy.UPSERT.script)),
-        }
         self.history: list[Boot] = []
 
     def use(self, strategy: Strategy | str) -> None:
@@ -245,12 +235,7 @@ class Service:
         now = self.history[-1].at_ms + self.restart_ms if self.history else self.lab.clock.now_ms()
         first_ms = now + schedule.every_ms
         before = self.state()
-        raw = int(
-            self._scripts[self.strategy](
-                keys=self._keys(schedule.name),
-                args=[schedule.name, schedule.every_ms, schedule.template, first_ms],
-            )
-        )
+        raw = self._call(schedule, first_ms)
         lit = lit_lines(self.strategy, raw)
         text = source(self.strategy.script).splitlines()
         boot = Boot(
@@ -278,26 +263,31 @@ class Service:
             self.boot(every_ms=every_ms)
         return self.history[number - 1]
 
-    def _keys(self, name: str) -> list[str]:
-        registry, record = keys.registry(self.queue), keys.record(self.queue, name)
+    def _call(self, schedule: Schedule, first_ms: int) -> int:
+        """One real script call for this strategy; its raw integer reply."""
+        lab, k = self.lab, self.lab.keyspace(self.queue)
+        args = (schedule.name, schedule.every_ms, schedule.template, first_ms)
         if self.strategy is Strategy.GUARD:
-            return [registry, record]
-        return [registry, record, keys.delayed(self.queue)]
+            return scripts.register(lab.client, lab.scripts, k, *args).reply
+        script = lab.scripts.naive if self.strategy is Strategy.NAIVE else lab.scripts.upsert
+        return scripts.contrast(lab.client, script, k, *args)
 
 
-def report(boot: Boot, *, queue: str, of: int) -> list[str]:
-    """The readout lines of one boot (``of`` = how many boots have run)."""
+def report(boot: Boot, *, queue: str, of: int, lab: Lab | None = None) -> list[str]:
+    """The readout lines of one boot (``of`` = how many boots have run; the key names are those
+    of ``lab``'s namespace, none without a lab)."""
+    k = lab.keyspace(queue) if lab is not None else QueueKeys(queue)
     after = boot.after
     lines = [
         f"strategy  {boot.strategy.label} ({boot.strategy.script}.lua)",
         f"boot #{boot.number} of {of} at {hhmm(boot.at_ms)} · {boot.name} every {period(boot.every_ms)}",
         f"outcome   {boot.tuple}  raw {boot.raw}",
-        f"registry  {keys.registry(queue)} · size {after.size}",
+        f"registry  {k.registry} · size {after.size}",
     ]
     lines += [f"  {member}  next {hhmm(score)} ({score})" for member, score in after.rows]
     record = "  ".join(f"{field}={value}" for field, value in after.record) or "(absent)"
-    lines.append(f"record    {keys.record(queue, boot.name)}  {record}")
-    lines.append(f"pending   {keys.delayed(queue)} · {len(after.pending)}")
+    lines.append(f"record    {k.record(boot.name)}  {record}")
+    lines.append(f"pending   {k.delayed} · {len(after.pending)}")
     lines += [f"  {member}  at {hhmm(score)}" for member, score in after.pending]
     ran = [f"L{n:<3} {text}" for n, text in zip(boot.lit, boot.lit_text, strict=True)]
     lines += [f"{'ran' if i == 0 else '':<9} {line}" for i, line in enumerate(ran)]

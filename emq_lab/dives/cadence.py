@@ -11,28 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from . import validate
-from .clock import SimClock, hhmm, hhmmss
+from .. import validate
+from ..clock import SimClock, hhmm, hhmmss
+from ..schedule import MINUTE_MS, Measure, next_on_grid, next_start_to_finish, next_start_to_start
+from .common import one_registration, rows
+from .common import start_ms as lab_start_ms
 
 if TYPE_CHECKING:
-    from .lab import Lab
-    from .pump import Pump
-    from .repeat import Repeat
+    from ..lab import Lab
+    from ..pump import Pump
+    from ..repeat import Repeat
 
-MINUTE_MS = 60_000
+__all__ = ["Measure", "next_on_grid", "next_start_to_finish", "next_start_to_start", "trace", "fast_forward"]
+
 NAME = "report"  # the one registration every lane schedules
 TEMPLATE = '{"report": "cadence"}'
-
-
-class Measure(StrEnum):
-    """What the next run is measured from."""
-
-    START_TO_START = "start-to-start"  # the release: next = release + period (the pump's default)
-    START_TO_FINISH = "start-to-finish"  # the finish: next = finish + period (the worker advances)
-    GRID = "fixed grid"  # the previous slot: next = slot + period, missed slots skipped
 
 
 MEASURES = (Measure.START_TO_START, Measure.START_TO_FINISH, Measure.GRID)
@@ -45,25 +40,6 @@ def lane_queue(measure: Measure | str, prefix: str = "cadence") -> str:
 
 
 # -- pure cadence math --------------------------------------------------------------------------
-
-
-def next_start_to_start(release_ms: int, every_ms: int) -> int:
-    """Anchored to the release: the next run is one period after this one started."""
-    return release_ms + every_ms
-
-
-def next_start_to_finish(finish_ms: int, every_ms: int) -> int:
-    """Anchored to the finish: the next run is one period after this one ended."""
-    return finish_ms + every_ms
-
-
-def next_on_grid(slot_ms: int, every_ms: int, now_ms: int) -> int:
-    """Anchored to the grid: the slot after ``slot_ms``; if that slot is already behind
-    ``now_ms`` (missed), jump to the first grid slot after now instead of firing a burst."""
-    following = slot_ms + every_ms
-    if following >= now_ms:
-        return following
-    return slot_ms + ((now_ms - slot_ms) // every_ms + 1) * every_ms
 
 
 def first_tick_at_or_after(instant_ms: int, *, start_ms: int, tick_ms: int) -> int:
@@ -192,22 +168,17 @@ def _check_controls(every_ms: int, run_ms: int, cycles: int, tick_ms: int) -> No
 
 
 def sim_lab(lab: Lab, start_ms: int) -> Lab:
-    """A second Lab on the same connection, reading now from a fresh SimClock at ``start_ms``."""
-    from .lab import Lab
-
-    return Lab(lab.client, SimClock(start_ms), lab.describe())
+    """The lab on the same connection, reading now from a fresh SimClock at ``start_ms``."""
+    return lab.with_clock(SimClock(start_ms))
 
 
 def _one_registration(
     lab: Lab, queue: str, *, start_ms: int, every_ms: int, rule: Measure = Measure.START_TO_START
 ) -> tuple[SimClock, Repeat, Pump]:
     """An emptied ``queue`` holding the one registration a lane runs, on a fresh SimClock."""
-    sim = sim_lab(lab, start_ms)
-    clock = sim.clock
-    assert isinstance(clock, SimClock)
-    sim.reset(queue)
-    rep = sim.repeat(queue)
-    rep.register(NAME, every_ms, TEMPLATE)
+    clock = SimClock(start_ms)
+    sim = lab.with_clock(clock)
+    rep = one_registration(sim, queue, NAME, every_ms, TEMPLATE)
     return clock, rep, sim.pump(queue, rule=rule)
 
 
@@ -266,7 +237,7 @@ def trace(
     ``<prefix>-s2f`` and ``<prefix>-grid``; ``start_ms`` defaults to the lab clock's start."""
     _check_controls(every_ms, run_ms, cycles, tick_ms)
     if start_ms is None:
-        start_ms = int(getattr(lab.clock, "start_ms", lab.clock.now_ms()))
+        start_ms = lab_start_ms(lab)
     lanes = tuple(
         run_lane(
             lab,
@@ -288,12 +259,12 @@ def trace(
 
 def state_line(lab: Lab, queue: str, *, jobs: int = 4) -> str:
     """One line: now, the registry rows with their next run, and the newest job ids."""
-    rows = ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in lab.repeat(queue).entries()) or "empty"
+    registry = rows(lab.repeat(queue).entries(), empty="empty")
     waiting = lab.jobs(queue)
     newest = waiting.browse(limit=jobs)
     more = waiting.count() - len(newest)
     listed = ", ".join(newest) + (f" (+{more} older)" if more > 0 else "")
-    return f"now {hhmm(lab.clock.now_ms())} | registry: {rows} | jobs: {listed or 'none'}"
+    return f"now {hhmm(lab.clock.now_ms())} | registry: {registry} | jobs: {listed or 'none'}"
 
 
 @dataclass(frozen=True)
@@ -330,7 +301,7 @@ def fast_forward(
     validate.limit(occurrences, field="occurrences")
     validate.every_ms(every_ms)
     if start_ms is None:
-        start_ms = int(getattr(lab.clock, "start_ms", lab.clock.now_ms()))
+        start_ms = lab_start_ms(lab)
     clock, rep, pump = _one_registration(lab, queue, start_ms=start_ms, every_ms=every_ms)
     fired = 0
     while fired < occurrences:
@@ -338,6 +309,6 @@ def fast_forward(
         clock.advance(every_ms)
         if on_progress is not None and (fired % report_every == 0 or fired == occurrences):
             on_progress(fired)
-    jobs = pump.jobs
+    jobs = pump.lab.jobs(queue)
     ((_, next_ms),) = rep.entries()
     return FastForward(fired, rep.count(), jobs.count(), jobs.browse(limit=1)[0], next_ms)

@@ -1,0 +1,52 @@
+"""What the dives share: the minute, how a time and a registry row are written, and the one
+set-up every step-through starts from (a queue of its own holding one registration due now)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from ..clock import AdvancingClock, hhmm
+from ..schedule import MINUTE_MS
+
+if TYPE_CHECKING:
+    from ..lab import Lab
+    from ..repeat import Repeat
+
+MIN = MINUTE_MS
+
+
+def period(every_ms: int) -> str:
+    """``15 min`` for whole minutes, else ``<n> ms``."""
+    return f"{every_ms // MIN} min" if every_ms % MIN == 0 else f"{every_ms} ms"
+
+
+def at(name: str, ms: int) -> str:
+    """One registry row as the dives write it: ``report @ 09:15``."""
+    return f"{name} @ {hhmm(ms)}"
+
+
+def rows(entries: Iterable[tuple[str, int]], *, empty: str = "(empty)") -> str:
+    """Registry rows, comma-separated: ``report @ 09:15, digest @ 09:20``."""
+    return ", ".join(at(name, ms) for name, ms in entries) or empty
+
+
+def one_registration(lab: Lab, queue: str, name: str, every_ms: int, template: str) -> Repeat:
+    """Empty ``queue`` (its own keys only) and register ``name`` due now on it."""
+    lab.reset(queue)
+    rep = lab.repeat(queue)
+    rep.register(name, every_ms, template)
+    return rep
+
+
+def start_ms(lab: Lab) -> int:
+    """Where a demo starts: a SimClock's start instant, else now."""
+    clock = lab.clock
+    return clock.start_ms if isinstance(clock, AdvancingClock) else clock.now_ms()
+
+
+def move_to(lab: Lab, target_ms: int) -> None:
+    """Move a SimClock forward to ``target_ms`` (never back; a clock that cannot move stays)."""
+    clock = lab.clock
+    if isinstance(clock, AdvancingClock) and target_ms > clock.now_ms():
+        clock.set(target_ms)

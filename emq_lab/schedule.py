@@ -1,0 +1,35 @@
+"""Pure next-run math, milliseconds in and milliseconds out, no I/O. The pump reads its clock
+once per tick and hands "now" to these."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+MINUTE_MS = 60_000
+
+
+class Measure(StrEnum):
+    """What the next run is measured from."""
+
+    START_TO_START = "start-to-start"  # the release: next = release + period (the pump's default)
+    START_TO_FINISH = "start-to-finish"  # the finish: next = finish + period (the worker advances)
+    GRID = "fixed grid"  # the previous slot: next = slot + period, missed slots skipped
+
+
+def next_start_to_start(release_ms: int, every_ms: int) -> int:
+    """Anchored to the release: the next run is one period after this one started."""
+    return release_ms + every_ms
+
+
+def next_start_to_finish(finish_ms: int, every_ms: int) -> int:
+    """Anchored to the finish: the next run is one period after this one ended."""
+    return finish_ms + every_ms
+
+
+def next_on_grid(slot_ms: int, every_ms: int, now_ms: int) -> int:
+    """Anchored to the grid: the slot after ``slot_ms``; if that slot is already behind
+    ``now_ms`` (missed), jump to the first grid slot after now instead of firing a burst."""
+    following = slot_ms + every_ms
+    if following >= now_ms:
+        return following
+    return slot_ms + ((now_ms - slot_ms) // every_ms + 1) * every_ms

@@ -1,0 +1,197 @@
+"""The tick redesigned: phases, the compare-and-set advance, round trips that do not grow with N,
+drain and register_many, ids minted in the script, and integer clocks. On every backend."""
+
+from __future__ import annotations
+
+import pytest
+
+import emq_lab
+from emq_lab import Outcome, SimClock
+from emq_lab.clock import hhmm
+
+MIN = 60_000
+
+
+def test_a_stale_advance_leaves_a_fresh_registration_alone(lab: emq_lab.Lab, queue: str) -> None:
+    # The scenario of the redesign: a tick reads report (every 15 min, due 09:00); before its
+    # advance lands, report is cancelled and registered again (every 60 min, first run 09:30).
+    rep = lab.repeat(queue)
+    rep.register("report", 15 * MIN, "t")
+    tick = lab.pump(queue).begin()
+    assert [(row.name, hhmm(row.next_ms)) for row in tick.read()] == [("report", "09:00")]
+    assert rep.cancel("report") is Outcome.CANCELLED
+    assert rep.register("report", 60 * MIN, "t", first_in_ms=30 * MIN) is Outcome.REGISTERED
+    assert [o.name for o in tick.enqueue()] == ["report"]  # what the read held still fires
+    assert tick.advance() == [("report", Outcome.MOVED)]
+    assert tick.moved == ["report"]
+    assert [(name, hhmm(ms)) for name, ms in rep.entries()] == [("report", "09:30")]
+
+
+def test_the_whole_tick_reports_a_moved_row(lab: emq_lab.Lab, queue: str) -> None:
+    rep = lab.repeat(queue)
+    rep.register("report", 15 * MIN, "t")
+    rep.register("other", 15 * MIN, "t")
+
+    def reregister(tick: emq_lab.Tick) -> None:
+        rep.cancel("report")
+        rep.register("report", 60 * MIN, "t", first_in_ms=30 * MIN)
+
+    pump = lab.pump(queue)
+    assert sorted(o.name for o in pump.tick(after_enqueue=reregister)) == ["other", "report"]
+    assert sorted(pump.advanced) == [("other", Outcome.ADVANCED), ("report", Outcome.MOVED)]
+    assert [(name, hhmm(ms)) for name, ms in rep.entries()] == [("other", "09:15"), ("report", "09:30")]
+
+
+def test_phases_go_in_order_once(lab: emq_lab.Lab, queue: str) -> None:
+    lab.repeat(queue).register("report", 15 * MIN, "t")
+    tick = lab.pump(queue).begin()
+    with pytest.raises(ValueError, match="take read first"):
+        tick.enqueue()
+    tick.read()
+    with pytest.raises(ValueError, match="take enqueue first"):
+        tick.advance()
+    tick.enqueue()
+    with pytest.raises(ValueError, match="enqueue: this tick already took it"):
+        tick.enqueue()
+    assert tick.advance() == [("report", Outcome.ADVANCED)]
+
+
+@pytest.mark.parametrize("names", [10, 300])
+def test_a_tick_costs_the_same_round_trips_for_any_number_of_names(
+    lab: emq_lab.Lab, queue: str, round_trips: list[int], names: int
+) -> None:
+    rep = lab.repeat(queue)
+    rep.register_many([(f"n{i:04d}", 15 * MIN, "t") for i in range(names)])
+    pump = lab.pump(queue, batch=1000)
+    pump.tick()  # the first batch may load scripts
+    lab.clock.advance(minutes=15)  # type: ignore[attr-defined]
+    round_trips[0] = 0
+    assert len(pump.tick()) == names
+    assert round_trips[0] == 2  # the due read, then one pipeline of enqueues and advances
+
+
+def test_drain_fires_every_due_name_once_in_one_round_trip_a_batch(
+    lab: emq_lab.Lab, queue: str, round_trips: list[int]
+) -> None:
+    rep = lab.repeat(queue)
+    rep.register_many([(f"n{i:04d}", 15 * MIN, "t") for i in range(250)])
+    rep.register("later", 15 * MIN, "t", first_in_ms=MIN)
+    pump = lab.pump(queue, batch=100)
+    pump.tick()  # loads the scripts; fires the first 100
+    round_trips[0] = 0
+    fired = pump.drain()
+    assert len(fired) == 150 and len({o.name for o in fired}) == 150
+    assert round_trips[0] == 1 + 2  # the first read, then one per batch (100 + 50)
+    assert [o.job_id for o in fired][:2] == ["JOB-000101", "JOB-000102"]
+    assert rep.due() == []
+    assert dict(rep.entries())["later"] == lab.clock.now_ms() + MIN  # not due: untouched
+
+
+def test_drain_leaves_rows_that_stay_due_for_the_next_pass(lab: emq_lab.Lab, queue: str) -> None:
+    rep = lab.repeat(queue)
+    rep.register_many([("a", 15 * MIN, "t"), ("b", 15 * MIN, "t")])
+    pump = lab.pump(queue, batch=1, rule="start-to-finish")
+    assert [o.name for o in pump.drain()] == ["a"]  # a stays due until its finish: no second batch
+    assert [o.job_id for o in pump.drain()] == ["JOB-000002"]
+
+
+def test_register_many_is_register_for_each_item(lab: emq_lab.Lab, queue: str) -> None:
+    rep = lab.repeat(queue)
+    assert rep.register("b", MIN, "old") is Outcome.REGISTERED
+    outcomes = rep.register_many([("a", MIN, "t"), ("b", 2 * MIN, "new"), ("c", MIN, "t", 5 * MIN)])
+    assert outcomes == [Outcome.REGISTERED, Outcome.EXISTS, Outcome.REGISTERED]
+    assert rep.record("b") == {"every_ms": str(MIN), "template": "old"}  # exists wrote nothing
+    now = lab.clock.now_ms()
+    assert rep.entries() == [("a", now), ("b", now), ("c", now + 5 * MIN)]
+    assert rep.register_many([]) == []
+
+
+def test_register_many_checks_every_item_before_writing(lab: emq_lab.Lab, queue: str) -> None:
+    rep = lab.repeat(queue)
+    with pytest.raises(ValueError, match=r"items\[1\]: every_ms"):
+        rep.register_many([("a", MIN, "t"), ("b", 0, "t")])
+    with pytest.raises(ValueError, match=r"items\[0\]: expected \(name, every_ms"):
+        rep.register_many(["abc"])  # type: ignore[list-item]
+    assert rep.count() == 0 and lab.keys(queue) == []
+
+
+def test_ids_are_minted_in_the_script_and_a_refused_call_burns_none(lab: emq_lab.Lab, queue: str) -> None:
+    jobs = lab.jobs(queue)
+    assert jobs.enqueue("report", 1, "t") == (Outcome.ENQUEUED, "JOB-000001")
+    k = lab.keyspace(queue)
+    with pytest.raises(Exception, match="fired_at_ms must be an integer"):
+        lab.scripts.enqueue(keys=[k.counter, k.wait, k.job_prefix], args=["", "report", "1.5", "t"])
+    with pytest.raises(Exception, match="job_id must be empty"):
+        jobs.enqueue("report", 1, "t", job_id="other:5")
+    assert jobs.enqueue("report", 2, "t") == (Outcome.ENQUEUED, "JOB-000002")
+    assert jobs.enqueue("report", 3, "t", job_id="report:900") == (Outcome.ENQUEUED, "report:900")
+    assert jobs.enqueue("report", 4, "t", job_id="report:900") == (Outcome.DUPLICATE, "report:900")
+    assert jobs.browse() == ["report:900", "JOB-000002", "JOB-000001"]
+
+
+def test_a_malformed_register_on_a_live_name_is_an_error_not_exists(lab: emq_lab.Lab, queue: str) -> None:
+    lab.repeat(queue).register("report", MIN, "t")
+    k = lab.keyspace(queue)
+    for script in (lab.scripts.register, lab.scripts.naive, lab.scripts.upsert):
+        for every in ("1e3", "5.0", "0x10", "0", "315360000001"):
+            before = lab.client.hgetall(k.record("report"))
+            with pytest.raises(Exception, match="every_ms must be an integer from 1 to 315360000000"):
+                script(keys=[k.registry, k.record("report"), k.delayed], args=["report", every, "t", 1])
+            assert lab.client.hgetall(k.record("report")) == before
+
+
+def test_a_rule_function_runs_through_the_pump(lab: emq_lab.Lab, queue: str) -> None:
+    lab.repeat(queue).register("report", 15 * MIN, "t")
+    pump = lab.pump(queue, rule=lambda release, every: release + 2 * every)
+    pump.tick()
+    assert [hhmm(ms) for _, ms in lab.repeat(queue).entries()] == ["09:30"]
+
+
+def test_a_rule_that_answers_no_whole_ms_writes_nothing(lab: emq_lab.Lab, queue: str) -> None:
+    lab.repeat(queue).register("report", 15 * MIN, "t")
+    pump = lab.pump(queue, rule=lambda release, every: release + every / 7)
+    with pytest.raises(ValueError, match="rule: the next run"):
+        pump.tick()
+    assert lab.jobs(queue).count() == 0  # checked before the enqueue: no job without its advance
+
+
+def test_a_float_step_of_whole_ms_keeps_an_int_clock(lab: emq_lab.Lab, queue: str) -> None:
+    clock = lab.clock
+    assert isinstance(clock, SimClock)
+    clock.advance(60_000 / 4)
+    assert type(clock.now_ms()) is int
+    rep = lab.repeat(queue)
+    assert rep.register("report", MIN, "t") is Outcome.REGISTERED
+    assert len(lab.pump(queue).tick()) == 1
+    lab.pump(queue).tick()
+    assert lab.jobs(queue).count() == 1  # the second tick had nothing due: no double job
+
+
+def test_the_clock_refuses_what_it_cannot_keep() -> None:
+    clock = SimClock("2026-01-05T09:00:00Z")
+    with pytest.raises(ValueError, match="ms: 0.5 is not a whole number"):
+        clock.advance(0.5)
+    with pytest.raises(ValueError, match="seconds: 0.0001 is not a whole number|seconds: 0.1"):
+        clock.advance(seconds=0.0001)
+    with pytest.raises(ValueError, match="start: .* outside"):
+        SimClock(10**17)
+    with pytest.raises(ValueError, match="start: .* outside"):
+        SimClock(-(10**15))
+    assert clock.advance(minutes=0.5) - clock.start_ms == 30_000
+
+
+def test_a_registration_made_anew_at_the_same_score_with_another_period_is_moved(
+    lab: emq_lab.Lab, queue: str
+) -> None:
+    # The same first run, another period: the score alone cannot tell, the period can.
+    rep = lab.repeat(queue)
+    rep.register("report", 15 * MIN, "t")
+    tick = lab.pump(queue).begin()
+    tick.read()
+    rep.cancel("report")
+    rep.register("report", 60 * MIN, "t")
+    tick.enqueue()
+    assert tick.advance() == [("report", Outcome.MOVED)]
+    lab.clock.advance(minutes=1)  # type: ignore[attr-defined]
+    lab.pump(queue).tick()  # the new registration, due since 09:00, fires by its own period
+    assert [(name, hhmm(ms)) for name, ms in rep.entries()] == [("report", "10:01")]
