@@ -37,9 +37,10 @@ def _script(name: str) -> str:
 
 
 def _verbs() -> dict[str, list[Call]]:
-    reg, adv, can, enq = (_script(n) for n in ("register", "advance", "cancel", "enqueue"))
+    reg, adv, can, enq, due = (_script(n) for n in ("register", "advance", "cancel", "enqueue", "due"))
     keys = [REGISTRY, RECORD]
     good = ["nightly", EVERY_MS, "report {date}", FIRST_MS]
+    jobs = [f"{Q}:id", WAIT, f"{Q}:job:"]
     return {
         "register: fresh, then exists": [(reg, keys, good), (reg, keys, ["nightly", 60000, "other", 5])],
         "register: the largest period, then one more": [
@@ -58,19 +59,30 @@ def _verbs() -> dict[str, list[Call]]:
             (reg, keys, ["nightly", EVERY_MS, "t", -5]),
             (reg, [REGISTRY, f"{Q}:repeat:z"], ["z", 1, "", 0]),
         ],
-        "advance: live, absent, dangling, malformed": [
+        "due: rows by score up to now, limited": [
             (reg, keys, good),
-            (adv, keys, ["nightly", FIRST_MS + EVERY_MS, FIRST_MS]),
-            (adv, keys, ["nightly", FIRST_MS + 2 * EVERY_MS, ""]),
-            (adv, keys, ["nightly", "later", ""]),
-            (adv, keys, ["nightly", "99999999999999999", ""]),
-            (adv, keys, ["weekly", 5, ""]),
-            (can, keys, ["nightly"]),
-            (adv, keys, ["nightly", 5, ""]),
+            (reg, [REGISTRY, f"{Q}:repeat:early"], ["early", 60000, "e", FIRST_MS - 60000]),
+            (reg, [REGISTRY, f"{Q}:repeat:late"], ["late", 60000, "l", FIRST_MS + 60000]),
+            (due, [REGISTRY], [FIRST_MS, 100]),
+            (due, [REGISTRY], [FIRST_MS, 1]),
+            (due, [REGISTRY], [FIRST_MS - 60001, 100]),
+            (due, [REGISTRY], ["now", 100]),
+            (due, [REGISTRY], [FIRST_MS, 0]),
         ],
-        "advance: a row that moved": [
+        "advance: checked, unchecked, malformed, absent": [
             (reg, keys, good),
-            (adv, keys, ["nightly", FIRST_MS + EVERY_MS, FIRST_MS - 1]),
+            (adv, keys, ["nightly", FIRST_MS + EVERY_MS, FIRST_MS, EVERY_MS]),
+            (adv, keys, ["nightly", FIRST_MS + 2 * EVERY_MS, "", ""]),
+            (adv, keys, ["nightly", "later", "", ""]),
+            (adv, keys, ["nightly", "99999999999999999", "", ""]),
+            (adv, keys, ["weekly", 5, "", ""]),
+            (can, keys, ["nightly"]),
+            (adv, keys, ["nightly", 5, "", ""]),
+        ],
+        "advance: a row that moved, a period that changed": [
+            (reg, keys, good),
+            (adv, keys, ["nightly", FIRST_MS + EVERY_MS, FIRST_MS - 1, EVERY_MS]),
+            (adv, keys, ["nightly", FIRST_MS + EVERY_MS, FIRST_MS, 60000]),
         ],
         "cancel: live, then absent, then re-register": [
             (reg, keys, good),
@@ -79,9 +91,11 @@ def _verbs() -> dict[str, list[Call]]:
             (can, keys, ["weekly"]),
             (reg, keys, ["nightly", 60000, "again", FIRST_MS + 1]),
         ],
-        "enqueue: fresh id, then a replayed slot": [
-            (enq, [f"{Q}:job:nightly:{FIRST_MS}", WAIT, f"{Q}:id"], [f"nightly:{FIRST_MS}", "nightly", FIRST_MS, "t"]),
-            (enq, [f"{Q}:job:nightly:{FIRST_MS}", WAIT, f"{Q}:id"], [f"nightly:{FIRST_MS}", "nightly", FIRST_MS, "t"]),
+        "enqueue: minted ids, then a slot id twice": [
+            (enq, jobs, ["", "nightly", FIRST_MS, "t"]),
+            (enq, jobs, ["", "nightly", FIRST_MS + EVERY_MS, "t"]),
+            (enq, jobs, [f"nightly:{FIRST_MS}", "nightly", FIRST_MS, "t"]),
+            (enq, jobs, [f"nightly:{FIRST_MS}", "nightly", FIRST_MS, "t"]),
         ],
     }
 
@@ -226,6 +240,9 @@ def run_verbs() -> dict[str, Any]:
     for _ in range(5):
         replies.append([o.job_id for o in pump.tick()])
         lab.clock.advance(15 * 60000)  # type: ignore[attr-defined]
+    replies.append([str(o) for o in rep.register_many([("a", 60000, "x"), ("b", 120000, "y", 60000), ("a", 1, "z")])])
+    lab.clock.advance(60 * 60000)  # type: ignore[attr-defined]
+    replies.append([(o.job_id, o.name) for o in pump.drain()])
     replies.append(str(rep.cancel("hourly")))
     replies.append(str(rep.cancel("hourly")))
     replies.append([list(e) for e in rep.entries()])
@@ -235,8 +252,12 @@ def run_verbs() -> dict[str, Any]:
             rep.register("bad", *bad)
         except ValueError as error:
             replies.append(str(error))
+    alice = emq_lab.connect(clock=lab.clock, namespace="alice")
+    replies.append(str(alice.repeat("lite").register("nightly", 60000, "hers")))
+    replies.append(alice.keys("lite"))
     result = {"replies": replies, "store": store(lab.client)}
     lab.reset("lite")
+    alice.reset("lite")
     return result
 
 
