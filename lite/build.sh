@@ -54,7 +54,7 @@ rm -rf "$cache/wheels"
 npm_dir="$cache/npm"
 mkdir -p "$npm_dir"
 [ -f "$npm_dir/package.json" ] || echo '{"private": true}' > "$npm_dir/package.json"
-if [ "$(cd "$npm_dir" && node -p "require('pyodide/package.json').version" 2>/dev/null)" != "$PYODIDE" ]; then
+if [ "$(node -p "require('$npm_dir/node_modules/pyodide/package.json').version" 2>/dev/null)" != "$PYODIDE" ]; then
   (cd "$npm_dir" && npm install --no-audit --no-fund --silent "pyodide@$PYODIDE")
 fi
 rm -rf "$here/static/pyodide"
