@@ -37,7 +37,8 @@ def _script(name: str) -> str:
 
 
 def _verbs() -> dict[str, list[Call]]:
-    reg, adv, can, enq, due = (_script(n) for n in ("register", "advance", "cancel", "enqueue", "due"))
+    names = ("register", "advance", "cancel", "enqueue", "due", "register_many")
+    reg, adv, can, enq, due, many = (_script(n) for n in names)
     keys = [REGISTRY, RECORD]
     good = ["nightly", EVERY_MS, "report {date}", FIRST_MS]
     jobs = [f"{Q}:id", WAIT, f"{Q}:job:"]
@@ -83,6 +84,12 @@ def _verbs() -> dict[str, list[Call]]:
             (reg, keys, good),
             (adv, keys, ["nightly", FIRST_MS + EVERY_MS, FIRST_MS - 1, EVERY_MS]),
             (adv, keys, ["nightly", FIRST_MS + EVERY_MS, FIRST_MS, 60000]),
+        ],
+        "register_many: fresh, live, a name twice, a stranger": [
+            (reg, keys, good),
+            (many, [REGISTRY, RECORD, f"{Q}:repeat:b", f"{Q}:repeat:b"], [60000, "m", FIRST_MS, "nightly", "b", "b"]),
+            (many, [REGISTRY, f"{Q}:repeat:c"], [60000, "m", FIRST_MS, "nope"]),
+            (many, [REGISTRY, f"{Q}:repeat:c"], ["0", "m", FIRST_MS, "c"]),
         ],
         "cancel: live, then absent, then re-register": [
             (reg, keys, good),
