@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 NB     ?= 01-upsert
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: install lab present test lint bench clean
+.PHONY: install lab present test lint bench clean lite fengari
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,25 @@ lint: install
 test: lint
 	$(BIN)/python -m pytest
 
+## The JupyterLite edition in lite/_output (a static site: Pyodide, the notebooks, the Lua on fengari).
+## Needs Python >= 3.12 and npm; versions in lite/pins.env. Rebuilt only when an input changed.
+LITE_STAMP  := lite/_output/.built
+LITE_INPUTS := lite/pins.env lite/build.sh lite/jupyter_lite_config.json lite/jupyter-lite.json pyproject.toml \
+	$(wildcard notebooks/*.ipynb) $(shell find emq_lab -type f -not -path '*/__pycache__/*' -not -name '*.pyc')
+
+$(LITE_STAMP): $(LITE_INPUTS)
+	bash lite/build.sh
+	touch $@
+
+lite: $(LITE_STAMP)
+
+## Regenerate the vendored fengari bundle (emq_lab/_browser/fengari.js) from npm.
+fengari:
+	bash lite/build-fengari.sh
+
 bench: install
 	$(BIN)/python bench/bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache test-artifacts
+	rm -rf lite/_output lite/.cache lite/.venv-build lite/static lite/.jupyterlite.doit.db

@@ -18,7 +18,7 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-from . import errors
+from . import _browser, errors
 
 if TYPE_CHECKING:
     import fakeredis
@@ -36,6 +36,7 @@ _server_lock = threading.Lock()
 def embedded_server() -> fakeredis.FakeServer:
     """The one process-wide FakeServer: every embedded client in a kernel sees the same data."""
     global _server
+    _browser.install()  # Pyodide only: fakeredis's Lua runs on fengari, set up before fakeredis loads
     import fakeredis  # only here: a lab on a URL never imports it
 
     with _server_lock:
@@ -133,6 +134,7 @@ def embedded_client() -> Any:
     (switch the server off, ``embedded_server().connected = False``, to rehearse an outage).
     fakeredis is imported here only: a lab on a URL never imports it."""
     global _embedded_class
+    _browser.install()  # Pyodide only: as in embedded_server()
     import fakeredis
 
     if _embedded_class is None:
