@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 ENV_URL = "EMQ_LAB_URL"
 EMBEDDED = "embedded"
+LOCAL_SCHEMES = ("valkey+local", "redis+local")
 
 _server: fakeredis.FakeServer | None = None
 _server_lock = threading.Lock()
@@ -46,12 +47,18 @@ def open_client(url: str | None = None) -> tuple[Any, str]:
         return client, "embedded fakeredis (in this Python process)"
     parts = urlsplit(target)
     scheme = parts.scheme.lower()
+    if scheme in LOCAL_SCHEMES:
+        from . import local  # only here: starts a private valkey-server on first use
+
+        client = redis.Redis.from_url(local.url(), decode_responses=True)
+        return client, "private valkey-server (started for this process)"
     cluster = scheme.endswith("+cluster")
     base = scheme.removesuffix("+cluster")
     if base not in ("redis", "rediss", "valkey", "valkeys"):
         raise ValueError(
             f"url: {target!r} has scheme {parts.scheme!r}; use redis://, rediss://, valkey://, "
-            "valkeys://, a +cluster variant of these, or leave it empty for the embedded backend"
+            "valkeys://, a +cluster variant of these, valkey+local:// (a private server), "
+            "or leave it empty for the embedded backend"
         )
     plain = urlunsplit(parts._replace(scheme="rediss" if base in ("rediss", "valkeys") else "redis"))
     where = f"{parts.hostname or 'localhost'}:{parts.port or 6379}"

@@ -9,6 +9,7 @@ from .backend import open_client
 from .clock import Clock, SystemClock
 from .jobs import Jobs
 from .keys import QueueKeys
+from .namespace import resolve_namespace
 from .pump import Pump, Rule
 from .repeat import Repeat
 from .schedule import Measure
@@ -104,6 +105,8 @@ def _pending_name(member: str) -> str:
 
 def connect(url: str | None = None, clock: Clock | None = None, *, namespace: str | None = None) -> Lab:
     """A Lab on ``url`` (else ``$EMQ_LAB_URL``, else the embedded server) reading now from
-    ``clock``; with ``namespace``, every key it touches carries it."""
+    ``clock``; with ``namespace`` (else ``$EMQ_LAB_NAMESPACE``; ``"auto"`` = this user), every key
+    it touches carries it."""
+    chosen = resolve_namespace(namespace)
     client, description = open_client(url)
-    return Lab(client, clock if clock is not None else SystemClock(), description, namespace=namespace)
+    return Lab(client, clock if clock is not None else SystemClock(), description, namespace=chosen)
