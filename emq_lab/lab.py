@@ -9,7 +9,7 @@ from .backend import open_client
 from .clock import Clock, SystemClock
 from .jobs import Jobs
 from .keys import QueueKeys
-from .namespace import resolve_namespace
+from .namespace import acl_user, check_access, resolve_namespace
 from .pump import Pump, Rule
 from .repeat import Repeat
 from .schedule import Measure
@@ -109,4 +109,7 @@ def connect(url: str | None = None, clock: Clock | None = None, *, namespace: st
     it touches carries it."""
     chosen = resolve_namespace(namespace)
     client, description = open_client(url)
+    user = acl_user(client)
+    if user is not None:  # a classroom user: say at once if its ACL does not cover the namespace
+        check_access(client, chosen, user=user)
     return Lab(client, clock if clock is not None else SystemClock(), description, namespace=chosen)
