@@ -17,6 +17,7 @@ import secrets
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -29,19 +30,32 @@ MAX_LEARNERS = 500
 SCAN_COUNT = 500
 MAX_SCANNED = 100_000
 
-# What emq-lab sends, and nothing else. Connection: PING and HELLO, CLIENT SETINFO (redis-py
-# names itself on connect). Scripts: EVALSHA (EVAL for a learner's own script in an exercise),
-# SCRIPT LOAD/EXISTS (redis-py's Script and pipelines). Reads of the verbs, keys() and the
-# panels. Writes happen inside the scripts, where the ACL checks every call again: the scripts'
-# commands, and DEL/UNLINK for reset and the crash dive. Cluster clients also ask for the slot
-# map and the command table.
-ALLOWED_COMMANDS: tuple[str, ...] = (
+# What emq-lab sends from Python, and nothing else. Connection: PING and HELLO, CLIENT SETINFO
+# (redis-py names itself on connect). Scripts: EVALSHA (EVAL for a learner's own script in an
+# exercise), SCRIPT LOAD/EXISTS (redis-py's Script and pipelines). The reads of the verbs,
+# keys() and the panels; DEL/UNLINK for reset and the crash dive. Cluster clients also ask for
+# the slot map and the command table.
+CLIENT_COMMANDS: tuple[str, ...] = (
     "ping", "hello", "client|setinfo",
     "evalsha", "eval", "script|load", "script|exists",
     "zrange", "zrangebyscore", "zcard", "zscore", "hgetall", "hmget", "lrange", "llen", "exists", "type",
-    "zadd", "zrem", "hset", "incr", "lpush", "del", "unlink",
+    "del", "unlink",
     "cluster|slots", "cluster|shards", "cluster|nodes", "command",
 )  # fmt: skip
+
+_CALL = re.compile(r"""redis\.p?call\(\s*['"]([A-Za-z]+)['"]""")
+
+
+def script_commands() -> tuple[str, ...]:
+    """Every command the Lua scripts call (the ACL checks each call inside a script again), read
+    from the scripts themselves so a script that starts using a command cannot be forgotten here."""
+    root = resources.files("emq_lab.scripts")
+    sources = [entry for entry in root.iterdir() if entry.name.endswith(".lua")]
+    sources += [entry for entry in root.joinpath("contrast").iterdir() if entry.name.endswith(".lua")]
+    return tuple(sorted({m.lower() for entry in sources for m in _CALL.findall(entry.read_text(encoding="utf-8"))}))
+
+
+ALLOWED_COMMANDS: tuple[str, ...] = tuple(dict.fromkeys((*CLIENT_COMMANDS, *script_commands())))
 
 # The queues each dive's notebook uses: a learner "got to" a dive when one of them exists.
 DIVES: tuple[tuple[str, tuple[str, ...]], ...] = (
