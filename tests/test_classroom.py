@@ -6,6 +6,7 @@ has no ACL to speak of. The overview runs on all three backends.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import re
 from collections.abc import Iterator
@@ -199,3 +200,28 @@ def test_overview_refuses_bad_bounds() -> None:
         classroom.overview(lab.client, prefix="a*")
     assert keys.split_namespaced("emq:ns:{a:b:c}:repeat:x") == ("a", "b:c", "repeat:x")
     assert keys.split_namespaced("emq:{a}:repeat") is None
+
+
+def test_panel_refreshes_itself_on_the_running_event_loop() -> None:
+    """In a kernel the panel re-scans on the asyncio loop; stop() (the checkbox) ends it."""
+    lab = emq_lab.connect("embedded", clock=emq_lab.SimClock(START), namespace=f"loop{next(_classes)}")
+    prefix = lab.namespace or ""
+
+    async def scenario() -> tuple[str, str, bool]:
+        panel = ClassroomPanel(lab, prefix=prefix, every_s=0.01)
+        before = panel.readout
+        lab.repeat("reports").register("n", MIN, "t")
+        for _ in range(1000):  # yield to the loop until the scheduled refresh has run
+            if panel.readout != before:
+                break
+            await asyncio.sleep(0.01)
+        after = panel.readout
+        panel.stop()
+        return before, after, panel._timer is None
+
+    try:
+        before, after, stopped = asyncio.run(scenario())
+    finally:
+        lab.reset("reports")
+    assert before == "no learner has a key yet"
+    assert after.startswith(f"{prefix}: 1 queue(s) · dives: 01 upsert") and stopped
