@@ -11,11 +11,8 @@ import getpass
 import os
 import re
 import socket
-from typing import Any
 
-from redis.exceptions import NoPermissionError
-
-from . import keys, validate
+from . import validate
 
 ENV_NAMESPACE = "EMQ_LAB_NAMESPACE"
 ENV_HUB_USER = "JUPYTERHUB_USER"
@@ -53,39 +50,3 @@ def resolve_namespace(namespace: str | None) -> str | None:
     if chosen == AUTO:
         chosen = auto()
     return validate.namespace(chosen)
-
-
-def explain_permission(error: Exception, *, namespace: str | None, user: str | None = None) -> str:
-    """A learner-facing message for a NOPERM reply: what was refused, and what to do."""
-    text = str(error)
-    command = re.search(r"permissions to run the '([^']+)' command", text)
-    if command:
-        return (
-            f"the server refused the command {command.group(1).upper()}: a classroom user may run only "
-            "the commands emq-lab uses. Use emq-lab's verbs, or ask your instructor."
-        )
-    mine = f"namespace {namespace!r} (keys {keys.namespace_pattern(namespace)})" if namespace else "no namespace"
-    hint = f"EMQ_LAB_NAMESPACE={user}" if user else "EMQ_LAB_NAMESPACE to the namespace your instructor gave you"
-    return (
-        f"the server refused a key of {mine}{f' to user {user!r}' if user else ''} ({text}). "
-        f"Set {hint} (or pass namespace=... to emq_lab.connect) and connect again."
-    )
-
-
-def check_access(client: Any, namespace: str | None, *, user: str | None) -> None:
-    """One EXISTS on a key of ``namespace``: a classroom user whose ACL does not cover it gets a
-    PermissionError saying which namespace to use, at connect time instead of mid-dive."""
-    try:
-        client.exists(keys.QueueKeys("access-check", namespace).registry)
-    except NoPermissionError as error:
-        raise PermissionError(explain_permission(error, namespace=namespace, user=user)) from None
-
-
-def acl_user(client: Any) -> str | None:
-    """The user name a redis-py client logs in as (from its URL), None for the default user."""
-    pool = getattr(client, "connection_pool", None)
-    kwargs = pool.connection_kwargs if pool is not None else getattr(client, "nodes_manager", None)
-    if kwargs is not None and not isinstance(kwargs, dict):
-        kwargs = getattr(kwargs, "connection_kwargs", {})
-    user = (kwargs or {}).get("username")
-    return str(user) if user else None

