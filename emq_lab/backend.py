@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 ENV_URL = "EMQ_LAB_URL"
 EMBEDDED = "embedded"
+LOCAL_SCHEMES = ("valkey+local", "redis+local")  # a private valkey-server for this process
 TIMEOUT_S = 5.0  # socket timeout: how long a command may wait for its reply
 CONNECT_TIMEOUT_S = 2.0  # at most this long to open a connection (and for connect()'s PING)
 RETRIES = 2  # a dropped connection is reopened this many times before a command fails
@@ -165,7 +166,8 @@ def _parse(target: str) -> tuple[SplitResult, str, bool]:
     if base not in ("redis", "rediss", "valkey", "valkeys"):
         raise ValueError(
             f"url: {shown} has scheme {parts.scheme!r}; use redis://, rediss://, valkey://, "
-            "valkeys://, a +cluster variant of these, or leave it empty for the embedded backend"
+            "valkeys://, a +cluster variant of these, valkey+local:// (a private server), "
+            "or leave it empty for the embedded backend"
         )
     if not parts.hostname:
         raise ValueError(f"url: {shown} names no host; write {base}://127.0.0.1:{port or 6379}/0")
@@ -208,6 +210,11 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[An
         raise ValueError(f"timeout_s: expected seconds from above 0 to 300, got {timeout_s!r}")
     if target == EMBEDDED:
         return embedded_client(), "embedded fakeredis (in this Python process)"
+    if target.partition("://")[0].lower() in LOCAL_SCHEMES:
+        from . import local  # only here: starts the private valkey-server on first use
+
+        private, _ = open_client(local.url(), timeout_s=timeout_s)
+        return private, "private valkey-server (started for this process)"
     parts, scheme, cluster = _parse(target)
     shown = errors.redact(target)
     connect_s = min(float(timeout_s), CONNECT_TIMEOUT_S)
