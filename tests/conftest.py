@@ -114,3 +114,20 @@ def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
 
     monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
     yield count
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``embedded_only`` run once, on the embedded backend: their logic does not
+    depend on the server (validation before any write, the panels' twins over the package), and
+    the backend tests already run every script on Valkey and the cluster."""
+    kept, dropped = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        backend = callspec.params.get("backend_url") if callspec is not None else None
+        if item.get_closest_marker("embedded_only") and backend not in (None, "fakeredis"):
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept

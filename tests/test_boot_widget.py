@@ -12,6 +12,8 @@ from emq_lab.dives.upsert import Strategy
 from emq_lab.scripts import source
 from emq_lab.widgets.boot import BootCounter, BootPanel
 
+pytestmark = pytest.mark.embedded_only  # the logic is the package's; the backend tests cover the servers
+
 MIN = 60_000
 SIZES = {"guard": [1, 1, 1, 1, 1], "naive": [1, 2, 3, 4, 5], "upsert": [1, 1, 1, 1, 1]}
 OUTCOMES = {

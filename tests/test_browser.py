@@ -492,7 +492,7 @@ def walk_classroom(visit: Visit, panel: Locator) -> None:
     """The instructor's overview: both demo learners listed, and a Refresh that keeps them."""
     table = panel.locator(".emq-readout").first
     expect_text(table, "demo-ada", "01 upsert", "demo-bo", "02 cadence, 03 cancel", "cadence-live")
-    button(panel, "Refresh").click()
+    panel.locator("button", has_text="Refresh").click()
     expect_text(table, "demo-ada", "reports", "demo-bo", "cancel")
     visit.snap(panel, "instructor-panel")
 

@@ -12,6 +12,8 @@ from emq_lab.clock import parse_instant
 from emq_lab.dives import cadence
 from emq_lab.widgets.cadence import CadenceExplorer, FastForwardPanel
 
+pytestmark = pytest.mark.embedded_only  # the logic is the package's; the backend tests cover the servers
+
 MIN = 60_000
 START = parse_instant("2026-01-05T09:00:00Z")
 

@@ -11,6 +11,8 @@ from emq_lab.clock import parse_instant
 from emq_lab.widgets import CrashPanel
 from emq_lab.widgets.cancel import CancelPanel
 
+pytestmark = pytest.mark.embedded_only  # the logic is the package's; the backend tests cover the servers
+
 
 def test_only_read_and_cancel_can_start_a_round(lab: emq_lab.Lab, queue: str) -> None:
     panel = CancelPanel(lab, queue)

@@ -23,7 +23,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-import test_browser
 from browser import ARTIFACTS, CHROMIUM_ARGS, chromium_path
 from browser import skip_or_fail as browser_skip_or_fail
 from litesite import ROOT, site
@@ -204,9 +203,7 @@ def walk_lite(page: Any) -> list[str]:
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
-def test_notebook_runs_in_the_lite_site(
-    page: tuple[Any, Guard], served: str, notebook: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_notebook_runs_in_the_lite_site(page: tuple[Any, Guard], served: str, notebook: Path) -> None:
     browser_page, guard = page
     SHOTS.mkdir(parents=True, exist_ok=True)
     idle, ran = run_all(browser_page, f"{served}/lab/index.html?path={notebook.name}")
@@ -219,8 +216,7 @@ def test_notebook_runs_in_the_lite_site(
     differing = [i + 1 for i, (want, got) in enumerate(zip(stored, live, strict=True)) if got != want]
 
     # The walk runs whatever the comparison found, so one report says both.
-    monkeypatch.setattr(test_browser, "ARTIFACTS", SHOTS)  # the walk's element shots go next to ours
-    walk_lite(browser_page)
+    assert walk_lite(browser_page), "no panel found on the page"
     browser_page.screenshot(path=str(SHOTS / f"{notebook.stem}-walked.png"))
     assert guard.errors == [], f"console errors: {guard.errors}"
     for index in differing:

@@ -11,6 +11,8 @@ from helpers import snapshot
 import emq_lab
 from emq_lab.validate import MAX_EVERY_MS, MAX_TEMPLATE_BYTES
 
+pytestmark = pytest.mark.embedded_only  # the logic is the package's; the backend tests cover the servers
+
 GOOD: dict[str, Any] = {"name": "ok", "every_ms": 1000, "template": "t", "first_in_ms": 0}
 
 BAD_REGISTRATIONS = [
