@@ -42,6 +42,17 @@ class Jobs:
         """How many jobs wait."""
         return int(self.lab.client.llen(self.wait_key))
 
+    def trim(self, keep: int) -> int:
+        """Keep the newest ``keep`` waiting jobs, delete the older ones (wait-list entries and job
+        hashes); how many were deleted. A demo that makes thousands of jobs cleans up so."""
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
+            raise ValueError(f"keep: expected an int >= 0, got {keep!r}")
+        older = list(self.lab.client.lrange(self.wait_key, keep, -1))
+        for start in range(0, len(older), 500):
+            self.lab.client.unlink(*(self.k.job(job_id) for job_id in older[start : start + 500]))
+        self.lab.client.ltrim(self.wait_key, 0, keep - 1)
+        return len(older)
+
     def get(self, job_id: str) -> dict[str, str]:
         """The job hash ({} when there is none)."""
         return dict(self.lab.client.hgetall(self.k.job(job_id)))

@@ -94,7 +94,10 @@ def test_its_text_is_the_readout(explorer: CadenceExplorer) -> None:
 def test_fast_forward_panel(lab: emq_lab.Lab, queue: str) -> None:
     panel = FastForwardPanel(lab, queue, occurrences=300)
     assert panel._repr_mimebundle_()["text/plain"] == "fast-forward: 0 of 300 occurrences fired so far"
-    assert panel.run() == "fired 300 occurrences; registry rows: 1; jobs waiting: 300; newest job: JOB-000300"
+    assert (
+        panel.run()
+        == "fired 300 occurrences; registry rows: 1; jobs made: 300 (the newest 20 kept); newest job: JOB-000300"
+    )
     assert panel._bar.value == 300
     assert lab.repeat(queue).count() == 1
 
@@ -134,7 +137,7 @@ def test_fast_forward_clicks_while_running_start_no_second_run(lab: emq_lab.Lab,
     assert panel.runs == panel.starts == 1
     assert not panel._button.disabled and not panel.busy
     assert panel._label.value.startswith("fired 2,000 occurrences")
-    assert lab.jobs(queue).count() == 2_000
+    assert lab.jobs(queue).count() == 20  # one run: 2,000 jobs made, the newest 20 kept
 
 
 def test_fast_forward_twin_refuses_while_a_click_runs(
