@@ -120,3 +120,16 @@ def test_a_time_on_a_later_day_carries_its_date() -> None:
     start = emq_lab.SimClock("2026-01-05T09:00:00Z").start_ms
     assert moment(start + 15 * MIN, first_day_ms=start) == "09:15"
     assert moment(start + 24 * 60 * MIN + 15 * MIN, first_day_ms=start) == "2026-01-06 09:15"
+
+
+def test_the_grid_agrees_with_bullmqs_every_on_an_aligned_period_and_differs_with_an_offset() -> None:
+    start = emq_lab.SimClock("2026-01-05T09:00:00Z").start_ms
+    every = 15 * MIN
+    assert start % every == 0  # 09:00 is a multiple of 15 minutes since the epoch
+    for late in range(0, 120 * MIN, 7 * MIN):
+        now = start + every + late
+        assert cadence.next_on_grid(start, every, now) == cadence.next_bullmq_every(start, every, now)
+    shifted = start + 10 * MIN  # offset 10 min from the multiples
+    now = shifted + every + 7 * MIN  # 09:32: missed the 09:25 slot
+    assert hhmm(cadence.next_on_grid(shifted, every, now)) == "09:40"
+    assert hhmm(cadence.next_bullmq_every(shifted, every, now)) == "09:55"

@@ -24,7 +24,15 @@ if TYPE_CHECKING:
     from ..pump import Pump
     from ..repeat import Repeat
 
-__all__ = ["Measure", "next_on_grid", "next_start_to_finish", "next_start_to_start", "trace", "fast_forward"]
+__all__ = [
+    "Measure",
+    "next_bullmq_every",
+    "next_on_grid",
+    "next_start_to_finish",
+    "next_start_to_start",
+    "trace",
+    "fast_forward",
+]
 
 NAME = "report"  # the one registration every lane schedules
 TEMPLATE = '{"report": "cadence"}'
@@ -49,6 +57,20 @@ def first_tick_at_or_after(instant_ms: int, *, start_ms: int, tick_ms: int) -> i
         return max(instant_ms, start_ms)
     ticks = -((start_ms - instant_ms) // tick_ms)  # ceiling division
     return start_ms + ticks * tick_ms
+
+
+def next_bullmq_every(prev_ms: int, every_ms: int, now_ms: int) -> int:
+    """BullMQ's ``every`` for a job scheduler, for comparison with ``next_on_grid``: the slot after
+    ``prev_ms``; if that is behind ``now_ms``, the next multiple of the period since the epoch
+    after now, shifted by the first run's offset from such a multiple (``prev_ms % every_ms``).
+
+    Both keep the phase of the first run and skip missed slots. When that offset is 0 (a
+    15-minute period from 09:00) they agree everywhere; with an offset, BullMQ's jump counts
+    from the multiple below now, so it can pass over one more slot than ``next_on_grid``."""
+    following = prev_ms + every_ms
+    if following >= now_ms:
+        return following
+    return (now_ms // every_ms) * every_ms + every_ms + prev_ms % every_ms
 
 
 # -- the marks ----------------------------------------------------------------------------------
