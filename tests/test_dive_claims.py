@@ -133,3 +133,15 @@ def test_the_grid_agrees_with_bullmqs_every_on_an_aligned_period_and_differs_wit
     now = shifted + every + 7 * MIN  # 09:32: missed the 09:25 slot
     assert hhmm(cadence.next_on_grid(shifted, every, now)) == "09:40"
     assert hhmm(cadence.next_bullmq_every(shifted, every, now)) == "09:55"
+
+
+def test_without_the_compare_the_re_registrations_first_run_is_overwritten(lab: emq_lab.Lab, queue: str) -> None:
+    from emq_lab.dives import race
+
+    lines = race.without_compare_and_set(lab, queue)
+    assert "{:ok, :advanced}" in lines[2] and lines[3] == "registry: report @ 09:15; record: every 60 min"
+    guarded = race.Race(lab, queue)
+    guarded.play("re-register")
+    assert guarded.advance_outcome is emq_lab.Outcome.MOVED
+    assert [(n, hhmm(ms)) for n, ms in lab.repeat(queue).entries()] == [("report", "09:30")]
+    lab.reset(queue)
