@@ -145,3 +145,10 @@ def test_without_the_compare_the_re_registrations_first_run_is_overwritten(lab: 
     assert guarded.advance_outcome is emq_lab.Outcome.MOVED
     assert [(n, hhmm(ms)) for n, ms in lab.repeat(queue).entries()] == [("report", "09:30")]
     lab.reset(queue)
+
+
+def test_deploy_day_guard_keeps_the_old_period_and_upsert_takes_the_new(lab: emq_lab.Lab, queue: str) -> None:
+    guard, upsert_line = upsert.deploy_day(lab, queue)
+    assert guard.endswith("{:ok, :exists}; the registry keeps every 15 min, next run 09:15")
+    assert upsert_line.endswith("{:ok, :updated}; the registry keeps every 30 min, next run 09:35")
+    assert lab.keys(queue) == []

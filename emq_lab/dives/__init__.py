@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 QUEUES: dict[str, tuple[str, ...]] = {
     "upsert": (
         "reports",
-        "reports-contrast",
+        "reports-naive",
+        "reports-upsert",
         "reports-deploy",
         "reports-try",
         "reports-fire",

@@ -478,3 +478,24 @@ def split_register(lab: Lab, queue: str, *, name: str = "digest", every_ms: int 
         " (the last writer won)"
     )
     return lines
+
+
+def deploy_day(lab: Lab, queue: str, *, every_ms: int = 30 * MINUTE_MS) -> list[str]:
+    """Deploy day under the guard and the upsert: boot #1 registers the schedule, boot #2 (the
+    new release) declares it with period ``every_ms``. One line per strategy: the answer, then
+    the period and next run the registry keeps. The queue is emptied before each and at the end."""
+    validate.every_ms(every_ms)
+    lines = []
+    for strategy in (Strategy.GUARD, Strategy.UPSERT):
+        service = Service(lab, queue, strategy=strategy)
+        service.reset()
+        service.boot()
+        second = service.boot(every_ms=every_ms)
+        kept = dict(second.after.record).get("every_ms", "0")
+        (_, next_ms), *_ = second.after.rows
+        lines.append(
+            f"{strategy.label:<14} boot #2 declares every {period(every_ms)} -> {second.tuple}; "
+            f"the registry keeps every {period(int(kept))}, next run {hhmm(next_ms)}"
+        )
+        service.reset()
+    return lines
