@@ -455,7 +455,7 @@ def without_compare_and_set(lab: Lab, queue: str, *, name: str = "report") -> li
         f"steps: {' -> '.join(EXTRA_PRESETS['re-register'][:-1])} -> advance without the compare",
         f"  registered anew: {name} every {every} min, first run {hhmm(fresh)}",
         f"  pump advances  {outcome.tuple}: wrote {name} @ {hhmm(written)} "
-        f" (the tick's now {hhmm(tick.now_ms)} + the old period, {(row.every_ms or 0) // MIN} min)",
+        f"(the tick's now {hhmm(tick.now_ms)} + the old period, {(row.every_ms or 0) // MIN} min)",
         f"registry: {rows(race.repeat.entries())}; record: every {every} min",
         f"the new registration's first run ({hhmm(fresh)}) is overwritten: it fires at {hhmm(written)}, "
         "on the old period's beat",
