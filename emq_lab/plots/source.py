@@ -65,8 +65,8 @@ class ScriptView:
         return (
             f"<div><p style='margin:0 0 6px'><b>{title}</b></p>"
             "<div style='display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start'>"
-            f"<div style='flex:1 1 560px;min-width:0;overflow-x:auto'>{lua_html(self.text)}</div>"
-            f"<div style='flex:1 1 320px'>{slots_html(self.header)}</div></div></div>"
+            f"<div style='flex:2 1 620px;min-width:0;overflow-x:auto'>{lua_html(self.text)}</div>"
+            f"<div style='flex:1 1 300px'>{slots_html(self.header)}</div></div></div>"
         )
 
 

@@ -61,6 +61,7 @@ class Header:
     returns: tuple[str, ...]
 
 
+_RETURN_START = re.compile(r"^(-?\d|\{|error reply|a flat array)")
 _SLOT = re.compile(r"^(KEYS|ARGV)\[(\d+)\]\s+(\S+)\s*(.*)$")
 
 
@@ -97,7 +98,11 @@ def header(name: str) -> Header:
             last = slots[-1]
             slots[-1] = Slot(last.slot, last.name, f"{last.meaning} {' '.join(line.split())}")
         elif section == "returns":
-            returns.append(line.rstrip())
+            entry = line.strip()
+            if returns and not _RETURN_START.match(entry):
+                returns[-1] = f"{returns[-1]} {' '.join(entry.split())}"  # a continuation line
+            else:
+                returns.append(" ".join(entry.split()))
     purpose = " ".join(purpose_lines)
     keys = tuple(s for s in slots if s.slot.startswith("KEYS"))
     if not keys:
