@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -61,3 +62,17 @@ def test_stored_outputs_come_from_one_clean_run(notebook: Path) -> None:
         for output in cell["outputs"]:
             assert output["output_type"] != "error" and output.get("name") != "stderr", "".join(cell["source"])
     assert nb["cells"][0]["cell_type"] == "markdown" and nb["cells"][0]["source"][0].startswith("# ")
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
+def test_each_notebook_says_where_you_are_links_onward_and_keeps_cells_short(notebook: Path) -> None:
+    nb = json.loads(notebook.read_text())
+    markdown = ["".join(cell["source"]) for cell in nb["cells"] if cell["cell_type"] == "markdown"]
+    assert "**You are here:**" in markdown[0]
+    links = {target for text in markdown for target in re.findall(r"\]\(([^)#]+\.ipynb)\)", text)}
+    assert all((notebook.parent / target).is_file() for target in links), links
+    following = NOTEBOOKS[(NOTEBOOKS.index(notebook) + 1) % len(NOTEBOOKS)]
+    assert f"]({following.name})" in markdown[-1], f"the last cell should link to {following.name}"
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            assert 1 <= len("".join(cell["source"]).splitlines()) <= 5, "".join(cell["source"])
