@@ -5,7 +5,8 @@ holds the run the tick read.
 A tick has three phases, and the cancel dive steps through exactly these:
 ``read`` (due.lua: the due rows and their records, one round trip), ``enqueue`` (enqueue.lua per
 live row, the job id minted in the script) and ``advance`` (advance.lua per row: a
-compare-and-set against the score read, or the sweep of a member whose record is gone).
+compare-and-set against the score and period read, or the sweep of a member whose record is
+gone).
 ``Pump.tick()`` is ``begin().run()``: the enqueues and advances go in one pipeline, so a tick
 costs two round trips whatever the number of names.
 """
@@ -144,7 +145,7 @@ class Tick:
                 job_id = slot_id(row.name, row.next_ms) if p.slot_keyed else None
                 scripts.enqueue(pipe, p.lab.scripts, p.k, row.name, self.now_ms, row.template or "", job_id)
             for row, nxt in moving:
-                scripts.advance(pipe, p.lab.scripts, p.k, row.name, nxt, row.next_ms)
+                scripts.advance(pipe, p.lab.scripts, p.k, row.name, nxt, row.next_ms, row.every_ms)
             if read_next:
                 scripts.due(pipe, p.lab.scripts, p.k, self.now_ms, p.batch)
 

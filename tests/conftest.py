@@ -5,6 +5,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+import redis.connection
 from servers import ValkeyCluster, ValkeyServer, cluster_binary, required, server_binary
 
 import emq_lab
@@ -110,3 +111,17 @@ def lab(backend_url: str, queue: str) -> Iterator[emq_lab.Lab]:
     yield lab
     lab.reset(queue)
     lab.close()
+
+
+@pytest.fixture
+def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """How many times a connection sent packed commands: one per call, one per pipeline."""
+    count = [0]
+    send = redis.connection.AbstractConnection.send_packed_command
+
+    def counting(self: redis.connection.AbstractConnection, *args: object, **kwargs: object) -> None:
+        count[0] += 1
+        send(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
+    yield count

@@ -19,14 +19,26 @@ def test_slot_matches_the_cluster(key: str, expected: int) -> None:
 
 def test_slot_uses_only_the_hash_tag() -> None:
     assert keys.slot("emq:{reports}:repeat") == keys.slot("reports") == keys.slot("x{reports}y")
-    assert keys.slot("a{}b") == keys.slot("a{}b")  # empty tag: the whole key is hashed
-    assert keys.slot("a{}b") != keys.slot("")
+    assert keys.slot("a{}b") != keys.slot("")  # empty tag: the whole key is hashed
 
 
 def test_every_key_builder_carries_the_tag() -> None:
     built = [keys.registry("q"), keys.record("q", "n"), keys.job_counter("q"), keys.job("q", "J"), keys.wait("q")]
     assert all(k.startswith("emq:{q}:") for k in built)
     assert len(set(built)) == len(built)
+
+
+def test_a_namespace_goes_inside_the_tag_and_never_meets_another() -> None:
+    plain, alice, bob = keys.QueueKeys("reports"), keys.QueueKeys("reports", "alice"), keys.QueueKeys("reports", "bob")
+    assert plain.registry == "emq:{reports}:repeat"  # no namespace: the keys of the public contract
+    assert alice.registry == "emq:ns:{alice:reports}:repeat"
+    for k in (alice, bob):
+        built = [k.registry, k.record("n"), k.counter, k.job("J"), k.wait, k.delayed]
+        assert {keys.slot(key) for key in built} == {keys.slot(k.tag)}
+        assert all(key.startswith(keys.namespace_pattern(k.namespace or "")[:-1]) for key in built)
+    assert keys.slot(alice.registry) != keys.slot(bob.registry)  # a class spreads over slots
+    # A queue named like a namespaced one, outside any namespace, still has keys of its own.
+    assert not keys.QueueKeys("alice:reports").registry.startswith(keys.namespace_pattern("alice")[:-1])
 
 
 def test_simclock_moves_only_forward() -> None:

@@ -161,20 +161,22 @@ class RegistryMachine(RuleBasedStateMachine):
         if name in self.model.dangling:
             return  # a member without a record is the sweep's story (the cancel dive), not this one
         tick = self.lab.pump(self.queue, slot_keyed=self.slot_keyed).begin()
-        read = {row.name: row.next_ms for row in tick.read()}
+        read = {row.name: (row.next_ms, row.every_ms) for row in tick.read()}
         due_slots, expected, advanced = self._expect_tick(crash=False)
         self.cancel(name)
         self._register(name, every_ms, first_in_ms)
         fresh = self.model.live[name].next_ms
+        same = name in read and read[name] == (fresh, every_ms)
         if name in read:
-            # The advance compares the row with what the read saw: a new score -> MOVED, untouched.
-            outcome = Outcome.ADVANCED if fresh == read[name] else Outcome.MOVED
+            # The advance compares the row with what the read saw: a new score or period -> MOVED,
+            # untouched. The same score and period is the same registration to the advance.
+            outcome = Outcome.ADVANCED if same else Outcome.MOVED
             advanced = [(n, outcome if n == name else o) for n, o in advanced]
             if outcome is Outcome.ADVANCED:
                 self.model.live[name].next_ms = tick.now_ms + every_ms
         assert tick.enqueue() == expected
         assert sorted(tick.advance()) == sorted(advanced)
-        if name in read and fresh != read[name]:
+        if name in read and not same:
             assert dict(self.rep.entries())[name] == fresh  # the new registration's run survived
             self.tally.moved += 1
         assert not [slot for slot in due_slots if self.model.slots[slot] == 0]

@@ -28,7 +28,6 @@ from emq_lab.dives.race import (
     drop_record,
     every_order,
     keyspace,
-    marks,
     preset_marks,
 )
 from emq_lab.plots.keyspace import keyspace_figure, keyspace_marks
@@ -173,20 +172,6 @@ def test_preset_marks_are_what_the_scripts_left(lab: emq_lab.Lab, queue: str) ->
         assert got == expected, preset
         assert all(m.consistent for m in rounds[PRESET_LABELS[preset]])
     assert keyspace(lab, queue).registry == (("report", start),)  # reset at the end
-    # the marks are the keyspace each real step left, read back step by step
-    race = Race(lab, queue)
-    for preset, order in PRESETS.items():
-        race.reset()
-        states = [keyspace(lab, queue)]
-        for step in order:
-            race.step(step)
-            states.append(keyspace(lab, queue))
-        expected_marks = [
-            Mark(step, dict(s.registry).get("report"), "report" in s.records, len(s.jobs) - len(b.jobs), s.consistent)
-            for step, s, b in zip(("start", *order), states, [states[0], *states[:-1]], strict=True)
-        ]
-        assert list(marks("report", race.start, race.taken)) == expected_marks
-        assert list(rounds[PRESET_LABELS[preset]]) == expected_marks
 
 
 def test_the_keyspace_figure_draws_the_marks(lab: emq_lab.Lab, queue: str) -> None:

@@ -3,30 +3,13 @@ drain and register_many, ids minted in the script, and integer clocks. On every 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-import redis.connection
 
 import emq_lab
 from emq_lab import Outcome, SimClock
 from emq_lab.clock import hhmm
 
 MIN = 60_000
-
-
-@pytest.fixture
-def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """How many times a connection sent packed commands: one per call, one per pipeline."""
-    count = [0]
-    send = redis.connection.AbstractConnection.send_packed_command
-
-    def counting(self: redis.connection.AbstractConnection, *args: object, **kwargs: object) -> None:
-        count[0] += 1
-        send(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
-    yield count
 
 
 def test_a_stale_advance_leaves_a_fresh_registration_alone(lab: emq_lab.Lab, queue: str) -> None:
@@ -195,3 +178,20 @@ def test_the_clock_refuses_what_it_cannot_keep() -> None:
     with pytest.raises(ValueError, match="start: .* outside"):
         SimClock(-(10**15))
     assert clock.advance(minutes=0.5) - clock.start_ms == 30_000
+
+
+def test_a_registration_made_anew_at_the_same_score_with_another_period_is_moved(
+    lab: emq_lab.Lab, queue: str
+) -> None:
+    # The same first run, another period: the score alone cannot tell, the period can.
+    rep = lab.repeat(queue)
+    rep.register("report", 15 * MIN, "t")
+    tick = lab.pump(queue).begin()
+    tick.read()
+    rep.cancel("report")
+    rep.register("report", 60 * MIN, "t")
+    tick.enqueue()
+    assert tick.advance() == [("report", Outcome.MOVED)]
+    lab.clock.advance(minutes=1)  # type: ignore[attr-defined]
+    lab.pump(queue).tick()  # the new registration, due since 09:00, fires by its own period
+    assert [(name, hhmm(ms)) for name, ms in rep.entries()] == [("report", "10:01")]

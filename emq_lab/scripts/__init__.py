@@ -161,10 +161,23 @@ def cancel(runner: Any, scripts: Scripts, k: QueueKeys, name: str) -> Any:
     return reply if _queued(runner) else outcome_of("cancel", reply)
 
 
-def advance(runner: Any, scripts: Scripts, k: QueueKeys, name: str, next_ms: int, read_ms: int | None = None) -> Any:
+def advance(
+    runner: Any,
+    scripts: Scripts,
+    k: QueueKeys,
+    name: str,
+    next_ms: int,
+    read_ms: int | None = None,
+    read_every: int | None = None,
+) -> Any:
     """advance.lua -> Outcome.ADVANCED | Outcome.ABSENT | Outcome.MOVED (the row no longer holds
-    ``read_ms``; with ``read_ms=None`` the advance is unconditional)."""
-    args: list[str | int] = [name, next_ms, "" if read_ms is None else read_ms]
+    ``read_ms``, or its record no longer ``read_every``; None skips that check)."""
+    args: list[str | int] = [
+        name,
+        next_ms,
+        "" if read_ms is None else read_ms,
+        "" if read_every is None else read_every,
+    ]
     reply = _call(scripts.advance, runner, [k.registry, k.record(name)], args)
     return reply if _queued(runner) else outcome_of("advance", reply)
 
