@@ -194,6 +194,7 @@ class RegistryMachine(RuleBasedStateMachine):
         fired: list[Occurrence] = []
         advanced: list[tuple[str, Outcome]] = []
         self.model_crashed = False
+        crash = crash and any(name in model.live for _, _, name in due)  # the hook dies only then
         for _, _, name in due:
             if name in model.dangling:
                 if not crash:  # a crashed tick never reaches its advances
