@@ -1,19 +1,33 @@
-"""Connections: the embedded fakeredis server, or a real Valkey/Redis by URL."""
+"""Connections: the embedded fakeredis server, or a real Valkey/Redis by URL.
+
+Every client opened here has explicit timeouts and a retry policy (redis-py 5 has no
+socket timeout by default: a stalled server would hang a kernel), answers one PING at
+connect, and raises faults in the words of :mod:`emq_lab.errors`."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+
+from . import errors
 
 if TYPE_CHECKING:
     import fakeredis
 
 ENV_URL = "EMQ_LAB_URL"
 EMBEDDED = "embedded"
+TIMEOUT_S = 5.0  # socket timeout: how long a command may wait for its reply
+CONNECT_TIMEOUT_S = 2.0  # at most this long to open a connection (and for connect()'s PING)
+RETRIES = 2  # a dropped connection is reopened this many times before a command fails
 
 _server: fakeredis.FakeServer | None = None
 _server_lock = threading.Lock()
@@ -30,33 +44,247 @@ def embedded_server() -> fakeredis.FakeServer:
         return _server
 
 
-def resolve_url(url: str | None) -> str:
-    """The argument, else ``$EMQ_LAB_URL``, else ``"embedded"``."""
+def resolve_url(url: object) -> str:
+    """The argument, else ``$EMQ_LAB_URL``, else ``"embedded"``; ValueError for a non-str."""
+    if url is not None and not isinstance(url, str):
+        raise ValueError(
+            f"url: expected a str such as 'redis://127.0.0.1:6379/0' (or None), got {type(url).__name__} {url!r:.60}"
+        )
     chosen = url if url is not None else os.environ.get(ENV_URL, "")
     return chosen.strip() or EMBEDDED
 
 
-def open_client(url: str | None = None) -> tuple[Any, str]:
-    """A decoding redis-py client for ``url`` and a short description of the backend."""
-    target = resolve_url(url)
-    if target == EMBEDDED:
-        import fakeredis
+def retry_policy() -> Retry:
+    """Reopen a dropped connection (a restarted server) twice, quickly; a timeout is not retried,
+    so a stalled server costs one timeout, not several."""
+    return Retry(ExponentialBackoff(cap=0.5, base=0.05), RETRIES, supported_errors=(redis.ConnectionError,))
 
-        client: Any = fakeredis.FakeRedis(server=embedded_server(), decode_responses=True)
-        return client, "embedded fakeredis (in this Python process)"
-    parts = urlsplit(target)
+
+def _guarded(call: Callable[..., Any], url: str, command: tuple[Any, ...], timeout_s: float | None) -> Any:
+    try:
+        return call()
+    except Exception as exc:
+        better = errors.translate(exc, url, command, timeout_s=timeout_s)
+        if better is exc:
+            raise
+        raise better from exc
+
+
+def _guard_pipeline(pipe: Any, url: str, timeout_s: float | None) -> Any:
+    """Make ``pipe.execute()`` raise faults in the words of :mod:`emq_lab.errors`."""
+    execute = pipe.execute
+
+    def guarded_execute(*args: Any, **kwargs: Any) -> Any:
+        return _guarded(lambda: execute(*args, **kwargs), url, (), timeout_s)
+
+    pipe.execute = guarded_execute
+    return pipe
+
+
+class Client(redis.Redis):
+    """redis-py's client whose commands and pipelines raise :mod:`emq_lab.errors` faults."""
+
+    emq_url = ""
+    emq_timeout_s: float | None = None
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        return _guarded(
+            lambda: super(Client, self).execute_command(*args, **options), self.emq_url, args, self.emq_timeout_s
+        )
+
+    def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Any:
+        return _guard_pipeline(super().pipeline(transaction, shard_hint), self.emq_url, self.emq_timeout_s)
+
+
+class ClusterClient(redis.RedisCluster):
+    """redis-py's cluster client whose commands and pipelines raise :mod:`emq_lab.errors` faults."""
+
+    emq_url = ""
+    emq_timeout_s: float | None = None
+    emq_startup: dict[str, Any] = {}  # noqa: RUF012 - replaced per client in open_client
+
+    def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        return _guarded(lambda: self._execute(*args, **kwargs), self.emq_url, args, self.emq_timeout_s)
+
+    def _execute(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().execute_command(*args, **kwargs)
+        except redis.exceptions.RedisClusterException as exc:
+            # redis-py 5, after every node was down: a command for all primaries finds none until
+            # the slot map is read again, which only a keyed command would do. Read it now.
+            # It may have dropped its startup nodes as well: give back the ones it began with.
+            if str(exc).startswith("No targets were found"):
+                known = self.nodes_manager.startup_nodes
+                for name, node in self.emq_startup.items():
+                    known.setdefault(name, node)
+                with contextlib.suppress(Exception):  # still down: the error below says so
+                    self.nodes_manager.initialize()
+            raise
+
+    def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> Any:
+        return _guard_pipeline(super().pipeline(transaction, shard_hint), self.emq_url, self.emq_timeout_s)
+
+
+_embedded_class: type | None = None
+
+
+def embedded_client() -> Any:
+    """A fakeredis client on the process-wide server that raises faults as the real clients do
+    (switch the server off, ``embedded_server().connected = False``, to rehearse an outage).
+    fakeredis is imported here only: a lab on a URL never imports it."""
+    global _embedded_class
+    import fakeredis
+
+    if _embedded_class is None:
+
+        class EmbeddedClient(fakeredis.FakeRedis):
+            def execute_command(self, *args: Any, **options: Any) -> Any:
+                call = super().execute_command
+                return _guarded(lambda: call(*args, **options), EMBEDDED, args, None)
+
+            def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Any:
+                return _guard_pipeline(super().pipeline(transaction, shard_hint), EMBEDDED, None)
+
+        _embedded_class = EmbeddedClient
+    return _embedded_class(server=embedded_server(), decode_responses=True)
+
+
+def _parse(target: str) -> tuple[SplitResult, str, bool]:
+    """Check the URL's shape; returns its parts, the scheme redis-py knows, and cluster or not."""
+    shown = errors.redact(target)
+    try:
+        parts = urlsplit(target)
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"url: {shown} is not a valid URL ({exc}); write redis://host:port/0") from None
     scheme = parts.scheme.lower()
     cluster = scheme.endswith("+cluster")
     base = scheme.removesuffix("+cluster")
     if base not in ("redis", "rediss", "valkey", "valkeys"):
         raise ValueError(
-            f"url: {target!r} has scheme {parts.scheme!r}; use redis://, rediss://, valkey://, "
+            f"url: {shown} has scheme {parts.scheme!r}; use redis://, rediss://, valkey://, "
             "valkeys://, a +cluster variant of these, or leave it empty for the embedded backend"
         )
-    plain = urlunsplit(parts._replace(scheme="rediss" if base in ("rediss", "valkeys") else "redis"))
-    where = f"{parts.hostname or 'localhost'}:{parts.port or 6379}"
+    if not parts.hostname:
+        raise ValueError(f"url: {shown} names no host; write {base}://127.0.0.1:{port or 6379}/0")
+    path = parts.path.strip("/")
+    if path and not path.isdigit():
+        raise ValueError(f"url: {shown} ends in /{path}, which is not a database number; write /0 (or another integer)")
+    if cluster and path and int(path) != 0:
+        raise ValueError(f"url: {shown} asks for database {path}, but a cluster has only database 0; drop the /{path}")
+    return parts, "rediss" if base in ("rediss", "valkeys") else "redis", cluster
+
+
+def _probe_tls(parts: SplitResult, shown: str, timeout_s: float) -> None:
+    """Before a TLS handshake, ask the port in plain text: a plain server answers a PING (or an
+    auth error) in RESP, where a TLS server closes the connection or sends a TLS alert. Without
+    this a TLS client waits a whole timeout on a plain server."""
+    host, port = parts.hostname or "127.0.0.1", parts.port or 6379
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s) as sock:
+            sock.sendall(b"PING\r\n")
+            reply = sock.recv(1)
+    except OSError:
+        return  # unreachable, or not talking: the real connection says which
+    if reply in (b"+", b"-"):
+        plain = urlunsplit(
+            parts._replace(scheme=parts.scheme.lower().replace("rediss", "redis").replace("valkeys", "valkey"))
+        )
+        raise ValueError(
+            f"url: {shown} asks for TLS, but the server at {host}:{port} speaks plain text; use {errors.redact(plain)}"
+        )
+
+
+def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[Any, str]:
+    """A decoding redis-py client for ``url`` and a short description of the backend.
+
+    A real server must answer one PING within ``min(timeout_s, 2 s)``; otherwise this raises
+    :class:`emq_lab.errors.BackendUnavailable` naming the URL. A plain URL to a cluster node,
+    or a cluster URL to a plain server, is a ValueError saying which URL to use."""
+    target = resolve_url(url)
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s <= 300:
+        raise ValueError(f"timeout_s: expected seconds from above 0 to 300, got {timeout_s!r}")
+    if target == EMBEDDED:
+        return embedded_client(), "embedded fakeredis (in this Python process)"
+    parts, scheme, cluster = _parse(target)
+    shown = errors.redact(target)
+    connect_s = min(float(timeout_s), CONNECT_TIMEOUT_S)
+    if scheme == "rediss":
+        _probe_tls(parts, shown, connect_s)
+    plain = urlunsplit(parts._replace(scheme=scheme))
+    where = f"{parts.hostname}:{parts.port or 6379}"
+    options: dict[str, Any] = {
+        "decode_responses": True,
+        "socket_timeout": float(timeout_s),
+        "socket_connect_timeout": connect_s,
+        "retry": retry_policy(),
+    }
+    client: Any
     if cluster:
-        client = redis.RedisCluster.from_url(plain, decode_responses=True)
+        try:
+            client = ClusterClient.from_url(plain, **options)
+        except Exception as exc:
+            raise _connect_error(exc, target, connect_s) from exc
+        client.emq_url, client.emq_timeout_s = target, float(timeout_s)
+        client.emq_startup = dict(client.nodes_manager.startup_nodes)
         return client, f"cluster at {where}"
-    client = redis.Redis.from_url(plain, decode_responses=True)
+    client = Client.from_url(plain, **options)
+    client.emq_url, client.emq_timeout_s = target, connect_s
+    try:
+        with contextlib.suppress(redis.exceptions.NoPermissionError):  # refused, so it answered
+            client.ping()
+        _refuse_cluster_node(client, target)
+    except BaseException:
+        client.close()
+        raise
+    client.emq_timeout_s = float(timeout_s)
     return client, f"server at {where}"
+
+
+PROBE_S = 0.5  # how long a panel's background retry waits for a PING before it tries its actions
+
+
+def probe(client: Any, *, timeout_s: float = PROBE_S) -> None:
+    """One PING on a fresh connection that waits at most ``timeout_s``; raises
+    :class:`emq_lab.errors.BackendUnavailable` when the server does not answer.
+
+    A panel's background retry asks this first, so a stalled server costs the kernel half a
+    second per retry rather than a whole command timeout. Only for a standalone server: the
+    embedded one is in process, and a cluster client finds its nodes itself."""
+    if not isinstance(client, Client):
+        return
+    pool = client.connection_pool
+    options = {**pool.connection_kwargs, "socket_timeout": timeout_s, "socket_connect_timeout": timeout_s}
+    connection = pool.connection_class(**options)
+    try:
+        connection.connect()
+        connection.send_command("PING")
+        connection.read_response()
+    except redis.exceptions.ResponseError:
+        return  # refused (no permission to PING), so it answered
+    except Exception as exc:
+        raise errors.translate(exc, client.emq_url, ("PING",), timeout_s=timeout_s) from exc
+    finally:
+        connection.disconnect()
+
+
+def _connect_error(exc: Exception, url: str, timeout_s: float) -> BaseException:
+    if isinstance(exc, redis.exceptions.RedisClusterException) and "not enabled" in str(exc).lower():
+        parts = urlsplit(url)
+        return ValueError(
+            f"url: {errors.redact(url)} is a cluster URL, but the server at {parts.hostname}:{parts.port or 6379} "
+            f"is not in cluster mode; use valkey://{parts.hostname}:{parts.port or 6379}/0"
+        )
+    if type(exc).__name__.startswith("SSL"):  # ssl.SSLError; ssl is not imported (Pyodide lacks it)
+        return errors.BackendUnavailable(errors.redact(url), f"TLS failed ({exc})", "check the URL's scheme and port")
+    return errors.translate(exc, url, (), timeout_s=timeout_s)
+
+
+def _refuse_cluster_node(client: Client, url: str) -> None:
+    """A plain client on a cluster node half-works (keys on other nodes answer MOVED): refuse it."""
+    try:
+        info = client.info("cluster")
+    except redis.ResponseError:
+        return  # INFO is not allowed for this user: the first MOVED says it instead
+    if str(info.get("cluster_enabled", 0)) == "1":
+        raise ValueError(f"url: {errors.redact(url)} is a node of a cluster; {errors.cluster_fix(url)}")

@@ -1,43 +1,118 @@
 """Backend health for the panels: run an action, and when the server is down say so in one line
-instead of a traceback, keeping the action so it can be retried."""
+instead of a traceback, keep the action (and any clicked after it, in order), and retry them
+with backoff for as long as the panel lives.
+
+Retries are scheduled by :func:`call_later`: on the running asyncio event loop when there is one
+(a Jupyter kernel; Pyodide in JupyterLite, where threads are impossible), else on a
+``threading.Timer``. One retry chain per :class:`Health`, whatever the clicks."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Generic, TypeVar
+import asyncio
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, Protocol, TypeVar
 
-from redis import exceptions
+from .errors import BackendUnavailable, is_transient, reason
 
-UNAVAILABLE = "backend unavailable — retrying"
-
-# What a dead, restarting or failing-over server raises. BusyLoadingError (a server still
-# replaying its AOF) is a ConnectionError; ClusterDownError and TryAgainError are what a
-# cluster answers while a slot has no serving primary.
-TRANSIENT: tuple[type[Exception], ...] = (
-    exceptions.ConnectionError,
-    exceptions.TimeoutError,
-    exceptions.ClusterDownError,
-    exceptions.TryAgainError,
-)
+UNAVAILABLE = "backend unavailable"
+RETRY_DELAYS_S: tuple[float, ...] = (1, 2, 5)  # then the last one, for as long as the panel lives
+MAX_WAITING = 20  # clicks kept while the backend is down; later ones are refused with words
 
 T = TypeVar("T")
 
 
-class Health(Generic[T]):
-    """Runs actions for a panel. ``status`` is ``""`` while the backend answers and
-    ``UNAVAILABLE`` after an action failed on a transient error; ``retry()`` runs that action again.
+class Cancellable(Protocol):
+    def cancel(self) -> Any: ...
 
-    Any other exception (a ValueError from validation, a script error) propagates: only an
-    unreachable backend is turned into a status line. A retried action may run twice on the
-    server when the first reply was lost in flight: register and cancel answer the same either
-    way; a pump with fresh ids may mint one more id (a slot-keyed pump collides instead).
+
+Later = Callable[[float, Callable[[], None]], Cancellable]
+
+
+def _loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    if sys.platform == "emscripten":  # Pyodide: its WebLoop runs callbacks off the browser's timers
+        return asyncio.get_event_loop()
+    return None
+
+
+def call_later(delay_s: float, fn: Callable[[], None]) -> Cancellable:
+    """Run ``fn()`` once after ``delay_s`` seconds; the handle's ``cancel()`` stops it.
+
+    On the running asyncio loop when there is one (a Jupyter kernel, Pyodide), so ``fn`` runs on
+    the kernel's own thread; otherwise on a daemon ``threading.Timer``."""
+    loop = _loop()
+    if loop is not None:
+        return loop.call_later(delay_s, fn)
+    timer = threading.Timer(delay_s, fn)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def _said(exc: BaseException) -> str:
+    if isinstance(exc, BackendUnavailable):
+        return f"{exc.reason} ({exc.url})"
+    return reason(exc)
+
+
+class Health(Generic[T]):
+    """Runs actions for a panel.
+
+    ``status`` is ``""`` while the backend answers. When an action fails on a transient error
+    (server down, stalled, restarting, a cluster with no serving primary) it waits in order, the
+    status says ``"backend unavailable — retrying every N s — last error: …"``, and one retry
+    chain runs the waiting actions every ``delays`` seconds (the last delay repeats) until they
+    go through or ``close()``. An action started while others wait joins the end of the line and
+    the whole line is tried at once (a click is also a "retry now"); past ``max_waiting`` a click
+    is refused and the status says so.
+
+    Any other exception from a first attempt (a ValueError from validation, a script error)
+    propagates. A waiting action that fails that way when retried is dropped and named in
+    ``note``: it has no caller left to raise to. A retried action may run twice on the server when
+    the first reply was lost in flight: register and cancel answer the same either way; a pump
+    with fresh ids may mint one more id (a slot-keyed pump collides instead).
+
+    ``probe``, when given, runs before each scheduled retry: if it fails, the actions are not
+    tried (so a stalled server costs the probe's short timeout, not each action's).
+    ``later`` (default :func:`call_later`) schedules the retries: tests pass their own and fire
+    the retries themselves, so an outage of minutes takes no time.
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        later: Later | None = None,
+        delays: Sequence[float] = RETRY_DELAYS_S,
+        max_waiting: int = MAX_WAITING,
+        on_change: Callable[[], None] | None = None,
+        probe: Callable[[], object] | None = None,
+    ) -> None:
+        if not delays or any(d <= 0 for d in delays):
+            raise ValueError(f"delays: expected one or more seconds > 0, got {list(delays)!r}")
+        self.later: Later = later if later is not None else call_later
+        self.delays = tuple(delays)
+        self.max_waiting = max_waiting
+        self.on_change = on_change
+        self.probe = probe  # a quick reachability check a scheduled retry runs before the actions
         self.status = ""
+        self.note = ""  # a waiting action that failed for good, or a refused click
         self.failures = 0  # transient failures since the last success
-        self.error: Exception | None = None  # the last transient error, for a log, never printed
-        self._pending: Callable[[], T] | None = None
+        self.retries = 0  # scheduled retries that ran
+        self.refused = 0  # clicks refused because max_waiting actions already waited
+        self.error: BaseException | None = None  # the last transient error
+        self._waiting: deque[Callable[[], T]] = deque()
+        self._last: T | None = None
+        self._handle: Cancellable | None = None
+        self._step = 0
+        self._busy = False
+        self._closed = False
+        self._lock = threading.RLock()
 
     @property
     def ok(self) -> bool:
@@ -45,30 +120,137 @@ class Health(Generic[T]):
 
     @property
     def pending(self) -> bool:
-        """True while a failed action waits for ``retry()``."""
-        return self._pending is not None
+        """True while an action waits for the backend."""
+        return bool(self._waiting)
+
+    @property
+    def waiting(self) -> int:
+        """How many actions wait for the backend."""
+        return len(self._waiting)
+
+    @property
+    def scheduled(self) -> bool:
+        """True while a retry is scheduled (there is at most one)."""
+        return self._handle is not None
+
+    @property
+    def every_s(self) -> float:
+        """The delay of the scheduled retry."""
+        return self.delays[min(max(self._step - 1, 0), len(self.delays) - 1)]
 
     def run(self, action: Callable[[], T]) -> T | None:
-        """``action()``; on a transient backend error, None with ``status == UNAVAILABLE``."""
+        """``action()``; None with a status line when the backend is down (the action waits)."""
+        with self._lock:
+            if self._busy:  # an action's own callbacks: part of that action, run as is
+                return action()
+            self.note = ""
+            if self._waiting:
+                if len(self._waiting) >= self.max_waiting:
+                    self.refused += 1
+                    self.note = (
+                        f"{len(self._waiting)} clicks already wait for the backend; "
+                        "this one was not kept (click again once it answers)"
+                    )
+                else:
+                    self._waiting.append(action)
+                self._flush()
+                self._changed()
+                return None
+            try:
+                value = self._call(action)
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                self._waiting.append(action)
+                self._down(exc)
+                return None
+            self._up()
+            return value
+
+    def retry(self) -> T | None:
+        """Run the waiting actions now, in order: the last one's value once all went through,
+        None while some still wait (or when none waited)."""
+        with self._lock:
+            if not self._waiting:
+                return None
+            return self._last if self._flush() else None
+
+    def close(self) -> None:
+        """Stop retrying and forget the waiting actions (the panel is gone)."""
+        with self._lock:
+            self._closed = True
+            self._cancel()
+            self._waiting.clear()
+
+    # -- inside the lock -------------------------------------------------------------------------
+
+    def _call(self, action: Callable[[], T]) -> T:
+        self._busy = True
         try:
-            value = action()
-        except TRANSIENT as exc:
-            self.status = UNAVAILABLE
-            self.failures += 1
-            self.error = exc
-            self._pending = action
-            return None
+            return action()
+        finally:
+            self._busy = False
+
+    def _flush(self) -> bool:
+        self._last = None
+        while self._waiting:
+            try:
+                self._last = self._call(self._waiting[0])
+            except Exception as exc:
+                if is_transient(exc):
+                    self._down(exc)
+                    return False
+                said = str(exc) if len(str(exc)) <= 200 else str(exc)[:199] + "…"
+                self.note = f"a waiting action failed and was dropped: {said}"
+            self._waiting.popleft()
+        self._up()
+        return True
+
+    def _down(self, exc: BaseException) -> None:
+        self.failures += 1
+        self.error = exc
+        if self._handle is None and not self._closed:
+            delay = self.delays[min(self._step, len(self.delays) - 1)]
+            self._step += 1
+            self._handle = self.later(delay, self._on_timer)
+        waiting = f" — {len(self._waiting)} actions waiting" if len(self._waiting) > 1 else ""
+        self.status = f"{UNAVAILABLE} — retrying every {self.every_s:g} s — last error: {_said(exc)}{waiting}"
+        self._changed()
+
+    def _up(self) -> None:
+        changed = bool(self.status)
+        self._cancel()
+        self._step = 0
         self.status = ""
         self.failures = 0
         self.error = None
-        self._pending = None
-        return value
+        if changed:
+            self._changed()
 
-    def retry(self) -> T | None:
-        """Run the action that last failed again (None when nothing is pending)."""
-        if self._pending is None:
-            return None
-        return self.run(self._pending)
+    def _cancel(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _on_timer(self) -> None:
+        with self._lock:
+            self._handle = None
+            if self._closed or not self._waiting:
+                return
+            self.retries += 1
+            if self.probe is not None:
+                try:
+                    self.probe()
+                except Exception as exc:
+                    if not is_transient(exc):
+                        raise
+                    self._down(exc)  # still down: the actions wait for the next retry
+                    return
+            self._flush()
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
 
     def __repr__(self) -> str:
         return f"Health({self.status or 'ok'!r})"

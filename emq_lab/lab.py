@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from redis.cluster import RedisCluster
+
 from . import validate
-from .backend import open_client
+from .backend import TIMEOUT_S, open_client
 from .clock import Clock, SystemClock
 from .jobs import Jobs
 from .keys import QueueKeys
@@ -62,14 +65,7 @@ class Lab:
         """Every key of ``queue``, sorted, found from the queue's own structures (the registry's
         members and the pending occurrences name the records, the wait list names the jobs), so
         the cost follows the queue's size, not the server's. Two round trips."""
-        k = self.keyspace(queue)
-        pipe = self.client.pipeline(transaction=False)
-        pipe.zrange(k.registry, 0, -1)
-        pipe.lrange(k.wait, 0, -1)
-        pipe.zrange(k.delayed, 0, -1)
-        members, job_ids, pending = pipe.execute()
-        names = set(members) | {_pending_name(member) for member in pending}
-        candidates = sorted({*k.fixed, *(k.record(n) for n in names if n), *(k.job(i) for i in job_ids)})
+        (candidates,) = self._candidates([queue])
         pipe = self.client.pipeline(transaction=False)
         for key in candidates:
             pipe.exists(key)
@@ -77,11 +73,38 @@ class Lab:
 
     def reset(self, queue: str) -> int:
         """Delete every key of ``queue`` and nothing else; returns how many were deleted."""
-        found = self.keys(queue)
-        deleted = 0
-        for start in range(0, len(found), 500):
-            deleted += int(self.client.unlink(*found[start : start + 500]))
-        return deleted
+        return self.reset_all([queue])
+
+    def reset_all(self, queues: Iterable[str]) -> int:
+        """``reset`` for several queues in two round trips: one reads their structures, one
+        UNLINKs what they name (a key that is not there counts for nothing)."""
+        chunks = [
+            candidates[start : start + 500]
+            for candidates in self._candidates(list(queues))
+            for start in range(0, len(candidates), 500)
+        ]
+        if isinstance(self.client, RedisCluster):  # its pipeline refuses a many-key UNLINK; each chunk is one slot
+            return sum(int(self.client.unlink(*chunk)) for chunk in chunks)
+        pipe = self.client.pipeline(transaction=False)
+        for chunk in chunks:
+            pipe.unlink(*chunk)
+        return sum(int(deleted) for deleted in pipe.execute()) if chunks else 0
+
+    def _candidates(self, queues: list[str]) -> list[list[str]]:
+        """For each queue, sorted, every key its structures name, whether or not it exists."""
+        spaces = [self.keyspace(queue) for queue in queues]
+        pipe = self.client.pipeline(transaction=False)
+        for k in spaces:
+            pipe.zrange(k.registry, 0, -1)
+            pipe.lrange(k.wait, 0, -1)
+            pipe.zrange(k.delayed, 0, -1)
+        replies = pipe.execute() if spaces else []
+        out = []
+        for i, k in enumerate(spaces):
+            members, job_ids, pending = replies[3 * i : 3 * i + 3]
+            names = set(members) | {_pending_name(member) for member in pending}
+            out.append(sorted({*k.fixed, *(k.record(n) for n in names if n), *(k.job(i) for i in job_ids)}))
+        return out
 
     def describe(self) -> str:
         """The backend (and namespace), for humans (not for compared notebook output)."""
@@ -102,8 +125,13 @@ def _pending_name(member: str) -> str:
     return body.rpartition(":")[0]
 
 
-def connect(url: str | None = None, clock: Clock | None = None, *, namespace: str | None = None) -> Lab:
+def connect(
+    url: str | None = None, clock: Clock | None = None, *, namespace: str | None = None, timeout_s: float = TIMEOUT_S
+) -> Lab:
     """A Lab on ``url`` (else ``$EMQ_LAB_URL``, else the embedded server) reading now from
-    ``clock``; with ``namespace``, every key it touches carries it."""
-    client, description = open_client(url)
+    ``clock``; with ``namespace``, every key it touches carries it.
+
+    A server must answer a PING now (else ``emq_lab.BackendUnavailable`` naming the URL); a
+    command waits at most ``timeout_s`` seconds for its reply."""
+    client, description = open_client(url, timeout_s=timeout_s)
     return Lab(client, clock if clock is not None else SystemClock(), description, namespace=namespace)

@@ -13,7 +13,7 @@ costs two round trips whatever the number of names.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +59,7 @@ class Tick:
         self.advanced: list[tuple[str, Outcome]] = []
         self.done: list[str] = []  # phases taken, in order
         self._plan: list[tuple[Row, int]] | None = None
+        self._queued: tuple[list[Row], list[tuple[Row, int]]] | None = None
 
     # -- the phases ---------------------------------------------------------------------------
 
@@ -132,32 +133,74 @@ class Tick:
             return row.next_ms
         return whole_ms(self.pump.next_run(row, self.now_ms), "rule: the next run")
 
-    def _flush(self, *, enqueue: bool, advance: bool, read_next: bool = False) -> list[Row]:
+    def _split(self, *, enqueue: bool, advance: bool) -> tuple[list[Row], list[tuple[Row, int]]]:
+        """The rows to enqueue (the live ones) and the rows to advance with their next score."""
         p = self.pump
         plan = self.plan()
         live = [row for row, _ in plan if row.every_ms is not None] if enqueue else []
         moving = [(row, nxt) for row, nxt in plan if not p.leaves_for_finish(row)] if advance else []
-        if not live and not moving and not read_next:
-            return []
+        return live, moving
 
-        def build(pipe: Any) -> None:
-            for row in live:
-                job_id = slot_id(row.name, row.next_ms) if p.slot_keyed else None
-                scripts.enqueue(pipe, p.lab.scripts, p.k, row.name, self.now_ms, row.template or "", job_id)
-            for row, nxt in moving:
-                scripts.advance(pipe, p.lab.scripts, p.k, row.name, nxt, row.next_ms, row.every_ms)
-            if read_next:
-                scripts.due(pipe, p.lab.scripts, p.k, self.now_ms, p.batch)
+    def _queue(self, pipe: Any, live: list[Row], moving: list[tuple[Row, int]], read_ms: int | None) -> None:
+        p = self.pump
+        for row in live:
+            job_id = slot_id(row.name, row.next_ms) if p.slot_keyed else None
+            scripts.enqueue(pipe, p.lab.scripts, p.k, row.name, self.now_ms, row.template or "", job_id)
+        for row, nxt in moving:
+            scripts.advance(pipe, p.lab.scripts, p.k, row.name, nxt, row.next_ms, row.every_ms)
+        if read_ms is not None:
+            scripts.due(pipe, p.lab.scripts, p.k, read_ms, p.batch)
 
-        replies = scripts.batch(p.lab.client, p.lab.scripts, build, key=p.k.registry)
+    def _take(self, replies: list[Any], live: list[Row], moving: list[tuple[Row, int]], read: bool) -> list[Row]:
         for row, reply in zip(live, replies, strict=False):
             outcome, job_id = scripts.enqueue_reply(reply)
             if outcome is Outcome.ENQUEUED:
                 self.fired.append(Occurrence(job_id, row.name, self.now_ms))
         for (row, _), reply in zip(moving, replies[len(live) :], strict=False):
             self.advanced.append((row.name, scripts.advance_reply(reply)))
-        p.advanced = list(self.advanced)
-        return scripts.due_reply(replies[-1]) if read_next else []
+        self.pump.advanced = list(self.advanced)
+        return scripts.due_reply(replies[len(live) + len(moving)]) if read else []
+
+    def _flush(self, *, enqueue: bool, advance: bool, read_next: bool = False, read_at: int | None = None) -> list[Row]:
+        """Send this tick's enqueues and/or advances in one pipeline; with ``read_next`` (or a
+        ``read_at`` "now") the next due read goes last in the same pipeline and its rows are returned."""
+        p = self.pump
+        read_ms = read_at if read_at is not None else self.now_ms if read_next else None
+        live, moving = self._split(enqueue=enqueue, advance=advance)
+        if not live and not moving and read_ms is None:
+            return []
+        replies = scripts.batch(
+            p.lab.client, p.lab.scripts, lambda pipe: self._queue(pipe, live, moving, read_ms), key=p.k.registry
+        )
+        return self._take(replies, live, moving, read_ms is not None)
+
+    # -- a tick inside a larger pipeline (several pumps' ticks in one round trip) -------------
+
+    def given(self, rows: list[Row]) -> None:
+        """Take ``rows`` as this tick's read: what a due read at this tick's now, sent in a
+        pipeline of the caller's, answered (``scripts.due`` / ``scripts.due_reply``)."""
+        self._enter("read")
+        self.rows = rows
+
+    def queue(self, pipe: Any) -> int:
+        """Queue the rest of this tick, its enqueues then its advances, on the caller's ``pipe``;
+        returns how many replies they take. Hand those replies, in order, to :meth:`take`.
+        Queueing again (a pipeline built twice) queues the same calls."""
+        if self._queued is None:
+            self._enter("enqueue")
+            self._enter("advance")
+            self._queued = self._split(enqueue=True, advance=True)
+        live, moving = self._queued
+        self._queue(pipe, live, moving, None)
+        return len(live) + len(moving)
+
+    def take(self, replies: list[Any]) -> list[Occurrence]:
+        """This tick's share of the pipeline's replies -> what it fired (``advanced`` is set too)."""
+        if self._queued is None:
+            raise ValueError("replies: queue this tick on a pipeline first")
+        live, moving = self._queued
+        self._take(replies, live, moving, False)
+        return self.fired
 
 
 class Pump:
@@ -225,6 +268,29 @@ class Pump:
             tick.done.append("read")
             tick.rows = fresh
         return fired
+
+    def ticks(self, *, step_ms: int) -> Iterator[list[Occurrence]]:
+        """Tick, move the SimClock on by ``step_ms``, tick again, ... for as long as the caller
+        takes from this iterator; each step yields what its tick fired. The same ticks as
+        ``tick()`` then ``clock.advance(step_ms)`` in a loop, in one round trip a tick: each
+        tick's enqueues and advances share a pipeline with the next tick's due read, sent after
+        the clock has moved (as the loop would have moved it before that read). The next read
+        happens before the step is yielded: change the queue between steps and the next tick
+        fires what the read saw."""
+        validate.limit(step_ms, field="step_ms")
+        clock = self.lab.clock
+        if not isinstance(clock, AdvancingClock):
+            raise ValueError("clock: ticks() needs a SimClock (one that can advance)")
+        tick = self.begin()
+        tick.read()
+        while True:
+            clock.advance(step_ms)
+            following = self.begin()
+            tick.done += ["enqueue", "advance"]
+            following.rows = tick._flush(enqueue=True, advance=True, read_at=following.now_ms)
+            following.done.append("read")
+            yield tick.fired
+            tick = following
 
     def next_run(self, row: Row, now_ms: int) -> int:
         """The score the rule gives ``row`` after a release at ``now_ms``."""

@@ -45,19 +45,42 @@ class Repeat:
         return scripts.register(self.lab.client, self.lab.scripts, self.k, name, every_ms, template, first_ms)
 
     def register_many(self, items: Iterable[Registration]) -> list[Outcome]:
-        """``register`` for many names in one round trip (pipelined EVALSHA), one Outcome each,
-        in order. Every item is checked before anything is sent: one bad item writes nothing."""
-        checked = [_checked(item, index=i) for i, item in enumerate(items)]
+        """``register`` for many names in one round trip, one Outcome each, in order. Every item
+        is checked before anything is sent: one bad item writes nothing.
+
+        Neighbouring items with the same period, template and first run go to register_many.lua
+        together (:data:`~emq_lab.scripts.MANY` names a call), every call in one pipeline; each
+        name gets the EXISTS guard ``register`` gives it. A lab whose register script was
+        replaced (``with_scripts(register=...)``) runs that script per name instead, pipelined,
+        so a learner's script is what answers."""
+        checked = _checked_all(items)
         if not checked:
             return []
         now = self.lab.clock.now_ms()
+        lab, k = self.lab, self.k
+        if not scripts.stock(lab.scripts, "register"):
+
+            def each(pipe: object) -> None:
+                for name, every_ms, template, first_in_ms in checked:
+                    scripts.register(pipe, lab.scripts, k, name, every_ms, template, now + first_in_ms)
+
+            replies = scripts.batch(lab.client, lab.scripts, each, key=self.registry_key)
+            return [outcome_of("register", reply) for reply in replies]
+
+        calls: list[tuple[list[str], int, str, int]] = []
+        for name, every_ms, template, first_in_ms in checked:
+            last = calls[-1] if calls else None
+            if last and len(last[0]) < scripts.MANY and last[1:] == (every_ms, template, now + first_in_ms):
+                last[0].append(name)
+            else:
+                calls.append(([name], every_ms, template, now + first_in_ms))
 
         def build(pipe: object) -> None:
-            for name, every_ms, template, first_in_ms in checked:
-                scripts.register(pipe, self.lab.scripts, self.k, name, every_ms, template, now + first_in_ms)
+            for names, every_ms, template, first_ms in calls:
+                scripts.register_many(pipe, lab.scripts, k, names, every_ms, template, first_ms)
 
-        replies = scripts.batch(self.lab.client, self.lab.scripts, build, key=self.registry_key)
-        return [outcome_of("register", reply) for reply in replies]
+        replies = scripts.batch(lab.client, lab.scripts, build, key=self.registry_key)
+        return [outcome for reply in replies for outcome in scripts.register_many_reply(reply)]
 
     def cancel(self, name: str) -> Outcome:
         """Remove the registry row and the record; afterwards ``name`` registers as fresh."""
@@ -130,3 +153,29 @@ def _checked(item: Sequence[object], *, index: int | None = None) -> tuple[str, 
     except ValueError as exc:
         raise ValueError(f"{where}{exc}") from None
     return name, every_ms, template, first_in_ms
+
+
+def _checked_all(items: Iterable[Registration]) -> list[tuple[str, int, str, int]]:
+    """``_checked`` for every item, in order. A period, template and delay already checked
+    together are not checked again: a boot storm's items differ only in the name."""
+    checked: list[tuple[str, int, str, int]] = []
+    seen: set[tuple[object, ...]] = set()
+    for index, item in enumerate(items):
+        spec: tuple[object, ...] | None = None
+        if type(item) in (tuple, list) and len(item) in (3, 4):
+            first = item[3] if len(item) == 4 else 0
+            spec = (type(item[1]), item[1], type(item[2]), item[2], type(first), first)
+            try:
+                known = spec in seen
+            except TypeError:  # a part that cannot be hashed: _checked says what is wrong
+                spec, known = None, False
+            if known:
+                try:
+                    checked.append((validate.name(item[0]), item[1], item[2], first))
+                except ValueError as exc:
+                    raise ValueError(f"items[{index}]: {exc}") from None
+                continue
+        checked.append(_checked(item, index=index))
+        if spec is not None:
+            seen.add(spec)
+    return checked

@@ -44,7 +44,7 @@ def _int(value: object, field: str, low: int, high: int) -> int:
         raise ValueError(f"{field}: expected an int of milliseconds, got {type(value).__name__} {_short(value)}")
     if not low <= value <= high:
         raise ValueError(f"{field}: must be from {low} to {high} ms, got {value}")
-    return value
+    return int(value)  # an IntEnum member (a named period) as its plain int, as the scripts expect
 
 
 def every_ms(value: object) -> int:
@@ -76,7 +76,7 @@ def limit(value: object, *, field: str = "limit") -> int:
     """A batch or page size: an int >= 1."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{field}: expected an int >= 1, got {_short(value)}")
-    return value
+    return int(value)
 
 
 NAMESPACE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")

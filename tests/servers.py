@@ -33,13 +33,14 @@ def required() -> bool:
 class ValkeyServer:
     """One valkey-server on 127.0.0.1, no persistence unless asked, in a temp dir."""
 
-    def __init__(self, *extra: str, port: int | None = None) -> None:
+    def __init__(self, *extra: str, port: int | None = None, password: str | None = None) -> None:
         binary = server_binary()
         if binary is None:
             raise FileNotFoundError("valkey-server is not on PATH")
         self.dir = Path(tempfile.mkdtemp(prefix="emq-valkey-"))
         self._binary = binary
-        self._extra = list(extra)
+        self._extra = list(extra) + (["--requirepass", password] if password is not None else [])
+        self.password = password
         self.process: subprocess.Popen[bytes] | None = None
         for attempt in range(3):
             self.port = port or free_port()
@@ -68,7 +69,9 @@ class ValkeyServer:
     def start(self) -> None:
         log = open(self.dir / "server.log", "ab")  # noqa: SIM115 - kept for the process's life
         self.process = subprocess.Popen(self._args, stdout=log, stderr=subprocess.STDOUT)
-        client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.2)
+        client = redis.Redis(
+            host="127.0.0.1", port=self.port, password=self.password, socket_connect_timeout=0.2, socket_timeout=2
+        )
         deadline = time.monotonic() + 10
         try:
             while True:

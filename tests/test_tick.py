@@ -180,9 +180,7 @@ def test_the_clock_refuses_what_it_cannot_keep() -> None:
     assert clock.advance(minutes=0.5) - clock.start_ms == 30_000
 
 
-def test_a_registration_made_anew_at_the_same_score_with_another_period_is_moved(
-    lab: emq_lab.Lab, queue: str
-) -> None:
+def test_a_registration_made_anew_at_the_same_score_with_another_period_is_moved(lab: emq_lab.Lab, queue: str) -> None:
     # The same first run, another period: the score alone cannot tell, the period can.
     rep = lab.repeat(queue)
     rep.register("report", 15 * MIN, "t")

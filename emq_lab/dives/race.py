@@ -16,7 +16,6 @@ from .. import validate
 from ..clock import hhmm
 from ..outcome import Outcome
 from ..pump import Occurrence, Tick
-from ..repeat import Repeat
 from .common import MIN, one_registration, rows
 
 if TYPE_CHECKING:
@@ -101,10 +100,14 @@ def keyspace(lab: Lab, queue: str) -> Keyspace:
     k = lab.keyspace(queue)
     prefix = k.record("")
     records = sorted(key[len(prefix) :] for key in lab.keys(queue) if key.startswith(prefix))
+    pipe = lab.client.pipeline(transaction=False)  # the registry and the wait list in one round trip
+    pipe.zrange(k.registry, 0, -1, withscores=True)
+    pipe.lrange(k.wait, 0, -1)
+    members, jobs = pipe.execute()
     return Keyspace(
-        registry=tuple(Repeat(lab, queue).entries()),
+        registry=tuple((name, int(score)) for name, score in members),
         records=tuple(records),
-        jobs=tuple(lab.client.lrange(k.wait, 0, -1)),
+        jobs=tuple(jobs),
     )
 
 

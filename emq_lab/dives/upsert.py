@@ -499,3 +499,134 @@ def deploy_day(lab: Lab, queue: str, *, every_ms: int = 30 * MINUTE_MS) -> list[
         )
         service.reset()
     return lines
+
+
+# -- what "writes nothing" is worth: a boot storm --------------------------------------------------
+
+#: What one fresh registration writes, counted as the server counts changes (INFO's
+#: ``rdb_changes_since_last_save``): HSET of two fields (2) and ZADD of one new member (1).
+#: An EXISTS answer writes nothing. The tests check this figure against INFO on a real server.
+WRITES_PER_REGISTRATION = 3
+MAX_STORM = 100_000
+
+
+@dataclass(frozen=True)
+class StormBoot:
+    """One boot of a storm: how many names registered and how many answered EXISTS."""
+
+    number: int
+    registered: int
+    exists: int
+
+    @property
+    def writes(self) -> int:
+        """The server's changes during this boot: 3 per registration, none per EXISTS."""
+        return self.registered * WRITES_PER_REGISTRATION
+
+
+@dataclass(frozen=True)
+class StormResult:
+    """A service with ``names`` schedules booted twice, each boot one ``register_many``."""
+
+    names: int
+    boots: tuple[StormBoot, StormBoot]
+
+    def lines(self) -> list[str]:
+        lines = [f"boot storm: {self.names:,} names, each boot one register_many call"]
+        for boot in self.boots:
+            lines.append(
+                f"  boot #{boot.number}: {boot.registered:>7,} registered {boot.exists:>7,} exists"
+                f"  -> {boot.writes:>7,} server writes"
+            )
+        return lines
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+
+@dataclass(frozen=True)
+class MeasuredBoot:
+    """One boot as ``make bench`` measured it."""
+
+    per_s: float
+    writes: int
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A stored table from one ``make bench`` run (figures, not computed here): BullMQ's
+    ``upsertJobScheduler`` and emq-lab's ``register_many`` booting the same ids twice, one after
+    the other on the same server, with the server's changes counted by INFO."""
+
+    when: str
+    machine: str
+    peer: str
+    names: int
+    bullmq: tuple[MeasuredBoot, MeasuredBoot]
+    emq: tuple[MeasuredBoot, MeasuredBoot]
+
+    def lines(self) -> list[str]:
+        lines = [
+            f"{self.peer}, as `make bench` measured it on {self.when}",
+            f"({self.machine}; not run here): {self.names:,} ids booted twice, server writes from INFO",
+        ]
+        for number, (theirs, ours) in enumerate(zip(self.bullmq, self.emq, strict=True), 1):
+            lines.append(
+                f"  boot #{number}: {theirs.per_s:>6,.0f} ids/s {theirs.writes:>8,} server writes "
+                f"({theirs.writes / self.names:.0f} per id) | emq-lab register_many "
+                f"{ours.per_s:>7,.0f} ids/s {ours.writes:>7,} writes"
+            )
+        return lines
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+
+#: The BullMQ figures of the README's Performance table (``make bench``, N = 10,000).
+BULLMQ_MEASURED = Measured(
+    when="2026-11-30",
+    machine="2 shared cores, Intel Xeon, Valkey 8.0.1, Node 20",
+    peer="BullMQ 6.7.0 upsertJobScheduler (ioredis 6.0.0), 500 in flight",
+    names=10_000,
+    bullmq=(MeasuredBoot(1_905, 170_003), MeasuredBoot(565, 190_000)),
+    emq=(MeasuredBoot(27_000, 30_000), MeasuredBoot(45_200, 0)),
+)
+
+
+def beside(storm: StormResult, measured: Measured = BULLMQ_MEASURED) -> str:
+    """Server writes per name on each boot: this storm beside the stored BullMQ figures."""
+    rows = [
+        f"{'server writes per name':<30}{'boot #1':>9}{'boot #2':>9}",
+        f"{'emq-lab register (here)':<30}" + "".join(f"{b.writes / storm.names:>9,.0f}" for b in storm.boots),
+        f"{'BullMQ upsert (measured)':<30}" + "".join(f"{b.writes / measured.names:>9,.0f}" for b in measured.bullmq),
+    ]
+    return "\n".join(rows)
+
+
+def boot_storm(
+    lab: Lab,
+    queue: str = "storm",
+    *,
+    names: int = 1_000,
+    every_ms: int = 15 * MINUTE_MS,
+    template: str = '{"report": "storm"}',
+) -> StormResult:
+    """Empty ``queue`` (its own keys only), then boot a service with ``names`` schedules twice,
+    each boot one ``register_many`` of every name. The writes of each boot are counted from
+    what the script answered (3 per registration, 0 per EXISTS), so they read the same on every
+    backend. The names stay registered afterwards."""
+    validate.name(queue, field="queue")
+    if isinstance(names, bool) or not isinstance(names, int) or not 1 <= names <= MAX_STORM:
+        raise ValueError(f"names: expected an int from 1 to {MAX_STORM:,}, got {names!r}")
+    validate.every_ms(every_ms)
+    validate.template(template)
+    lab.reset(queue)
+    rep = lab.repeat(queue)
+    width = len(str(names - 1))
+    items = [(f"service-{i:0{width}d}", every_ms, template) for i in range(names)]
+    boots = []
+    for number in (1, 2):
+        outcomes = rep.register_many(items)
+        registered = sum(1 for outcome in outcomes if outcome is Outcome.REGISTERED)
+        boots.append(StormBoot(number, registered, len(outcomes) - registered))
+    return StormResult(names, (boots[0], boots[1]))

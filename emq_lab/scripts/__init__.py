@@ -11,8 +11,10 @@ is applied to the pipeline's result with the matching ``*_reply`` function. redi
 
 from __future__ import annotations
 
+import functools
 import re
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from importlib import resources
 from typing import Any
@@ -27,6 +29,7 @@ from ..outcome import Outcome, outcome_of
 #: The scripts a Lab loads, by the name ``source()`` takes.
 NAMES = {
     "register": "register",
+    "register_many": "register_many",
     "advance": "advance",
     "cancel": "cancel",
     "enqueue": "enqueue",
@@ -120,6 +123,7 @@ class Scripts:
     """The scripts registered on one client (EVALSHA, loading on NOSCRIPT)."""
 
     register: Script
+    register_many: Script
     advance: Script
     cancel: Script
     enqueue: Script
@@ -149,10 +153,39 @@ def register(
     runner: Any, scripts: Scripts, k: QueueKeys, name: str, every_ms: int, template: str, first_ms: int
 ) -> Any:
     """register.lua -> Outcome.REGISTERED | Outcome.EXISTS."""
-    reply = scripts.register(
-        keys=[k.registry, k.record(name)], args=[name, every_ms, template, first_ms], client=runner
-    )
+    reply = _call(scripts.register, runner, [k.registry, k.record(name)], [name, every_ms, template, first_ms])
     return reply if _queued(runner) else outcome_of("register", reply)
+
+
+#: Names per register_many.lua call: a few thousand names are a few calls in one round trip.
+MANY = 500
+
+
+def register_many(
+    runner: Any, scripts: Scripts, k: QueueKeys, names: list[str], every_ms: int, template: str, first_ms: int
+) -> Any:
+    """register_many.lua for ``names`` (at most :data:`MANY`) sharing a period, a template and
+    a first run -> one Outcome.REGISTERED | Outcome.EXISTS per name, in order."""
+    keys = [k.registry, *(k.record(name) for name in names)]
+    reply = _call(scripts.register_many, runner, keys, [every_ms, template, first_ms, *names])
+    return reply if _queued(runner) else register_many_reply(reply)
+
+
+def register_many_reply(reply: Any) -> list[Outcome]:
+    """register_many.lua's string of ``1`` (REGISTERED) and ``0`` (EXISTS) -> the Outcomes."""
+    text = reply.decode() if isinstance(reply, bytes) else str(reply)
+    outcomes = {code: outcome_of("register", int(code)) for code in set(text)}
+    return [outcomes[code] for code in text]
+
+
+def stock(scripts: Scripts, field: str) -> bool:
+    """True when ``field`` still runs the shipped script (not a learner's, via ``with_scripts``)."""
+    return bool(getattr(scripts, field).script == _stock_text(field))
+
+
+@functools.cache
+def _stock_text(field: str) -> str:
+    return source(NAMES[field])
 
 
 def cancel(runner: Any, scripts: Scripts, k: QueueKeys, name: str) -> Any:
@@ -287,3 +320,29 @@ def batch(client: Any, scripts: Scripts, build: Any, *, key: str) -> list[Any]:
         pipe = target.pipeline(transaction=False)
         build(pipe)
         return list(pipe.execute())
+
+
+def batches(client: Any, scripts: Scripts, builds: list[tuple[str, Callable[[Any], None]]]) -> list[list[Any]]:
+    """Several batches, each on one queue (``key``, any key of it, names the queue), their replies
+    handed back apart: one round trip for all of them on a single server, one round trip each on
+    a cluster (where the queues may live on different primaries)."""
+    if isinstance(client, RedisCluster):
+        return [batch(client, scripts, build, key=key) for key, build in builds]
+    if not builds:
+        return []
+    sizes: list[int] = []
+
+    def build_all(pipe: Any) -> None:
+        sizes.clear()  # batch() builds again after a NOSCRIPT
+        for _, build in builds:
+            before = len(pipe.command_stack)
+            build(pipe)
+            sizes.append(len(pipe.command_stack) - before)
+
+    replies = batch(client, scripts, build_all, key=builds[0][0])
+    out: list[list[Any]] = []
+    at = 0
+    for size in sizes:
+        out.append(replies[at : at + size])
+        at += size
+    return out

@@ -13,7 +13,7 @@ import ipywidgets as widgets
 
 from .. import keys
 from ..clock import hhmm
-from ..dives.upsert import MINUTE_MS, Boot, Service, Strategy, period, report, tally, tally_text
+from ..dives.upsert import MINUTE_MS, Boot, Registry, Service, Strategy, period, report, tally, tally_text
 from ..scripts import source
 from .view import View
 
@@ -105,7 +105,7 @@ class BootPanel(View):
             layout=widgets.Layout(align_items="flex-start", grid_gap="16px", flex_flow="row wrap"),
         )
         self.box = widgets.VBox([self._strategy, controls, self._history, views])
-        self.refresh()
+        self.act(self.refresh)  # a dead backend: the panel shows with its status line
 
     # -- twins -----------------------------------------------------------------------------
     def boot(self, n: int, *, minutes: int | None = None) -> Boot:
@@ -212,13 +212,14 @@ class BootCounter(View):
     def __init__(self, lab: Lab, queue: str, *, boots: int = 2) -> None:
         self.lab = lab
         self.queue = queue
-        self._counts = tally(lab, queue, boots)
+        self._counts: dict[Strategy, Registry] = {}
         self._slider = widgets.IntSlider(value=boots, min=1, max=20, description="boots")
         self._table = widgets.HTML()
         self._table.add_class("emq-readout")
         self._slider.observe(self._on_slider, names="value")
         self.box = widgets.VBox([self._slider, self._table])
         self._draw()
+        self.act(self._recount)  # a dead backend: the panel shows with its status line
 
     def set(self, *, boots: int) -> None:
         """Move the slider to ``boots``."""
@@ -232,6 +233,8 @@ class BootCounter(View):
 
     @property
     def readout(self) -> str:
+        if not self._counts:  # not counted yet: the backend has not answered
+            self._recount()
         return tally_text(self._counts, self.boots)
 
     def _on_slider(self, change: dict[str, Any]) -> None:

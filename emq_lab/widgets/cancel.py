@@ -37,7 +37,8 @@ class CancelPanel(View):
 
     def __init__(self, lab: Lab, queue: str = "race", *, name: str = "report", every_ms: int = 15 * 60_000) -> None:
         self.lab = lab
-        self.race = Race(lab, queue, name=name, every_ms=every_ms)
+        self._race: Race | None = None
+        self._new_race = lambda: Race(lab, queue, name=name, every_ms=every_ms)
         self._buttons: dict[str, widgets.Button] = {}
         for step in STEPS:
             button = widgets.Button(description=LABELS[step], tooltip=f"step: {step}")
@@ -64,6 +65,18 @@ class CancelPanel(View):
                 self._keyspace,
             ]
         )
+        self.refresh()  # the empty panel, then the race (or the status line while the backend is down)
+        self.act(self._start)
+
+    @property
+    def race(self) -> Race:
+        """The race this panel steps through (its queue reset and the name registered on first use)."""
+        if self._race is None:
+            self._race = self._new_race()
+        return self._race
+
+    def _start(self) -> None:
+        self.race  # noqa: B018 - builds it: resets the queue and registers the name
         self.refresh()
 
     def _on_step(self, step: str) -> Any:
@@ -74,20 +87,18 @@ class CancelPanel(View):
     def step(self, name: str) -> None:
         """Take one step (``read``, ``cancel``, ``enqueue`` or ``advance``); ValueError if the
         pump's order does not allow it now."""
-        self.race.step(name)
-        self.refresh()
+        self._draw(self.race.step(name).after)  # the keyspace the step just read: no second read
 
     def play(self, preset: str) -> None:
         """Reset and take a preset order (``before-read``, ``after-read``, ``after-enqueue``,
         ``after-advance``)."""
-        self.race.play(preset)
+        taken = self.race.play(preset)
         self._preset.value = preset
-        self.refresh()
+        self._draw(taken[-1].after if taken else self.race.start)
 
     def reset(self) -> None:
         """Empty the queue, register the name due now, clear the steps."""
-        self.race.reset()
-        self.refresh()
+        self._draw(self.race.reset())
 
     @property
     def readout(self) -> str:
@@ -100,13 +111,22 @@ class CancelPanel(View):
 
     def refresh(self) -> None:
         """Re-read the keyspace and set every child from the race."""
+        if self._race is None:  # not started: the backend has not answered yet
+            for button in self._buttons.values():
+                button.disabled = True
+            self._log.value = "<i>waiting for the backend</i>"
+            return
+        self._draw(keyspace(self.lab, self.race.queue))
+
+    def _draw(self, state: Keyspace) -> None:
+        """Set every child from the race, the keyspace shown being ``state``."""
         for step, button in self._buttons.items():
             button.disabled = not self.race.allowed(step)
         lines = [f"<b>{escape(ALL_LABELS[s.step])}</b>: {escape(s.note)}" for s in self.race.taken]
         outcome = self.race.advance_outcome
         lines.append(f"advance outcome: <b>{escape(outcome.tuple) if outcome else '-'}</b>")
         self._log.value = "<br>".join(lines)
-        self._keyspace.value = _keyspace_html(keyspace(self.lab, self.race.queue))
+        self._keyspace.value = _keyspace_html(state)
 
 
 def _crash_html(bench: CrashBench) -> str:
@@ -139,7 +159,8 @@ class CrashPanel(View):
         self, lab: Lab, queue: str = "crash-panel", *, name: str = "report", every_ms: int = 15 * 60_000
     ) -> None:
         self.lab = lab
-        self.bench = CrashBench(lab, queue, name=name, every_ms=every_ms)
+        self._bench: CrashBench | None = None
+        self._new_bench = lambda: CrashBench(lab, queue, name=name, every_ms=every_ms)
         self._holding = False
         self._crash_toggle = widgets.ToggleButton(
             value=False,
@@ -169,6 +190,18 @@ class CrashPanel(View):
                 self._readout,
             ]
         )
+        self.refresh()  # the empty panel, then the bench (or the status line while the backend is down)
+        self.act(self._start)
+
+    @property
+    def bench(self) -> CrashBench:
+        """The bench this panel drives (its queue reset and the name registered on first use)."""
+        if self._bench is None:
+            self._bench = self._new_bench()
+        return self._bench
+
+    def _start(self) -> None:
+        self.bench  # noqa: B018 - builds it: resets the queue and registers the name
         self.refresh()
 
     def _on_crash(self, change: dict[str, Any]) -> None:
@@ -203,6 +236,9 @@ class CrashPanel(View):
 
     def refresh(self) -> None:
         """Set every child from the bench."""
+        if self._bench is None:  # not started: the backend has not answered yet
+            self._readout.value = "<i>waiting for the backend</i>"
+            return
         self._holding = True
         try:
             self._crash_toggle.value = self.bench.crash

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import threading
+import html
 from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as widgets
 
+from ..backend import probe
+from ..errors import is_transient
 from ..health import Health
-
-RETRY_EVERY_S = 1.0
-RETRY_ATTEMPTS = 60
 
 
 class View:
@@ -19,8 +18,11 @@ class View:
 
     Displayed, it shows a one-line backend status above the box; its ``text/plain`` is the
     readout, so a notebook's stored output carries the verdict rather than the ipywidgets repr
-    (which changes by version). Button callbacks go through ``act`` so a dead backend shows
-    "backend unavailable — retrying" instead of a traceback, and is retried in the background.
+    (which changes by version). Button callbacks go through ``act``: while the backend is down
+    the status says so ("backend unavailable — retrying every 5 s — last error: …"), the clicks
+    wait in order, and one retry chain runs them when the server is back (see
+    :class:`emq_lab.health.Health`). A twin called directly raises
+    :class:`emq_lab.BackendUnavailable` naming the URL.
     """
 
     box: widgets.Box
@@ -32,44 +34,54 @@ class View:
     @property
     def health(self) -> Health[Any]:
         if not hasattr(self, "_health"):
-            self._health: Health[Any] = Health()
+            self._health: Health[Any] = Health(on_change=self._show_status, probe=self._probe)
             self._status = widgets.HTML("")
             self._status.add_class("emq-status")
         return self._health
 
+    def _probe(self) -> None:
+        lab = getattr(self, "lab", None)
+        if lab is not None:
+            probe(lab.client)
+
     def act(self, action: Callable[[], Any]) -> Any:
-        """Run a control's action; on a backend outage show the status and retry it in the background."""
+        """Run a control's action; on a backend outage show the status, keep the action and retry it."""
         result = self.health.run(action)
         self._show_status()
-        if not self.health.ok:
-            self._schedule_retry(RETRY_ATTEMPTS)
         return result
 
     def retry(self) -> bool:
-        """Run the action that failed again (the twin of the background retry); True if it went through."""
-        if not self.health.pending:
-            return self.health.ok
+        """Run the waiting actions now (the twin of the background retry); True if none is left."""
         self.health.retry()
         self._show_status()
-        return self.health.ok
+        return not self.health.pending
 
-    def _schedule_retry(self, attempts: int) -> None:
-        def attempt() -> None:
-            if not self.retry() and attempts > 1:
-                self._schedule_retry(attempts - 1)
+    def close(self) -> None:
+        """Stop the retries and close the widgets (a panel that is no longer shown)."""
+        self.health.close()
+        if hasattr(self, "_outer"):
+            self._outer.close()
+        self.box.close()
 
-        timer = threading.Timer(RETRY_EVERY_S, attempt)
-        timer.daemon = True
-        timer.start()
+    @property
+    def status(self) -> str:
+        """The status line as text: ``""`` while the backend answers."""
+        return " — ".join(part for part in (self.health.status, self.health.note) if part)
 
     def _show_status(self) -> None:
         self.health  # noqa: B018 - creates the status widget on first use
-        self._status.value = "" if self.health.ok else f"<b>⚠ {self.health.status}</b>"
+        text = self.status
+        self._status.value = f"<b>⚠ {html.escape(text)}</b>" if text else ""
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         self.health  # noqa: B018
         if not hasattr(self, "_outer"):
             self._outer = widgets.VBox([self._status, self.box])
         bundle = dict(self._outer._repr_mimebundle_(**kwargs) or {})
-        bundle["text/plain"] = self.readout
+        try:
+            bundle["text/plain"] = self.readout
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            bundle["text/plain"] = self.status or f"⚠ {exc}"
         return bundle
