@@ -152,10 +152,3 @@ def test_deploy_day_guard_keeps_the_old_period_and_upsert_takes_the_new(lab: emq
     assert guard.endswith("{:ok, :exists}; the registry keeps every 15 min, next run 09:15")
     assert upsert_line.endswith("{:ok, :updated}; the registry keeps every 30 min, next run 09:35")
     assert lab.keys(queue) == []
-
-
-def test_setup_on_a_server_that_is_down_says_what_to_do() -> None:
-    lab = emq_lab.connect("redis://127.0.0.1:1/0", clock=emq_lab.SimClock("2026-01-05T09:00:00Z"))
-    with pytest.raises(ConnectionError, match="did not answer.*unset EMQ_LAB_URL") as caught:
-        dives.setup(lab, "upsert")
-    assert caught.value.__cause__ is None and caught.value.__suppress_context__

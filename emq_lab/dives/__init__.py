@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-
 from .common import now_text
 
 if TYPE_CHECKING:
@@ -71,12 +69,6 @@ def setup(lab: Lab, dive: str) -> Setup:
     keys only, so a notebook re-run from the top starts clean."""
     if dive not in QUEUES:
         raise ValueError(f"dive: {dive!r} is not a dive; use one of {', '.join(QUEUES)}")
-    try:
-        for queue in QUEUES[dive]:
-            lab.reset(queue)
-    except RedisConnectionError as error:
-        raise ConnectionError(
-            f"setup: the backend ({lab.describe()}) did not answer: {error}. Start it, or unset EMQ_LAB_URL "
-            "to use the embedded fakeredis, then run this cell again."
-        ) from None
+    for queue in QUEUES[dive]:
+        lab.reset(queue)  # a backend that does not answer raises emq_lab.errors.BackendUnavailable
     return Setup(dive, QUEUES[dive], now_text(lab))
