@@ -3,8 +3,10 @@ Voila server that the tests start on a loopback port and stop by process group."
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -15,7 +17,9 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from servers import free_port
@@ -61,9 +65,15 @@ def _wait_http(url: str, process: subprocess.Popen[bytes], log: Path, timeout: f
     raise RuntimeError(f"server did not answer {url} in {timeout} s:\n{log.read_text()[-3000:]}")
 
 
+@dataclass(frozen=True)
+class Server:
+    url: str
+    runtime: Path  # where the kernels' connection files are
+
+
 @contextmanager
-def jupyter_process(kind: str, *args: str) -> Iterator[str]:
-    """Start ``jupyter lab`` or ``voila`` on a free loopback port; yield its base URL."""
+def jupyter_process(kind: str, *args: str) -> Iterator[Server]:
+    """Start ``jupyter lab`` or ``voila`` on a free loopback port; yield its URL and runtime dir."""
     port = free_port()
     home = Path(tempfile.mkdtemp(prefix=f"emq-{kind}-"))
     env = {k: v for k, v in os.environ.items() if k != "EMQ_LAB_URL"}  # the embedded backend
@@ -76,6 +86,7 @@ def jupyter_process(kind: str, *args: str) -> Iterator[str]:
     # No "get notified about Jupyter news?" toast over the page (and no request for news).
     labconfig = home / "config" / "labconfig"
     labconfig.mkdir(parents=True)
+    (home / "runtime").mkdir()
     (labconfig / "page_config.json").write_text(
         json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
     )
@@ -91,7 +102,7 @@ def jupyter_process(kind: str, *args: str) -> Iterator[str]:
     else:
         command = [
             str(bin_dir / "voila"), "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1",
-            "--ServerApp.allow_root=True", *args,
+            "--ServerApp.allow_root=True", f"--Voila.connection_dir_root={home / 'runtime'}", *args,
         ]  # fmt: skip
         status = f"http://127.0.0.1:{port}/emq-readiness-probe"  # a 404 is fine; / would run the notebook
     log = home / "server.log"
@@ -101,7 +112,7 @@ def jupyter_process(kind: str, *args: str) -> Iterator[str]:
         )
     try:
         _wait_http(status, process, log)
-        yield f"http://127.0.0.1:{port}"
+        yield Server(f"http://127.0.0.1:{port}", home / "runtime")
     finally:
         try:
             os.killpg(process.pid, signal.SIGTERM)
@@ -112,7 +123,74 @@ def jupyter_process(kind: str, *args: str) -> Iterator[str]:
 
 
 def screenshot(page: object, name: str) -> Path:
+    """The viewport (1280x720) as ``test-artifacts/<name>.png``."""
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)  # type: ignore[attr-defined]
+    page.screenshot(path=str(path))  # type: ignore[attr-defined]
     return path
+
+
+LOOPBACK = re.compile(r"^(https?|wss?)://(127\.0\.0\.1|localhost|\[::1\])(:\d+)?/")
+
+
+@dataclass
+class Watch:
+    """What a page did that a learner should never meet: console errors, uncaught exceptions,
+    requests that would leave the machine (each aborted), and the kernel it talks to."""
+
+    errors: list[str] = field(default_factory=list)
+    external: list[str] = field(default_factory=list)
+    kernels: list[str] = field(default_factory=list)
+
+    def attach(self, page: Any) -> None:
+        page.on("console", self._console)
+        page.on("pageerror", lambda exc: self.errors.append(f"uncaught: {exc}"))
+        page.on("websocket", self._socket)
+        page.route(re.compile(r"^(?!(https?|wss?)://(127\.0\.0\.1|localhost)[:/]).*"), self._abort)
+
+    def _console(self, message: Any) -> None:
+        if message.type == "error":
+            self.errors.append(f"console: {message.text} at {message.location.get('url', '')}")
+
+    def _socket(self, socket: Any) -> None:
+        found = re.search(r"/api/kernels/([0-9a-f-]{36})/channels", socket.url)
+        if found and found.group(1) not in self.kernels:
+            self.kernels.append(found.group(1))
+
+    def _abort(self, route: Any) -> None:
+        self.external.append(route.request.url)
+        route.abort()
+
+    def assert_clean(self) -> None:
+        assert not self.errors, "\n".join(self.errors)
+        assert self.external == [], f"{len(self.external)} request(s) left loopback: {self.external}"
+
+
+class Kernel:
+    """A second client on the kernel a page runs (by its connection file), to read the package's
+    state as the notebook's own objects see it."""
+
+    def __init__(self, runtime: Path, kernel_id: str) -> None:
+        from jupyter_client import BlockingKernelClient
+
+        found = sorted(runtime.rglob(f"kernel-{kernel_id}.json"))  # Voila keeps them in a subfolder
+        assert found, f"no connection file for kernel {kernel_id} under {runtime}"
+        self.client = BlockingKernelClient(connection_file=str(found[0]))
+        self.client.load_connection_file()
+        self.client.start_channels()
+        self.client.wait_for_ready(timeout=60)
+
+    def value(self, code: str, expression: str) -> Any:
+        """Run ``code`` quietly, then return ``expression`` (JSON-able) evaluated after it."""
+        reply = self.client.execute(
+            code, silent=True, store_history=False, user_expressions={"v": f"__import__('json').dumps({expression})"}
+        )
+        content = self.client.get_shell_msg(timeout=60)["content"]
+        assert content["status"] == "ok", f"kernel probe failed: {content}"
+        assert reply
+        result = content["user_expressions"]["v"]
+        assert result["status"] == "ok", f"kernel probe failed: {result.get('ename')}: {result.get('evalue')}"
+        return json.loads(ast.literal_eval(result["data"]["text/plain"]))
+
+    def close(self) -> None:
+        self.client.stop_channels()

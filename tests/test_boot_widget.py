@@ -179,3 +179,43 @@ def test_the_history_row_hides_when_there_is_no_boot(lab: emq_lab.Lab, queue: st
     panel.boot(1)
     panel.use("naive")
     assert panel._history.layout.display == "none"
+
+
+def test_a_new_panel_starts_from_an_empty_queue_and_says_so(lab: emq_lab.Lab, queue: str) -> None:
+    first = BootPanel(lab, queue)
+    first.boot(2)
+    again = BootPanel(lab, queue)  # the cell re-run
+    assert again.note == f"a fresh start: this panel emptied queue {queue} (registry size 0)"
+    assert int(lab.client.zcard(keys.registry(queue))) == 0
+    assert again.boot(1).tuple == "{:ok, :registered}"
+    assert again.boot(1).before.size == 0 and not again.boot(1).before.pending
+
+
+def test_boot_two_says_what_it_did(lab: emq_lab.Lab, queue: str) -> None:
+    panel = BootPanel(lab, queue)
+    panel._buttons[2].click()  # before Boot #1
+    assert panel.note == "Boot #1 had not run, so it ran first; then Boot #2: {:ok, :exists}, registry size 1"
+    assert len(panel.history) == 2
+    panel._buttons[2].click()  # once it has run
+    assert panel.note.startswith("Boot #2 already ran — shown again, nothing new ran")
+    assert len(panel.history) == 2
+    assert not any(control.disabled for control in (*panel._buttons.values(), panel._reset, panel._period))
+
+
+def test_the_period_dropdown_says_what_it_changes(lab: emq_lab.Lab, queue: str) -> None:
+    panel = BootPanel(lab, queue)
+    panel._period.value = 30
+    assert panel.note == "next boot registers every 30 min; boots already run keep their period"
+    assert panel.boot(1).every_ms == 30 * MIN
+
+
+def test_the_lit_lines_stay_open_and_the_rest_folds(lab: emq_lab.Lab, queue: str) -> None:
+    panel = BootPanel(lab, queue)
+    panel.boot(2)
+    html = panel._script.value
+    opened = re.sub(r"<details>.*?</details>", "", html)  # the lines shown without a click
+    assert "return 0" in opened and "EXISTS" in opened and "HSET" not in opened
+    assert html.count("<details>") >= 2  # the header and the argument checks folded
+    assert "font-size:14px" in html
+    every = re.findall(r"<div style=\"[^\"]*\">\s*(\d+) ", html)
+    assert [int(n) for n in every] == list(range(1, len(source("register").splitlines()) + 1))  # every line kept

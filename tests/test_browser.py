@@ -1,17 +1,29 @@
-"""Every notebook in a real browser: JupyterLab (run all, then use the widgets as a learner
-would) and Voila (the instructor's presentation mode). Debian's Chromium, driven by Playwright."""
+"""Every notebook in a real browser, as a learner (JupyterLab: Run All, then the panels) and as
+an instructor (Voila) meet it, at 1280x720 in Debian's Chromium driven by Playwright.
+
+Strict: a console error, an uncaught exception, a new Log Console entry or a request that
+leaves loopback fails the test. After each interaction, what the panel's text says, what its
+figure plots (the trace data read from the page) and the package's state (read through a second
+client on the page's own kernel) must agree. Panels are found by their class, not by cell
+index, so cells may move. Each panel state is saved as a 1280x720 screenshot in test-artifacts/.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import re
+import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from browser import ARTIFACTS, CHROMIUM_ARGS, ROOT, chromium_path, jupyter_process, screenshot, skip_or_fail
+from browser import CHROMIUM_ARGS, ROOT, Kernel, Server, Watch, chromium_path, jupyter_process, screenshot, skip_or_fail
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+WIDTH, HEIGHT = 1280, 720
 Page = Any  # playwright.sync_api.Page, imported lazily so a missing package can skip loudly
+Locator = Any
 
 
 @pytest.fixture(scope="module")
@@ -30,60 +42,113 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def lab_url(browser: Any) -> Iterator[str]:
-    with jupyter_process("lab") as base:
-        yield base
+def lab_server(browser: Any) -> Iterator[Server]:
+    with jupyter_process("lab") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def voila_server(browser: Any) -> Iterator[Server]:
+    with jupyter_process("voila", "notebooks") as server:  # one server, a page per notebook
+        yield server
+
+
+class Visit:
+    """One notebook open in one front end: the page, what it logged, and its kernel."""
+
+    def __init__(self, page: Page, watch: Watch, server: Server, where: str, stem: str) -> None:
+        self.page, self.watch, self.server, self.where, self.stem = page, watch, server, where, stem
+        self._kernel: Kernel | None = None
+
+    @property
+    def kernel(self) -> Kernel:
+        if self._kernel is None:
+            assert len(self.watch.kernels) == 1, f"expected one kernel socket, saw {self.watch.kernels}"
+            self._kernel = Kernel(self.server.runtime, self.watch.kernels[0])
+            self._kernel.value(PROBE_SETUP, "1")
+        return self._kernel
+
+    def state(self, expression: str) -> Any:
+        return self.kernel.value("", expression)
+
+    def snap(self, panel: Locator, state: str) -> None:
+        """The panel scrolled to the top of the viewport, saved as <where>-<stem>-<state>.png."""
+        top(panel)
+        screenshot(self.page, f"{self.where}-{self.stem}-{state}")
+
+    def log_entries(self) -> int:
+        """New entries the JupyterLab Log Console counts (0 in Voila, which has none)."""
+        if self.where != "lab":
+            return 0
+        item = self.page.locator(".jp-LogConsoleStatusItem")
+        text = item.inner_text().strip() if item.count() else ""
+        digits = re.findall(r"\d+", text)
+        return int(digits[0]) if digits else 0
+
+    def close(self) -> None:
+        if self._kernel is not None:
+            self._kernel.close()
+        if self.where == "lab":  # JupyterLab keeps a closed page's kernel: stop what it still runs
+            for kernel_id in self.watch.kernels:
+                request = urllib.request.Request(f"{self.server.url}/api/kernels/{kernel_id}", method="DELETE")
+                with contextlib.suppress(OSError):
+                    urllib.request.urlopen(request, timeout=10).close()
+
+
+# Kernel-side helpers, run once per visit in the notebook's own kernel (a silent execute).
+PROBE_SETUP = """
+import gc as _emq_gc
+import emq_lab as _emq
+from emq_lab.dives import cadence as _emq_cadence, race as _emq_race
+_emq_probe = _emq.connect()  # the embedded backend is one server per kernel: the notebook's data
+
+def _emq_instances(kind):
+    return [o for o in _emq_gc.get_objects() if type(o).__name__ == kind and type(o).__module__.startswith("emq_lab.")]
+
+def _emq_registry(queue):
+    rep = _emq_probe.repeat(queue)
+    return {"size": rep.count(), "members": [name for name, _ in rep.entries()]}
+
+def _emq_jobs(queue):
+    return _emq_probe.jobs(queue).browse(limit=1000)
+
+def _emq_lanes(controls):
+    found = [e for e in _emq_instances("CadenceExplorer") if e.controls == controls]
+    if not found:
+        return None
+    e = found[0]
+    m = _emq_cadence.MINUTE_MS
+    t = _emq_cadence.trace(e.lab, every_ms=controls["period_minutes"] * m, run_ms=controls["run_minutes"] * m,
+        cycles=controls["cycles"], tick_ms=controls["tick_seconds"] * 1000, start_ms=e.start_ms, prefix="emq-probe")
+    return {"readout": t.readout,
+            "releases": {l.measure.value: [(r - t.start_ms) / m for r in l.releases] for l in t.lanes}}
+"""
 
 
 @pytest.fixture
-def page(browser: Any) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    yield page
-    context.close()
+def visit_factory(browser: Any) -> Iterator[Callable[[Server, str, str], Visit]]:
+    opened: list[tuple[Any, Visit]] = []
+
+    def open_visit(server: Server, where: str, stem: str) -> Visit:
+        context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        watch = Watch()
+        watch.attach(page)
+        visit = Visit(page, watch, server, where, stem)
+        opened.append((context, visit))
+        return visit
+
+    yield open_visit
+    for context, visit in opened:
+        visit.close()
+        context.close()
 
 
-def run_all_in_lab(page: Page, base: str, notebook: str) -> None:
-    # ?reset: a fresh workspace, or the lab restores the previous test's notebook as a hidden tab
-    # and `.first` locators can land in it.
-    page.goto(f"{base}/lab/tree/notebooks/{notebook}?reset")
-    # Running before the kernel is idle silently does nothing, so wait for it first.
-    page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=90_000)
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    page.get_by_text("Run All Cells", exact=True).click()
-    page.locator(".jp-InputArea-prompt", has_text="[*]").first.wait_for(state="detached", timeout=120_000)
-    page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=120_000)
+# -- reading the page ------------------------------------------------------------------------------
 
 
-def assert_no_errors(page: Page) -> None:
-    errors = page.locator(
-        '[data-mime-type="application/vnd.jupyter.stderr"], .jp-RenderedText[data-mime-type*="error"]'
-    )
-    assert errors.count() == 0, errors.first.inner_text()
-    assert page.get_by_text("Error displaying widget").count() == 0
-
-
-def readout_of(page: Page, marker: str) -> str:
-    """The text of the first rendered panel readout containing ``marker``."""
-    readout = page.locator(".emq-readout", has_text=marker).first
-    readout.wait_for()
-    return str(readout.inner_text())
-
-
-# Each notebook's learner walk-through: clicks, then assertions on what the page shows.
-WALKS: dict[str, Callable[[Page], None]] = {}
-
-
-def walk(stem: str) -> Callable[[Callable[[Page], None]], Callable[[Page], None]]:
-    def register(fn: Callable[[Page], None]) -> Callable[[Page], None]:
-        WALKS[stem] = fn
-        return fn
-
-    return register
-
-
-def expect_text(locator: Any, *texts: str) -> None:
+def expect_text(locator: Locator, *texts: str) -> None:
     """Wait (Playwright auto-waiting, no sleeps) until ``locator`` shows every one of ``texts``."""
     from playwright.sync_api import expect
 
@@ -91,185 +156,398 @@ def expect_text(locator: Any, *texts: str) -> None:
         expect(locator).to_contain_text(text, use_inner_text=True)
 
 
-def snap(page: Page, locator: Any, name: str) -> None:
-    """A screenshot of one element mid-walk, as ``lab-<name>.png`` or ``voila-<name>.png``."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    where = "lab" if "/lab/" in page.url else "voila"
-    locator.screenshot(path=str(ARTIFACTS / f"{where}-{name}.png"))
+def top(locator: Locator) -> None:
+    locator.evaluate("el => el.scrollIntoView({block: 'start'})")
 
 
-@walk("01-upsert")
-def upsert_walk(page: Page) -> None:
-    """The BootPanel: two boots under each strategy, Reset, and a past boot selected again."""
+def plotted(figure: Locator) -> list[dict[str, Any]]:
+    """The traces plotly drew in this plot div (name, x, base), read from the page."""
+    return list(
+        figure.evaluate(
+            "el => (el.data || []).map(t => ({name: t.name, x: Array.from(t.x || []), base: Array.from(t.base || [])}))"
+        )
+    )
+
+
+def eventually(check: Callable[[], None], attempts: int = 40) -> None:
+    """``check()`` until it passes; a page catching up with the kernel gets a few seconds, a
+    page that disagrees for good fails with the last AssertionError."""
+    for _ in range(attempts - 1):
+        try:
+            check()
+            return
+        except AssertionError:
+            time.sleep(0.25)
+    check()
+
+
+def assert_equal(got: Any, expected: Any) -> None:
+    assert got == expected, f"{got!r} != {expected!r}"
+
+
+def in_viewport(locator: Locator) -> bool:
+    box = locator.bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= HEIGHT
+
+
+def no_errors_in_outputs(page: Page) -> None:
+    errors = page.locator('[data-mime-type="application/vnd.jupyter.stderr"], [data-mime-type*="error"]')
+    assert errors.count() == 0, errors.first.inner_text()
+    assert page.get_by_text("Error displaying widget").count() == 0
+
+
+def button(panel: Locator, name: str) -> Locator:
+    return panel.get_by_role("button", name=name, exact=True)
+
+
+# -- one walk per panel kind, by the panel's class ---------------------------------------------------
+
+
+def walk_boot(visit: Visit, panel: Locator) -> None:
+    """BootPanel: fresh, Boot #2 before #1, Boot #2 again, each strategy, the period, Reset."""
     from playwright.sync_api import expect
 
-    state = page.locator(".emq-readout", has_text="emq:{reports}:repeat").first
-    panel = state.locator("xpath=../..")  # the panel's box: strategy, controls, boots, views
-    lit = state.locator("xpath=..").locator("div[style*='fde68a']")  # the script's lit lines
+    state = panel.locator(".emq-readout").first
+    note = panel.locator(".emq-note")
+    lit = panel.locator("div[style*='fde68a']")
+    expect_text(state, ":repeat")
+    queue = re.search(r"emq:\{([^}]+)\}:repeat", state.inner_text())
+    assert queue, state.inner_text()
 
-    def button(name: str) -> Any:
-        return panel.get_by_role("button", name=name, exact=True)
+    def agree(size: int) -> None:
+        expect_text(state, f"size {size}")
+        assert visit.state(f"_emq_registry({queue.group(1)!r})")["size"] == size
 
-    # strategy -> what boot #2 answers and the registry size after it
-    second = {
-        "EXISTS guard": ("{:ok, :exists}", "size 1"),
-        "naive append": ("{:ok, :registered}", "size 2"),
-        "ZSCORE upsert": ("{:ok, :updated}", "size 1"),
-    }
-    for strategy in ("naive append", "ZSCORE upsert", "EXISTS guard"):
-        button(strategy).click()
-        button("Reset").click()  # the strategy may already be the selected one
-        expect_text(state, f"strategy {strategy}", "no boot yet", "size 0")
-        button("Boot #1").click()
-        expect_text(state, "boot #1", "{:ok, :registered}", "size 1")
-        button("Boot #2").click()
-        expect_text(state, "boot #2", *second[strategy])
+    button(panel, "EXISTS guard").click()
+    button(panel, "Reset").click()
+    expect_text(note, f"queue {queue.group(1)} emptied, no boot yet")
+    agree(0)
+    visit.snap(panel, "boot-fresh")
 
-    snap(page, panel, "01-upsert-boot2")
-    # EXISTS guard, boot #2 selected: only the probe and the early return are lit.
-    expect(lit).to_have_count(2)
+    top(panel)
+    button(panel, "Boot #2").click()  # before Boot #1: both run, and the note says so
+    expect_text(note, "Boot #1 had not run, so it ran first; then Boot #2: {:ok, :exists}, registry size 1")
+    expect_text(state, "boot #2", "{:ok, :exists}")
+    agree(1)
+    outcome = state.locator("code", has_text="{:ok, :exists}").first
+    size = state.locator("b", has_text=re.compile(r"^\d+$")).first
+    for what, shown in (
+        ("outcome", outcome),
+        ("registry size", size),
+        ("a lit line", lit.first),
+        ("Boot #2", button(panel, "Boot #2")),
+    ):
+        assert in_viewport(shown), f"{what} is outside the 1280x720 viewport after Boot #2"
     expect(lit).to_contain_text(["EXISTS", "return 0"])
-    button("#1").click()
-    expect_text(state, "boot #1", "{:ok, :registered}", "record absent, HSET + ZADD")
-    expect(lit).to_have_count(4)
-    expect(lit).to_contain_text(["EXISTS", "HSET", "ZADD", "return 1"])
+    screenshot(visit.page, f"{visit.where}-{visit.stem}-boot-2-before-1")
 
-    button("Reset").click()
-    expect_text(state, "no boot yet", "size 0")  # the registry is empty again
-    expect(button("#1")).to_be_hidden()  # no boots, no history row
-    panel.scroll_into_view_if_needed()
+    button(panel, "Boot #2").click()  # once it has run
+    expect_text(note, "Boot #2 already ran — shown again, nothing new ran")
+    agree(1)
+    visit.snap(panel, "boot-2-again")
+
+    second = {"naive append": ("{:ok, :registered}", 2), "ZSCORE upsert": ("{:ok, :updated}", 1)}
+    for strategy, (tuple_, rows) in second.items():
+        button(panel, strategy).click()
+        expect_text(note, f"{strategy}: queue {queue.group(1)} emptied")
+        agree(0)
+        button(panel, "Boot #1").click()
+        expect_text(state, "boot #1", "{:ok, :registered}")
+        agree(1)
+        button(panel, "Boot #2").click()
+        expect_text(state, "boot #2", tuple_)
+        agree(rows)
+        visit.snap(panel, f"boot-{strategy.split()[0].lower()}")
+
+    panel.locator("select").first.select_option(label="30 min")
+    expect_text(note, "next boot registers every 30 min; boots already run keep their period")
+    button(panel, "#1").click()
+    expect_text(state, "boot #1", "{:ok, :registered}")
+    expect_text(note, "Boot #1 selected")
+    visit.snap(panel, "boot-history")
+    button(panel, "Reset").click()
+    expect_text(state, "no boot yet", "size 0")
+    expect(button(panel, "#1")).to_be_hidden()
+    agree(0)
 
 
-@walk("02-cadence")
-def cadence_walk(page: Page) -> None:
-    """The CadenceExplorer: type the course's numbers, then drag the run-duration slider."""
+def walk_counter(visit: Visit, panel: Locator) -> None:
+    """BootCounter: the table agrees with a fresh count per strategy (the queue is left empty)."""
+    table = panel.locator(".emq-readout").first
+    expect_text(table, "EXISTS guard", "naive append", "ZSCORE upsert")
+    boots = int(re.search(r"after (\d+) boots?", table.inner_text()).group(1))  # type: ignore[union-attr]
+    naive = table.locator("tr", has_text="naive append").inner_text().split("\t")
+    assert naive[1].strip() == str(boots)  # one row per boot
+    visit.snap(panel, "counter")
+
+
+def walk_cadence(visit: Visit, panel: Locator) -> None:
+    """CadenceExplorer: as found (the state the cells left), typed values, a drag, 24 cycles."""
     from playwright.sync_api import expect
 
-    readout = page.locator(".emq-readout", has_text="start-to-finish").first
-    explorer = readout.locator("xpath=..")
+    readout = panel.locator(".emq-readout").first
+    figure = panel.locator(".js-plotly-plot").first
 
-    def slider(label: str) -> Any:
-        return explorer.locator(".widget-slider", has_text=label).first
+    def slider(label: str) -> Locator:
+        return panel.locator(".widget-slider", has_text=label).first
+
+    def controls() -> dict[str, int]:
+        labels = {
+            "period_minutes": "period (min)",
+            "run_minutes": "run (min)",
+            "cycles": "cycles",
+            "tick_seconds": "pump tick (s)",
+        }
+        return {key: int(slider(label).locator(".widget-readout").inner_text()) for key, label in labels.items()}
+
+    def agree() -> None:
+        """Sliders -> the package's lanes; they must equal the readout and the plotted markers."""
+        expect(panel.locator(".emq-note")).to_have_text("")  # not mid-redraw
+        lanes = visit.state(f"_emq_lanes({controls()!r})")
+        assert lanes is not None, f"no explorer in the kernel holds the sliders' values {controls()}"
+        assert readout.inner_text().strip() == lanes["readout"].strip()
+        shown = {t["name"]: t["x"] for t in plotted(figure)}
+        for lane, releases in lanes["releases"].items():
+            assert shown[lane] == pytest.approx(releases), (
+                f"{lane}: the figure plots {shown[lane]}, the lanes say {releases}"
+            )
 
     def type_value(label: str, value: int) -> None:
         box = slider(label).locator(".widget-readout")
         box.click()
-        page.keyboard.press("Control+A")
-        page.keyboard.type(str(value))
-        page.keyboard.press("Enter")
+        visit.page.keyboard.press("Control+A")
+        visit.page.keyboard.type(str(value))
+        visit.page.keyboard.press("Enter")
+        expect(box).to_have_text(str(value))
 
-    def lane(name: str) -> str:
-        line = next(line for line in readout.inner_text().splitlines() if line.startswith(name))
-        return line.split("|")[0].removeprefix(name).strip()
-
+    agree()  # as the notebook's cells left it: Voila drew a stale first figure here
+    visit.snap(panel, "cadence-as-found")
     for label, value in (("period (min)", 15), ("run (min)", 4), ("cycles", 4), ("pump tick (s)", 0)):
         type_value(label, value)
     expect_text(readout, "every 15 min, runs of 4 min, 4 cycles, the pump ticks exactly when due")
-    assert lane("start-to-start") == "09:00 09:15 09:30 09:45"
-    assert lane("start-to-finish") == "09:00 09:19 09:38 09:57"
+    agree()
+    visit.snap(panel, "cadence-course")
 
-    # Drag the run-duration handle to the right, as a learner would.
     handle = slider("run (min)").locator(".noUi-handle")
-    handle.scroll_into_view_if_needed()
+    top(panel)
     box = handle.bounding_box()
     assert box is not None
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    page.mouse.move(x, y)
-    page.mouse.down()
-    page.mouse.move(x + 60, y, steps=8)
-    page.mouse.up()
+    visit.page.mouse.move(x, y)
+    visit.page.mouse.down()
+    visit.page.mouse.move(x + 60, y, steps=8)
+    visit.page.mouse.up()
     expect(readout).not_to_contain_text("runs of 4 min")
-    expect_text(readout, "drift after 4 cycles")
-    assert lane("start-to-start") == "09:00 09:15 09:30 09:45"  # holds the period
-    finish = lane("start-to-finish").split()
-    assert finish[0] == "09:00" and finish[1] > "09:19" and finish[3] > "09:57"  # drifts further
-    expect(page.locator(".js-plotly-plot").first).to_be_visible()
-    snap(page, explorer, "02-cadence-dragged")
+    agree()
+    visit.snap(panel, "cadence-dragged")
+
+    type_value("period (min)", 1)
+    type_value("cycles", 24)
+    expect_text(readout, "24 cycles")
+    agree()
+    marks = [x for x in next(t for t in plotted(figure) if t["name"] == "period marks")["x"] if x is not None]
+    assert len(marks) // 2 <= 13, "the period marks would merge into a hatch"
+    wrap = readout.locator("pre").evaluate("el => [getComputedStyle(el).whiteSpace, getComputedStyle(el).wordBreak]")
+    assert wrap == ["pre-wrap", "normal"], f"the readout may wrap inside a time: {wrap}"
+    figure.hover()
+    modebar, title = figure.locator(".modebar").first, figure.locator(".gtitle").first
+    expect(modebar).to_be_visible()
+    a, b = modebar.bounding_box(), title.bounding_box()
+    assert a and b and (a["x"] >= b["x"] + b["width"] or a["y"] >= b["y"] + b["height"]), "the toolbar covers the title"
+    visit.snap(panel, "cadence-24-cycles")
 
 
-@walk("03-cancel")
-def cancel_walk(page: Page) -> None:
-    """The CancelPanel: the race stepped by hand, a refused step, and two presets played."""
+def walk_fast_forward(visit: Visit, panel: Locator) -> None:
+    """FastForwardPanel: the label whole; three quick clicks start one run, the button is off meanwhile."""
     from playwright.sync_api import expect
 
-    log = page.locator(".emq-readout").first  # the first view of the panel: steps taken
-    panel = log.locator("xpath=..")
-    keyspace = panel.locator(".emq-readout").nth(1)  # the keyspace after the last step
+    go = panel.locator("button").first
+    label = panel.locator(".emq-readout").first
+    text = go.inner_text().strip()
+    assert re.fullmatch(r"Fast-forward [\d,]+", text), text
+    assert go.evaluate("el => el.scrollWidth <= el.clientWidth"), f"the label {text!r} is cut"
+    starts = "sum(p.starts for p in _emq_instances('FastForwardPanel'))"
+    before = visit.state(starts)
+    top(panel)
+    box = go.bounding_box()
+    assert box is not None
+    for _ in range(3):  # as fast as a learner's triple click, no waiting in between
+        visit.page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    expect(go).to_be_disabled()
+    expect_text(label, "running")
+    expect(go).to_have_text(text)  # the label stays whole while it runs
+    eventually(lambda: assert_equal(visit.state(starts), before + 1))
+    visit.state("1")  # the clicks the page sent have been handled: still one run begun
+    assert visit.state(starts) == before + 1, "three quick clicks began more than one run"
+    # The run itself (as long as the cell's) is not waited for: the page and kernel close after.
+    visit.snap(panel, "fast-forward-running")
 
-    def button(name: str) -> Any:
-        return panel.get_by_role("button", name=name, exact=True)
 
-    button("reset").click()
+def walk_cancel(visit: Visit, panel: Locator) -> None:
+    """CancelPanel: steps by hand, a double click, a preset; the keyspace shown is the queue's."""
+    from playwright.sync_api import expect
+
+    log, keyspace = panel.locator(".emq-readout").nth(0), panel.locator(".emq-readout").nth(1)
+    note = panel.locator(".emq-note")
+    queue = keyspace.locator("tr", has_text="queue").locator("td").inner_text().strip()
+
+    def agree() -> None:
+        registry = visit.state(f"_emq_registry({queue!r})")
+        jobs = visit.state(f"_emq_jobs({queue!r})")
+        shown = keyspace.inner_text()
+        members = re.search(r"registry \(ZSET\)\s+(.*)", shown).group(1)  # type: ignore[union-attr]
+        assert [m.split(" @ ")[0] for m in members.split(", ") if m != "empty"] == registry["members"]
+        listed = re.search(r"jobs \(wait list\)\s+(.*)", shown).group(1)  # type: ignore[union-attr]
+        assert sorted(j for j in listed.split(", ") if j != "none") == sorted(jobs)
+
+    button(panel, "reset").click()
+    expect_text(note, f"reset: queue {queue} emptied")
     expect_text(log, "advance outcome: -")
-    expect_text(keyspace, "registry (ZSET) report @", "records (HASH) report", "jobs (wait list) none")
-    expect(button("pump enqueues")).to_be_disabled()  # the pump enqueues only what it read
-    expect(button("pump advances")).to_be_disabled()
-    expect(button("pump reads due")).to_be_enabled()
-    expect(button("cancel lands")).to_be_enabled()
+    agree()
+    expect(button(panel, "pump enqueues")).to_be_disabled()
+    visit.snap(panel, "cancel-fresh")
 
-    button("pump reads due").click()
-    expect_text(log, "the pump now holds it")
-    button("cancel lands").click()
+    button(panel, "pump reads due").dblclick()  # a double click: the second is refused in words, if it lands
+    expect_text(note, "pump reads due")
+    expect(button(panel, "pump reads due")).to_be_disabled()
+    visit.state("1")  # both clicks have been handled by now
+    assert (
+        note.inner_text().strip()
+        in (
+            "pump reads due: that step already ran — press Reset or pick the next step (cancel lands, pump enqueues)",
+            "pump reads due: due: report @ 09:19 (every 15 min); the pump now holds it",
+        )
+        or "the pump now holds it" in note.inner_text()
+    )
+    taken = visit.state("[[s.step for s in p.race.taken] for p in _emq_instances('CancelPanel') if p._race]")
+    assert ["read"] in taken, f"the double click took the read more than once: {taken}"
+    agree()
+    visit.snap(panel, "cancel-read")
+    button(panel, "cancel lands").click()
     expect_text(log, "{:ok, :cancelled}")
-    expect_text(keyspace, "registry (ZSET) empty", "records (HASH) none")
-    button("pump enqueues").click()
+    agree()
+    button(panel, "pump enqueues").click()
     expect_text(log, "JOB-000001 enqueued")
-    button("pump advances").click()
+    agree()
+    button(panel, "pump advances").click()
     expect_text(log, "advance outcome: {:ok, :absent}")
-    expect_text(keyspace, "registry (ZSET) empty", "records (HASH) none", "jobs (wait list) JOB-000001")
     expect_text(keyspace, "invariant: every registry member has a record - holds")
-    for step in ("pump reads due", "cancel lands", "pump enqueues", "pump advances"):
-        expect(button(step)).to_be_disabled()  # each step once per round
+    agree()
+    visit.snap(panel, "cancel-advanced")
 
     presets = panel.locator("select").first
-    presets.select_option(label="cancel before the read")
-    button("play preset").click()
-    expect_text(log, "nothing due: the pump holds nothing this tick", "advance outcome: -")
-    expect_text(keyspace, "registry (ZSET) empty", "jobs (wait list) none", "holds")
+    chosen = presets.evaluate("el => el.options[el.selectedIndex].text").replace("\xa0", " ")  # ipywidgets' nbsp
+    preset, outcome = next(
+        (label, outcome)
+        for label, outcome in (("cancel after the advance", "{:ok, :advanced}"), ("cancel before the read", "-"))
+        if label != chosen  # a change, so the menu has something to say
+    )
+    presets.select_option(label=preset)
+    expect_text(note, "press play preset")
+    button(panel, "play preset").click()
+    expect_text(note, f"played '{preset}'")
+    expect_text(log, f"advance outcome: {outcome}")
+    agree()
+    visit.snap(panel, "cancel-preset")
 
-    presets.select_option(label="cancel after the advance")
-    button("play preset").click()
-    expect_text(log, "JOB-000001 enqueued", "{:ok, :advanced}: next run of report", "advance outcome: {:ok, :advanced}")
-    expect_text(keyspace, "registry (ZSET) empty", "jobs (wait list) JOB-000001", "holds")
-    figure = page.locator(".js-plotly-plot").first  # the presets, one row each
-    expect(figure).to_contain_text("cancel between enqueue and advance")
-    snap(page, figure, "03-cancel-figure")
-    panel.scroll_into_view_if_needed()
 
-    # The CrashPanel: the fault on, one tick and its restart, with fresh then slot-keyed ids.
-    bench = page.locator(".emq-readout", has_text="next click:").first
-    crash = bench.locator("xpath=..")
+def walk_crash(visit: Visit, panel: Locator) -> None:
+    """CrashPanel: the fault switch looks different on and off; fresh ids duplicate, slot-keyed do not."""
+    from playwright.sync_api import expect
+
+    bench = panel.locator(".emq-readout").first
+    queue = bench.locator("code").first.inner_text().strip()
+    fault = panel.get_by_role("button", name=re.compile(r"fault (ON|off)"))
+
+    def agree(duplicates: str) -> None:
+        expect_text(bench, duplicates)
+        jobs = visit.state(f"_emq_jobs({queue!r})")
+        shown = re.findall(r"(JOB-\d+|report:\d+)", bench.inner_text().split("jobs per slot")[-1])
+        assert sorted(set(shown)) == sorted(jobs)
+
     for ids, duplicates in (("fresh JOB- ids", "duplicates: 1"), ("slot-keyed <name>:<slot_ms>", "duplicates: 0")):
-        crash.get_by_role("button", name=ids, exact=True).click()
-        crash.get_by_role("button", name="Reset", exact=True).click()
+        button(panel, ids).click()
+        button(panel, "Reset").click()
         expect_text(bench, "no ticks yet", "duplicates: 0")
-        fault = crash.get_by_role("button", name="fault: crash after enqueue")
-        if "mod-active" not in (fault.get_attribute("class") or ""):
+        agree("duplicates: 0")
+        if "ON" in fault.inner_text():
             fault.click()
-        expect(fault).to_have_class(re.compile("mod-active"))  # the fault switch is on
-        crash.get_by_role("button", name="Tick (and restart)", exact=True).click()
+        expect(fault).to_have_text(re.compile("fault off"))
+        off = fault.evaluate("el => getComputedStyle(el).backgroundColor")
+        fault.click()
+        expect(fault).to_have_text(re.compile("fault ON"))
+        expect(fault).to_have_class(re.compile("mod-danger"))
+        assert fault.evaluate("el => getComputedStyle(el).backgroundColor") != off, (
+            "the switch looks the same on and off"
+        )
+        button(panel, "Tick (and restart)").click()
         expect_text(bench, "then crashed before advance")
-        crash.get_by_role("button", name="Tick (and restart)", exact=True).click()
-        expect_text(bench, "restart:", duplicates)
-    snap(page, crash, "03-cancel-crash")
+        button(panel, "Tick (and restart)").click()
+        expect_text(bench, "restart:")
+        agree(duplicates)
+        visit.snap(panel, f"crash-{ids.split()[0].replace('-', '')}")
+
+
+WALKS: dict[str, Callable[[Visit, Locator], None]] = {
+    ".emq-boot-panel": walk_boot,
+    ".emq-boot-counter": walk_counter,
+    ".emq-cadence-explorer": walk_cadence,
+    ".emq-fast-forward": walk_fast_forward,
+    ".emq-cancel-panel": walk_cancel,
+    ".emq-crash-panel": walk_crash,
+}
+
+
+def walk_panels(visit: Visit) -> list[str]:
+    """Walk the first panel of each kind the page shows; the kinds walked."""
+    before = visit.log_entries()
+    walked = []
+    for selector, walk in WALKS.items():
+        found = visit.page.locator(selector)
+        if found.count():
+            top(found.first)  # JupyterLab renders cells lazily: bring the panel on screen first
+            expect_text(found.first.locator(".emq-readout").first, "")
+            found.first.locator(".emq-readout").first.wait_for(state="visible")
+            walk(visit, found.first)
+            walked.append(selector)
+    visit.state("1")  # every click the page sent has been handled by now
+    assert visit.log_entries() == before, "the walk added entries to the Log Console"
+    return walked
+
+
+def run_all_in_lab(page: Page, base: str, notebook: str) -> None:
+    # ?reset: a fresh workspace, or the lab restores the previous test's notebook as a hidden tab.
+    page.goto(f"{base}/lab/tree/notebooks/{notebook}?reset")
+    # Running before the kernel is idle silently does nothing, so wait for it first.
+    page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=90_000)
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.get_by_text("Run All Cells", exact=True).click()
+    page.locator(".jp-InputArea-prompt", has_text="[*]").first.wait_for(state="detached", timeout=240_000)
+    page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=120_000)
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
-def test_notebook_in_jupyterlab(page: Page, lab_url: str, notebook: Any) -> None:
-    run_all_in_lab(page, lab_url, notebook.name)
-    assert_no_errors(page)
-    if "plotly" in notebook.read_text():  # 00-start has no figure
-        page.locator(".js-plotly-plot").first.wait_for()
-    WALKS.get(notebook.stem, lambda page: None)(page)
-    screenshot(page, f"lab-{notebook.stem}")
+def test_notebook_in_jupyterlab(visit_factory: Callable[..., Visit], lab_server: Server, notebook: Any) -> None:
+    visit = visit_factory(lab_server, "lab", notebook.stem)
+    run_all_in_lab(visit.page, lab_server.url, notebook.name)
+    no_errors_in_outputs(visit.page)
+    if has_panels(notebook):  # 00-start has none
+        assert walk_panels(visit), "no panel found on the page"
+    visit.watch.assert_clean()
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
-def test_notebook_in_voila(browser: Any, page: Page, notebook: Any) -> None:
-    with jupyter_process("voila", f"notebooks/{notebook.name}") as base:
-        page.goto(f"{base}/")
-        loaded = ".js-plotly-plot" if "plotly" in notebook.read_text() else "text=You are here"
-        page.locator(loaded).first.wait_for(timeout=120_000)
-        assert_no_errors(page)
-        WALKS.get(notebook.stem, lambda page: None)(page)
-        screenshot(page, f"voila-{notebook.stem}")
+def test_notebook_in_voila(visit_factory: Callable[..., Visit], voila_server: Server, notebook: Any) -> None:
+    visit = visit_factory(voila_server, "voila", notebook.stem)
+    visit.page.goto(f"{voila_server.url}/voila/render/{notebook.name}", wait_until="commit", timeout=240_000)
+    loaded = ".emq-readout" if has_panels(notebook) else "text=You are here"
+    visit.page.locator(loaded).first.wait_for(timeout=240_000)
+    no_errors_in_outputs(visit.page)
+    if has_panels(notebook):
+        assert walk_panels(visit), "no panel found on the page"
+    visit.watch.assert_clean()
+
+
+def has_panels(notebook: Any) -> bool:
+    """True when the stored notebook displays a widget (every dive does; the start page does not)."""
+    return "application/vnd.jupyter.widget-view+json" in notebook.read_text()

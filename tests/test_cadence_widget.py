@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -28,8 +29,7 @@ def lane_line(readout: str, measure: str) -> str:
 
 def drawn_releases(explorer: CadenceExplorer, measure: str) -> list[int]:
     """The release markers the figure shows for one lane."""
-    shown = next(t for t in explorer._figure.data if t.name == measure)
-    return list(shown.x)
+    return list(explorer._figure.trace(measure)["x"])
 
 
 def test_the_default_shows_the_course_verdicts(explorer: CadenceExplorer) -> None:
@@ -44,8 +44,8 @@ def test_dragging_the_run_slider_drags_only_start_to_finish(explorer: CadenceExp
     assert drawn_releases(explorer, "start-to-finish") == [k * 25 for k in range(4)]
     assert drawn_releases(explorer, "start-to-start") == [k * 15 for k in range(4)]
     assert "drift after 4 cycles: +30 min" in lane_line(explorer.readout, "start-to-finish")
-    bars = next(t for t in explorer._figure.data if t.name == "start-to-start runs")
-    assert list(bars.x) == [10] * 4  # each bar spans release -> finish, in minutes
+    bars = explorer._figure.trace("start-to-start runs")
+    assert list(bars["x"]) == [10] * 4  # each bar spans release -> finish, in minutes
     assert "+30 min" in explorer._readout.value
 
 
@@ -67,13 +67,13 @@ def test_set_matches_dragging(lab: emq_lab.Lab, queue: str, explorer: CadenceExp
     for key, value in {"period_minutes": 10, "run_minutes": 3, "cycles": 5, "tick_seconds": 45}.items():
         other._sliders[key].value = value
     assert other.readout == by_set
-    assert [list(t.x) for t in other._figure.data] == [list(t.x) for t in explorer._figure.data]
+    assert other.plotted == explorer.plotted
 
 
 def test_the_period_marks_sit_behind_the_lanes(explorer: CadenceExplorer) -> None:
     explorer.set(period_minutes=20, run_minutes=0, cycles=3)
-    marks = next(t for t in explorer._figure.data if t.name == "period marks")
-    assert [x for x in marks.x if x is not None][::2] == [0, 20, 40]
+    marks = explorer._figure.trace("period marks")
+    assert [x for x in marks["x"] if x is not None][::2] == [0, 20, 40]
 
 
 def test_set_refuses_what_no_slider_allows(explorer: CadenceExplorer) -> None:
@@ -95,3 +95,59 @@ def test_fast_forward_panel(lab: emq_lab.Lab, queue: str) -> None:
     assert panel.run() == "fired 300 occurrences; registry rows: 1; jobs waiting: 300; newest job: JOB-000300"
     assert panel._bar.value == 300
     assert lab.repeat(queue).count() == 1
+
+
+def test_the_page_gets_the_whole_current_figure(explorer: CadenceExplorer) -> None:
+    """The Output's one output is the current figure: a front end that attaches late (Voila, a
+    reloaded tab) draws what the sliders and readout say, not the first figure."""
+    explorer.set(period_minutes=1, run_minutes=0, cycles=8, tick_seconds=90)
+    (output,) = explorer._figure.widget.outputs
+    sent = output["data"]["application/vnd.plotly.v1+json"]
+    assert sent["data"] == explorer.plotted
+    releases = sent["data"][[t["name"] for t in sent["data"]].index("start-to-start")]["x"]
+    assert releases == [k * 1.5 for k in range(8)]  # 09:00, 09:01:30, ... in minutes
+    assert "over 8 cycles" in sent["layout"]["title"]["text"]
+    assert "every 1 min, runs of 0 s, 8 cycles" in explorer.readout
+
+
+def test_many_cycles_thin_the_period_marks_and_never_split_a_time(explorer: CadenceExplorer) -> None:
+    explorer.set(period_minutes=1, cycles=24, run_minutes=4)
+    marks = [x for x in explorer._figure.trace("period marks")["x"] if x is not None][::2]
+    ticks = explorer._figure.layout["xaxis"]["tickvals"]
+    assert marks == ticks and len(marks) <= 13  # one dotted line per labelled tick, not a hatch
+    assert "white-space:pre-wrap;word-break:normal" in explorer._readout.value
+
+
+def test_the_note_is_clear_after_a_redraw(explorer: CadenceExplorer) -> None:
+    explorer._sliders["cycles"].value = 5
+    assert explorer.note == "" and "over 5 cycles" in explorer._figure.layout["title"]["text"]
+
+
+def test_fast_forward_clicks_while_running_start_no_second_run(lab: emq_lab.Lab, queue: str) -> None:
+    panel = FastForwardPanel(lab, queue, occurrences=2_000)
+    assert panel._button.description == "Fast-forward 2,000" and panel._button.layout.width == "auto"
+    for _ in range(3):
+        panel._button.click()  # three quick clicks
+    panel.wait()
+    assert panel.runs == panel.starts == 1
+    assert not panel._button.disabled and not panel.busy
+    assert panel._label.value.startswith("fired 2,000 occurrences")
+    assert lab.jobs(queue).count() == 2_000
+
+
+def test_fast_forward_twin_refuses_while_a_click_runs(
+    lab: emq_lab.Lab, queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    panel = FastForwardPanel(lab, queue, occurrences=300)
+    release = threading.Event()
+    fire = panel._fire
+    monkeypatch.setattr(panel, "_fire", lambda: release.wait() and fire())  # the run waits for us
+    worker = panel.start()
+    assert worker is not None and panel.busy and panel._button.disabled
+    with pytest.raises(ValueError, match="still working on the last click"):
+        panel.run()
+    assert panel.start() is None and "still working" in panel.note  # a click while it runs
+    release.set()
+    panel.wait()
+    assert panel.runs == 1 and not panel._button.disabled
+    assert panel._label.value.startswith("fired 300 occurrences") and panel.note == ""

@@ -204,4 +204,52 @@ def test_crash_panel_displays_its_readout(lab: emq_lab.Lab, queue: str) -> None:
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "emq-readout" in panel._readout._dom_classes
     labels = (panel._crash_toggle.description, panel._tick_button.description, panel._reset_button.description)
-    assert labels == ("fault: crash after enqueue", "Tick (and restart)", "Reset")
+    assert labels == ("fault off: crash after enqueue", "Tick (and restart)", "Reset")
+
+
+def test_a_double_click_on_a_step_is_said_on_the_note_line(lab: emq_lab.Lab, queue: str) -> None:
+    panel = CancelPanel(lab, queue)
+    panel._buttons["read"].click()
+    assert panel.note.startswith("pump reads due: due: report")
+    panel._buttons["read"].click()  # the second click of a double click: no exception escapes
+    assert panel.note == (
+        "pump reads due: that step already ran — press Reset or pick the next step (cancel lands, pump enqueues)"
+    )
+    assert "that step already ran" in panel._note.widget.value
+    assert [s.step for s in panel.race.taken] == ["read"]  # nothing ran twice
+    assert not panel._play.disabled and not panel._reset.disabled  # the controls came back
+
+
+def test_a_twin_out_of_order_raises_the_words_of_the_note(lab: emq_lab.Lab, queue: str) -> None:
+    panel = CancelPanel(lab, queue)
+    panel.step("read")
+    with pytest.raises(ValueError) as refused:
+        panel.step("read")
+    assert str(refused.value) == panel.note
+    assert "that step already ran — press Reset or pick the next step" in str(refused.value)
+    assert [entry.name for entry in refused.traceback][1:] == ["step"]  # raised in the twin, not deeper
+    with pytest.raises(ValueError, match="take enqueue first") as early:
+        panel.step("advance")
+    assert panel.note == str(early.value)
+
+
+def test_choosing_a_preset_says_what_to_press(lab: emq_lab.Lab, queue: str) -> None:
+    panel = CancelPanel(lab, queue)
+    assert panel.note.startswith(f"a fresh start: this panel emptied queue {queue}")
+    panel._preset.value = "after-advance"
+    assert "press play preset" in panel.note
+    panel._play.click()
+    assert panel.note.startswith("played 'cancel after the advance'")
+
+
+def test_the_fault_switch_reads_and_looks_different_on_and_off(lab: emq_lab.Lab, queue: str) -> None:
+    panel = CrashPanel(lab, queue)
+    off = (panel._crash_toggle.description, panel._crash_toggle.button_style, panel._crash_toggle.icon)
+    panel._crash_toggle.value = True  # a click
+    on = (panel._crash_toggle.description, panel._crash_toggle.button_style, panel._crash_toggle.icon)
+    assert off == ("fault off: crash after enqueue", "", "check")
+    assert on == ("fault ON: crash after enqueue", "danger", "bolt")
+    assert panel.note.startswith("the fault is ON")
+    panel._tick_button.click()
+    assert "then crashed before advance" in panel.note
+    assert not any(control.disabled for control in panel.controls)

@@ -174,7 +174,7 @@ def test_a_panel_made_and_shown_while_down_shows_its_status_then_starts(
     elif isinstance(panel, CrashPanel):
         assert panel.bench.lab.repeat(queue).count() == 1
     elif isinstance(panel, CadenceExplorer):
-        assert len(panel._figure.data) == len(timeline(panel.trace).data)
+        assert len(panel._figure.plotted) == len(timeline(panel.trace).data)
     elif isinstance(panel, BootCounter):
         assert "1 row" in panel.readout
 

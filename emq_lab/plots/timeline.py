@@ -17,7 +17,17 @@ COLOURS = {
     Measure.GRID: "#2ca02c",
 }
 MARK_COLOUR = "#9a9a9a"
-MAX_TICKS = 13
+MAX_TICKS = 13  # at most this many period marks are drawn and labelled; more would merge into a hatch
+
+
+def mark_step(trace: Trace) -> int:
+    """Draw every ``mark_step``-th period mark (1 up to MAX_TICKS marks, then 2, 3, ...)."""
+    return -(-len(trace.period_marks()) // MAX_TICKS)  # ceiling division
+
+
+def shown_marks(trace: Trace) -> list[int]:
+    """The period marks the figure draws and labels: every ``mark_step``-th from the start."""
+    return trace.period_marks()[:: mark_step(trace)]
 
 
 def minutes(trace: Trace, ms: int) -> float:
@@ -39,7 +49,7 @@ def traces(trace: Trace) -> list[dict[str, Any]]:
     top = len(trace.lanes) - 0.5
     mark_x: list[float | None] = []
     mark_y: list[float | None] = []
-    for mark in trace.period_marks():
+    for mark in shown_marks(trace):
         mark_x += [minutes(trace, mark), minutes(trace, mark), None]
         mark_y += [-0.5, top, None]
     out: list[dict[str, Any]] = [
@@ -98,10 +108,10 @@ def layout(trace: Trace) -> dict[str, Any]:
     marks = trace.period_marks()
     end = max(marks[-1], *(run.finish_ms for lane in trace.lanes for run in lane.runs))
     pad = max(trace.every_ms // 4, 60_000)
-    step = -(-len(marks) // MAX_TICKS)  # ceiling division
-    shown = marks[::step]
+    shown = shown_marks(trace)
     return {
-        "title": {"text": f"release times over {trace.cycles} cycles, one lane per measure"},
+        # Left-aligned, so the plot's toolbar (top right, on hover) never covers it.
+        "title": {"text": f"release times over {trace.cycles} cycles, one lane per measure", "x": 0, "xanchor": "left"},
         "xaxis": {
             "type": "linear",
             "range": [minutes(trace, trace.start_ms - pad), minutes(trace, end + pad)],

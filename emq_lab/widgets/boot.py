@@ -6,7 +6,7 @@ Both are views: the boots run in ``emq_lab.upsert``; the panels show what it ret
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
@@ -15,6 +15,7 @@ from .. import keys
 from ..clock import hhmm
 from ..dives.upsert import MINUTE_MS, Boot, Registry, Service, Strategy, period, report, tally, tally_text
 from ..scripts import source
+from .note import Note, set_disabled
 from .view import View
 
 if TYPE_CHECKING:
@@ -22,16 +23,57 @@ if TYPE_CHECKING:
 
 PERIODS_MIN = (5, 15, 30, 60)
 _LIT = "background:#fde68a;font-weight:bold"
-_PRE = "font-family:monospace;font-size:12px;line-height:1.35;margin:0;white-space:pre"
+# 14 px: readable on a projector (Voila) as in JupyterLab; lines never wrap, a long one scrolls.
+_PRE = "font-family:var(--jp-code-font-family,monospace);font-size:14px;line-height:1.4;margin:0;white-space:pre"
+_FOLD = "color:#57606a;cursor:pointer;font-style:italic"
+CONTEXT = 1  # code lines shown around each lit line; the rest fold away
 
 
-def script_html(text: str, lit: tuple[int, ...]) -> str:
-    """The script's source, numbered, with the lines in ``lit`` highlighted."""
-    rows = []
-    for number, line in enumerate(text.splitlines(), 1):
-        style = _LIT if number in lit else "color:#555" if line.lstrip().startswith("--") else ""
-        rows.append(f'<div style="{style}">{number:>3}  {html.escape(line)}</div>')
-    return f'<div style="{_PRE}">{"".join(rows)}</div>'
+def _row(number: int, line: str, lit: tuple[int, ...]) -> str:
+    style = _LIT if number in lit else "color:#555" if line.lstrip().startswith("--") else ""
+    return f'<div style="{style}">{number:>3}  {html.escape(line)}</div>'
+
+
+def _fold(summary: str, rows: list[str]) -> str:
+    """Rows hidden behind a one-line summary the reader can open (plain HTML, no script)."""
+    return f"<details><summary style='{_FOLD}'>{html.escape(summary)}</summary>{''.join(rows)}</details>"
+
+
+def script_html(text: str, lit: tuple[int, ...], *, context: int = CONTEXT) -> str:
+    """The script's source, numbered, with the lines in ``lit`` highlighted.
+
+    The header comment folds to one line; with lines lit, only they and ``context`` lines
+    around them stay open, every other run of lines folds to a "lines a-b" summary, so the lit
+    lines fit on screen beside the state. Every line is still there, one click away."""
+    lines = text.splitlines()
+    header = 0
+    while header < len(lines) and (lines[header].startswith("--") or not lines[header].strip()):
+        header += 1
+    shown = set(range(header + 1, len(lines) + 1))
+    if lit:
+        shown = {n for n in shown if any(abs(n - k) <= context for k in lit)}
+    out = (
+        [
+            _fold(
+                f"lines 1-{header}: the header (KEYS, ARGV, returns)",
+                [_row(n, lines[n - 1], lit) for n in range(1, header + 1)],
+            )
+        ]
+        if header
+        else []
+    )
+    hidden: list[int] = []
+    for number in range(header + 1, len(lines) + 1):
+        if number in shown:
+            if hidden:
+                out.append(_fold(f"lines {hidden[0]}-{hidden[-1]}", [_row(n, lines[n - 1], lit) for n in hidden]))
+                hidden = []
+            out.append(_row(number, lines[number - 1], lit))
+        else:
+            hidden.append(number)
+    if hidden:
+        out.append(_fold(f"lines {hidden[0]}-{hidden[-1]}", [_row(n, lines[n - 1], lit) for n in hidden]))
+    return f'<div style="{_PRE}">{"".join(out)}</div>'
 
 
 def _table(head: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
@@ -67,8 +109,10 @@ class BootPanel(View):
     """Boot #1, Boot #2 and Reset over queue ``queue``, a strategy switch, a period for the next
     boot and a history of boots to select.
 
-    Twins: ``boot(n)``, ``use(strategy)``, ``select(i)``, ``set_period(minutes)``, ``reset()``;
-    ``readout`` is the selected boot's report as plain text."""
+    A new panel starts from an empty queue: it deletes every key of ``queue`` (and says so on
+    its note line), so re-running the cell that creates it starts over. Twins: ``boot(n)``,
+    ``use(strategy)``, ``select(i)``, ``set_period(minutes)``, ``reset()``; ``readout`` is the
+    selected boot's report as plain text, ``note`` the note line's text."""
 
     def __init__(self, lab: Lab, queue: str, *, strategy: Strategy | str = Strategy.GUARD) -> None:
         self.lab = lab
@@ -76,45 +120,74 @@ class BootPanel(View):
         self.queue = self.service.queue
         self._selected: int | None = None
         self._quiet = False
+        self._note = Note()
 
         self._strategy = widgets.ToggleButtons(
-            options=[(s.label, s.value) for s in Strategy], value=self.service.strategy.value, description="strategy"
+            options=[(s.label, s.value) for s in Strategy],
+            value=self.service.strategy.value,
+            description="strategy",
+            style={"button_width": "auto"},
         )
-        self._buttons = {n: widgets.Button(description=f"Boot #{n}") for n in (1, 2)}
+        self._buttons = {n: widgets.Button(description=f"Boot #{n}", button_style="primary") for n in (1, 2)}
         self._reset = widgets.Button(description="Reset", button_style="warning")
         self._period = widgets.Dropdown(
             options=[(f"{m} min", m) for m in PERIODS_MIN],
             value=self.service.schedule.every_ms // MINUTE_MS,
-            description="period",
-            layout=widgets.Layout(width="180px"),
+            description="next boot every",
+            style={"description_width": "auto"},
+            layout=widgets.Layout(width="auto"),
         )
         self._history = widgets.ToggleButtons(options=[], description="boots", layout=widgets.Layout(display="none"))
-        self._script = widgets.HTML()
-        self._state = widgets.HTML()
+        # Side by side at any width: the state keeps its size, the script takes the rest and
+        # scrolls sideways when a line is longer (the lit lines' start is always in view).
+        self._script = widgets.HTML(layout=widgets.Layout(flex="1 1 0", min_width="0", overflow="auto"))
+        self._state = widgets.HTML(layout=widgets.Layout(flex="0 0 auto", max_width="50%"))
         self._state.add_class("emq-readout")  # the readout, findable by a browser test
 
         for number, button in self._buttons.items():
-            button.on_click(lambda _b, n=number: self.act(lambda: self.boot(n)))
-        self._reset.on_click(lambda _b: self.act(self.reset))
+            button.on_click(lambda _b, n=number: self._click(lambda: self.boot(n)))
+        self._reset.on_click(lambda _b: self._click(self.reset))
         self._strategy.observe(self._on_strategy, names="value")
         self._history.observe(self._on_history, names="value")
+        self._period.observe(self._on_period, names="value")
 
         controls = widgets.HBox([*self._buttons.values(), self._reset, self._period])
-        views = widgets.HBox(  # side by side when there is room, stacked when not
-            [self._script, self._state],
-            layout=widgets.Layout(align_items="flex-start", grid_gap="16px", flex_flow="row wrap"),
+        views = widgets.HBox(  # the state first (outcome and registry in view), the script beside it
+            [self._state, self._script],
+            layout=widgets.Layout(align_items="flex-start", grid_gap="24px", flex_flow="row nowrap"),
         )
-        self.box = widgets.VBox([self._strategy, controls, self._history, views])
-        self.act(self.refresh)  # a dead backend: the panel shows with its status line
+        self.box = widgets.VBox([self._strategy, controls, self._note.widget, self._history, views])
+        self.box.add_class("emq-boot-panel")
+        self.act(self._fresh_start)  # a dead backend: the panel shows with its status line
+
+    def _fresh_start(self) -> None:
+        """Empty the queue this panel works on, so a re-run cell starts over, and say so."""
+        self.service.reset()
+        self._show(None)
+        self._note.say(f"a fresh start: this panel emptied queue {self.queue} (registry size 0)")
 
     # -- twins -----------------------------------------------------------------------------
     def boot(self, n: int, *, minutes: int | None = None) -> Boot:
         """Boot #n (running any boot still missing before it) and light its call. A boot that
         already ran is only selected. ``minutes`` overrides the period for the boots run now."""
         every = (minutes if minutes is not None else int(self._period.value)) * MINUTE_MS
+        ran = len(self.service.history)
         done = self.service.boot_until(n, every_ms=every)
         self._sync_history()
         self.select(n)
+        if n <= ran:
+            self._note.say(
+                f"Boot #{n} already ran — shown again, nothing new ran; press Reset to boot again", "refused"
+            )
+        elif n > ran + 1:
+            missing = f"Boot #{ran + 1}" if n == ran + 2 else f"Boots #{ran + 1} to #{n - 1}"
+            self._note.say(
+                f"{missing} had not run, so {'it' if n == ran + 2 else 'they'} ran first; then Boot #{n}: "
+                f"{done.tuple}, registry size {done.size}",
+                "done",
+            )
+        else:
+            self._note.say(f"Boot #{n} ran: {done.tuple}, registry size {done.size}", "done")
         return done
 
     def use(self, strategy: Strategy | str) -> None:
@@ -157,6 +230,15 @@ class BootPanel(View):
         return None if self._selected is None else self.service.history[self._selected - 1]
 
     @property
+    def note(self) -> str:
+        """The note line: what the last action did, or why nothing ran."""
+        return self._note.text
+
+    @property
+    def controls(self) -> list[widgets.DOMWidget]:
+        return [self._strategy, *self._buttons.values(), self._reset, self._period, self._history]
+
+    @property
     def readout(self) -> str:
         boot = self.selected
         if boot is None:
@@ -169,17 +251,34 @@ class BootPanel(View):
         return "\n".join(report(boot, queue=self.queue, of=len(self.service.history)))
 
     # -- callbacks: they set widget values, never print --------------------------------------
+    def _click(self, action: Callable[[], Any]) -> None:
+        """A control's action with every control disabled while it runs; a refusal goes to the note."""
+        set_disabled(self.controls, True)
+        try:
+            self.act(lambda: self._note.attempt(action))
+        finally:
+            set_disabled(self.controls, False)
+
     def _on_strategy(self, change: dict[str, Any]) -> None:
-        self.act(lambda: self._start_over(Strategy(change["new"])))
+        self._click(lambda: self._start_over(Strategy(change["new"])))
 
     def _on_history(self, change: dict[str, Any]) -> None:
         if not self._quiet and change["new"] is not None:
             self._show(int(change["new"]))
+            self._note.say(f"Boot #{change['new']} selected: its call lit again (nothing ran)")
+
+    def _on_period(self, change: dict[str, Any]) -> None:
+        self._note.say(
+            f"next boot registers every {change['new']} min; boots already run keep their period"
+            + (" (Boot #2 has run: press Reset to boot again)" if len(self.service.history) >= 2 else ""),
+            "done",
+        )
 
     def _start_over(self, strategy: Strategy) -> None:
         self.service.use(strategy)
         self._sync_history()
         self._show(None)
+        self._note.say(f"{strategy.label}: queue {self.queue} emptied, no boot yet (registry size 0)", "done")
 
     def _sync_history(self) -> None:
         self._quiet = True
@@ -197,7 +296,8 @@ class BootPanel(View):
         boot = self.selected
         if boot is None:
             self._script.value = script_html(source(self.service.strategy.script), ())
-            self._state.value = f"<pre style='{_PRE}'>{html.escape(self.readout)}</pre>"
+            wrap = _PRE.replace("white-space:pre", "white-space:pre-wrap")
+            self._state.value = f"<pre style='{wrap}'>{html.escape(self.readout)}</pre>"
             return
         self._script.value = script_html(source(boot.strategy.script), boot.lit)
         self._state.value = state_html(boot, self.queue)
@@ -218,6 +318,7 @@ class BootCounter(View):
         self._table.add_class("emq-readout")
         self._slider.observe(self._on_slider, names="value")
         self.box = widgets.VBox([self._slider, self._table])
+        self.box.add_class("emq-boot-counter")
         self._draw()
         self.act(self._recount)  # a dead backend: the panel shows with its status line
 

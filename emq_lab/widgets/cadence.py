@@ -3,14 +3,16 @@ measures of the next run hold or drift. FastForwardPanel: a progress bar over a 
 
 from __future__ import annotations
 
+import threading
 from html import escape
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
-import plotly.graph_objects as go
 
 from ..dives import cadence
-from ..plots.timeline import layout, timeline, traces
+from ..plots.timeline import timeline
+from .figure import FigureView
+from .note import BUSY, Note
 from .view import View
 
 if TYPE_CHECKING:
@@ -23,24 +25,6 @@ CONTROLS: dict[str, tuple[str, int, int, int]] = {
     "cycles": ("cycles", 1, 24, 1),
     "tick_seconds": ("pump tick (s)", 0, 120, 1000),
 }
-
-
-def delta(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """The part of ``new`` that differs from ``old``, nested dicts compared key by key: updating a
-    plotly object that shows ``old`` with it leaves the object showing ``new``."""
-    out: dict[str, Any] = {}
-    for key, value in new.items():
-        before = old.get(key, _ABSENT)
-        if isinstance(value, dict) and isinstance(before, dict):
-            inner = delta(before, value)
-            if inner:
-                out[key] = inner
-        elif before is _ABSENT or before != value:
-            out[key] = value
-    return out
-
-
-_ABSENT = object()
 
 
 class CadenceExplorer(View):
@@ -85,18 +69,20 @@ class CadenceExplorer(View):
             self._sliders[key] = slider
         self._holding = False
         self._trace: cadence.Trace | None = None
-        self._figure = go.FigureWidget()
-        self._drawn: tuple[list[dict[str, Any]], dict[str, Any]] | None = None  # what the figure shows
+        self._figure = FigureView()
         self._readout = widgets.HTML()
         self._readout.add_class("emq-readout")  # the readout, findable by a browser test
+        self._note = Note()
         self.box = widgets.VBox(
             [
                 widgets.HBox(list(self._sliders.values())[:2]),
                 widgets.HBox(list(self._sliders.values())[2:]),
-                self._figure,
+                self._note.widget,
+                self._figure.widget,
                 self._readout,
             ]
         )
+        self.box.add_class("emq-cadence-explorer")
         self.act(self.refresh)  # a dead backend: the panel shows with its status line
 
     # -- twins ---------------------------------------------------------------------------------
@@ -132,26 +118,23 @@ class CadenceExplorer(View):
     def readout(self) -> str:
         return self.trace.readout
 
+    @property
+    def plotted(self) -> list[dict[str, Any]]:
+        """The figure's traces as the page gets them (plain dicts)."""
+        return self._figure.plotted
+
+    @property
+    def note(self) -> str:
+        return self._note.text
+
     def refresh(self) -> None:
-        """Re-run the lanes for the current controls and redraw the figure in place."""
+        """Re-run the lanes for the current controls and send the figure whole (the note says it
+        is drawing meanwhile). Sliders stay live: a value typed meanwhile queues, never drops."""
+        self._note.say("drawing the lanes…", "busy")
         self._trace = self._compute()
-        fresh_traces, fresh_layout = traces(self._trace), layout(self._trace)
-        if self._drawn is None:  # the first draw
-            self._figure.update(timeline(self._trace).to_dict())
-        else:
-            # Only what changed is handed to plotly (its checks of every property cost more than
-            # the lanes): the figure ends the same as after a full update.
-            drawn_traces, drawn_layout = self._drawn
-            with self._figure.batch_update():
-                for shown, old, fresh in zip(self._figure.data, drawn_traces, fresh_traces, strict=True):
-                    changed = delta(old, {k: v for k, v in fresh.items() if k != "type"})
-                    if changed:
-                        shown.update(changed)
-                changed = delta(drawn_layout, fresh_layout)
-                if changed:
-                    self._figure.update_layout(changed)
-        self._drawn = (fresh_traces, fresh_layout)
+        self._figure.show(timeline(self._trace))
         self._readout.value = self._html()
+        self._note.say("")
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -179,12 +162,17 @@ class CadenceExplorer(View):
             self.act(self.refresh)
 
     def _html(self) -> str:
-        return f"<pre style='font-size:12px;line-height:1.4'>{escape(self.readout)}</pre>"
+        # Wrap only at spaces, never inside a time (24 cycles make a long line).
+        style = "font-size:14px;line-height:1.45;white-space:pre-wrap;word-break:normal;overflow-wrap:normal"
+        return f"<pre style='{style}'>{escape(self.readout)}</pre>"
 
 
 class FastForwardPanel(View):
     """A progress bar over ``cadence.fast_forward``: tick the pump once per period on a SimClock
-    until it fired ``occurrences`` times. Twins: ``run()``, ``readout``, ``result``."""
+    until it fired ``occurrences`` times. Twins: ``run()``, ``readout``, ``result``.
+
+    A click runs in the background so the bar moves and the page stays live; the button is
+    disabled until the run ends, and a click while it runs only says so (``runs`` counts runs)."""
 
     def __init__(
         self, lab: Lab, queue: str = "cadence-ff", *, occurrences: int = 10_000, every_ms: int = cadence.MINUTE_MS
@@ -194,21 +182,62 @@ class FastForwardPanel(View):
         self.occurrences = occurrences
         self.every_ms = every_ms
         self.result: cadence.FastForward | None = None
+        self.runs = 0  # runs finished
+        self.starts = 0  # runs begun (a click or the twin)
+        self._lock = threading.Lock()
+        self._worker: threading.Thread | None = None
         self._bar = widgets.IntProgress(value=0, min=0, max=occurrences, description="occurrences")
         self._label = widgets.Label(self.readout)
         self._label.add_class("emq-readout")
-        self._button = widgets.Button(description=f"Fast-forward {occurrences:,}", button_style="primary")
-        self._button.on_click(lambda _: self.act(self.run))
-        self.box = widgets.VBox([widgets.HBox([self._button, self._bar]), self._label])
+        self._note = Note()
+        self._button = widgets.Button(
+            description=f"Fast-forward {occurrences:,}",
+            button_style="primary",
+            icon="forward",
+            layout=widgets.Layout(width="auto", min_width="fit-content"),  # the label whole
+        )
+        self._button.on_click(lambda _: self.start())
+        self.box = widgets.VBox([widgets.HBox([self._button, self._bar]), self._note.widget, self._label])
+        self.box.add_class("emq-fast-forward")
 
     def run(self) -> str:
         """Reset the queue, fire every occurrence (moving the bar), and return the readout."""
-        self._bar.value = 0
-        self.result = cadence.fast_forward(
-            self.lab, self.queue, occurrences=self.occurrences, every_ms=self.every_ms, on_progress=self._progress
-        )
-        self._label.value = self.readout
-        return self.readout
+        if not self._lock.acquire(blocking=False):
+            raise ValueError(f"fast-forward: {BUSY}")
+        self._running()
+        return self._run_locked()
+
+    def start(self) -> threading.Thread | None:
+        """What a click does: ``run()`` on a background thread; while one runs, only a note."""
+        if not self._lock.acquire(blocking=False):
+            self._note.say(BUSY, "refused")
+            return None
+        self._running()  # the button is disabled before the click's handler returns
+        worker = threading.Thread(target=lambda: self._note.attempt(self._run_locked), daemon=True)
+        self._worker = worker
+        worker.start()
+        return worker
+
+    def _run_locked(self) -> str:
+        try:
+            result = self.act(self._fire)
+        finally:
+            self._finished()
+            self._lock.release()
+        return self.readout if result is not None else self._note.text
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until a started run ends (for tests and notebooks)."""
+        if self._worker is not None:
+            self._worker.join(timeout)
+
+    @property
+    def busy(self) -> bool:
+        return self._lock.locked()
+
+    @property
+    def note(self) -> str:
+        return self._note.text
 
     @property
     def readout(self) -> str:
@@ -216,5 +245,27 @@ class FastForwardPanel(View):
             return f"fast-forward: 0 of {self.occurrences:,} occurrences fired so far"
         return self.result.readout
 
+    def _fire(self) -> cadence.FastForward:
+        self.result = cadence.fast_forward(
+            self.lab, self.queue, occurrences=self.occurrences, every_ms=self.every_ms, on_progress=self._progress
+        )
+        self.runs += 1
+        return self.result
+
+    def _running(self) -> None:
+        self.starts += 1
+        self._button.disabled = True
+        self.result = None
+        self._bar.value = 0
+        self._label.value = f"fast-forward: running, 0 of {self.occurrences:,} fired"
+        self._note.say("running — the button comes back when the run ends", "busy")
+
+    def _finished(self) -> None:
+        self._label.value = self.readout
+        self._bar.value = self.result.occurrences if self.result is not None else self._bar.value
+        self._note.say("")  # "running" or "still working" no longer holds
+        self._button.disabled = False
+
     def _progress(self, fired: int) -> None:
         self._bar.value = fired
+        self._label.value = f"fast-forward: running, {fired:,} of {self.occurrences:,} fired"

@@ -3,6 +3,7 @@ crash between enqueue and advance and watch a slot get (or not get) a duplicate.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -11,48 +12,63 @@ import ipywidgets as widgets
 from ..clock import hhmm
 from ..dives.crash import CrashBench
 from ..dives.race import ALL_LABELS, LABELS, PRESET_LABELS, STEPS, Keyspace, Race, keyspace
+from .note import ALREADY_RAN, Note, set_disabled
 from .view import View
 
 if TYPE_CHECKING:
     from ..lab import Lab
 
 
-def _keyspace_html(state: Keyspace) -> str:
+def _keyspace_html(state: Keyspace, queue: str) -> str:
     """The registry, records and jobs of the race's queue as a small HTML table."""
     registry = ", ".join(f"{escape(name)} @ {hhmm(ms)}" for name, ms in state.registry) or "<i>empty</i>"
     records = ", ".join(escape(name) for name in state.records) or "<i>none</i>"
     jobs = ", ".join(escape(job) for job in state.jobs) or "<i>none</i>"
     colour = "#1a7f37" if state.consistent else "#cf222e"
-    rows = [("registry (ZSET)", registry), ("records (HASH)", records), ("jobs (wait list)", jobs)]
+    rows = [
+        ("queue", escape(queue)),
+        ("registry (ZSET)", registry),
+        ("records (HASH)", records),
+        ("jobs (wait list)", jobs),
+    ]
     body = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows)
     return f"<table>{body}</table><div style='color:{colour}'>invariant: {escape(state.invariant)}</div>"
 
 
 class CancelPanel(View):
     """A button per step (read, cancel, enqueue, advance), a preset menu, Reset, and the
-    keyspace after each step. Twins: ``step(name)``, ``play(preset)``, ``reset()``, ``readout``.
+    keyspace after each step. Twins: ``step(name)``, ``play(preset)``, ``reset()``, ``readout``,
+    ``note``.
 
-    The panel runs on a queue of its own (default ``"race"``) and resets it on creation.
+    The panel runs on a queue of its own (default ``"race"``) and resets it on creation. A step
+    the pump's order refuses is said on the note line (a click) or raised as one ValueError with
+    the same words (the twin); nothing reaches the Log Console.
     """
 
     def __init__(self, lab: Lab, queue: str = "race", *, name: str = "report", every_ms: int = 15 * 60_000) -> None:
         self.lab = lab
         self._race: Race | None = None
         self._new_race = lambda: Race(lab, queue, name=name, every_ms=every_ms)
+        self._note = Note()
+        self._busy = False
         self._buttons: dict[str, widgets.Button] = {}
         for step in STEPS:
-            button = widgets.Button(description=LABELS[step], tooltip=f"step: {step}")
+            button = widgets.Button(
+                description=LABELS[step], tooltip=f"step: {step}", layout=widgets.Layout(width="auto")
+            )
             button.on_click(self._on_step(step))
             self._buttons[step] = button
         self._preset = widgets.Dropdown(
             options=[(label, key) for key, label in PRESET_LABELS.items()],
             value="after-read",
             description="preset",
+            layout=widgets.Layout(width="auto"),
         )
+        self._preset.observe(self._on_preset, names="value")
         self._play = widgets.Button(description="play preset", button_style="info")
-        self._play.on_click(lambda _: self.act(lambda: self.play(str(self._preset.value))))
+        self._play.on_click(lambda _: self._click(lambda: self.play(str(self._preset.value))))
         self._reset = widgets.Button(description="reset", button_style="warning")
-        self._reset.on_click(lambda _: self.act(self.reset))
+        self._reset.on_click(lambda _: self._click(self.reset))
         self._log = widgets.HTML()
         self._keyspace = widgets.HTML()
         for readout in (self._log, self._keyspace):  # findable by a browser test
@@ -61,10 +77,12 @@ class CancelPanel(View):
             [
                 widgets.HBox(list(self._buttons.values())),
                 widgets.HBox([self._preset, self._play, self._reset]),
+                self._note.widget,
                 self._log,
                 self._keyspace,
             ]
         )
+        self.box.add_class("emq-cancel-panel")
         self.refresh()  # the empty panel, then the race (or the status line while the backend is down)
         self.act(self._start)
 
@@ -78,16 +96,25 @@ class CancelPanel(View):
     def _start(self) -> None:
         self.race  # noqa: B018 - builds it: resets the queue and registers the name
         self.refresh()
+        self._note.say(
+            f"a fresh start: this panel emptied queue {self.race.queue} and registered {self.race.name} due now"
+        )
 
     def _on_step(self, step: str) -> Any:
-        return lambda _: self.act(lambda: self.step(step))
+        return lambda _: self._click(lambda: self.step(step))
 
     # -- twins ---------------------------------------------------------------------------------
 
     def step(self, name: str) -> None:
-        """Take one step (``read``, ``cancel``, ``enqueue`` or ``advance``); ValueError if the
-        pump's order does not allow it now."""
-        self._draw(self.race.step(name).after)  # the keyspace the step just read: no second read
+        """Take one step (``read``, ``cancel``, ``enqueue`` or ``advance``). A step the pump's
+        order does not allow now raises ValueError saying why (and the note line says it too)."""
+        reason = self.refusal(name)
+        if reason is not None:
+            self._note.say(reason, "refused")
+            raise ValueError(reason)
+        taken = self.race.step(name)
+        self._draw(taken.after)  # the keyspace the step just read: no second read
+        self._note.say(f"{ALL_LABELS[name]}: {taken.note}", "done")
 
     def play(self, preset: str) -> None:
         """Reset and take a preset order (``before-read``, ``after-read``, ``after-enqueue``,
@@ -95,14 +122,31 @@ class CancelPanel(View):
         taken = self.race.play(preset)
         self._preset.value = preset
         self._draw(taken[-1].after if taken else self.race.start)
+        self._note.say(f"played '{PRESET_LABELS[preset]}': {self.race.verdict()}", "done")
 
     def reset(self) -> None:
         """Empty the queue, register the name due now, clear the steps."""
         self._draw(self.race.reset())
+        self._note.say(f"reset: queue {self.race.queue} emptied, {self.race.name} registered due now", "done")
+
+    def refusal(self, step: str) -> str | None:
+        """None if ``step`` may be taken now, else why not, in the words the note line uses."""
+        reason = self.race.why_not(step)  # ValueError for a name that is no step at all
+        if reason is None:
+            return None
+        if step in {s.step for s in self.race.taken}:
+            ready = [LABELS[s] for s in STEPS if self.race.allowed(s)]
+            nxt = f" ({', '.join(ready)})" if ready else " (none left this round)"
+            return f"{ALL_LABELS[step]}: {ALREADY_RAN}{nxt}"
+        return reason
 
     @property
     def readout(self) -> str:
         return self.race.text()
+
+    @property
+    def note(self) -> str:
+        return self._note.text
 
     @property
     def enabled(self) -> dict[str, bool]:
@@ -120,13 +164,34 @@ class CancelPanel(View):
 
     def _draw(self, state: Keyspace) -> None:
         """Set every child from the race, the keyspace shown being ``state``."""
-        for step, button in self._buttons.items():
-            button.disabled = not self.race.allowed(step)
+        self._enable_steps()
         lines = [f"<b>{escape(ALL_LABELS[s.step])}</b>: {escape(s.note)}" for s in self.race.taken]
         outcome = self.race.advance_outcome
         lines.append(f"advance outcome: <b>{escape(outcome.tuple) if outcome else '-'}</b>")
         self._log.value = "<br>".join(lines)
-        self._keyspace.value = _keyspace_html(state)
+        self._keyspace.value = _keyspace_html(state, self.race.queue)
+
+    # -- callbacks: they set widget values, never print ------------------------------------------
+
+    def _click(self, action: Callable[[], Any]) -> None:
+        """Every control off while ``action`` runs; a refusal goes to the note line."""
+        self._busy = True
+        set_disabled([*self._buttons.values(), self._play, self._reset, self._preset], True)
+        try:
+            self.act(lambda: self._note.attempt(action))
+        finally:
+            self._busy = False
+            set_disabled([self._play, self._reset, self._preset], False)
+            self._enable_steps()
+
+    def _enable_steps(self) -> None:
+        """Each step button on if the pump's order allows it now (all off before the race started)."""
+        for step, button in self._buttons.items():
+            button.disabled = self._busy or self._race is None or not self._race.allowed(step)
+
+    def _on_preset(self, change: dict[str, Any]) -> None:
+        if self._race is not None and self._race.preset != change["new"]:
+            self._note.say(f"preset '{PRESET_LABELS[change['new']]}' chosen: press play preset to run it")
 
 
 def _crash_html(bench: CrashBench) -> str:
@@ -140,19 +205,25 @@ def _crash_html(bench: CrashBench) -> str:
     table = f"<table>{rows}</table>" if rows else "<i>no jobs</i>"
     colour = "#cf222e" if bench.duplicates else "#1a7f37"
     return (
+        f"<div>queue <code>{escape(bench.queue)}</code> · ids: {escape(bench.ids)}</div>"
         f"<div>{ticks}</div><div><b>jobs per slot</b></div>{table}"
         f"<div style='color:{colour}'><b>duplicates: {bench.duplicates}</b></div>"
         f"<div>next click: {escape(bench.next_click())}</div>"
     )
 
 
+FAULT_ON = "fault ON: crash after enqueue"
+FAULT_OFF = "fault off: crash after enqueue"
+
+
 class CrashPanel(View):
     """A fault switch (crash after enqueue), an id switch (fresh ``JOB-`` ids or slot-keyed
     ``<name>:<slot_ms>``), a Tick button that also restarts a crashed pump, Reset, and the jobs
     per slot with the duplicate count. Twins: ``set(crash=, slot_keyed=)``, ``tick()``,
-    ``reset()``, ``readout``. A view over :class:`emq_lab.faults.CrashBench`.
+    ``reset()``, ``readout``, ``note``. A view over :class:`emq_lab.dives.crash.CrashBench`.
 
     The panel runs on a queue of its own (default ``"crash-panel"``) and resets it on creation.
+    The fault switch reads and looks different on and off (red "fault ON", grey "fault off").
     """
 
     def __init__(
@@ -162,11 +233,12 @@ class CrashPanel(View):
         self._bench: CrashBench | None = None
         self._new_bench = lambda: CrashBench(lab, queue, name=name, every_ms=every_ms)
         self._holding = False
+        self._note = Note()
         self._crash_toggle = widgets.ToggleButton(
             value=False,
-            description="fault: crash after enqueue",
+            description=FAULT_OFF,
             tooltip="on: a running pump crashes after its enqueue, before the advance",
-            icon="bolt",
+            icon="check",
             layout=widgets.Layout(width="auto"),
         )
         self._crash_toggle.observe(self._on_crash, names="value")
@@ -177,19 +249,23 @@ class CrashPanel(View):
             style={"button_width": "auto"},
         )
         self._ids_switch.observe(self._on_ids, names="value")
-        self._tick_button = widgets.Button(description="Tick (and restart)", button_style="info")
-        self._tick_button.on_click(lambda _: self.act(self.tick))
+        self._tick_button = widgets.Button(
+            description="Tick (and restart)", button_style="info", layout=widgets.Layout(width="auto")
+        )
+        self._tick_button.on_click(lambda _: self._click(self.tick))
         self._reset_button = widgets.Button(description="Reset", button_style="warning")
-        self._reset_button.on_click(lambda _: self.act(self.reset))
+        self._reset_button.on_click(lambda _: self._click(self.reset))
         self._readout = widgets.HTML()
         self._readout.add_class("emq-readout")  # findable by a browser test
         self.box = widgets.VBox(
             [
                 widgets.HBox([self._crash_toggle, self._ids_switch]),
                 widgets.HBox([self._tick_button, self._reset_button]),
+                self._note.widget,
                 self._readout,
             ]
         )
+        self.box.add_class("emq-crash-panel")
         self.refresh()  # the empty panel, then the bench (or the status line while the backend is down)
         self.act(self._start)
 
@@ -203,36 +279,54 @@ class CrashPanel(View):
     def _start(self) -> None:
         self.bench  # noqa: B018 - builds it: resets the queue and registers the name
         self.refresh()
+        self._note.say(
+            f"a fresh start: this panel emptied queue {self.bench.queue} and registered {self.bench.name} due now"
+        )
 
     def _on_crash(self, change: dict[str, Any]) -> None:
         if not self._holding:
-            self.act(lambda: self.set(crash=bool(change["new"])))
+            self._click(lambda: self.set(crash=bool(change["new"])))
 
     def _on_ids(self, change: dict[str, Any]) -> None:
         if not self._holding:
-            self.act(lambda: self.set(slot_keyed=bool(change["new"])))
+            self._click(lambda: self.set(slot_keyed=bool(change["new"])))
 
     # -- twins ---------------------------------------------------------------------------------
 
     def set(self, *, crash: bool | None = None, slot_keyed: bool | None = None) -> None:
         """Flip the fault switch and/or the id mode, as the toggles would. A new id mode starts a
         new round (the queue is reset)."""
+        keyed_before = self.bench.slot_keyed
         self.bench.set(crash=crash, slot_keyed=slot_keyed)
         self.refresh()
+        said = ["the fault is ON: the next running tick crashes after its enqueue" if self.bench.crash else "no fault"]
+        if self.bench.slot_keyed != keyed_before:
+            said.append(f"ids {self.bench.ids}: a new round on an emptied queue")
+        self._note.say("; ".join(said), "done")
 
     def tick(self) -> None:
         """Click Tick: the restarted pump's tick after a crash, else a running pump's tick."""
-        self.bench.tick()
+        done = self.bench.tick()
         self.refresh()
+        self._note.say(str(done), "done")
 
     def reset(self) -> None:
         """Empty the queue, register the name due now, forget the ticks."""
         self.bench.reset()
         self.refresh()
+        self._note.say(f"reset: queue {self.bench.queue} emptied, {self.bench.name} registered due now", "done")
 
     @property
     def readout(self) -> str:
         return self.bench.text()
+
+    @property
+    def note(self) -> str:
+        return self._note.text
+
+    @property
+    def controls(self) -> list[widgets.DOMWidget]:
+        return [self._crash_toggle, self._ids_switch, self._tick_button, self._reset_button]
 
     def refresh(self) -> None:
         """Set every child from the bench."""
@@ -241,8 +335,20 @@ class CrashPanel(View):
             return
         self._holding = True
         try:
-            self._crash_toggle.value = self.bench.crash
+            on = self.bench.crash
+            self._crash_toggle.value = on
+            self._crash_toggle.description = FAULT_ON if on else FAULT_OFF
+            self._crash_toggle.button_style = "danger" if on else ""
+            self._crash_toggle.icon = "bolt" if on else "check"
             self._ids_switch.value = self.bench.slot_keyed
         finally:
             self._holding = False
         self._readout.value = _crash_html(self.bench)
+
+    def _click(self, action: Callable[[], Any]) -> None:
+        """Every control off while ``action`` runs; a refusal goes to the note line."""
+        set_disabled(self.controls, True)
+        try:
+            self.act(lambda: self._note.attempt(action))
+        finally:
+            set_disabled(self.controls, False)

@@ -1,0 +1,56 @@
+"""A panel's note line: what the last click did, why it was refused, or that it is still running.
+
+Panels run every control through :meth:`Note.attempt`: a refused action (a ``ValueError`` from
+the package) becomes a sentence on this line instead of an exception in the Log Console."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as widgets
+
+STYLES = {
+    "info": "color:#24292f",
+    "done": "color:#1a7f37",
+    "refused": "color:#9a6700;font-weight:bold",
+    "busy": "color:#0969da;font-style:italic",
+}
+ALREADY_RAN = "that step already ran — press Reset or pick the next step"
+BUSY = "still working on the last click — wait for it to finish"
+
+
+class Note:
+    """The line itself (``widget``, an HTML with class ``emq-note``), its ``text`` and ``kind``."""
+
+    def __init__(self, text: str = "") -> None:
+        self.widget = widgets.HTML(layout=widgets.Layout(min_height="1.6em", margin="2px 0"))
+        self.widget.add_class("emq-note")
+        self.text = ""
+        self.kind = "info"
+        self.say(text)
+
+    def say(self, text: str, kind: str = "info") -> None:
+        if kind not in STYLES:
+            raise ValueError(f"kind: one of {', '.join(STYLES)}, got {kind!r}")
+        self.text, self.kind = text, kind
+        self.widget.value = f"<span style='{STYLES[kind]}'>{html.escape(text)}</span>" if text else ""
+
+    def attempt(self, action: Callable[[], Any], *, done: str | None = None) -> Any:
+        """Run ``action``; a ValueError it raises is said here (kind ``refused``) and swallowed,
+        else ``done`` is said (None: the line stays as the action left it). The action's value,
+        or None when it was refused."""
+        try:
+            value = action()
+        except ValueError as refusal:
+            self.say(str(refusal), "refused")
+            return None
+        if done is not None:
+            self.say(done, "done")
+        return value
+
+
+def set_disabled(controls: list[widgets.DOMWidget], disabled: bool) -> None:
+    for control in controls:
+        control.disabled = disabled
