@@ -14,3 +14,15 @@ def pytest_collectstart(collector: pytest.Collector) -> None:
     skip = getattr(collector, "skip_compare", None)
     if skip is not None:
         collector.skip_compare = (*skip, *SKIPPED_MIME)
+
+
+# nbval waits 5 s for a cell's outputs after its reply, then stops the kernel ("Kernel died"
+# for every later cell). Four learners' kernels on a shared two-core machine can take longer:
+# wait up to a minute instead (a cell that never answers still fails on the cell timeout).
+OUTPUT_TIMEOUT_S = 60
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if hasattr(item, "output_timeout"):
+            item.output_timeout = OUTPUT_TIMEOUT_S  # type: ignore[attr-defined]

@@ -18,13 +18,14 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-from . import errors
+from . import _browser, errors
 
 if TYPE_CHECKING:
     import fakeredis
 
 ENV_URL = "EMQ_LAB_URL"
 EMBEDDED = "embedded"
+LOCAL_SCHEMES = ("valkey+local", "redis+local")  # a private valkey-server for this process
 TIMEOUT_S = 5.0  # socket timeout: how long a command may wait for its reply
 CONNECT_TIMEOUT_S = 2.0  # at most this long to open a connection (and for connect()'s PING)
 RETRIES = 2  # a dropped connection is reopened this many times before a command fails
@@ -36,6 +37,7 @@ _server_lock = threading.Lock()
 def embedded_server() -> fakeredis.FakeServer:
     """The one process-wide FakeServer: every embedded client in a kernel sees the same data."""
     global _server
+    _browser.install()  # Pyodide only: fakeredis's Lua runs on fengari, set up before fakeredis loads
     import fakeredis  # only here: a lab on a URL never imports it
 
     with _server_lock:
@@ -133,6 +135,7 @@ def embedded_client() -> Any:
     (switch the server off, ``embedded_server().connected = False``, to rehearse an outage).
     fakeredis is imported here only: a lab on a URL never imports it."""
     global _embedded_class
+    _browser.install()  # Pyodide only: as in embedded_server()
     import fakeredis
 
     if _embedded_class is None:
@@ -163,7 +166,8 @@ def _parse(target: str) -> tuple[SplitResult, str, bool]:
     if base not in ("redis", "rediss", "valkey", "valkeys"):
         raise ValueError(
             f"url: {shown} has scheme {parts.scheme!r}; use redis://, rediss://, valkey://, "
-            "valkeys://, a +cluster variant of these, or leave it empty for the embedded backend"
+            "valkeys://, a +cluster variant of these, valkey+local:// (a private server), "
+            "or leave it empty for the embedded backend"
         )
     if not parts.hostname:
         raise ValueError(f"url: {shown} names no host; write {base}://127.0.0.1:{port or 6379}/0")
@@ -206,6 +210,11 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[An
         raise ValueError(f"timeout_s: expected seconds from above 0 to 300, got {timeout_s!r}")
     if target == EMBEDDED:
         return embedded_client(), "embedded fakeredis (in this Python process)"
+    if target.partition("://")[0].lower() in LOCAL_SCHEMES:
+        from . import local  # only here: starts the private valkey-server on first use
+
+        private, _ = open_client(local.url(), timeout_s=timeout_s)
+        return private, "private valkey-server (started for this process)"
     parts, scheme, cluster = _parse(target)
     shown = errors.redact(target)
     connect_s = min(float(timeout_s), CONNECT_TIMEOUT_S)

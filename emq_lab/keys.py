@@ -121,3 +121,21 @@ def pattern(queue: str) -> str:
 def slot(key: str | bytes) -> int:
     """The cluster slot of ``key`` (redis-py's CRC16 of its hash tag, mod 16384)."""
     return int(key_slot(key.encode() if isinstance(key, str) else key))
+
+
+def namespaces_pattern(prefix: str = "") -> str:
+    """SCAN glob of every key in the namespaces that start with ``prefix`` (all of them for "")."""
+    return f"{PREFIX}:ns:{{{_glob_escape(prefix)}*"
+
+
+def split_namespaced(key: str) -> tuple[str, str, str] | None:
+    """``emq:ns:{ns:q}:rest`` -> ``(ns, q, rest)``; None for a key of no namespace. A namespace
+    holds no ``:`` and a queue no ``}``, so the split is unambiguous."""
+    head = f"{PREFIX}:ns:{{"
+    if not key.startswith(head):
+        return None
+    namespace, colon, remainder = key[len(head) :].partition(":")
+    queue, brace, rest = remainder.partition("}:")
+    if not (namespace and colon and queue and brace):
+        return None
+    return namespace, queue, rest

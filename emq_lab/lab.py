@@ -12,6 +12,7 @@ from .backend import TIMEOUT_S, open_client
 from .clock import Clock, SystemClock
 from .jobs import Jobs
 from .keys import QueueKeys
+from .namespace import resolve_namespace
 from .pump import Pump, Rule
 from .repeat import Repeat
 from .schedule import Measure
@@ -129,9 +130,11 @@ def connect(
     url: str | None = None, clock: Clock | None = None, *, namespace: str | None = None, timeout_s: float = TIMEOUT_S
 ) -> Lab:
     """A Lab on ``url`` (else ``$EMQ_LAB_URL``, else the embedded server) reading now from
-    ``clock``; with ``namespace``, every key it touches carries it.
+    ``clock``; with ``namespace`` (else ``$EMQ_LAB_NAMESPACE``; ``"auto"`` = this user), every key
+    it touches carries it.
 
     A server must answer a PING now (else ``emq_lab.BackendUnavailable`` naming the URL); a
     command waits at most ``timeout_s`` seconds for its reply."""
+    chosen = resolve_namespace(namespace)
     client, description = open_client(url, timeout_s=timeout_s)
-    return Lab(client, clock if clock is not None else SystemClock(), description, namespace=namespace)
+    return Lab(client, clock if clock is not None else SystemClock(), description, namespace=chosen)

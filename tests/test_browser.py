@@ -488,6 +488,15 @@ def walk_crash(visit: Visit, panel: Locator) -> None:
         visit.snap(panel, f"crash-{ids.split()[0].replace('-', '')}")
 
 
+def walk_classroom(visit: Visit, panel: Locator) -> None:
+    """The instructor's overview: both demo learners listed, and a Refresh that keeps them."""
+    table = panel.locator(".emq-readout").first
+    expect_text(table, "demo-ada", "01 upsert", "demo-bo", "02 cadence, 03 cancel", "cadence-live")
+    button(panel, "Refresh").click()
+    expect_text(table, "demo-ada", "reports", "demo-bo", "cancel")
+    visit.snap(panel, "instructor-panel")
+
+
 WALKS: dict[str, Callable[[Visit, Locator], None]] = {
     ".emq-boot-panel": walk_boot,
     ".emq-boot-counter": walk_counter,
@@ -495,6 +504,7 @@ WALKS: dict[str, Callable[[Visit, Locator], None]] = {
     ".emq-fast-forward": walk_fast_forward,
     ".emq-cancel-panel": walk_cancel,
     ".emq-crash-panel": walk_crash,
+    ".emq-classroom-panel": walk_classroom,
 }
 
 

@@ -19,37 +19,67 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from servers import ValkeyServer
+
+from emq_lab import classroom
+from emq_lab.backend import open_client
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+DIVES = [nb for nb in NOTEBOOKS if nb.stem[:2].isdigit()]  # what a learner runs (not instructor)
+# A lab in a namespace prints emq:ns:{<ns>:<q>}:... where the stored outputs say emq:{<q>}:...
+SANITIZE = ROOT / "tests" / "nbval-namespace.cfg"
+LEARNERS = 4
+
+
+def nbval(notebooks: list[Path], env: dict[str, str]) -> subprocess.Popen[str]:
+    """``pytest --nbval`` on ``notebooks`` in a separate process whose kernel inherits ``env``."""
+    return subprocess.Popen(
+        [
+            sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env",
+            "--nbval-sanitize-with", str(SANITIZE), "-p", "no:cacheprovider", "-q", *map(str, notebooks),
+        ],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+
+
+def clean_env(url: str | None = None, namespace: str | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("EMQ_LAB_URL", "EMQ_LAB_NAMESPACE")}
+    if url is not None:
+        env["EMQ_LAB_URL"] = url
+    if namespace is not None:
+        env["EMQ_LAB_NAMESPACE"] = namespace
+    return env
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
 def test_notebook_outputs_match(notebook: Path, backend_url: str) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "EMQ_LAB_URL"}
-    if backend_url != "embedded":
-        env["EMQ_LAB_URL"] = backend_url
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--nbval",
-            "--nbval-current-env",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            str(notebook),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert run.returncode == 0, f"nbval failed on {notebook.name}:\n{run.stdout[-6000:]}\n{run.stderr[-2000:]}"
+    run = nbval([notebook], clean_env(None if backend_url == "embedded" else backend_url))
+    out, _ = run.communicate(timeout=600)
+    assert run.returncode == 0, f"nbval failed on {notebook.name}:\n{out[-8000:]}"
+
+
+def test_learners_run_the_dives_at_once_as_acl_users(valkey_server: ValkeyServer, figure: Any) -> None:
+    """A class: four learners, each an ACL user limited to its namespace, run every dive notebook
+    at the same time against one Valkey; every run passes and every namespace keeps its own keys."""
+    admin, _ = open_client(valkey_server.url)
+    learners = classroom.create_users(admin, learners=LEARNERS, prefix="nbclass")
+    try:
+        runs = [nbval(DIVES, clean_env(learner.url(valkey_server.url), learner.namespace)) for learner in learners]
+        outputs = [run.communicate(timeout=1200)[0] for run in runs]
+        failed = [(learner.name, out[-4000:]) for learner, run, out in zip(learners, runs, outputs, strict=True)
+                  if run.returncode != 0]  # fmt: skip
+        assert not failed, f"nbval failed for {[name for name, _ in failed]}:\n{failed[0][1]}"
+        view = classroom.overview(admin, prefix="nbclass")
+        assert [learner.namespace for learner in view.learners] == [learner.name for learner in learners]
+        assert all(len(learner.dives) == len(DIVES) for learner in view.learners)
+        figure("classroom: concurrent learners (ACL users) x dive notebooks, all passing", f"{LEARNERS} x {len(DIVES)}")
+    finally:
+        classroom.revoke_users(admin, prefix="nbclass")
+        admin.close()
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from .. import scripts, validate
 from ..clock import SimClock, hhmm
-from ..keys import QueueKeys
 from ..outcome import Outcome, outcome_of
 from ..pump import Occurrence
 from ..scripts import source
@@ -276,10 +275,10 @@ class Service:
         return scripts.contrast(lab.client, script, k, *args)
 
 
-def report(boot: Boot, *, queue: str, of: int, lab: Lab | None = None) -> list[str]:
+def report(boot: Boot, *, queue: str, of: int, lab: Lab) -> list[str]:
     """The readout lines of one boot (``of`` = how many boots have run; the key names are those
-    of ``lab``'s namespace, none without a lab)."""
-    k = lab.keyspace(queue) if lab is not None else QueueKeys(queue)
+    of ``lab``'s namespace)."""
+    k = lab.keyspace(queue)
     after = boot.after
     lines = [
         f"strategy  {boot.strategy.label} ({boot.strategy.script}.lua)",

@@ -4,5 +4,6 @@ controls and a ``readout`` string."""
 from .boot import BootPanel
 from .cadence import CadenceExplorer
 from .cancel import CancelPanel, CrashPanel
+from .classroom import ClassroomPanel
 
-__all__ = ["BootPanel", "CadenceExplorer", "CancelPanel", "CrashPanel"]
+__all__ = ["BootPanel", "CadenceExplorer", "CancelPanel", "ClassroomPanel", "CrashPanel"]

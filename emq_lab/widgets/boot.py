@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from .. import keys
 from ..clock import hhmm
 from ..dives.upsert import MINUTE_MS, Boot, Registry, Service, Strategy, period, report, tally, tally_text
 from ..scripts import source
@@ -19,6 +18,7 @@ from .note import Note, set_disabled
 from .view import View
 
 if TYPE_CHECKING:
+    from ..keys import QueueKeys
     from ..lab import Lab
 
 PERIODS_MIN = (5, 15, 30, 60)
@@ -86,8 +86,9 @@ def _table(head: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
     return f"<table><tr>{cells}</tr>{body}{empty}</table>"
 
 
-def state_html(boot: Boot, queue: str) -> str:
-    """Outcome, raw reply, registry rows, record and pending occurrences after ``boot``."""
+def state_html(boot: Boot, k: QueueKeys) -> str:
+    """Outcome, raw reply, registry rows, record and pending occurrences after ``boot`` (key names
+    from ``k``, the queue's keys in the lab's namespace)."""
     after = boot.after
     rows = [(member, hhmm(score), str(score)) for member, score in after.rows]
     record = [(field, value) for field, value in after.record]
@@ -95,11 +96,11 @@ def state_html(boot: Boot, queue: str) -> str:
     return (
         f"<b>boot #{boot.number}</b> at {hhmm(boot.at_ms)} · period {period(boot.every_ms)}<br>"
         f"outcome <code>{html.escape(boot.tuple)}</code> · script returned <code>{boot.raw}</code><br>"
-        f"<b>registry</b> <code>{html.escape(keys.registry(queue))}</code> · size <b>{after.size}</b>"
+        f"<b>registry</b> <code>{html.escape(k.registry)}</code> · size <b>{after.size}</b>"
         + _table(("member", "next run", "score (ms)"), rows)
-        + f"<b>record</b> <code>{html.escape(keys.record(queue, boot.name))}</code>"
+        + f"<b>record</b> <code>{html.escape(k.record(boot.name))}</code>"
         + _table(("field", "value"), record)
-        + f"<b>pending</b> <code>{html.escape(keys.delayed(queue))}</code> · {len(after.pending)}"
+        + f"<b>pending</b> <code>{html.escape(k.delayed)}</code> · {len(after.pending)}"
         + _table(("occurrence", "runs at"), pending)
         + f"<p>{html.escape(boot.verdict)}</p>"
     )
@@ -242,13 +243,14 @@ class BootPanel(View):
     def readout(self) -> str:
         boot = self.selected
         if boot is None:
+            registry = self.lab.keyspace(self.queue).registry
             return "\n".join(
                 [
                     f"strategy  {self.service.strategy.label} ({self.service.strategy.script}.lua)",
-                    f"no boot yet · registry {keys.registry(self.queue)} · size {self.service.state().size}",
+                    f"no boot yet · registry {registry} · size {self.service.state().size}",
                 ]
             )
-        return "\n".join(report(boot, queue=self.queue, of=len(self.service.history)))
+        return "\n".join(report(boot, queue=self.queue, of=len(self.service.history), lab=self.lab))
 
     # -- callbacks: they set widget values, never print --------------------------------------
     def _click(self, action: Callable[[], Any]) -> None:
@@ -300,7 +302,7 @@ class BootPanel(View):
             self._state.value = f"<pre style='{wrap}'>{html.escape(self.readout)}</pre>"
             return
         self._script.value = script_html(source(boot.strategy.script), boot.lit)
-        self._state.value = state_html(boot, self.queue)
+        self._state.value = state_html(boot, self.lab.keyspace(self.queue))
 
 
 class BootCounter(View):

@@ -1,0 +1,170 @@
+"""Dive 3's exercise: the learner writes advance.lua, the guard of the tick's last phase. The
+cancel race (``dives.race.Race``: the real tick in phases, a cancel, a registration anew) is
+replayed in every order the pump allows, with their script as the advance and, on a second
+queue, with the package's own. The first step where the two keyspaces part is explained: a
+dangling member, a cancelled name brought back, a newer registration overwritten."""
+
+from __future__ import annotations
+
+from itertools import permutations
+from typing import TYPE_CHECKING
+
+from ..dives.race import ALL_LABELS, REGISTER, STEPS, Keyspace, Race, Step, drop_record, keyspace
+from ..outcome import Outcome
+from .check import Check, at, queues, session, sim
+from .sandbox import attempt, guarded, time_limit
+
+if TYPE_CHECKING:
+    from ..lab import Lab
+
+VANISHED = "vanished"  # the record deleted out of band before the tick: the sweep's scenario
+
+
+def orders() -> list[tuple[str, ...]]:
+    """Every order the pump allows: a plain tick, the cancel anywhere in the tick, cancel and
+    register anew anywhere in it (register after cancel), then the record gone before the tick.
+    The race comes before the vanished record: it is the dive's lesson, and a guard missing
+    there shows as a resurrected name rather than as a dangling member."""
+    tick = ("read", "enqueue", "advance")
+    out: list[tuple[str, ...]] = [tick]
+    for steps in (STEPS, (*STEPS, REGISTER)):
+        for order in permutations(steps):
+            if [s for s in order if s in tick] != list(tick):
+                continue
+            if REGISTER in order and order.index(REGISTER) < order.index("cancel"):
+                continue
+            out.append(order)
+    return [*out, (VANISHED, *tick)]
+
+
+def replay(race: Race, order: tuple[str, ...]) -> tuple[Keyspace, list[Step], str | None]:
+    """Reset the race and take ``order``; stops at a step whose script failed."""
+    start = race.reset()
+    taken: list[Step] = []
+    for step in order:
+        if step == VANISHED:
+            drop_record(race.lab, race.queue, race.name)
+            start = _keyspace(race)
+            continue
+        with time_limit(race.lab.client, race.lab.keyspace(race.queue).registry):
+            took, error = _step(race, step)
+        if error:
+            return start, taken, error
+        assert took is not None
+        taken.append(took)
+    return start, taken, None
+
+
+def _keyspace(race: Race) -> Keyspace:
+    return keyspace(race.lab, race.queue)
+
+
+def _step(race: Race, step: str) -> tuple[Step | None, str | None]:
+    try:
+        return attempt(lambda: race.step(step))
+    except RuntimeError as exc:  # "advance.lua returned 3, which no Outcome maps"
+        said = str(exc).split("returned ", 1)[-1].split(",", 1)[0]
+        return None, f"the script returned {said}; advance returns 1 (advanced), 0 (absent) or 2 (moved)"
+    except (TypeError, ValueError):
+        return None, "the script returned nil or text; advance returns 1 (advanced), 0 (absent) or 2 (moved)"
+
+
+def _name(order: tuple[str, ...]) -> str:
+    words = {VANISHED: "record deleted out of band", **ALL_LABELS}
+    return " -> ".join(words[s] for s in order)
+
+
+def check(lua_source: str, lab: Lab | None = None) -> Check:
+    """Replay the cancel race in every order with ``lua_source`` as advance.lua."""
+    if not isinstance(lua_source, str) or not lua_source.strip():
+        raise ValueError(f"lua_source: expected the Lua text of your advance script, got {lua_source!r:.60}")
+    mine, theirs = queues("advance")
+    every = orders()
+    with session(lab, "advance") as base:
+        learner, _ = sim(base.with_scripts(advance=guarded(base.client, lua_source)))
+        reference, _ = sim(base)
+        yours, ref = Race(learner, mine), Race(reference, theirs)
+        for order in every:
+            ref_start, ref_steps, _ = replay(ref, order)
+            start, steps, error = replay(yours, order)
+            for i, theirs_step in enumerate(ref_steps):
+                mine_step = steps[i] if i < len(steps) else None
+                if (
+                    mine_step is None
+                    or mine_step.outcome != theirs_step.outcome
+                    or mine_step.after != theirs_step.after
+                ):
+                    before = steps[i - 1].after if i and i - 1 < len(steps) else start
+                    return _failed(yours, order, steps[:i], mine_step, theirs_step, before, error)
+    text = "\n".join(
+        [
+            f"advance: passed all {len(every)} orders of the race (a plain tick, a vanished record, "
+            "a cancel anywhere in the tick, a cancel and a registration anew anywhere in it)",
+            "  no order leaves a registry member without its record (the sweep)",
+            "  no cancelled name comes back (the record guard)",
+            "  a registration made after the tick's read keeps its own first run (the compare-and-set)",
+            "  the answers: 1 advanced, 0 absent (swept), 2 moved (nothing written)",
+        ]
+    )
+    return Check("advance", True, text)
+
+
+def _failed(
+    race: Race,
+    order: tuple[str, ...],
+    taken: list[Step],
+    mine: Step | None,
+    theirs: Step,
+    before: Keyspace,
+    error: str | None,
+) -> Check:
+    scenario = _name(order)
+    lines = [f"advance: FAILED in the order {scenario}"]
+    lines += [f"  {ALL_LABELS[s.step]:<16} {s.note}".rstrip() for s in taken]
+    lines.append(f"  {ALL_LABELS[theirs.step]}")
+    if mine is None:
+        lines.append(f"    what went wrong: the script failed: {error}")
+        lines += _keys("before", before)
+    else:
+        lines.append(f"    what went wrong: {why(race, order, mine, theirs)}")
+        lines += _keys("before", before) + _keys("after", mine.after) + _keys("expected", theirs.after)
+    return Check("advance", False, "\n".join(lines), scenario=scenario)
+
+
+def _keys(label: str, state: Keyspace) -> list[str]:
+    rows = ", ".join(f"{name} @ {at(ms)}" for name, ms in state.registry) or "(empty)"
+    records = ", ".join(state.records) or "(none)"
+    return [f"    {label + ':':<10}registry = {rows}; records: {records}"]
+
+
+def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
+    """The difference, in the words of the dive: dangling, resurrected, overwritten, or the answer."""
+    name = race.name
+    rows, want = dict(mine.after.registry), dict(theirs.after.registry)
+    taken = order[: order.index(mine.step) + 1]
+    if mine.after.dangling and not theirs.after.dangling:
+        if "cancel" in taken and REGISTER not in taken:
+            return f"it resurrected the cancelled {name}: its row is back with no record (a dangling member)"
+        return f"it left a dangling member: {name} has a registry row but no record"
+    if REGISTER in taken and name in want and rows.get(name) != want[name]:
+        first = at(want[name])
+        got = at(rows[name]) if name in rows else "no row"
+        return (
+            f"it overwrote a newer registration: {name} was registered anew (first run {first}) after the read, "
+            f"and the advance wrote {got} over it"
+        )
+    if rows != want:
+        got = ", ".join(f"{n} @ {at(ms)}" for n, ms in rows.items()) or "(empty)"
+        exp = ", ".join(f"{n} @ {at(ms)}" for n, ms in want.items()) or "(empty)"
+        return f"the registry holds {got}; it should hold {exp}"
+    said = mine.outcome.tuple if mine.outcome else "nothing"
+    expected = theirs.outcome.tuple if theirs.outcome else "nothing"
+    return f"the advance answered {said}; here it should answer {expected} ({_meaning(theirs.outcome)})"
+
+
+def _meaning(outcome: Outcome | None) -> str:
+    return {
+        Outcome.ADVANCED: "the row held what the tick read: moved to the next run",
+        Outcome.ABSENT: "the record is gone: the member is swept",
+        Outcome.MOVED: "the row no longer holds what the tick read: nothing written",
+    }.get(outcome or Outcome.ENQUEUED, "")

@@ -1,0 +1,208 @@
+"""Dive 2's exercise: the learner writes the start-to-start rule as a Python function. It runs
+as the real pump's rule (``Pump(rule=...)``) on a queue of its own, the pump's own
+start-to-start on a second queue; both on SimClocks, with the pump ticking late by a random
+delay and a worker whose runs take a random time. The first release where they part is the
+counterexample, and the two timelines are kept for the figure."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hypothesis import strategies as st
+
+from ..clock import parse_instant
+from ..dives.cadence import first_tick_at_or_after
+from ..dives.common import one_registration
+from ..schedule import Measure
+from .check import Check, at, queues, session, sim, smallest, span
+
+if TYPE_CHECKING:
+    from ..lab import Lab
+
+MIN = 60_000
+CYCLES = 5
+EXAMPLES = 15  # random settings: each drives two lanes of CYCLES ticks
+NAME = "report"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One scenario: the period, how long each run takes, and the pump's ticks (every
+    ``tick_ms`` from ``phase_ms`` after the start; 0 = exactly when due)."""
+
+    every_ms: int
+    run_ms: int
+    tick_ms: int = 0
+    phase_ms: int = 0
+
+    def text(self) -> str:
+        tick = "exactly when due" if not self.tick_ms else f"every {span(self.tick_ms)}"
+        late = f"starts {span(self.phase_ms)} late, then " if self.phase_ms else ""
+        return f"every {span(self.every_ms)}, runs of {span(self.run_ms)}, the pump {late}ticks {tick}"
+
+
+@dataclass(frozen=True)
+class Timelines:
+    """The releases the learner's rule produced beside the reference's, for the figure."""
+
+    setting: Setting
+    start_ms: int
+    yours: tuple[int, ...]
+    reference: tuple[int, ...]
+    parted: int | None  # index of the first release where they part
+
+    @property
+    def run_ms(self) -> int:
+        return self.setting.run_ms
+
+
+class RuleError(Exception):
+    """The learner's function failed or answered something that is not a time."""
+
+
+def _arity(fn: Callable[..., Any]) -> int:
+    try:
+        params = [
+            p
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+        ]
+    except (TypeError, ValueError):
+        return 2
+    if len(params) not in (2, 3):
+        raise ValueError(
+            f"fn: expected a function of (release_ms, every_ms) or (release_ms, every_ms, finish_ms), "
+            f"got one of {len(params)} argument(s)"
+        )
+    return len(params)
+
+
+def releases(lab: Lab, queue: str, setting: Setting, rule: Any) -> tuple[int, ...]:
+    """Drive the real pump with ``rule`` for CYCLES releases; the release instants."""
+    sim_lab, clock = sim(lab)
+    start = clock.now_ms()
+    one_registration(sim_lab, queue, NAME, setting.every_ms, '{"job": "report"}')
+    rep, pump = sim_lab.repeat(queue), sim_lab.pump(queue, rule=rule)
+    out: list[int] = []
+    last: int | None = None
+    for _ in range(4 * CYCLES):
+        if len(out) >= CYCLES:
+            break
+        ((_, score),) = rep.entries()
+        earliest = score if last is None else max(score, last + 1)
+        last = first_tick_at_or_after(earliest, start_ms=start + setting.phase_ms, tick_ms=setting.tick_ms)
+        try:
+            clock.set(max(clock.now_ms(), last))
+        except ValueError:
+            raise RuleError(f"your rule's next run ({score} ms) is not an instant the clock can reach") from None
+        try:
+            out += [o.fired_at_ms for o in pump.tick()]
+        except RuleError:
+            raise
+        except ValueError as exc:
+            said = str(exc).removeprefix("rule: the next run: ")
+            raise RuleError(f"your rule's answer is not a time in whole milliseconds: {said}") from None
+    return tuple(out)
+
+
+def _wrapped(fn: Callable[..., Any], setting: Setting) -> Callable[[int, int], int]:
+    arity = _arity(fn)
+
+    def rule(release_ms: int, every_ms: int) -> int:
+        args = (release_ms, every_ms) if arity == 2 else (release_ms, every_ms, release_ms + setting.run_ms)
+        try:
+            return fn(*args)
+        except Exception as exc:
+            raise RuleError(f"your rule raised {type(exc).__name__}: {exc} (called with {args})") from None
+
+    return rule
+
+
+FIXED = (
+    ("every 15 min, runs of 4 min", Setting(15 * MIN, 4 * MIN)),
+    ("a pump that ticks every minute", Setting(15 * MIN, 4 * MIN, MIN, 0)),
+)
+SETTINGS = st.builds(
+    Setting,
+    st.integers(1, 60).map(lambda m: m * MIN),
+    st.integers(0, 50).map(lambda m: m * MIN),
+    st.sampled_from((0, MIN, 30_000, 5 * MIN, 7_000)),
+    st.integers(0, 4).map(lambda k: k * 7_000),
+)
+
+
+def check(fn: Callable[..., Any], lab: Lab | None = None) -> Check:
+    """Run ``fn`` as the pump's start-to-start rule for fixed and random settings."""
+    if not callable(fn):
+        raise ValueError(f"fn: expected a function (release_ms, every_ms[, finish_ms]) -> next_ms, got {fn!r:.60}")
+    _arity(fn)
+    mine, theirs = queues("next-run")
+    start = parse_instant("2026-01-05T09:00:00Z")
+    with session(lab, "next-run") as base:
+
+        def compare(setting: Setting) -> tuple[Timelines, str | None]:
+            ref = releases(base, theirs, setting, Measure.START_TO_START)
+            try:
+                yours = releases(base, mine, setting, _wrapped(fn, setting))
+                error = None
+            except RuleError as exc:
+                yours, error = (), str(exc)
+            parted = next((i for i, (a, b) in enumerate(zip(yours, ref, strict=False)) if a != b), None)
+            if parted is None and len(yours) != len(ref):
+                parted = min(len(yours), len(ref))
+            return Timelines(setting, start, yours, ref, parted), error
+
+        for name, setting in FIXED:
+            lines, error = compare(setting)
+            if lines.parted is not None or error:
+                return _failed(name, lines, error, fn)
+        tried = 0
+
+        def fails(setting: Setting) -> bool:
+            nonlocal tried
+            tried += 1
+            lines, error = compare(setting)
+            return lines.parted is not None or error is not None
+
+        found = smallest(SETTINGS, fails, examples=EXAMPLES)
+        if found is not None:
+            lines, error = compare(found)
+            return _failed("random settings (shrunk to the smallest)", lines, error, fn)
+    text = "\n".join(
+        [
+            f"next_run: passed {len(FIXED)} settings and {tried} random ones (periods, run times, late ticks)",
+            f"  every run starts one period after the previous one started, {CYCLES} cycles each",
+            "  the run's length never moves the next start (no drift)",
+            "  a late tick moves only that run, measured from its release",
+        ]
+    )
+    return Check("next_run", True, text)
+
+
+def _failed(scenario: str, lines: Timelines, error: str | None, fn: Callable[..., Any]) -> Check:
+    s = lines.setting
+    out = [f'next_run: FAILED in scenario "{scenario}"', f"  {s.text()}, from {at(lines.start_ms)}"]
+    if error:
+        out.append(f"  {error}")
+    out.append(f"  yours:     {' '.join(at(ms) for ms in lines.yours) or '(no release)'}")
+    out.append(f"  reference: {' '.join(at(ms) for ms in lines.reference)}")
+    i = lines.parted
+    if i is not None and not error:
+        if i >= len(lines.yours):
+            out.append(
+                f"  run #{i + 1}: yours never released it; the reference released it at {at(lines.reference[i])}"
+            )
+        else:
+            previous = lines.yours[i - 1] if i else None
+            said = ""
+            if previous is not None and previous == lines.reference[i - 1]:
+                args = (previous, s.every_ms) if _arity(fn) == 2 else (previous, s.every_ms, previous + s.run_ms)
+                said = f"your rule gave next = {at(int(fn(*args)))} for the run released at {at(previous)}; "
+            out.append(
+                f"  run #{i + 1} is where they part: {said}yours released it at {at(lines.yours[i])}, "
+                f"start-to-start at {at(lines.reference[i])} (release + every)"
+            )
+    return Check("next_run", False, "\n".join(out), scenario=scenario, detail=lines)

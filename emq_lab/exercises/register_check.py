@@ -1,0 +1,271 @@
+"""Dive 1's exercise: the learner writes register.lua. Their script runs through the real
+``Repeat.register`` on a queue of its own, the package's own script on a second queue, the same
+scenarios on both; the first step where the two part is the counterexample."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
+
+from hypothesis import strategies as st
+
+from ..outcome import Outcome
+from .check import Check, at, clear, queues, session, sim, smallest, span
+from .sandbox import attempt, guarded, time_limit
+
+if TYPE_CHECKING:
+    from ..lab import Lab
+
+MIN = 60_000
+NAMES = ("report", "digest")
+
+
+def template_of(name: str) -> str:
+    return f'{{"job": "{name}"}}'
+
+
+@dataclass(frozen=True)
+class Boot:
+    """A service boots and registers ``name``."""
+
+    name: str
+    every_ms: int = 15 * MIN
+    first_in_ms: int = 15 * MIN
+
+
+@dataclass(frozen=True)
+class Cancel:
+    name: str
+
+
+@dataclass(frozen=True)
+class Wait:
+    ms: int
+
+
+Op = Boot | Cancel | Wait
+
+
+@dataclass(frozen=True)
+class State:
+    """The queue as the learner reads it: registry rows and each name's record."""
+
+    rows: tuple[tuple[str, int], ...]
+    records: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+    odd: str = ""  # a registry or record key of the wrong type
+
+    def text(self) -> str:
+        rows = ", ".join(f"{member} @ {at(score)}" for member, score in self.rows) or "(empty)"
+        records = [
+            f"{name} {{{', '.join(f'{field}={value}' for field, value in fields)}}}"
+            for name, fields in self.records
+            if fields
+        ]
+        text = f"registry = {rows}; records: {'; '.join(records) or '(none)'}"
+        return f"{text}; {self.odd}" if self.odd else text
+
+
+def read_state(lab: Lab, queue: str, names: tuple[str, ...]) -> State:
+    client, k = lab.client, lab.keyspace(queue)
+    pipe = client.pipeline(transaction=False)
+    pipe.type(k.registry)
+    for name in names:
+        pipe.type(k.record(name))
+    kinds = pipe.execute()
+    odd = [f"{k.registry} is a {kinds[0]}"] if kinds[0] not in ("zset", "none") else []
+    rows = (
+        tuple((m, int(s)) for m, s in client.zrange(k.registry, 0, -1, withscores=True)) if kinds[0] == "zset" else ()
+    )
+    records = []
+    for name, kind in zip(names, kinds[1:], strict=True):
+        if kind == "hash":
+            records.append((name, tuple(sorted(client.hgetall(k.record(name)).items()))))
+        elif kind != "none":
+            odd.append(f"the record of {name} is a {kind}")
+    return State(rows, tuple(records), "; ".join(odd))
+
+
+@dataclass(frozen=True)
+class Step:
+    op: Op
+    label: str
+    at_ms: int
+    answer: Outcome | None
+    error: str | None
+    before: State
+    after: State
+
+
+def describe(op: Op, number: int, now_ms: int) -> str:
+    if isinstance(op, Boot):
+        first = f"first run in {span(op.first_in_ms)}" if op.first_in_ms else "first run now"
+        return f"boot #{number} at {at(now_ms)}: register {op.name} every {span(op.every_ms)}, {first}"
+    if isinstance(op, Cancel):
+        return f"cancel {op.name} at {at(now_ms)}"
+    return f"wait {span(op.ms)}"
+
+
+def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Step]:
+    """Run ``ops`` on an emptied ``queue`` from START; stops after a step that failed."""
+    clear(lab, queue, NAMES)
+    sim_lab, clock = sim(lab)
+    rep = sim_lab.repeat(queue)
+    names = tuple(sorted({op.name for op in ops if not isinstance(op, Wait)}))
+    state = read_state(lab, queue, names)
+    steps: list[Step] = []
+    boots = 0
+    for op in ops:
+        if isinstance(op, Wait):
+            clock.advance(op.ms)
+            continue
+        boots += isinstance(op, Boot)
+        label = describe(op, boots, clock.now_ms())
+        if isinstance(op, Boot):
+            verb = partial(rep.register, op.name, op.every_ms, template_of(op.name), op.first_in_ms)
+        else:
+            verb = partial(rep.cancel, op.name)
+        with time_limit(lab.client, sim_lab.keyspace(queue).registry):
+            answer, error = _call(verb)
+        before, state = state, read_state(lab, queue, names)
+        steps.append(Step(op, label, clock.now_ms(), answer, error, before, state))
+        if error:
+            break
+    return steps
+
+
+def _call(verb: Callable[[], Outcome]) -> tuple[Outcome | None, str | None]:
+    try:
+        return attempt(verb)
+    except RuntimeError as exc:  # a reply no Outcome maps: "register.lua returned 2, ..."
+        said = str(exc).split("returned ", 1)[-1].split(",", 1)[0]
+        return None, f"the script returned {said}; register returns 1 (registered) or 0 (exists)"
+    except (TypeError, ValueError):
+        return None, "the script returned nil or text; register returns 1 (registered) or 0 (exists)"
+
+
+# -- the scenarios -------------------------------------------------------------------------------
+
+REPORT = Boot("report")
+FIXED: tuple[tuple[str, tuple[Op, ...]], ...] = (
+    ("two boots", (REPORT, Wait(5 * MIN), REPORT)),
+    ("a changed period", (REPORT, Wait(5 * MIN), Boot("report", every_ms=30 * MIN, first_in_ms=30 * MIN))),
+    ("register after cancel", (REPORT, Wait(5 * MIN), Cancel("report"), Wait(5 * MIN), REPORT)),
+)
+TWENTY = ("twenty boots", tuple(op for _ in range(20) for op in (REPORT, Wait(5 * MIN))))
+
+_ops = st.one_of(
+    st.builds(
+        Boot,
+        st.sampled_from(NAMES),
+        st.sampled_from((15 * MIN, MIN, 30 * MIN)),
+        st.sampled_from((15 * MIN, 0, 5 * MIN)),
+    ),
+    st.builds(Cancel, st.sampled_from(NAMES)),
+    st.builds(Wait, st.sampled_from((5 * MIN, MIN))),
+)
+INTERLEAVINGS = st.lists(_ops, min_size=1, max_size=8).map(tuple)
+
+
+def _parted(yours: list[Step], ref: list[Step]) -> int | None:
+    """The index of the first step where the learner's run leaves the reference's, else None."""
+    for i, (mine, theirs) in enumerate(zip(yours, ref, strict=False)):
+        if mine.error or mine.answer != theirs.answer or mine.after != theirs.after:
+            return i
+    return None
+
+
+def check(lua_source: str, lab: Lab | None = None) -> Check:
+    """Run ``lua_source`` as register.lua against every scenario; the first, smallest that fails
+    is explained, with the keyspace before and after."""
+    if not isinstance(lua_source, str) or not lua_source.strip():
+        raise ValueError(f"lua_source: expected the Lua text of your register script, got {lua_source!r:.60}")
+    mine, theirs = queues("register")
+    with session(lab, "register", NAMES) as base:
+        learner = base.with_scripts(register=guarded(base.client, lua_source))
+
+        def compare(ops: tuple[Op, ...]) -> tuple[list[Step], list[Step], int | None]:
+            yours, ref = run(learner, mine, ops), run(base, theirs, ops)
+            return yours, ref, _parted(yours, ref)
+
+        for name, ops in FIXED:
+            yours, ref, at_step = compare(ops)
+            if at_step is not None:
+                return _failed(name, yours, ref, at_step)
+        tried = 0
+
+        def fails(ops: tuple[Op, ...]) -> bool:
+            nonlocal tried
+            tried += 1
+            return compare(ops)[2] is not None
+
+        found = smallest(INTERLEAVINGS, fails)
+        if found is not None:
+            yours, ref, at_step = compare(found)
+            assert at_step is not None
+            return _failed("random interleavings (shrunk to the smallest)", yours, ref, at_step)
+        name, ops = TWENTY
+        yours, ref, at_step = compare(ops)
+        if at_step is not None:
+            return _failed(name, yours, ref, at_step)
+    scenarios = len(FIXED) + 1
+    text = "\n".join(
+        [
+            f"register: passed {scenarios} scenarios and {tried} random interleavings of boots, cancels and waits",
+            "  one row per name, however many boots (20 boots: 1 row)",
+            "  a second boot writes nothing and answers exists (0)",
+            "  the record carries every_ms and template; a changed period keeps the first",
+            "  the first run is now + first_in",
+            "  after a cancel the name registers fresh",
+        ]
+    )
+    return Check("register", True, text)
+
+
+def _failed(scenario: str, yours: list[Step], ref: list[Step], i: int) -> Check:
+    mine, theirs = yours[i], ref[i]
+    lines = [f'register: FAILED in scenario "{scenario}"']
+    lines += [f"  {step.label} -> {step.answer.tuple if step.answer else '?'}" for step in yours[:i]]
+    lines.append(f"  {mine.label}")
+    lines.append(f"    what went wrong: {why(mine, theirs)}")
+    lines.append(f"    before:   {mine.before.text()}")
+    lines.append(f"    after:    {mine.after.text()}")
+    lines.append(f"    expected: {theirs.after.text()}")
+    return Check("register", False, "\n".join(lines), scenario=scenario)
+
+
+def why(mine: Step, ref: Step) -> str:
+    """The difference between the learner's step and the reference's, in words."""
+    if mine.error:
+        return f"the script failed: {mine.error}"
+    what = mine.label.split(" at ", 1)[0]
+    if mine.answer != ref.answer:
+        assert ref.answer is not None
+        reason = "its record exists" if ref.answer is Outcome.EXISTS else "it has no record"
+        if isinstance(mine.op, Cancel):
+            reason = "it was registered" if ref.answer is Outcome.CANCELLED else "nothing was registered"
+        said = f"{mine.answer.tuple} ({mine.answer.reply})" if mine.answer else "nothing"
+        return f"{what} answered {said}; {reason}, so the answer is {ref.answer.tuple} ({ref.answer.reply})"
+    got, want = dict(mine.after.rows), dict(ref.after.rows)
+    if len(mine.after.rows) > len(ref.after.rows):
+        return f"{what} added a row: there should be one row per name"
+    stray = sorted(set(got) - set(want))
+    if stray:
+        return f"the registry member is {stray[0]!r}; the member must be the name itself"
+    for name, score in want.items():
+        if name not in got:
+            return f"{what} left no registry row for {name}"
+        if got[name] != score:
+            earlier = dict(mine.before.rows).get(name)
+            if earlier is not None and dict(ref.before.rows).get(name) == score:
+                return (
+                    f"{what} moved the row of {name} from {at(earlier)} to {at(got[name])}; a live name's row stays put"
+                )
+            return f"the first run of {name} is {at(got[name])}; it must be now + first_in = {at(score)}"
+    if mine.after.records != ref.after.records:
+        unchanged = mine.before.records == ref.before.records and ref.before.records == ref.after.records
+        if unchanged:
+            return f"{what} rewrote the record; a live name's record stays as it was"
+        return "the record should hold every_ms and template as given"
+    return f"{what} left the keyspace different from the reference"

@@ -1,0 +1,90 @@
+"""Hints in two levels, the reference solutions and the buggy scripts of "fix the bug". The
+Lua lives in ``lua/`` next to this module; nothing here prints a solution unless asked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+EXERCISES = ("register", "next_run", "advance")
+
+
+def _exercise(exercise: str) -> str:
+    if exercise not in EXERCISES:
+        raise ValueError(f"exercise: {exercise!r} is not an exercise; use one of {', '.join(EXERCISES)}")
+    return exercise
+
+
+def _lua(name: str) -> str:
+    return resources.files(__package__).joinpath(f"lua/{name}.lua").read_text(encoding="utf-8")
+
+
+def start_to_start(release_ms: int, every_ms: int, finish_ms: int) -> int:
+    """The reference rule: the next run starts one period after this one started; the finish
+    does not count."""
+    return release_ms + every_ms
+
+
+def finish_based(release_ms: int, every_ms: int, finish_ms: int) -> int:
+    """A wrong rule for "fix the bug": it waits for the finish, so the cadence drifts."""
+    return finish_ms + every_ms
+
+
+HINTS: dict[str, tuple[str, str]] = {
+    "register": (
+        "Look before you write: a second boot must find something and stop. Which key tells you the "
+        "name is live - and what must the script return then?",
+        "First line of the logic: if redis.call('EXISTS', record) == 1 then return 0 end. Only after it: "
+        "HSET the record with every_ms and template, ZADD the registry with score first_ms and member "
+        "name (the name itself, nothing appended), return 1.",
+    ),
+    "next_run": (
+        "Start-to-start measures from the moment this run was released, not from when it finished. "
+        "Which of the arguments is that moment?",
+        "Return release_ms + every_ms. finish_ms is there to tempt you: adding the run's length makes "
+        "each start drift by it.",
+    ),
+    "advance": (
+        "Between the tick's read and its advance, anything can happen to the row: the name cancelled "
+        "(record gone), or cancelled and registered again (row moved). Which two facts must the script "
+        "check before it writes?",
+        "1) if redis.call('EXISTS', record) == 0: ZREM the member and return 0. 2) local score = "
+        "redis.call('ZSCORE', registry, name); if not score or tonumber(score) ~= tonumber(read_ms): "
+        "return 2. 3) only then ZADD registry next_ms name and return 1.",
+    ),
+}
+
+
+def hint(exercise: str, level: int = 1) -> str:
+    """A hint: level 1 points at the idea, level 2 at the code."""
+    chosen = _exercise(exercise)
+    if isinstance(level, bool) or level not in (1, 2):
+        raise ValueError(f"level: expected 1 or 2, got {level!r}")
+    return f"hint {level} for {chosen}: {HINTS[chosen][level - 1]}"
+
+
+def solution(exercise: str) -> Any:
+    """The reference solution: Lua text for register and advance, the function for next_run
+    (``inspect.getsource`` shows its code). For instructors; nothing calls it by default."""
+    chosen = _exercise(exercise)
+    if chosen == "next_run":
+        return start_to_start
+    return _lua(f"{chosen}.solution")
+
+
+def buggy(exercise: str) -> str | Callable[[int, int, int], int]:
+    """The broken version for "fix the bug": register ZADDs before it probes, advance has no
+    compare-and-set, the rule is finish-based."""
+    chosen = _exercise(exercise)
+    if chosen == "next_run":
+        return finish_based
+    return _lua(f"{chosen}.buggy")
+
+
+def skeleton(exercise: str) -> str:
+    """The Lua a learner starts from (the notebooks paste the same text into a cell)."""
+    chosen = _exercise(exercise)
+    if chosen == "next_run":
+        raise ValueError("exercise: next_run is written in Python; its skeleton is a def in the notebook")
+    return _lua(f"{chosen}.skeleton")

