@@ -94,14 +94,14 @@ def test_stored_outputs_come_from_one_clean_run(notebook: Path) -> None:
     assert nb["cells"][0]["cell_type"] == "markdown" and nb["cells"][0]["source"][0].startswith("# ")
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
+@pytest.mark.parametrize("notebook", DIVES, ids=[nb.stem for nb in DIVES])
 def test_each_notebook_says_where_you_are_links_onward_and_keeps_cells_short(notebook: Path) -> None:
     nb = json.loads(notebook.read_text())
     markdown = ["".join(cell["source"]) for cell in nb["cells"] if cell["cell_type"] == "markdown"]
     assert "**You are here:**" in markdown[0]
     links = {target for text in markdown for target in re.findall(r"\]\(([^)#]+\.ipynb)\)", text)}
     assert all((notebook.parent / target).is_file() for target in links), links
-    following = NOTEBOOKS[(NOTEBOOKS.index(notebook) + 1) % len(NOTEBOOKS)]
+    following = DIVES[(DIVES.index(notebook) + 1) % len(DIVES)]
     assert f"]({following.name})" in markdown[-1], f"the last cell should link to {following.name}"
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
