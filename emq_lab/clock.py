@@ -80,6 +80,15 @@ def hhmmss(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%H:%M:%S")
 
 
+def moment(ms: int, *, first_day_ms: int) -> str:
+    """``HH:MM`` on the day of ``first_day_ms`` (UTC); on any other day the date comes first,
+    ``2026-01-06 09:15``, so a time a day later never reads as the same moment."""
+    when = datetime.fromtimestamp(ms / 1000, UTC)
+    if when.date() == datetime.fromtimestamp(first_day_ms / 1000, UTC).date():
+        return when.strftime("%H:%M")
+    return when.strftime("%Y-%m-%d %H:%M")
+
+
 class SimClock:
     """A deterministic clock that moves only when told to."""
 

@@ -541,7 +541,8 @@ def test_notebook_in_jupyterlab(visit_factory: Callable[..., Visit], lab_server:
     visit = visit_factory(lab_server, "lab", notebook.stem)
     run_all_in_lab(visit.page, lab_server.url, notebook.name)
     no_errors_in_outputs(visit.page)
-    assert walk_panels(visit), "no panel found on the page"
+    if has_panels(notebook):  # 00-start has none
+        assert walk_panels(visit), "no panel found on the page"
     visit.watch.assert_clean()
 
 
@@ -549,7 +550,14 @@ def test_notebook_in_jupyterlab(visit_factory: Callable[..., Visit], lab_server:
 def test_notebook_in_voila(visit_factory: Callable[..., Visit], voila_server: Server, notebook: Any) -> None:
     visit = visit_factory(voila_server, "voila", notebook.stem)
     visit.page.goto(f"{voila_server.url}/voila/render/{notebook.name}", wait_until="commit", timeout=240_000)
-    visit.page.locator(".emq-readout").first.wait_for(timeout=240_000)
+    loaded = ".emq-readout" if has_panels(notebook) else "text=You are here"
+    visit.page.locator(loaded).first.wait_for(timeout=240_000)
     no_errors_in_outputs(visit.page)
-    assert walk_panels(visit), "no panel found on the page"
+    if has_panels(notebook):
+        assert walk_panels(visit), "no panel found on the page"
     visit.watch.assert_clean()
+
+
+def has_panels(notebook: Any) -> bool:
+    """True when the stored notebook displays a widget (every dive does; the start page does not)."""
+    return "application/vnd.jupyter.widget-view+json" in notebook.read_text()

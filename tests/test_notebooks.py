@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -74,7 +75,7 @@ def test_learners_run_the_dives_at_once_as_acl_users(valkey_server: ValkeyServer
         assert not failed, f"nbval failed for {[name for name, _ in failed]}:\n{failed[0][1]}"
         view = classroom.overview(admin, prefix="nbclass")
         assert [learner.namespace for learner in view.learners] == [learner.name for learner in learners]
-        assert all(len(learner.dives) == len(DIVES) for learner in view.learners)
+        assert all(len(learner.dives) == len(classroom.DIVES) for learner in view.learners)  # 00-start has no queue
         figure("classroom: concurrent learners (ACL users) x dive notebooks, all passing", f"{LEARNERS} x {len(DIVES)}")
     finally:
         classroom.revoke_users(admin, prefix="nbclass")
@@ -91,3 +92,17 @@ def test_stored_outputs_come_from_one_clean_run(notebook: Path) -> None:
         for output in cell["outputs"]:
             assert output["output_type"] != "error" and output.get("name") != "stderr", "".join(cell["source"])
     assert nb["cells"][0]["cell_type"] == "markdown" and nb["cells"][0]["source"][0].startswith("# ")
+
+
+@pytest.mark.parametrize("notebook", DIVES, ids=[nb.stem for nb in DIVES])
+def test_each_notebook_says_where_you_are_links_onward_and_keeps_cells_short(notebook: Path) -> None:
+    nb = json.loads(notebook.read_text())
+    markdown = ["".join(cell["source"]) for cell in nb["cells"] if cell["cell_type"] == "markdown"]
+    assert "**You are here:**" in markdown[0]
+    links = {target for text in markdown for target in re.findall(r"\]\(([^)#]+\.ipynb)\)", text)}
+    assert all((notebook.parent / target).is_file() for target in links), links
+    following = DIVES[(DIVES.index(notebook) + 1) % len(DIVES)]
+    assert f"]({following.name})" in markdown[-1], f"the last cell should link to {following.name}"
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            assert 1 <= len("".join(cell["source"]).splitlines()) <= 5, "".join(cell["source"])

@@ -25,7 +25,15 @@ if TYPE_CHECKING:
     from ..pump import Pump, Tick
     from ..repeat import Repeat
 
-__all__ = ["Measure", "next_on_grid", "next_start_to_finish", "next_start_to_start", "trace", "fast_forward"]
+__all__ = [
+    "Measure",
+    "next_bullmq_every",
+    "next_on_grid",
+    "next_start_to_finish",
+    "next_start_to_start",
+    "trace",
+    "fast_forward",
+]
 
 NAME = "report"  # the one registration every lane schedules
 TEMPLATE = '{"report": "cadence"}'
@@ -50,6 +58,20 @@ def first_tick_at_or_after(instant_ms: int, *, start_ms: int, tick_ms: int) -> i
         return max(instant_ms, start_ms)
     ticks = -((start_ms - instant_ms) // tick_ms)  # ceiling division
     return start_ms + ticks * tick_ms
+
+
+def next_bullmq_every(prev_ms: int, every_ms: int, now_ms: int) -> int:
+    """BullMQ's ``every`` for a job scheduler, for comparison with ``next_on_grid``: the slot after
+    ``prev_ms``; if that is behind ``now_ms``, the next multiple of the period since the epoch
+    after now, shifted by the first run's offset from such a multiple (``prev_ms % every_ms``).
+
+    Both keep the phase of the first run and skip missed slots. When that offset is 0 (a
+    15-minute period from 09:00) they agree everywhere; with an offset, BullMQ's jump counts
+    from the multiple below now, so it can pass over one more slot than ``next_on_grid``."""
+    following = prev_ms + every_ms
+    if following >= now_ms:
+        return following
+    return (now_ms // every_ms) * every_ms + every_ms + prev_ms % every_ms
 
 
 # -- the marks ----------------------------------------------------------------------------------
@@ -429,3 +451,89 @@ def fast_forward(
     made, newest = jobs.count(), jobs.browse(limit=1)[0]
     jobs.trim(keep)
     return FastForward(fired, rep.count(), made, newest, next_ms, kept=min(keep, made))
+
+
+# -- the pump goes down: what fires when it comes back -------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outage:
+    """One measure's lane around a pump outage: the releases (slot, release, job), and the
+    window the pump was down."""
+
+    measure: Measure
+    every_ms: int
+    down_ms: int
+    back_ms: int
+    runs: tuple[Run, ...]
+
+    @property
+    def before(self) -> tuple[Run, ...]:
+        return tuple(run for run in self.runs if run.release_ms < self.down_ms)
+
+    @property
+    def on_return(self) -> tuple[Run, ...]:
+        """What the first tick after the outage released: one run, however many slots passed."""
+        return tuple(run for run in self.runs if run.release_ms == self.back_ms)
+
+    @property
+    def after(self) -> tuple[Run, ...]:
+        return tuple(run for run in self.runs if run.release_ms > self.back_ms)
+
+    @property
+    def missed(self) -> int:
+        """Period marks (from the first run) that fell inside the outage."""
+        first = self.runs[0].release_ms
+        return len([m for m in range(first, self.back_ms + 1, self.every_ms) if self.down_ms <= m <= self.back_ms])
+
+    def __str__(self) -> str:
+        before = " ".join(hhmm(run.release_ms) for run in self.before)
+        back = ", ".join(f"{run.job_id} for the {hhmm(run.slot_ms)} slot" for run in self.on_return)
+        after = " ".join(hhmm(run.release_ms) for run in self.after)
+        minutes = sorted({f":{(run.release_ms // MINUTE_MS) % 60:02d}" for run in self.after})
+        return (
+            f"{self.measure.value:<15} fired {before} | down {hhmm(self.down_ms)}-{hhmm(self.back_ms)}, "
+            f"{self.missed} marks passed | back at {hhmm(self.back_ms)}: {len(self.on_return)} job ({back}) | "
+            f"then {after} (on {' '.join(minutes)})"
+        )
+
+
+def outage(
+    lab: Lab,
+    measure: Measure | str = Measure.START_TO_START,
+    *,
+    every_ms: int = 15 * MINUTE_MS,
+    down_at_ms: int = 22 * MINUTE_MS,
+    down_for_ms: int = 40 * MINUTE_MS,
+    after: int = 3,
+    start_ms: int | None = None,
+    queue: str | None = None,
+) -> Outage:
+    """Register one name on a fresh queue (``outage-<lane>``), run the real pump exactly when the
+    name is due, stop it ``down_at_ms`` after the start for ``down_for_ms``, and let it tick again:
+    the first tick back releases the overdue name once, and the rule says where the cadence goes.
+    Runs until ``after`` more releases followed the return."""
+    measure = Measure(measure)
+    if measure is Measure.START_TO_FINISH:
+        raise ValueError("measure: an outage lane runs start-to-start or the fixed grid (the pump's own rules)")
+    _check_controls(every_ms, 0, 1, 0)
+    for value, field in ((down_at_ms, "down_at_ms"), (down_for_ms, "down_for_ms")):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError(f"{field}: expected an int of milliseconds > 0, got {value!r}")
+    validate.limit(after, field="after")
+    start = lab_start_ms(lab) if start_ms is None else start_ms
+    down, back = start + down_at_ms, start + down_at_ms + down_for_ms
+    queue = lane_queue(measure, "outage") if queue is None else queue
+    clock, rep, pump = _one_registration(lab, queue, start_ms=start, every_ms=every_ms, rule=measure)
+    runs: list[Run] = []
+    while len([run for run in runs if run.release_ms > back]) < after:
+        ((_, score),) = rep.entries()
+        tick_at = back if down <= score < back else score
+        clock.set(max(clock.now_ms(), tick_at))
+        runs.extend(Run(o.job_id, score, o.fired_at_ms, o.fired_at_ms) for o in pump.tick())
+    return Outage(measure, every_ms, down, back, tuple(runs))
+
+
+def outages(lab: Lab, *, every_ms: int = 15 * MINUTE_MS, down_for_ms: int = 40 * MINUTE_MS) -> list[Outage]:
+    """The same outage on start-to-start and on the fixed grid."""
+    return [outage(lab, m, every_ms=every_ms, down_for_ms=down_for_ms) for m in (Measure.START_TO_START, Measure.GRID)]

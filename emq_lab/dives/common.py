@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..clock import AdvancingClock, hhmm
+from ..clock import AdvancingClock, hhmm, moment
 from ..schedule import MINUTE_MS
 
 if TYPE_CHECKING:
@@ -50,3 +50,9 @@ def move_to(lab: Lab, target_ms: int) -> None:
     clock = lab.clock
     if isinstance(clock, AdvancingClock) and target_ms > clock.now_ms():
         clock.set(target_ms)
+
+
+def now_text(lab: Lab) -> str:
+    """The lab clock's now as the dives print it: ``09:15`` on the first day of a SimClock,
+    with the date on any later day (``2026-01-06 09:15``)."""
+    return moment(lab.clock.now_ms(), first_day_ms=start_ms(lab))

@@ -434,3 +434,32 @@ def preset_marks(race: Race) -> dict[str, tuple[Mark, ...]]:
         rounds[PRESET_LABELS[preset]] = marks(race.name, race.start, taken)
     race.reset()
     return rounds
+
+
+# --- the same re-registration without the compare-and-set -------------------------------------
+
+
+def without_compare_and_set(lab: Lab, queue: str, *, name: str = "report") -> list[str]:
+    """Replay the ``re-register`` preset on ``queue`` (reset first), but finish the tick with an
+    unconditional advance (advance.lua with ARGV[3] = ""), as the pump did before its advance
+    compared: the lines say what it overwrote."""
+    race = Race(lab, queue, name=name)
+    for step in EXTRA_PRESETS["re-register"][:-1]:
+        race.step(step)
+    tick = race._round.tick
+    assert tick is not None and tick.rows  # the read held the name
+    row = tick.rows[0]
+    fresh = dict(race.repeat.entries())[name]
+    written = tick.next_run(row)
+    outcome = race.repeat.advance_to(name, written)
+    record = race.repeat.record(name)
+    every = int(record["every_ms"]) // MIN
+    return [
+        f"steps: {' -> '.join(EXTRA_PRESETS['re-register'][:-1])} -> advance without the compare",
+        f"  registered anew: {name} every {every} min, first run {hhmm(fresh)}",
+        f"  pump advances  {outcome.tuple}: wrote {name} @ {hhmm(written)} "
+        f"(the tick's now {hhmm(tick.now_ms)} + the old period, {(row.every_ms or 0) // MIN} min)",
+        f"registry: {rows(race.repeat.entries())}; record: every {every} min",
+        f"the new registration's first run ({hhmm(fresh)}) is overwritten: it fires at {hhmm(written)}, "
+        "on the old period's beat",
+    ]

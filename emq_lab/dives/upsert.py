@@ -4,13 +4,15 @@ the BootPanel only shows it."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from .. import scripts, validate
-from ..clock import hhmm
+from ..clock import SimClock, hhmm
 from ..outcome import Outcome, outcome_of
+from ..pump import Occurrence
 from ..scripts import source
 from .common import MIN as MINUTE_MS
 from .common import period
@@ -49,8 +51,9 @@ _STEPS: dict[Strategy, dict[str, str]] = {
         "done": "return 1",
     },
     Strategy.NAIVE: {
-        "record": "redis.call('HSET'",
+        "record": "redis.call('HSET', record",
         "row": "redis.call('ZADD', registry",
+        "row_record": "redis.call('HSET', registry",
         "pending": "redis.call('ZADD', delayed",
         "done": "return 1",
     },
@@ -66,7 +69,7 @@ _STEPS: dict[Strategy, dict[str, str]] = {
 }
 _PATHS: dict[Strategy, dict[int, tuple[str, ...]]] = {
     Strategy.GUARD: {1: ("probe", "record", "row", "done"), 0: ("probe", "bail")},
-    Strategy.NAIVE: {1: ("record", "row", "pending", "done")},
+    Strategy.NAIVE: {1: ("record", "row", "row_record", "pending", "done")},
     Strategy.UPSERT: {
         1: ("probe", "record", "row", "pending", "done"),
         0: ("probe", "unqueue", "record", "row", "pending", "updated"),
@@ -318,6 +321,183 @@ def tally_text(counts: dict[Strategy, Registry], boots: int) -> str:
         rows = f"{state.size} row{'s' if state.size != 1 else ''}"
         lines.append(f"  {strategy.label:<14} {rows:<8} {len(state.pending)} pending")
     return "\n".join(lines)
+
+
+# -- what the pump makes of each strategy's rows ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fired:
+    """The jobs the real pump released after the same boots under each strategy, in a window
+    that starts at boot #1 (one cycle of the schedule, so one job is the right answer)."""
+
+    boots: int
+    start_ms: int
+    until_ms: int
+    jobs: dict[Strategy, tuple[Occurrence, ...]]
+
+    def count(self, strategy: Strategy | str) -> int:
+        return len(self.jobs[Strategy(strategy)])
+
+    def lines(self) -> list[str]:
+        """One line per strategy: each job as ``HH:MM JOB-… (row)``."""
+        head = f"the pump from {hhmm(self.start_ms)} to {hhmm(self.until_ms)} after {self.boots} boots:"
+        out = [head]
+        for strategy, fired in self.jobs.items():
+            jobs = ", ".join(f"{hhmm(o.fired_at_ms)} {o.job_id} (row {o.name})" for o in fired) or "nothing"
+            out.append(f"  {strategy.label:<14} {len(fired)} job{'s' if len(fired) != 1 else ''}: {jobs}")
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+
+def fire_after_boots(
+    lab: Lab,
+    queue: str,
+    boots: int = 2,
+    *,
+    schedule: Schedule | None = None,
+    restart_ms: int = 5 * MINUTE_MS,
+    window_ms: int = 30 * MINUTE_MS,
+) -> Fired:
+    """Boot the service ``boots`` times under each strategy on an emptied ``queue``, then run the
+    real pump over ``window_ms`` from boot #1, ticking whenever a row is due (on a SimClock of its
+    own, so the lab's clock stays where it is). The queue is emptied again at the end."""
+    validate.limit(boots, field="boots")
+    validate.every_ms(window_ms)
+    service = Service(lab, queue, schedule=schedule, restart_ms=restart_ms)
+    start = lab.clock.now_ms()
+    until = start + window_ms
+    jobs: dict[Strategy, tuple[Occurrence, ...]] = {}
+    for strategy in Strategy:
+        service.use(strategy)
+        service.boot_until(boots)
+        clock = SimClock(start)
+        sim = lab.with_clock(clock)
+        rep, pump = sim.repeat(queue), sim.pump(queue)
+        fired: list[Occurrence] = []
+        while (upcoming := min((ms for _, ms in rep.entries()), default=None)) is not None and upcoming < until:
+            clock.set(max(upcoming, clock.now_ms()))
+            fired.extend(pump.tick())
+        jobs[strategy] = tuple(fired)
+    service.reset()
+    return Fired(boots, start, until, jobs)
+
+
+# -- the register is atomic: many boots at once ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stampede:
+    """What ``boots`` concurrent boots of the same ``names`` names left behind."""
+
+    boots: int
+    names: int
+    registered: int
+    exists: int
+    rows: int
+    records: int
+    won_twice: int  # names that more than one boot was told it registered
+
+    def __str__(self) -> str:
+        return "\n".join(
+            [
+                f"{self.boots} boots at once, each registering the same {self.names} names:",
+                f"  answers: {self.registered} registered, {self.exists} exists",
+                f"  names that more than one boot registered: {self.won_twice}",
+                f"  registry rows: {self.rows}; records: {self.records} (one each: "
+                + ("yes)" if self.rows == self.records == self.names else "NO)"),
+            ]
+        )
+
+
+def stampede(lab: Lab, queue: str, *, boots: int = 8, names: int = 300, every_ms: int = 15 * MINUTE_MS) -> Stampede:
+    """Empty ``queue``, then start ``boots`` threads that each register the same ``names`` names
+    (``job-0`` ...) at the same moment, in one pipeline each, on the lab's backend. Every
+    register is one script call, so the server runs each whole, one at a time."""
+    validate.limit(boots, field="boots")
+    validate.limit(names, field="names")
+    lab.reset(queue)
+    items = [(f"job-{i:04d}", every_ms, '{"boot": "stampede"}') for i in range(names)]
+    gate = threading.Barrier(boots)
+    answers: list[list[Outcome]] = [[] for _ in range(boots)]
+    failures: list[BaseException] = []
+
+    def boot(slot: int) -> None:
+        try:
+            gate.wait(timeout=30)
+            answers[slot] = lab.repeat(queue).register_many(items)
+        except BaseException as error:  # reported below, in the caller's thread
+            failures.append(error)
+
+    threads = [threading.Thread(target=boot, args=(i,)) for i in range(boots)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise RuntimeError(f"stampede: a boot failed: {failures[0]}") from failures[0]
+    winners: dict[int, int] = {}
+    for outcomes in answers:
+        for i, outcome in enumerate(outcomes):
+            winners[i] = winners.get(i, 0) + (outcome is Outcome.REGISTERED)
+    flat = [outcome for outcomes in answers for outcome in outcomes]
+    k = lab.keyspace(queue)
+    records = sum(1 for key in lab.keys(queue) if key.startswith(k.record("")))
+    return Stampede(
+        boots=boots,
+        names=names,
+        registered=flat.count(Outcome.REGISTERED),
+        exists=flat.count(Outcome.EXISTS),
+        rows=lab.repeat(queue).count(),
+        records=records,
+        won_twice=sum(1 for count in winners.values() if count > 1),
+    )
+
+
+def split_register(lab: Lab, queue: str, *, name: str = "digest", every_ms: int = 15 * MINUTE_MS) -> list[str]:
+    """Two boots running the register's steps as separate commands from the client, interleaved
+    the unlucky way (both probe, then both write): each is told it registered. The script form
+    cannot interleave, because the server runs a script from its first line to its last. Empties
+    ``queue`` first and leaves the result in it."""
+    lab.reset(queue)
+    k, client, now = lab.keyspace(queue), lab.client, lab.clock.now_ms()
+    lines = []
+    probes = {}
+    for boot in ("A", "B"):
+        probes[boot] = client.exists(k.record(name))
+        lines.append(f"boot {boot}: EXISTS {k.record(name)} -> {probes[boot]}")
+    for boot, every in (("A", every_ms), ("B", 2 * every_ms)):
+        client.hset(k.record(name), mapping={"every_ms": every, "template": "{}"})
+        client.zadd(k.registry, {name: now + every})
+        lines.append(f"boot {boot}: HSET every_ms={every} + ZADD -> thinks it registered")
+    lines.append(
+        f"both were told 'registered'; the record says every {period(int(lab.repeat(queue).record(name)['every_ms']))}"
+        " (the last writer won)"
+    )
+    return lines
+
+
+def deploy_day(lab: Lab, queue: str, *, every_ms: int = 30 * MINUTE_MS) -> list[str]:
+    """Deploy day under the guard and the upsert: boot #1 registers the schedule, boot #2 (the
+    new release) declares it with period ``every_ms``. One line per strategy: the answer, then
+    the period and next run the registry keeps. The queue is emptied before each and at the end."""
+    validate.every_ms(every_ms)
+    lines = []
+    for strategy in (Strategy.GUARD, Strategy.UPSERT):
+        service = Service(lab, queue, strategy=strategy)
+        service.reset()
+        service.boot()
+        second = service.boot(every_ms=every_ms)
+        kept = dict(second.after.record).get("every_ms", "0")
+        (_, next_ms), *_ = second.after.rows
+        lines.append(
+            f"{strategy.label:<14} boot #2 declares every {period(every_ms)} -> {second.tuple}; "
+            f"the registry keeps every {period(int(kept))}, next run {hhmm(next_ms)}"
+        )
+        service.reset()
+    return lines
 
 
 # -- what "writes nothing" is worth: a boot storm --------------------------------------------------

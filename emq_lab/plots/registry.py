@@ -1,5 +1,6 @@
-"""The registry picture of the upsert dive: after the same boots, where each strategy's
-registry rows and pending occurrences sit on the clock. A pure function of the state."""
+"""The registry pictures of the upsert dive: after the same boots, where each strategy's
+registry rows and pending occurrences sit on the clock, and the jobs the pump then fired.
+Pure functions of the state."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from datetime import UTC, datetime
 import plotly.graph_objects as go
 
 from ..clock import hhmm
-from ..dives.upsert import Registry
+from ..dives.upsert import Fired, Registry
 
 
 def _at(ms: int) -> datetime:
@@ -57,5 +58,41 @@ def registry_figure(states: Mapping[str, Registry], *, title: str = "") -> go.Fi
         xaxis={"title": "run time (UTC)", "tickformat": "%H:%M"},
         yaxis={"categoryorder": "array", "categoryarray": labels[::-1], "type": "category"},
         legend={"orientation": "h", "y": -0.35},
+    )
+    return figure
+
+
+def fired_marks(fired: Fired) -> list[str]:
+    """The marks ``fired_figure`` draws, one line per strategy, as text a cell can print."""
+    return [
+        f"{strategy.label:<14} jobs at " + (", ".join(f"{hhmm(o.fired_at_ms)} {o.job_id}" for o in jobs) or "none")
+        for strategy, jobs in fired.jobs.items()
+    ]
+
+
+def fired_figure(fired: Fired, *, title: str = "") -> go.Figure:
+    """One lane per strategy, a diamond for each job the pump fired, labelled with its id."""
+    labels = [strategy.label for strategy in fired.jobs]
+    pairs = [(s.label, o) for s, jobs in fired.jobs.items() for o in jobs]
+    figure = go.Figure(
+        go.Scatter(
+            name="job fired",
+            x=[_at(o.fired_at_ms) for _, o in pairs],
+            y=[label for label, _ in pairs],
+            text=[o.job_id for _, o in pairs],
+            customdata=[o.name for _, o in pairs],
+            mode="markers+text",
+            textposition="top center",
+            marker={"symbol": "diamond", "size": 14},
+            hovertemplate="%{y}<br>%{text} from row %{customdata}<br>fired %{x|%H:%M}<extra></extra>",
+        )
+    )
+    figure.update_layout(
+        title=title or None,
+        height=140 + 60 * len(labels),
+        margin={"l": 120, "r": 20, "t": 50 if title else 20, "b": 40},
+        xaxis={"title": "fired at (UTC)", "tickformat": "%H:%M", "range": [_at(fired.start_ms), _at(fired.until_ms)]},
+        yaxis={"categoryorder": "array", "categoryarray": labels[::-1], "type": "category"},
+        showlegend=False,
     )
     return figure

@@ -8,8 +8,11 @@
 -- ARGV[3]  template  the payload template, stored verbatim
 -- ARGV[4]  first_ms  the first-run score in milliseconds (host: now + first_in_ms)
 --
--- The row id is <name>:<first_ms>, so every boot that computes a new first run adds a row,
--- and each row queues its own pending occurrence repeat:<name>:<first_ms>.
+-- The row id is <name>:<first_ms>, so every boot that computes a new first run adds a row.
+-- Each row gets a record of its own, KEYS[1] .. ':' .. <row id> (HASH: every_ms, template; the
+-- key the pump's due read looks up for a member, on KEYS[1]'s slot since it carries the same
+-- hash tag), so the pump fires every row it finds; and each row queues its own pending
+-- occurrence repeat:<name>:<first_ms>.
 --
 -- Returns
 --   1  always: a row was appended, even for a live name (the bug)  -> {:ok, :registered}
@@ -34,7 +37,9 @@ if type(first) ~= 'string' or not first:match('^%-?%d+$') or #first > 16 then
 end
 local first_n = tonumber(first)
 local stamp = string.format('%.0f', first_n)
+local row = name .. ':' .. stamp
 redis.call('HSET', record, 'every_ms', every, 'template', template)
-redis.call('ZADD', registry, first_n, name .. ':' .. stamp)
-redis.call('ZADD', delayed, first_n, 'repeat:' .. name .. ':' .. stamp)
+redis.call('ZADD', registry, first_n, row)
+redis.call('HSET', registry .. ':' .. row, 'every_ms', every, 'template', template)
+redis.call('ZADD', delayed, first_n, 'repeat:' .. row)
 return 1

@@ -1,0 +1,75 @@
+"""A script as the dives show it: its full source, highlighted as Lua, beside a table of the
+KEYS and ARGV its header names. Pure: the text comes from ``emq_lab.scripts``."""
+
+from __future__ import annotations
+
+import html
+
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import LuaLexer
+
+from ..scripts import Header, header, source
+
+_CODE = "font-family:monospace;font-size:14px;line-height:1.45"
+_TD = "padding:2px 8px;vertical-align:top;text-align:left;border-bottom:1px solid #ddd"
+
+
+def lua_html(text: str) -> str:
+    """``text`` highlighted as Lua, numbered, with inline styles (no stylesheet needed, so it
+    looks the same in JupyterLab, Voila and a static page)."""
+    formatter = HtmlFormatter(noclasses=True, linenos="inline", style="default", prestyles=_CODE)
+    return highlight(text, LuaLexer(), formatter)
+
+
+def slots_html(head: Header) -> str:
+    """The KEYS and ARGV of a header as an HTML table, then its returns as a list."""
+    rows = "".join(
+        f"<tr><td style='{_TD}'><code>{html.escape(s.slot)}</code></td>"
+        f"<td style='{_TD}'><code>{html.escape(s.name)}</code></td>"
+        f"<td style='{_TD}'>{html.escape(s.meaning)}</td></tr>"
+        for s in (*head.keys, *head.argv)
+    )
+    returns = "".join(f"<li><code>{html.escape(line.strip())}</code></li>" for line in head.returns)
+    return (
+        f"<table style='border-collapse:collapse;font-size:14px'><tr><th style='{_TD}'>slot</th>"
+        f"<th style='{_TD}'>local</th><th style='{_TD}'>holds</th></tr>{rows}</table>"
+        f"<p style='margin:8px 0 2px'><b>returns</b></p><ul style='margin:0;font-size:13px'>{returns}</ul>"
+    )
+
+
+class ScriptView:
+    """``<name>.lua`` in full beside its KEYS/ARGV table. In a notebook it renders as HTML; its
+    text form (what a cell's ``text/plain`` holds) is the header's table."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.text = source(name)
+        self.header = header(name)
+
+    def table(self) -> str:
+        """The KEYS/ARGV table and the returns, as plain text."""
+        head = self.header
+        width = max(len(s.name) for s in (*head.keys, *head.argv))
+        lines = [f"{self.name}.lua ({len(self.text.splitlines())} lines): {head.purpose}"]
+        lines += [f"  {s.slot:<8} {s.name:<{width}}  {s.meaning}" for s in (*head.keys, *head.argv)]
+        lines.append("  returns:")
+        lines += [f"    {line.strip()}" for line in head.returns]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.table()
+
+    def _repr_html_(self) -> str:
+        title = html.escape(f"{self.name}.lua — {self.header.purpose}")
+        return (
+            f"<div><p style='margin:0 0 6px'><b>{title}</b></p>"
+            "<div style='display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start'>"
+            f"<div style='flex:2 1 620px;min-width:0;overflow-x:auto'>{lua_html(self.text)}</div>"
+            f"<div style='flex:1 1 300px'>{slots_html(self.header)}</div></div></div>"
+        )
+
+
+def script_view(name: str) -> ScriptView:
+    """The view of ``emq_lab/scripts/<name>.lua`` (``contrast/naive`` for a contrast script)."""
+    return ScriptView(name)

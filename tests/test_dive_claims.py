@@ -1,0 +1,154 @@
+"""The claims the dives settle on screen: the naive append fires twice, an outage fires once,
+the register is atomic under concurrent boots, and the helpers the notebooks call
+(one-call setup, the script view with its KEYS/ARGV table, dates past the first day)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import emq_lab
+from emq_lab import dives
+from emq_lab.clock import hhmm, moment
+from emq_lab.dives import cadence, upsert
+from emq_lab.dives.upsert import Strategy
+from emq_lab.plots.registry import fired_figure, fired_marks
+from emq_lab.plots.source import lua_html, script_view
+from emq_lab.scripts import NAMES, header, source
+
+MIN = 60_000
+
+
+def test_the_naive_rows_each_fire_so_one_schedule_runs_twice(lab: emq_lab.Lab, queue: str) -> None:
+    fired = upsert.fire_after_boots(lab, queue, 2)
+    assert {s: fired.count(s) for s in Strategy} == {Strategy.GUARD: 1, Strategy.NAIVE: 2, Strategy.UPSERT: 1}
+    naive = fired.jobs[Strategy.NAIVE]
+    assert [hhmm(o.fired_at_ms) for o in naive] == ["09:15", "09:20"]
+    assert len({o.job_id for o in naive}) == 2 and all(o.name.startswith("digest:") for o in naive)
+    assert [hhmm(o.fired_at_ms) for o in fired.jobs[Strategy.UPSERT]] == ["09:20"]
+    assert lab.keys(queue) == [] and lab.clock.now_ms() == lab.clock.start_ms  # type: ignore[attr-defined]
+    marks = fired_marks(fired)
+    assert marks[1] == "naive append   jobs at 09:15 JOB-000001, 09:20 JOB-000002"
+    assert list(fired_figure(fired).data[0].y).count("naive append") == 2
+
+
+def test_three_boots_of_the_naive_append_fire_three_times_a_cycle(lab: emq_lab.Lab, queue: str) -> None:
+    assert upsert.fire_after_boots(lab, queue, 3).count("naive") == 3
+
+
+def test_a_naive_row_carries_its_own_record_and_lights_its_write(lab: emq_lab.Lab, queue: str) -> None:
+    service = upsert.Service(lab, queue, strategy="naive")
+    boot = service.boot()
+    row = f"digest:{boot.at_ms + 15 * MIN}"
+    assert lab.repeat(queue).record(row) == {"every_ms": str(15 * MIN), "template": service.schedule.template}
+    assert any("HSET', registry" in line for line in boot.lit_text)
+    service.reset()
+    assert lab.keys(queue) == []
+
+
+@pytest.mark.parametrize("measure", ["start-to-start", "fixed grid"])
+def test_an_outage_fires_once_on_return_and_says_where_the_cadence_lands(lab: emq_lab.Lab, measure: str) -> None:
+    out = cadence.outage(lab, measure, down_at_ms=22 * MIN, down_for_ms=40 * MIN, after=2)
+    assert hhmm(out.down_ms) == "09:22" and hhmm(out.back_ms) == "10:02"
+    assert [hhmm(r.release_ms) for r in out.before] == ["09:00", "09:15"]
+    assert len(out.on_return) == 1 and hhmm(out.on_return[0].slot_ms) == "09:30"
+    assert out.missed == 3  # 09:30, 09:45, 10:00 passed while the pump was down
+    expected = ["10:17", "10:32"] if measure == "start-to-start" else ["10:15", "10:30"]
+    assert [hhmm(r.release_ms) for r in out.after] == expected
+    assert lab.jobs(out_queue(measure)).count() == 5
+    lab.reset(out_queue(measure))
+
+
+def out_queue(measure: str) -> str:
+    return cadence.lane_queue(measure, "outage")
+
+
+def test_an_outage_refuses_start_to_finish_and_bad_windows(lab: emq_lab.Lab) -> None:
+    with pytest.raises(ValueError, match="measure"):
+        cadence.outage(lab, "start-to-finish")
+    with pytest.raises(ValueError, match="down_for_ms"):
+        cadence.outage(lab, down_for_ms=0)
+
+
+def test_concurrent_boots_of_the_same_names_leave_one_row_each(lab: emq_lab.Lab, queue: str) -> None:
+    result = upsert.stampede(lab, queue, boots=4, names=120)
+    assert (result.registered, result.exists, result.won_twice) == (120, 360, 0)
+    assert result.rows == result.records == 120
+    assert "one each: yes" in str(result)
+    lab.reset(queue)
+
+
+def test_a_register_split_into_commands_tells_both_boots_they_won(lab: emq_lab.Lab, queue: str) -> None:
+    lines = upsert.split_register(lab, queue)
+    assert sum("-> 0" in line for line in lines) == 2 and sum("thinks it registered" in line for line in lines) == 2
+    assert lab.repeat(queue).record("digest")["every_ms"] == str(30 * MIN)
+    lab.reset(queue)
+
+
+def test_setup_empties_a_dives_queues_and_nothing_else(lab: emq_lab.Lab, queue: str) -> None:
+    for q in (*dives.QUEUES["cancel"], queue):
+        lab.repeat(q).register("report", MIN, "t")
+    done = dives.setup(lab, "cancel")
+    assert all(lab.keys(q) == [] for q in dives.QUEUES["cancel"])
+    assert lab.repeat(queue).count() == 1
+    assert repr(done) == f"cancel dive ready: {len(dives.QUEUES['cancel'])} queues emptied, clock at 09:00"
+    with pytest.raises(ValueError, match="dive"):
+        dives.setup(lab, "nope")
+
+
+@pytest.mark.parametrize("name", sorted(NAMES.values()))
+def test_every_header_names_the_keys_the_body_uses(name: str) -> None:
+    head = header(name)
+    body = "\n".join(line for line in source(name).splitlines() if not line.startswith("--"))
+    used_keys = {int(n) for n in re.findall(r"KEYS\[(\d+)\]", body)}
+    used_argv = {int(n) for n in re.findall(r"ARGV\[(\d+)\]", body)}
+    assert [s.slot for s in head.keys] == [f"KEYS[{i}]" for i in sorted(used_keys)]
+    assert [s.slot for s in head.argv] == [f"ARGV[{i}]" for i in sorted(used_argv)]
+    assert head.purpose.startswith(name.rpartition("/")[2] + ":") and head.returns
+
+
+def test_the_script_view_shows_every_line_and_the_table() -> None:
+    view = script_view("advance")
+    rendered = view._repr_html_()
+    assert rendered.count("ZSCORE") >= 1 and "KEYS[2]" in rendered and "read_ms" in rendered
+    assert re.sub(r"<[^>]+>", "", lua_html(view.text)).count("\n") >= len(view.text.splitlines())
+    assert repr(view).splitlines()[1].split()[:2] == ["KEYS[1]", "registry"]
+
+
+def test_a_time_on_a_later_day_carries_its_date() -> None:
+    start = emq_lab.SimClock("2026-01-05T09:00:00Z").start_ms
+    assert moment(start + 15 * MIN, first_day_ms=start) == "09:15"
+    assert moment(start + 24 * 60 * MIN + 15 * MIN, first_day_ms=start) == "2026-01-06 09:15"
+
+
+def test_the_grid_agrees_with_bullmqs_every_on_an_aligned_period_and_differs_with_an_offset() -> None:
+    start = emq_lab.SimClock("2026-01-05T09:00:00Z").start_ms
+    every = 15 * MIN
+    assert start % every == 0  # 09:00 is a multiple of 15 minutes since the epoch
+    for late in range(0, 120 * MIN, 7 * MIN):
+        now = start + every + late
+        assert cadence.next_on_grid(start, every, now) == cadence.next_bullmq_every(start, every, now)
+    shifted = start + 10 * MIN  # offset 10 min from the multiples
+    now = shifted + every + 7 * MIN  # 09:32: missed the 09:25 slot
+    assert hhmm(cadence.next_on_grid(shifted, every, now)) == "09:40"
+    assert hhmm(cadence.next_bullmq_every(shifted, every, now)) == "09:55"
+
+
+def test_without_the_compare_the_re_registrations_first_run_is_overwritten(lab: emq_lab.Lab, queue: str) -> None:
+    from emq_lab.dives import race
+
+    lines = race.without_compare_and_set(lab, queue)
+    assert "{:ok, :advanced}" in lines[2] and lines[3] == "registry: report @ 09:15; record: every 60 min"
+    guarded = race.Race(lab, queue)
+    guarded.play("re-register")
+    assert guarded.advance_outcome is emq_lab.Outcome.MOVED
+    assert [(n, hhmm(ms)) for n, ms in lab.repeat(queue).entries()] == [("report", "09:30")]
+    lab.reset(queue)
+
+
+def test_deploy_day_guard_keeps_the_old_period_and_upsert_takes_the_new(lab: emq_lab.Lab, queue: str) -> None:
+    guard, upsert_line = upsert.deploy_day(lab, queue)
+    assert guard.endswith("{:ok, :exists}; the registry keeps every 15 min, next run 09:15")
+    assert upsert_line.endswith("{:ok, :updated}; the registry keeps every 30 min, next run 09:35")
+    assert lab.keys(queue) == []
