@@ -4,7 +4,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime
 TESTING := $(VENV)/.testing
-NB      ?= 01-upsert
+NB      ?= 00-start
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: help install lab present test lint bench clean lite fengari
@@ -29,7 +29,7 @@ $(TESTING): pyproject.toml | $(VENV)/bin/python
 ## Create .venv with the runtime and the test tools (for working on emq-lab).
 install: $(TESTING)
 
-## JupyterLab from the repository root, on notebook 01 (or NB=...). Honours EMQ_LAB_URL and EMQ_LAB_NAMESPACE.
+## JupyterLab from the repository root, on the start page 00-start (or NB=...). Honours EMQ_LAB_URL and EMQ_LAB_NAMESPACE.
 lab: $(RUNTIME)
 	$(BIN)/jupyter lab $(ROOT_OK) --ServerApp.root_dir=. --LabApp.news_url=None notebooks/$(NB).ipynb
 

@@ -60,14 +60,14 @@ def test_every_runtime_dependency_is_in_the_environment_with_the_same_range() ->
         assert specs[conda[0]] == spec, f"{requirement}: environment.yml says {conda[0]}{specs[conda[0]]}"
 
 
-def test_readme_badge_opens_the_first_notebook_in_lab() -> None:
+def test_readme_badge_opens_the_start_page_in_lab() -> None:
     readme = (ROOT / "README.md").read_text()
     badge = re.search(r"\(https://mybinder\.org/v2/gh/[^)]*\?urlpath=([^)]+)\)", readme)
     assert badge, "README has no Binder badge link"
     target = badge.group(1)
     assert target.startswith("lab/tree/")
     assert (ROOT / target.removeprefix("lab/tree/")).is_file()
-    assert target.endswith("notebooks/01-upsert.ipynb")
+    assert target.endswith("notebooks/00-start.ipynb")
 
 
 def _binder_env(port: int) -> dict[str, str]:
