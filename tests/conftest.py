@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 import redis.connection
+from helpers import START
 from servers import MISSING, ValkeyCluster, ValkeyServer, required, server_binary
 
 import emq_lab
 
 BACKENDS = ["fakeredis", "valkey", "cluster"]
-START = "2026-01-05T09:00:00Z"
 _queues = itertools.count(1)
 
 

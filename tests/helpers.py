@@ -5,12 +5,27 @@ from __future__ import annotations
 import emq_lab
 from emq_lab import keys
 
+MIN = 60_000  # a minute in ms
+START = "2026-01-05T09:00:00Z"  # where every test's SimClock starts (the course's Monday, 09:00)
+
+
+def scanned(lab: emq_lab.Lab, queue: str) -> list[str]:
+    """Every key of ``queue`` by a SCAN of its pattern over the whole server. ``lab.keys(q)`` finds
+    them from the queue's own structures; the tests look everywhere, so a stray write shows."""
+    return sorted(set(lab.client.scan_iter(match=lab.keyspace(queue).pattern, count=1000)))
+
+
+def records(lab: emq_lab.Lab, queue: str) -> set[str]:
+    """The names that have a record hash in ``queue``, found by SCAN."""
+    prefix = lab.keyspace(queue).record("")
+    return {key.removeprefix(prefix) for key in scanned(lab, queue) if key.startswith(prefix)}
+
 
 def snapshot(lab: emq_lab.Lab, queue: str) -> dict[str, object]:
     """Every key of ``queue`` with its type and value, for "nothing was written" checks."""
     client = lab.client
     dump: dict[str, object] = {}
-    for key in lab.keys(queue):
+    for key in scanned(lab, queue):
         kind = client.type(key)
         if kind == "hash":
             dump[key] = ("hash", client.hgetall(key))

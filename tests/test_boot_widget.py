@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from helpers import MIN
 
 import emq_lab
 from emq_lab import keys
@@ -14,7 +15,6 @@ from emq_lab.widgets.boot import BootCounter, BootPanel
 
 pytestmark = pytest.mark.embedded_only  # the logic is the package's; the backend tests cover the servers
 
-MIN = 60_000
 SIZES = {"guard": [1, 1, 1, 1, 1], "naive": [1, 2, 3, 4, 5], "upsert": [1, 1, 1, 1, 1]}
 OUTCOMES = {
     "guard": ["{:ok, :registered}"] + ["{:ok, :exists}"] * 4,

@@ -14,7 +14,6 @@ from emq_lab.widgets.cadence import CadenceExplorer, FastForwardPanel
 
 pytestmark = pytest.mark.embedded_only  # the logic is the package's; the backend tests cover the servers
 
-MIN = 60_000
 START = parse_instant("2026-01-05T09:00:00Z")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from helpers import MIN, START
 
 import emq_lab
 from emq_lab.clock import parse_instant
@@ -90,9 +91,6 @@ def test_unknown_preset_is_refused(lab: emq_lab.Lab, queue: str) -> None:
 
 
 # --- CrashPanel ------------------------------------------------------------------------------
-
-MIN = 60_000
-START = "2026-01-05T09:00:00Z"  # the lab fixture's SimClock
 
 
 def _switch_by_twin(panel: CrashPanel, crash: bool, slot_keyed: bool) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from helpers import MIN, START
 from redis.exceptions import NoPermissionError, ResponseError
 
 import emq_lab
@@ -20,8 +21,6 @@ from emq_lab import classroom, keys
 from emq_lab.errors import BackendUnavailable
 from emq_lab.widgets import ClassroomPanel
 
-START = "2026-01-05T09:00:00Z"
-MIN = 60_000
 _classes = itertools.count(1)
 
 

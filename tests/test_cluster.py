@@ -7,12 +7,12 @@ from collections.abc import Callable
 
 import pytest
 import redis
+from helpers import MIN, scanned
 from servers import ValkeyCluster
 
 import emq_lab
 from emq_lab import Outcome, SimClock, keys
 
-MIN = 60_000
 QUEUES = [f"cq{i}" for i in range(24)]
 
 
@@ -38,7 +38,7 @@ def test_queues_spread_over_the_primaries(
         ports = {lab.client.get_node_from_key(keys.registry(q)).port for q in QUEUES}
         assert ports == {node.port for node in valkey_cluster.nodes}  # all three primaries hold queues
         for q in QUEUES:
-            found = lab.keys(q)
+            found = scanned(lab, q)
             # record, registry, two jobs, wait list (+ the id counter unless slot-keyed)
             assert len(found) == (5 if q.endswith("1") else 6)
             node = lab.client.get_node_from_key(keys.registry(q))
@@ -64,7 +64,7 @@ def test_keys_and_reset_scan_every_primary(cluster_lab: emq_lab.Lab, valkey_clus
             direct.close()
         assert sum(1 for found in per_node.values() if found) == len(valkey_cluster.nodes)
         union = set().union(*per_node.values())
-        assert union == {k for q in QUEUES for k in lab.keys(q)}
+        assert union == {k for q in QUEUES for k in scanned(lab, q)}
         assert sum(lab.reset(q) for q in QUEUES) == len(union) == 2 * len(QUEUES)
         assert lab.client.get("foreign:{cq0}") == "keep"
     finally:
@@ -83,6 +83,6 @@ def test_a_cross_slot_call_would_be_refused(cluster_lab: emq_lab.Lab) -> None:
         assert keys.slot(crossed[0]) != keys.slot(crossed[1])
         with pytest.raises(redis.RedisClusterException, match="slot"):
             lab.scripts.register(keys=crossed, args=["n", 1000, "t", 0])
-        assert lab.keys("cq0") == lab.keys("cq1") == []
+        assert scanned(lab, "cq0") == scanned(lab, "cq1") == []
     finally:
         lab.close()

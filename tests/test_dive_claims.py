@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from helpers import MIN
 
 import emq_lab
 from emq_lab import dives
@@ -16,8 +17,6 @@ from emq_lab.dives.upsert import Strategy
 from emq_lab.plots.registry import fired_figure, fired_marks
 from emq_lab.plots.source import lua_html, script_view
 from emq_lab.scripts import NAMES, header, source
-
-MIN = 60_000
 
 
 def test_the_naive_rows_each_fire_so_one_schedule_runs_twice(lab: emq_lab.Lab, queue: str) -> None:

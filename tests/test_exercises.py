@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from helpers import snapshot
+from helpers import MIN, snapshot
 
 import emq_lab
 from emq_lab import exercises
@@ -17,7 +17,6 @@ from emq_lab.exercises.check import queues
 from emq_lab.exercises.next_run_check import Setting, Timelines
 from emq_lab.plots.exercise import timelines_figure
 
-MIN = 60_000
 REGISTER = exercises.solution("register")
 ADVANCE = exercises.solution("advance")
 

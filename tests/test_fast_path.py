@@ -6,12 +6,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from helpers import MIN, START
 
 import emq_lab
 from emq_lab import SimClock, SystemClock
-
-MIN = 60_000
-START = "2026-01-05T09:00:00Z"
 
 
 def registered(lab: emq_lab.Lab, queue: str) -> emq_lab.Lab:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import redis
-from helpers import snapshot
+from helpers import records, snapshot
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -267,8 +267,7 @@ def well_formed(lab: emq_lab.Lab, queue: str) -> None:
     """Every registry member has a record whose every_ms Python can read back, and vice versa."""
     rep = lab.repeat(queue)
     members = {name for name, _ in rep.entries()}
-    records = {k.removeprefix(keys.record(queue, "")) for k in lab.keys(queue) if k.startswith(keys.record(queue, ""))}
-    assert members == records
+    assert members == records(lab, queue)
     for name in members:
         every = rep.record(name)["every_ms"]
         assert CANONICAL_MS.fullmatch(every) and 1 <= int(every) <= MAX_EVERY_MS, every

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pytest
+from helpers import MIN, START
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
@@ -22,8 +23,6 @@ import emq_lab
 from emq_lab import Occurrence, Outcome, SimClock, keys
 from emq_lab.dives.crash import PumpCrash, crash_after_enqueue
 
-MIN = 60_000
-START = "2026-01-05T09:00:00Z"
 NAMES = ("daily-report", "a:b", "x y", "ü-name", "new\nline", "n0", "n1", "z")
 PERIODS = (1, 7, 1000, MIN, 15 * MIN)
 JUMPS = st.one_of(st.just(0), st.sampled_from(PERIODS), st.integers(1, 4 * 15 * MIN))

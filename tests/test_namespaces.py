@@ -12,6 +12,7 @@ import itertools
 from collections.abc import Iterator
 
 import pytest
+from helpers import MIN, START
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,8 +20,6 @@ import emq_lab
 from emq_lab import Outcome, SimClock, keys
 from emq_lab.namespace import ENV_NAMESPACE
 
-START = "2026-01-05T09:00:00Z"
-MIN = 60_000
 _runs = itertools.count(1)
 
 

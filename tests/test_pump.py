@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from helpers import MIN
 
 import emq_lab
 from emq_lab import Occurrence, Outcome, keys
-
-MIN = 60_000
 
 
 def test_two_ticks_mint_two_ids_newest_first(lab: emq_lab.Lab, queue: str) -> None:

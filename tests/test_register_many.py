@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import pytest
 import redis
+from helpers import MIN
 
 import emq_lab
 from emq_lab import Outcome, scripts
-
-MIN = 60_000
 
 
 def keyspace(lab: emq_lab.Lab, queue: str) -> tuple[list[tuple[str, int]], dict[str, dict[str, str]]]:

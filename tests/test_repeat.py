@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from helpers import snapshot
+from helpers import MIN, snapshot
 
 import emq_lab
 from emq_lab import Due, Outcome, keys
-
-MIN = 60_000
 
 
 def test_boot_twice_keeps_one_record_and_one_row(lab: emq_lab.Lab, queue: str) -> None:

@@ -4,12 +4,11 @@ drain and register_many, ids minted in the script, and integer clocks. On every 
 from __future__ import annotations
 
 import pytest
+from helpers import MIN
 
 import emq_lab
 from emq_lab import Outcome, SimClock
 from emq_lab.clock import hhmm
-
-MIN = 60_000
 
 
 def test_a_stale_advance_leaves_a_fresh_registration_alone(lab: emq_lab.Lab, queue: str) -> None:

@@ -10,12 +10,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from helpers import START
 from servers import ValkeyServer
 
 import emq_lab
 from emq_lab import SimClock, keys
 
-START = "2026-01-05T09:00:00Z"
 NAMES = 200
 EVERY = 1000
 PUMPS = 2

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 import redis
-from helpers import snapshot
+from helpers import MIN, snapshot
 
 import emq_lab
 from emq_lab import keys
 from emq_lab.dives.upsert import Schedule, Service, Strategy, code_line, lit_lines, tally
 from emq_lab.scripts import source
 
-MIN = 60_000
 EXPECTED_SIZES = {
     Strategy.GUARD: [1, 1, 1, 1, 1],
     Strategy.NAIVE: [1, 2, 3, 4, 5],

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from enum import IntEnum
 
 import pytest
+from helpers import START
 from servers import ValkeyServer, required, server_binary
 from test_health import Timers
 
@@ -25,8 +26,6 @@ from emq_lab.plots.timeline import timeline
 from emq_lab.widgets import BootPanel, CadenceExplorer, CancelPanel, CrashPanel
 from emq_lab.widgets.boot import BootCounter
 from emq_lab.widgets.view import View
-
-START = "2026-01-05T09:00:00Z"
 
 
 class Outage:

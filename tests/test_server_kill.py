@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from helpers import MIN, records, scanned
 from servers import ValkeyServer, kill
 from test_health import Timers
 
@@ -18,7 +19,6 @@ import emq_lab
 from emq_lab import Outcome, SimClock, keys
 from emq_lab.health import UNAVAILABLE, Health
 
-MIN = 60_000
 NAMES = [f"job:{i:03d}" for i in range(200)]
 
 
@@ -45,12 +45,10 @@ def aof_lab(aof_server: ValkeyServer, queue: str) -> Iterator[emq_lab.Lab]:
 def check_intact(lab: emq_lab.Lab, queue: str) -> tuple[set[str], list[str]]:
     """Members == records; job hashes == wait-list ids, each once. Returns (members, wait list)."""
     registry = keys.registry(queue)
-    record_prefix = keys.record(queue, "")
     job_prefix = keys.job(queue, "")
-    found = lab.keys(queue)
-    records = {k.removeprefix(record_prefix) for k in found if k.startswith(record_prefix)}
+    found = scanned(lab, queue)
     members = {name for name, _ in lab.repeat(queue).entries()}
-    assert members == records, "a registry row without its record, or a record without its row"
+    assert members == records(lab, queue), "a registry row without its record, or a record without its row"
     jobs = {k.removeprefix(job_prefix) for k in found if k.startswith(job_prefix)}
     wait = lab.jobs(queue).browse(limit=1_000_000)
     assert len(wait) == len(set(wait)), "a job id on the wait list twice"

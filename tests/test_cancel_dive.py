@@ -5,6 +5,7 @@ from __future__ import annotations
 from itertools import permutations
 
 import pytest
+from helpers import MIN, START
 
 import emq_lab
 from emq_lab import Occurrence, Outcome
@@ -31,9 +32,6 @@ from emq_lab.dives.race import (
     preset_marks,
 )
 from emq_lab.plots.keyspace import keyspace_figure, keyspace_marks
-
-MIN = 60_000
-START = "2026-01-05T09:00:00Z"  # the lab fixture's SimClock
 
 # preset -> (occurrences fired, what the advance answered)
 EXPECTED = {
