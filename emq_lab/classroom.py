@@ -25,6 +25,7 @@ from redis import RedisCluster
 
 from . import keys, validate
 from .backend import open_client
+from .dives import QUEUES
 
 MAX_LEARNERS = 500
 SCAN_COUNT = 500
@@ -58,10 +59,9 @@ def script_commands() -> tuple[str, ...]:
 ALLOWED_COMMANDS: tuple[str, ...] = tuple(dict.fromkeys((*CLIENT_COMMANDS, *script_commands())))
 
 # The queues each dive's notebook uses: a learner "got to" a dive when one of them exists.
-DIVES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("01 upsert", ("reports", "reports-try")),
-    ("02 cadence", ("cadence-live", "cadence-ff", "cadence-s2s", "cadence-s2f", "cadence-grid", "cadence")),
-    ("03 cancel", ("cancel", "race", "orders", "orphan", "crash", "crash-slot", "crash-panel", "presets")),
+# Each dive and the queues its notebook uses: the dives' own list, so the two never disagree.
+DIVES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
+    (f"{number:02d} {dive}", queues) for number, (dive, queues) in enumerate(QUEUES.items(), start=1)
 )
 
 
