@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from ..dives import cadence
+from ..dives.common import start_ms as dive_start_ms
 from ..plots.timeline import timeline
 from .figure import FigureView
 from .note import BUSY, Note
@@ -48,7 +49,7 @@ class CadenceExplorer(View):
     ) -> None:
         self.lab = lab
         self.prefix = prefix
-        self.start_ms = start_ms if start_ms is not None else int(getattr(lab.clock, "start_ms", lab.clock.now_ms()))
+        self.start_ms = start_ms if start_ms is not None else dive_start_ms(lab)
         initial = {
             "period_minutes": period_minutes,
             "run_minutes": run_minutes,
