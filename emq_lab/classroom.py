@@ -34,13 +34,15 @@ MAX_SCANNED = 100_000
 # What emq-lab sends from Python, and nothing else. Connection: PING and HELLO, CLIENT SETINFO
 # (redis-py names itself on connect). Scripts: EVALSHA (EVAL for a learner's own script in an
 # exercise), SCRIPT LOAD/EXISTS (redis-py's Script and pipelines). The reads of the verbs,
-# keys() and the panels; DEL/UNLINK for reset and the crash dive. Cluster clients also ask for
-# the slot map and the command table.
+# keys() and the panels; DEL/UNLINK for reset and the crash dive, LTRIM for the fast-forward's
+# clean-up (Jobs.trim); SCRIPT KILL for the exercises' watchdog, which stops a learner's endless
+# loop (it would block every learner on the server). Cluster clients also ask for the slot map
+# and the command table.
 CLIENT_COMMANDS: tuple[str, ...] = (
     "ping", "hello", "client|setinfo",
     "evalsha", "eval", "script|load", "script|exists",
     "zrange", "zrangebyscore", "zcard", "zscore", "hgetall", "hmget", "lrange", "llen", "exists", "type",
-    "del", "unlink",
+    "del", "unlink", "ltrim", "script|kill",
     "cluster|slots", "cluster|shards", "cluster|nodes", "command",
 )  # fmt: skip
 

@@ -102,6 +102,7 @@ def page(browser: Any) -> Iterator[tuple[Any, Guard]]:
     page = context.new_page()
     page.on("console", guard.console)
     page.on("pageerror", lambda error: guard.errors.append(f"pageerror: {error}"))
+    page.on("response", lambda r: r.status >= 400 and guard.errors.append(f"HTTP {r.status}: {r.url}"))
     page.set_default_timeout(60_000)
     yield page, guard
     context.close()
@@ -216,7 +217,9 @@ def test_notebook_runs_in_the_lite_site(page: tuple[Any, Guard], served: str, no
     differing = [i + 1 for i, (want, got) in enumerate(zip(stored, live, strict=True)) if got != want]
 
     # The walk runs whatever the comparison found, so one report says both.
-    assert walk_lite(browser_page), "no panel found on the page"
+    walked = walk_lite(browser_page)
+    has_panels = "application/vnd.jupyter.widget-view+json" in notebook.read_text()
+    assert bool(walked) == has_panels, f"panels walked: {walked}; the stored notebook has panels: {has_panels}"
     browser_page.screenshot(path=str(SHOTS / f"{notebook.stem}-walked.png"))
     assert guard.errors == [], f"console errors: {guard.errors}"
     for index in differing:

@@ -3,6 +3,7 @@ measures of the next run hold or drift. FastForwardPanel: a progress bar over a 
 
 from __future__ import annotations
 
+import sys
 import threading
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -214,6 +215,9 @@ class FastForwardPanel(View):
             self._note.say(BUSY, "refused")
             return None
         self._running()  # the button is disabled before the click's handler returns
+        if sys.platform == "emscripten":  # the browser edition has no threads: run in the click
+            self._note.attempt(self._run_locked)
+            return None
         worker = threading.Thread(target=lambda: self._note.attempt(self._run_locked), daemon=True)
         self._worker = worker
         worker.start()
