@@ -14,7 +14,7 @@ import ipywidgets as widgets
 from ..clock import hhmm
 from ..dives.upsert import MINUTE_MS, Boot, Registry, Service, Strategy, period, report, tally, tally_text
 from ..scripts import source
-from .note import Note, set_disabled
+from .note import Note, click
 from .view import View
 
 if TYPE_CHECKING:
@@ -254,12 +254,7 @@ class BootPanel(View):
 
     # -- callbacks: they set widget values, never print --------------------------------------
     def _click(self, action: Callable[[], Any]) -> None:
-        """A control's action with every control disabled while it runs; a refusal goes to the note."""
-        set_disabled(self.controls, True)
-        try:
-            self.act(lambda: self._note.attempt(action))
-        finally:
-            set_disabled(self.controls, False)
+        click(self.act, self._note, self.controls, action)
 
     def _on_strategy(self, change: dict[str, Any]) -> None:
         self._click(lambda: self._start_over(Strategy(change["new"])))

@@ -12,7 +12,7 @@ import ipywidgets as widgets
 from ..clock import hhmm
 from ..dives.crash import CrashBench
 from ..dives.race import ALL_LABELS, LABELS, PRESET_LABELS, STEPS, Keyspace, Race, keyspace
-from .note import ALREADY_RAN, Note, set_disabled
+from .note import ALREADY_RAN, Note, click, set_disabled
 from .view import View
 
 if TYPE_CHECKING:
@@ -346,9 +346,4 @@ class CrashPanel(View):
         self._readout.value = _crash_html(self.bench)
 
     def _click(self, action: Callable[[], Any]) -> None:
-        """Every control off while ``action`` runs; a refusal goes to the note line."""
-        set_disabled(self.controls, True)
-        try:
-            self.act(lambda: self._note.attempt(action))
-        finally:
-            set_disabled(self.controls, False)
+        click(self.act, self._note, self.controls, action)

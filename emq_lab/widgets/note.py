@@ -54,3 +54,15 @@ class Note:
 def set_disabled(controls: list[widgets.DOMWidget], disabled: bool) -> None:
     for control in controls:
         control.disabled = disabled
+
+
+def click(
+    act: Callable[[Callable[[], Any]], Any], note: Note, controls: list[widgets.DOMWidget], action: Callable[[], Any]
+) -> None:
+    """What a panel's control does: every control off while ``action`` runs through the panel's
+    ``act`` (the backend's status and retries), a refusal said on the ``note`` line."""
+    set_disabled(controls, True)
+    try:
+        act(lambda: note.attempt(action))
+    finally:
+        set_disabled(controls, False)
