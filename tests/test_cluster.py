@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 import redis
 from helpers import MIN, scanned
-from servers import ValkeyCluster
+from servers import ValkeyCluster, kill
 
 import emq_lab
 from emq_lab import Outcome, SimClock, keys
@@ -86,3 +86,24 @@ def test_a_cross_slot_call_would_be_refused(cluster_lab: emq_lab.Lab) -> None:
         assert scanned(lab, "cq0") == scanned(lab, "cq1") == []
     finally:
         lab.close()
+
+
+def test_a_dead_primary_that_does_not_own_the_queue_leaves_reset_working(valkey_cluster: ValkeyCluster) -> None:
+    """reset(q) and keys(q) read only q's own slot: a primary that died, owning other slots,
+    does not stand in their way (a whole-server SCAN would visit it and fail). A cluster of its
+    own (the session's, ``valkey_cluster``, is asked for only so a missing binary skips loudly)."""
+    cluster = ValkeyCluster()
+    try:
+        lab = emq_lab.connect(cluster.url, clock=SimClock("2026-01-05T09:00:00Z"))
+        rep = lab.repeat("survivor")
+        rep.register("report", 15 * MIN, "t")
+        lab.pump("survivor").tick()
+        owner = lab.client.get_node_from_key(keys.registry("survivor")).port
+        victim = next(node for node in cluster.nodes if node.port != owner)
+        kill(victim)
+        assert len(lab.keys("survivor")) == 5  # the record, the registry, a job, the counter, the wait list
+        assert lab.reset("survivor") == 5
+        assert lab.keys("survivor") == []
+        lab.close()
+    finally:
+        cluster.close()
