@@ -116,7 +116,8 @@ def explain_error(exc: BaseException) -> str:
     )
     if compiled:
         return f"syntax error on line {compiled.group(1)}: {compiled.group(2).strip()}"
-    text = re.sub(r" script: [0-9a-f]{40}, on @user_script:(\d+)\.$", r" @line \1", text)
+    # Valkey 8 names the script's sha before its line; Valkey 9 leaves it out.
+    text = re.sub(r" script:(?: [0-9a-f]{40},)? on @user_script:(\d+)\.$", r" @line \1", text)
     at_end = re.search(r" @line (\d+)$", text)
     line = at_end.group(1) if at_end else None
     text = text[: at_end.start()] if at_end else text
