@@ -71,15 +71,21 @@ class LocalServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def stop(self) -> None:
-        """SIGTERM by PID (SIGKILL after 5 s), then remove the temp dir."""
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.kill(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+        """Stop the server by its PID, then remove the temp dir."""
+        terminate(self.process)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def terminate(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM ``process`` by its PID, SIGKILL after 5 s; nothing if it has already exited."""
+    if process.poll() is not None:
+        return
+    os.kill(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 def start_server(binary: str, *extra: str, port: int | None = None, attempts: int = 3) -> LocalServer:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import redis
 
-from emq_lab.local import find_binary
+from emq_lab.local import find_binary, terminate
 
 REQUIRE_ENV = "EMQ_LAB_REQUIRE_VALKEY"
 MISSING = (
@@ -101,14 +101,8 @@ class ValkeyServer:
 
     def stop(self) -> None:
         """Stop the server by its PID (SIGKILL after 5 s)."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        os.kill(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            os.kill(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+        if self.process is not None:
+            terminate(self.process)
 
     def close(self) -> None:
         self.stop()
