@@ -5,6 +5,7 @@ BIN     := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime
 TESTING := $(VENV)/.testing
 NB      ?= 00-start
+WORKERS ?= 2
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: help install lab present test lint bench clean lite fengari
@@ -43,9 +44,9 @@ lint: $(TESTING)
 	$(BIN)/ruff format --check emq_lab tests
 	$(BIN)/mypy
 
-## Lint, type-check, and the whole suite (fakeredis, a throwaway Valkey and cluster, the notebooks).
+## Lint, type-check, and the whole suite (fakeredis, a throwaway Valkey and cluster, the notebooks), on WORKERS=2 processes.
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup
 
 # The JupyterLite edition in lite/_output (a static site: Pyodide, the notebooks, the Lua on fengari).
 # Needs Python >= 3.12 and npm; versions in lite/pins.env. Rebuilt only when an input changed.
@@ -71,4 +72,4 @@ bench: $(TESTING)
 ## Remove .venv and the caches.
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache test-artifacts
-	rm -rf lite/_output lite/.cache lite/.venv-build lite/static lite/.jupyterlite.doit.db
+	rm -rf lite/_output lite/.cache lite/.venv-build lite/static lite/.jupyterlite.doit.db lite/.build.lock

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -31,22 +32,36 @@ def deep(request: pytest.FixtureRequest) -> bool:
 
 
 FIGURES: list[tuple[str, str]] = []
+TALLIES: dict[str, Counter[str]] = {}  # counts summed over tests (e.g. hostile inputs by kind)
 
 
 @pytest.fixture
-def figure() -> Callable[[str, object], None]:
-    """Record a figure (examples run, duplicates seen, ...) for the end-of-run summary."""
+def figure(request: pytest.FixtureRequest) -> Callable[[str, object], None]:
+    """Record a figure (examples run, duplicates seen, ...) for the end-of-run summary. It rides
+    on the test's report, so it reaches the summary from a pytest-xdist worker too."""
 
     def record(label: str, value: object) -> None:
-        FIGURES.append((label, str(value)))
+        request.node.user_properties.append(("figure", (label, str(value))))
 
     return record
 
 
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect the figures as each test's report arrives (in the one process that prints the summary)."""
+    if report.when == "teardown":
+        for key, value in report.user_properties:
+            if key == "figure":
+                FIGURES.append(value)
+            elif key == "tally":
+                label, counts = value
+                TALLIES.setdefault(label, Counter()).update(counts)
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if FIGURES:
+    lines = [*FIGURES, *((label, str(dict(sorted(counts.items())))) for label, counts in TALLIES.items())]
+    if lines:
         terminalreporter.section("reliability figures")
-        for label, value in FIGURES:
+        for label, value in lines:
             terminalreporter.write_line(f"{label}: {value}")
 
 

@@ -1,9 +1,10 @@
-"""The JupyterLite edition for the tests: built once per session by ``make lite`` (a no-op when
-nothing changed), or skipped loudly when this machine lacks what it needs (failed instead when
-``EMQ_LAB_REQUIRE_LITE=1``, as in CI)."""
+"""The JupyterLite edition for the tests: built once per session (under a lock, for pytest-xdist's
+workers) by ``make lite`` (a no-op when nothing changed), or skipped loudly when this machine lacks
+what it needs (failed instead when ``EMQ_LAB_REQUIRE_LITE=1``, as in CI)."""
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import glob
 import os
@@ -50,7 +51,10 @@ def _build() -> Site | str:
     missing = _missing()
     if missing:
         return missing
-    run = subprocess.run(["make", "lite"], cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    # Two pytest-xdist workers may both want the site: one builds, the other waits, then finds it built.
+    with open(LITE / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        run = subprocess.run(["make", "lite"], cwd=ROOT, capture_output=True, text=True, timeout=1800)
     if run.returncode != 0:
         return f"BUILD FAILED\n{run.stdout[-4000:]}\n{run.stderr[-4000:]}"
     return Site(

@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 from browser import CHROMIUM_ARGS, ROOT, Kernel, Server, Watch, chromium_path, jupyter_process, screenshot, skip_or_fail
 
+pytestmark = pytest.mark.xdist_group("browser")  # under -n, one worker takes the module: its fixtures start once
+
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WIDTH, HEIGHT = 1280, 720
 Page = Any  # playwright.sync_api.Page, imported lazily so a missing package can skip loudly

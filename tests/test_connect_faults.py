@@ -26,6 +26,8 @@ from emq_lab import backend, health, validate
 from emq_lab.health import UNAVAILABLE
 from emq_lab.widgets import BootPanel
 
+pytestmark = pytest.mark.xdist_group("connect-faults")  # under -n, one worker takes the module: its fixtures start once
+
 SHORT_S = 0.5  # the timeout these tests pass: a stalled server fails them in half a second
 
 

@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import emq_lab
-from conftest import FIGURES
 from emq_lab import Outcome, keys
 from emq_lab.validate import MAX_EVERY_MS, MAX_TEMPLATE_BYTES
 
@@ -293,9 +292,10 @@ def test_raw_register_never_corrupts(lab: emq_lab.Lab, queue: str, every: str, f
     lab.repeat(queue).cancel("n")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _report_tried() -> Iterator[None]:
-    """After the module, whatever order its tests ran in: how many hostile inputs were tried."""
+@pytest.fixture(autouse=True)
+def _report_tried(request: pytest.FixtureRequest) -> Iterator[None]:
+    """How many hostile inputs each test tried, summed over the run (whatever order, or worker,
+    the tests ran in) into one line of the summary."""
+    TRIED.clear()
     yield
-    if TRIED:
-        FIGURES.append(("hostile inputs tried (all backends)", str(dict(TRIED))))
+    request.node.user_properties.append(("tally", ("hostile inputs tried (all backends)", dict(TRIED))))

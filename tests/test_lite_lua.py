@@ -20,6 +20,8 @@ import pytest
 from lite_scripts import KNOWN_DIFFERENCES
 from litesite import ROOT, site
 
+pytestmark = pytest.mark.xdist_group("lite-lua")  # under -n, one worker takes the module: its fixtures start once
+
 VENDORED = ("fakeredis", "redis", "sortedcontainers")
 
 

@@ -19,6 +19,8 @@ import emq_lab
 from emq_lab import Outcome, SimClock, keys
 from emq_lab.health import UNAVAILABLE, Health
 
+pytestmark = pytest.mark.xdist_group("server-kill")  # under -n, one worker takes the module: its fixtures start once
+
 NAMES = [f"job:{i:03d}" for i in range(200)]
 
 
