@@ -49,7 +49,8 @@ def lab_server(browser: Any) -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 def voila_server(browser: Any) -> Iterator[Server]:
-    with jupyter_process("voila", "notebooks") as server:  # one server, a page per notebook
+    # One server, a page per notebook; Voila 0.5.8 needs the folder as an absolute path.
+    with jupyter_process("voila", str(ROOT / "notebooks")) as server:
         yield server
 
 
