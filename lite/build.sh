@@ -29,7 +29,7 @@ find_python() {
 #    labextensions the notebooks need (widgets, plotly, anywidget) so the site carries them.
 requirements=(
   "jupyterlite-core==$JUPYTERLITE_CORE" "jupyterlite-pyodide-kernel[lock]==$JUPYTERLITE_PYODIDE_KERNEL"
-  jupyter-server ipywidgets plotly anywidget build hatchling
+  jupyter-server "ipywidgets==$IPYWIDGETS" "jupyterlab_widgets==$JUPYTERLAB_WIDGETS" plotly anywidget build hatchling
 )
 if [ ! -x "$venv/bin/jupyter-lite" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" != "${requirements[*]}" ]; then
   python="$(find_python)" || { echo "lite: no Python >= 3.12 found (set LITE_PYTHON)" >&2; exit 3; }

@@ -131,12 +131,18 @@ def screenshot(page: object, name: str) -> Path:
 
 
 LOOPBACK = re.compile(r"^(https?|wss?)://(127\.0\.0\.1|localhost|\[::1\])(:\d+)?/")
+# webpack's module federation, when a labextension was built against newer shared packages
+# (@jupyterlab/*, @jupyter-widgets/*) than the page provides: it goes on with the older copy.
+VERSION_MISMATCH = re.compile(
+    r"^(Unsatisfied version .* of shared singleton module|No satisfying version .* of shared module)"
+)
 
 
 @dataclass
 class Watch:
-    """What a page did that a learner should never meet: console errors, uncaught exceptions,
-    requests that would leave the machine (each aborted), and the kernel it talks to."""
+    """What a page did that a learner should never meet: console errors, shared-module version
+    mismatch warnings, uncaught exceptions, requests that would leave the machine (each aborted),
+    and the kernel it talks to."""
 
     errors: list[str] = field(default_factory=list)
     external: list[str] = field(default_factory=list)
@@ -149,8 +155,8 @@ class Watch:
         page.route(re.compile(r"^(?!(https?|wss?)://(127\.0\.0\.1|localhost)[:/]).*"), self._abort)
 
     def _console(self, message: Any) -> None:
-        if message.type == "error":
-            self.errors.append(f"console: {message.text} at {message.location.get('url', '')}")
+        if message.type == "error" or (message.type == "warning" and VERSION_MISMATCH.match(message.text)):
+            self.errors.append(f"console {message.type}: {message.text} at {message.location.get('url', '')}")
 
     def _socket(self, socket: Any) -> None:
         found = re.search(r"/api/kernels/([0-9a-f-]{36})/channels", socket.url)

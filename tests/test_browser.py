@@ -11,6 +11,7 @@ index, so cells may move. Each panel state is saved as a 1280x720 screenshot in 
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import time
 import urllib.request
@@ -51,7 +52,8 @@ def lab_server(browser: Any) -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 def voila_server(browser: Any) -> Iterator[Server]:
-    with jupyter_process("voila", "notebooks") as server:  # one server, a page per notebook
+    # One server, a page per notebook; Voila 0.5.8 needs the folder as an absolute path.
+    with jupyter_process("voila", str(ROOT / "notebooks")) as server:
         yield server
 
 
@@ -260,6 +262,13 @@ def walk_boot(visit: Visit, panel: Locator) -> None:
         expect_text(state, "boot #2", tuple_)
         agree(rows)
         visit.snap(panel, f"boot-{strategy.split()[0].lower()}")
+        script = panel.locator(".emq-script")
+        cut = script.evaluate(
+            "el => [el, ...el.querySelectorAll('div')].filter(d => d.scrollWidth > d.clientWidth + 1).length"
+        )
+        assert cut == 0, f"{strategy}: {cut} element(s) of the script are wider than the view (a line is cut)"
+        for what, shown in (("outcome", state.locator("code", has_text=tuple_).first), ("a lit line", lit.last)):
+            assert in_viewport(shown), f"{strategy}: {what} is outside the 1280x720 viewport after Boot #2"
 
     panel.locator("select").first.select_option(label="30 min")
     expect_text(note, "next boot registers every 30 min; boots already run keep their period")
@@ -406,6 +415,11 @@ def walk_cancel(visit: Visit, panel: Locator) -> None:
     expect_text(note, f"reset: queue {queue} emptied")
     expect_text(log, "advance outcome: -")
     agree()
+    # Reset shows the round the notebook printed beside the panel, though later cells (the crash
+    # replays) have moved the lab's clock on since.
+    printed = printed_registry(visit.stem, queue)
+    shown = re.search(r"registry \(ZSET\)\s+(.*)", keyspace.inner_text()).group(1)  # type: ignore[union-attr]
+    assert shown.strip() == printed, f"after Reset the panel shows registry {shown!r}; the notebook printed {printed!r}"
     expect(button(panel, "pump enqueues")).to_be_disabled()
     visit.snap(panel, "cancel-fresh")
 
@@ -451,6 +465,16 @@ def walk_cancel(visit: Visit, panel: Locator) -> None:
     expect_text(log, f"advance outcome: {outcome}")
     agree()
     visit.snap(panel, "cancel-preset")
+
+
+def printed_registry(stem: str, queue: str) -> str:
+    """The registry line the stored notebook printed for the CancelPanel on ``queue``."""
+    for cell in json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text())["cells"]:
+        for output in cell.get("outputs", []):
+            text = "".join(output.get("data", {}).get("text/plain", ""))
+            if re.match(rf"race on .*, queue {re.escape(queue)}( |$)", text.split("\n")[0]):
+                return re.search(r"^registry: (.*)$", text, re.M).group(1)  # type: ignore[union-attr]
+    raise AssertionError(f"{stem}.ipynb prints no CancelPanel on queue {queue}")
 
 
 def walk_crash(visit: Visit, panel: Locator) -> None:

@@ -22,6 +22,23 @@ def test_only_read_and_cancel_can_start_a_round(lab: emq_lab.Lab, queue: str) ->
     assert "registry: report @ 09:00" in panel.readout
 
 
+@pytest.mark.parametrize("how", ["reset", "preset"])
+def test_reset_replays_the_round_at_the_instant_the_panel_was_made(lab: emq_lab.Lab, queue: str, how: str) -> None:
+    """03-cancel's crash replays move the shared clock on (09:15 -> 09:17) after the race panels
+    printed 09:15; a Reset or a preset then must show the round the notebook printed."""
+    panel = CancelPanel(lab, queue)
+    made = panel.readout
+    lab.clock.advance(minutes=2)
+    if how == "reset":
+        panel._reset.click()
+        assert panel.readout == made
+    else:
+        panel.play("after-read")
+        assert "due: report @ 09:00" in panel.readout and "JOB-000001 enqueued for the 09:00 slot" in panel.readout
+    assert lab.repeat(queue).entries() == ([("report", parse_instant(START))] if how == "reset" else [])
+    assert lab.clock.now_ms() == parse_instant(START) + 2 * MIN  # the lab's clock is left where it was
+
+
 def test_a_click_takes_the_step_and_unlocks_the_next(lab: emq_lab.Lab, queue: str) -> None:
     panel = CancelPanel(lab, queue)
     panel._buttons["read"].click()

@@ -130,3 +130,19 @@ def test_every_notebook_offers_the_binder_valkey() -> None:
             "".join(c["source"]) for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "markdown"
         )
         assert 'os.environ["EMQ_LAB_VALKEY_URL"]' in prose, notebook.name
+
+
+def test_the_lite_site_serves_the_widget_release_the_package_requires() -> None:
+    """lite/build.sh installs the widget labextension from lite/pins.env; the kernel gets ipywidgets
+    from pyproject. A different release on each side would put a front end and a kernel of two
+    ipywidgets versions together, and undo the pin that keeps Voila's console clean."""
+    pins = dict(
+        line.split("=", 1)
+        for line in (ROOT / "lite" / "pins.env").read_text().splitlines()
+        if "=" in line and not line.startswith("#")
+    )
+    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    for name, pin in (("ipywidgets", "IPYWIDGETS"), ("jupyterlab_widgets", "JUPYTERLAB_WIDGETS")):
+        assert f"{name}=={pins[pin]}" in dependencies, (
+            f"lite/pins.env {pin}={pins[pin]} is not what pyproject.toml requires"
+        )

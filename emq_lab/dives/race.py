@@ -13,7 +13,7 @@ from itertools import permutations
 from typing import TYPE_CHECKING
 
 from .. import validate
-from ..clock import hhmm
+from ..clock import SimClock, hhmm
 from ..outcome import Outcome
 from ..pump import Occurrence, Tick
 from .common import MIN, one_registration, rows
@@ -153,7 +153,9 @@ class Race:
     (read, then enqueue, then advance), the cancel may come at any point.
 
     The race runs on a queue of its own: :meth:`reset` deletes every key of ``queue`` and
-    registers ``name`` due now.
+    registers ``name`` due now. "Now" is the instant the race was made: a round is one tick,
+    so every reset replays the same round, however far the lab's clock has moved since (a
+    crash replay later in the dive moves it on).
     """
 
     def __init__(
@@ -165,7 +167,7 @@ class Race:
         every_ms: int = 15 * MIN,
         template: str = '{"report": "daily"}',
     ) -> None:
-        self.lab = lab
+        self.lab = lab = lab.with_clock(SimClock(lab.clock.now_ms()))
         self.queue = validate.name(queue, field="queue")
         self.name, self.every_ms, self.template = validate.registration(name, every_ms, template)
         self.repeat = lab.repeat(queue)

@@ -23,15 +23,18 @@ if TYPE_CHECKING:
 
 PERIODS_MIN = (5, 15, 30, 60)
 _LIT = "background:#fde68a;font-weight:bold"
-# 14 px: readable on a projector (Voila) as in JupyterLab; lines never wrap, a long one scrolls.
+# 14 px: readable on a projector (Voila) as in JupyterLab.
 _PRE = "font-family:var(--jp-code-font-family,monospace);font-size:14px;line-height:1.4;margin:0;white-space:pre"
+# A line longer than the column wraps, its continuation indented past the 5-character number
+# gutter, so the whole line is on screen (no sideways scrolling to read the end of a call).
+_WRAP = "white-space:pre-wrap;overflow-wrap:anywhere;padding-left:5ch;text-indent:-5ch"
 _FOLD = "color:#57606a;cursor:pointer;font-style:italic"
 CONTEXT = 1  # code lines shown around each lit line; the rest fold away
 
 
 def _row(number: int, line: str, lit: tuple[int, ...]) -> str:
     style = _LIT if number in lit else "color:#555" if line.lstrip().startswith("--") else ""
-    return f'<div style="{style}">{number:>3}  {html.escape(line)}</div>'
+    return f'<div style="{";".join(filter(None, (style, _WRAP)))}">{number:>3}  {html.escape(line)}</div>'
 
 
 def _fold(summary: str, rows: list[str]) -> str:
@@ -140,8 +143,9 @@ class BootPanel(View):
         )
         self._history = widgets.ToggleButtons(options=[], description="boots", layout=widgets.Layout(display="none"))
         # Side by side at any width: the state keeps its size, the script takes the rest and
-        # scrolls sideways when a line is longer (the lit lines' start is always in view).
+        # wraps a line longer than that (see _WRAP).
         self._script = widgets.HTML(layout=widgets.Layout(flex="1 1 0", min_width="0", overflow="auto"))
+        self._script.add_class("emq-script")
         self._state = widgets.HTML(layout=widgets.Layout(flex="0 0 auto", max_width="50%"))
         self._state.add_class("emq-readout")  # the readout, findable by a browser test
 
