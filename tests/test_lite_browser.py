@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from browser import ARTIFACTS, CHROMIUM_ARGS, chromium_path
+from browser import ARTIFACTS, CHROMIUM_ARGS, VERSION_MISMATCH, chromium_path
 from browser import skip_or_fail as browser_skip_or_fail
 from litesite import ROOT, site
 from servers import free_port
@@ -77,7 +77,8 @@ def browser() -> Iterator[Any]:
 
 
 class Guard:
-    """Refuses every request that is not to loopback, and keeps the console's errors."""
+    """Refuses every request that is not to loopback, and keeps the console's errors and its
+    shared-module version warnings (as the JupyterLab and Voila walks do)."""
 
     def __init__(self) -> None:
         self.aborted: list[str] = []
@@ -92,7 +93,7 @@ class Guard:
             route.abort()
 
     def console(self, message: Any) -> None:
-        if message.type == "error":
+        if message.type == "error" or (message.type == "warning" and VERSION_MISMATCH.match(message.text)):
             self.errors.append(message.text)
 
 
