@@ -34,14 +34,33 @@ NAMES = {
     "cancel": "cancel",
     "enqueue": "enqueue",
     "due": "due",
+    "fire": "fire",
     "naive": "contrast/naive",
     "upsert": "contrast/upsert",
 }
 
 
+#: A line that ``source()`` replaces with the text of a shared file under ``scripts/``, as
+#: BullMQ's ``includes/``: ``-- @include lib/advance.lua``.
+_INCLUDE = re.compile(r"^-- @include (\S+\.lua)[ \t]*$", re.MULTILINE)
+
+
 def source(name: str) -> str:
-    """The text of ``<name>.lua`` (``contrast/<x>`` for a contrast script)."""
-    return resources.files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")
+    """The text of ``<name>.lua`` (``contrast/<x>`` for a contrast script) as it is loaded: each
+    ``-- @include lib/<x>.lua`` line replaced by that file's text (enqueue.lua, advance.lua and
+    fire.lua share the functions of ``lib/``, so the pump's batch runs the very Lua of its phases)."""
+    return _expanded(f"{name}.lua", ())
+
+
+def _expanded(path: str, within: tuple[str, ...]) -> str:
+    if path in within:
+        raise ValueError(f"include: {path} includes itself (via {' -> '.join(within)})")
+    text = resources.files(__package__).joinpath(path).read_text(encoding="utf-8")
+
+    def included(found: re.Match[str]) -> str:
+        return _expanded(found.group(1), (*within, path)).rstrip("\n")
+
+    return _INCLUDE.sub(included, text)
 
 
 @dataclass(frozen=True)
@@ -128,6 +147,7 @@ class Scripts:
     cancel: Script
     enqueue: Script
     due: Script
+    fire: Script
     naive: Script
     upsert: Script
 
@@ -268,6 +288,76 @@ def due_reply(reply: Any) -> list[Row]:
 
 def advance_reply(reply: Any) -> Outcome:
     return outcome_of("advance", reply)
+
+
+# -- fire: KEYS = registry, counter, wait, job prefix ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shot:
+    """One row of a fire.lua call: the row as the due read returned it and what to do with it.
+    ``enqueue``: store an occurrence (``job_id`` None mints a fresh ``JOB-`` id); ``next_ms``:
+    advance the row to it by the compare-and-set (None: leave the row, as start-to-finish does)."""
+
+    row: Row
+    enqueue: bool
+    next_ms: int | None
+    job_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Fired:
+    """What fire.lua did for one row: the enqueue's outcome and id (None, "" when it enqueued
+    nothing) and the advance's outcome (None when the row was left alone)."""
+
+    name: str
+    enqueued: Outcome | None
+    job_id: str
+    advanced: Outcome | None
+
+
+_WHAT = {(True, True): "both", (True, False): "enqueue", (False, True): "advance"}
+
+
+def fire(runner: Any, scripts: Scripts, k: QueueKeys, fired_at_ms: int, shots: list[Shot]) -> Any:
+    """fire.lua: for each shot, in order, what enqueue.lua then advance.lua do for it, in one
+    call -> [Fired], one per shot. Needs at least one shot; a shot that neither enqueues nor
+    advances is refused (ValueError) before anything is sent."""
+    if not shots:
+        raise ValueError("shots: fire.lua needs at least one row")
+    args: list[str | int] = [fired_at_ms]
+    for shot in shots:
+        what = _WHAT.get((shot.enqueue, shot.next_ms is not None))
+        if what is None:
+            raise ValueError(f"shots: {shot.row.name!r} would be neither enqueued nor advanced")
+        row = shot.row
+        enqueue_args = ["" if shot.job_id is None else shot.job_id, row.template or ""] if shot.enqueue else ["", ""]
+        advance_args: list[str | int] = (
+            ["", "", ""]
+            if shot.next_ms is None
+            else [shot.next_ms, row.next_ms, "" if row.every_ms is None else row.every_ms]
+        )
+        args += [row.name, what, *enqueue_args, *advance_args]
+    reply = _call(scripts.fire, runner, [k.registry, k.counter, k.wait, k.job_prefix], args)
+    return reply if _queued(runner) else fire_reply(reply, shots)
+
+
+def fire_reply(reply: Any, shots: list[Shot]) -> list[Fired]:
+    """fire.lua's flat reply, three entries a row -> one :class:`Fired` per shot, in order."""
+    flat = list(reply)
+    return [
+        Fired(
+            shot.row.name,
+            None if int(enqueued) < 0 else outcome_of("enqueue", enqueued),
+            _text(job_id),
+            None if int(advanced) < 0 else outcome_of("advance", advanced),
+        )
+        for shot, enqueued, job_id, advanced in zip(shots, flat[0::3], flat[1::3], flat[2::3], strict=True)
+    ]
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 _primed: weakref.WeakSet[Scripts] = weakref.WeakSet()
