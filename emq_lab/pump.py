@@ -180,38 +180,23 @@ class Tick:
         )
         return self._take(replies, live, moving, read_ms is not None)
 
-    def shots(self) -> list[scripts.Shot]:
-        """The plan as fire.lua's rows: a live row is enqueued (its slot-keyed id in that mode),
-        then advanced unless it is left for its finish; a row whose record was gone is advanced
-        (the advance sweeps it)."""
-        p = self.pump
-        return [
-            scripts.Shot(
-                row,
-                enqueue=row.every_ms is not None,
-                next_ms=None if p.leaves_for_finish(row) else nxt,
-                job_id=slot_id(row.name, row.next_ms) if p.slot_keyed and row.every_ms is not None else None,
-            )
-            for row, nxt in self.plan()
-        ]
-
     def _fire(self, read_ms: int | None) -> list[Row]:
-        """The fast path of ``_flush``: fire.lua for the whole plan, then the due read at
-        ``read_ms`` (if any), in one pipeline."""
+        """The fast path of ``_flush``: fire.lua for the whole plan (a row left for its finish
+        goes with no next run), then the due read at ``read_ms`` (if any), in one pipeline."""
         p = self.pump
-        shots = self.shots()
-        if not shots and read_ms is None:
+        rows = [(row, None if p.leaves_for_finish(row) else nxt) for row, nxt in self.plan()]
+        if not rows and read_ms is None:
             self._took([])
             return []
 
         def build(pipe: Any) -> None:
-            if shots:
-                scripts.fire(pipe, p.lab.scripts, p.k, self.now_ms, shots)
+            if rows:
+                scripts.fire(pipe, p.lab.scripts, p.k, self.now_ms, rows, slot_keyed=p.slot_keyed)
             if read_ms is not None:
                 scripts.due(pipe, p.lab.scripts, p.k, read_ms, p.batch)
 
         replies = scripts.batch(p.lab.client, p.lab.scripts, build, key=p.k.registry)
-        self._took(scripts.fire_reply(replies[0], shots) if shots else [])
+        self._took(scripts.fire_reply(replies[0], rows) if rows else [])
         return scripts.due_reply(replies[-1]) if read_ms is not None else []
 
     def _took(self, fired: list[scripts.Fired]) -> None:

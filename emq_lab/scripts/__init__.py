@@ -294,21 +294,9 @@ def advance_reply(reply: Any) -> Outcome:
 
 
 @dataclass(frozen=True)
-class Shot:
-    """One row of a fire.lua call: the row as the due read returned it and what to do with it.
-    ``enqueue``: store an occurrence (``job_id`` None mints a fresh ``JOB-`` id); ``next_ms``:
-    advance the row to it by the compare-and-set (None: leave the row, as start-to-finish does)."""
-
-    row: Row
-    enqueue: bool
-    next_ms: int | None
-    job_id: str | None = None
-
-
-@dataclass(frozen=True)
 class Fired:
-    """What fire.lua did for one row: the enqueue's outcome and id (None, "" when it enqueued
-    nothing) and the advance's outcome (None when the row was left alone)."""
+    """What fire.lua did for one row: the enqueue's outcome and id (None and "" when the row's
+    record was gone at the read) and the advance's outcome (None when the row was left alone)."""
 
     name: str
     enqueued: Outcome | None
@@ -316,44 +304,47 @@ class Fired:
     advanced: Outcome | None
 
 
-_WHAT = {(True, True): "both", (True, False): "enqueue", (False, True): "advance"}
-
-
-def fire(runner: Any, scripts: Scripts, k: QueueKeys, fired_at_ms: int, shots: list[Shot]) -> Any:
-    """fire.lua: for each shot, in order, what enqueue.lua then advance.lua do for it, in one
-    call -> [Fired], one per shot. Needs at least one shot; a shot that neither enqueues nor
-    advances is refused (ValueError) before anything is sent."""
-    if not shots:
-        raise ValueError("shots: fire.lua needs at least one row")
-    args: list[str | int] = [fired_at_ms]
-    for shot in shots:
-        what = _WHAT.get((shot.enqueue, shot.next_ms is not None))
-        if what is None:
-            raise ValueError(f"shots: {shot.row.name!r} would be neither enqueued nor advanced")
-        row = shot.row
-        enqueue_args = ["" if shot.job_id is None else shot.job_id, row.template or ""] if shot.enqueue else ["", ""]
-        advance_args: list[str | int] = (
-            ["", "", ""]
-            if shot.next_ms is None
-            else [shot.next_ms, row.next_ms, "" if row.every_ms is None else row.every_ms]
-        )
-        args += [row.name, what, *enqueue_args, *advance_args]
+def fire(
+    runner: Any,
+    scripts: Scripts,
+    k: QueueKeys,
+    fired_at_ms: int,
+    rows: list[tuple[Row, int | None]],
+    *,
+    slot_keyed: bool = False,
+) -> Any:
+    """fire.lua: for each ``(row, next_ms)``, in order, what enqueue.lua then advance.lua do for
+    it, in one call -> [Fired], one per row. ``row`` is as the due read returned it: a live row
+    is enqueued (a fresh ``JOB-`` id, or ``<name>:<slot_ms>`` when ``slot_keyed``), a row whose
+    record was gone is not; ``next_ms`` None leaves the row (start-to-finish), else the row is
+    advanced to it by the compare-and-set (a gone record: the member is swept)."""
+    if not rows:
+        raise ValueError("rows: fire.lua needs at least one row")
+    args: list[str | int] = [fired_at_ms, "slot" if slot_keyed else "fresh"]
+    for row, next_ms in rows:
+        every: str | int = "" if row.every_ms is None else row.every_ms
+        args += [row.name, row.next_ms, every, row.template or "", "" if next_ms is None else next_ms]
     reply = _call(scripts.fire, runner, [k.registry, k.counter, k.wait, k.job_prefix], args)
-    return reply if _queued(runner) else fire_reply(reply, shots)
+    return reply if _queued(runner) else fire_reply(reply, rows)
 
 
-def fire_reply(reply: Any, shots: list[Shot]) -> list[Fired]:
-    """fire.lua's flat reply, three entries a row -> one :class:`Fired` per shot, in order."""
-    flat = list(reply)
-    return [
-        Fired(
-            shot.row.name,
-            None if int(enqueued) < 0 else outcome_of("enqueue", enqueued),
-            _text(job_id),
-            None if int(advanced) < 0 else outcome_of("advance", advanced),
-        )
-        for shot, enqueued, job_id, advanced in zip(shots, flat[0::3], flat[1::3], flat[2::3], strict=True)
-    ]
+_ENQUEUED = {"1": Outcome.ENQUEUED, "0": Outcome.DUPLICATE, "-": None}
+_ADVANCED = {"1": Outcome.ADVANCED, "0": Outcome.ABSENT, "2": Outcome.MOVED, "-": None}
+
+
+def fire_reply(reply: Any, rows: list[tuple[Row, int | None]]) -> list[Fired]:
+    """fire.lua's ``{codes, id_1, ..., id_n}`` -> one :class:`Fired` per row, in order."""
+    codes, *ids = reply
+    codes = _text(codes)
+    if len(codes) != 2 * len(rows) or len(ids) != len(rows):
+        raise RuntimeError(f"fire.lua answered {len(ids)} rows for {len(rows)} sent")
+    try:
+        return [
+            Fired(row.name, _ENQUEUED[codes[2 * i]], _text(job_id), _ADVANCED[codes[2 * i + 1]])
+            for i, ((row, _), job_id) in enumerate(zip(rows, ids, strict=True))
+        ]
+    except KeyError as exc:
+        raise RuntimeError(f"fire.lua returned the code {exc.args[0]!r}, which no Outcome maps") from None
 
 
 def _text(value: Any) -> str:

@@ -8,34 +8,35 @@
 -- KEYS[3]  wait      emq:{q}:wait           LIST of job ids, newest at the head
 -- KEYS[4]  jobs      emq:{q}:job:           prefix of the job hashes; a job's key is KEYS[4] .. job_id
 -- ARGV[1]  fired_at  the pump's "now" for the batch, in milliseconds
+-- ARGV[2]  ids       "fresh" = mint JOB-000001 from the counter for each occurrence (INCR, after
+--                    every check); "slot" = the slot-keyed id <name>:<read_ms>
 --
--- Then seven entries per row, row i from ARGV[r] with r = 2 + 7 * (i - 1), i = 1 .. n:
---   ARGV[r]      name        the registration name, as the due read returned it
---   ARGV[r + 1]  what        "both"    enqueue, then advance (a live row)
---                            "enqueue" enqueue only (a live row left for its finish: start-to-finish)
---                            "advance" advance only (the record was gone at the read: a sweep)
---   ARGV[r + 2]  job_id      as enqueue.lua's: "" = mint JOB-000001 from the counter, or <name>:<slot_ms>
---   ARGV[r + 3]  template    the template read in the record
---   ARGV[r + 4]  next_ms     the next run, computed by the host (the pump's rule)
---   ARGV[r + 5]  read_ms     the score the due read returned for the row
---   ARGV[r + 6]  read_every  the every_ms the due read returned ("" when the record was gone)
---   An entry that the row's "what" does not use must be "".
+-- Then five entries a row: the row as due.lua returned it, and its next run. Row i starts at
+-- ARGV[r], r = 3 + 5 * (i - 1), i = 1 .. n:
+--   ARGV[r]      name        the registration name
+--   ARGV[r + 1]  read_ms     the score the due read returned (the slot that fires)
+--   ARGV[r + 2]  read_every  the every_ms the due read returned; "" = the record was gone: no
+--                            occurrence, and the advance sweeps the member
+--   ARGV[r + 3]  template    the template the due read returned ("" when the record was gone)
+--   ARGV[r + 4]  next_ms     the next run, computed by the host (the pump's rule); "" = leave the
+--                            row for its finish (start-to-finish): an occurrence, no advance
 --
--- Returns a flat array, three entries a row, in the rows' order: enqueued, job_id, advanced
---   {1, id, _}   the job was stored and pushed                                -> Outcome.ENQUEUED
---   {0, id, _}   a job with this id exists (a replayed slot): nothing written -> Outcome.DUPLICATE
---   {-1, "", _}  not enqueued ("advance")
---   {_, _, 1}    the row held read_ms and the record read_every: its score is now next_ms
---                                                                             -> Outcome.ADVANCED
---   {_, _, 0}    the record is gone: the dangling member is swept (ZREM)      -> Outcome.ABSENT
---   {_, _, 2}    the row no longer holds read_ms, or the record no longer read_every: nothing
---                written                                                      -> Outcome.MOVED
---   {_, _, -1}   left alone ("enqueue")
+-- Returns {codes, id_1, ..., id_n}: codes has two characters a row, then each row's job id
+-- ("" when it enqueued nothing). A row's first character is the enqueue's, the second the advance's:
+--   "1?"  the job was stored and pushed                                -> Outcome.ENQUEUED
+--   "0?"  a job with this id exists (a replayed slot): nothing written -> Outcome.DUPLICATE
+--   "-?"  no occurrence (the record was gone at the read)
+--   "?1"  the row held read_ms and the record read_every: its score is now next_ms
+--                                                                     -> Outcome.ADVANCED
+--   "?0"  the record is gone: the dangling member is swept (ZREM)      -> Outcome.ABSENT
+--   "?2"  the row no longer holds read_ms, or the record no longer read_every: nothing
+--         written                                                      -> Outcome.MOVED
+--   "?-"  left alone (next_ms "")
 --   error reply when the KEYS are not one queue's or any entry of any row is malformed; every
 --   row is checked before the first write, so then nothing is written
 local registry, counter, wait, jobs = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local fired_at = ARGV[1]
-local WIDTH = 7  -- entries per row
+local fired_at, ids = ARGV[1], ARGV[2]
+local WIDTH = 5  -- entries a row
 -- @include lib/enqueue.lua
 -- @include lib/advance.lua
 
@@ -43,65 +44,72 @@ local bad = enqueue_keys_error(counter, wait, jobs)
 if not bad and registry ~= wait:sub(1, -6) .. ':repeat' then
   bad = 'KEYS[1] must be the registry of the queue whose wait list is KEYS[3]'
 end
+if not bad and (#ARGV < 2 + WIDTH or (#ARGV - 2) % WIDTH ~= 0) then
+  bad = 'expected fired_at_ms, ids, then five entries a row'
+end
+if not bad and ids ~= 'fresh' and ids ~= 'slot' then
+  bad = 'ids must be "fresh" or "slot"'
+end
 if bad then
   return redis.error_reply('ERR emq fire: ' .. bad)
 end
-if #ARGV < 1 + WIDTH or (#ARGV - 1) % WIDTH ~= 0 then
-  return redis.error_reply('ERR emq fire: expected fired_at_ms, then seven entries per row')
-end
-if not fired_at:match('^%-?%d+$') or #fired_at > 16 then
-  return redis.error_reply('ERR emq fire: fired_at_ms must be an integer')
-end
-local n = math.floor((#ARGV - 1) / WIDTH)
+local n = math.floor((#ARGV - 2) / WIDTH)
 
+-- The job id that enqueue.lua's ARGV[1] would hold for the row at r.
+local function job_id_of(r)
+  if ids == 'slot' then
+    return ARGV[r] .. ':' .. ARGV[r + 1]
+  end
+  return ''
+end
+
+-- The error text when the row at r is malformed; nil when it is well formed.
 local function row_error(r)
-  local name, what, job_id, template = ARGV[r], ARGV[r + 1], ARGV[r + 2], ARGV[r + 3]
-  local next_ms, read_ms, read_every = ARGV[r + 4], ARGV[r + 5], ARGV[r + 6]
-  if name == '' then
-    return 'name must be a non-empty string'
-  end
-  if what ~= 'both' and what ~= 'enqueue' and what ~= 'advance' then
-    return 'what must be "both", "enqueue" or "advance"'
-  end
-  if what == 'advance' then
-    if job_id ~= '' or template ~= '' then
-      return 'job_id and template must be "" when the row is only advanced'
+  local name, read_ms, read_every, template, next_ms = ARGV[r], ARGV[r + 1], ARGV[r + 2], ARGV[r + 3], ARGV[r + 4]
+  if read_every == '' then
+    if template ~= '' or next_ms == '' then
+      return 'a row whose record was gone has template "" and a next_ms (its advance sweeps it)'
     end
   else
-    local e = enqueue_args_error(job_id, name, fired_at, template)
+    local e = enqueue_args_error(job_id_of(r), name, fired_at, template)
     if e then
       return e
     end
   end
-  if what == 'enqueue' then
-    if next_ms ~= '' or read_ms ~= '' or read_every ~= '' then
-      return 'next_ms, read_ms and read_every must be "" when the row is only enqueued'
-    end
-    return nil
+  if name == '' then
+    return 'name must be a non-empty string'
+  end
+  if read_ms == '' then
+    return 'read_ms must be an integer'
+  end
+  if next_ms == '' then
+    return advance_args_error('0', read_ms, read_every)  -- left alone: the read is still checked
   end
   return advance_args_error(next_ms, read_ms, read_every)
 end
 
 for i = 1, n do
-  local e = row_error(2 + WIDTH * (i - 1))
+  local e = row_error(3 + WIDTH * (i - 1))
   if e then
     return redis.error_reply('ERR emq fire: row ' .. i .. ': ' .. e)
   end
 end
 
-local out = {}
+local codes, out = {}, {''}
 for i = 1, n do
-  local r = 2 + WIDTH * (i - 1)
-  local name, what = ARGV[r], ARGV[r + 1]
-  local enqueued, id, advanced = -1, '', -1
-  if what ~= 'advance' then
-    enqueued, id = enqueue_one(counter, wait, jobs, ARGV[r + 2], name, fired_at, ARGV[r + 3])
+  local r = 3 + WIDTH * (i - 1)
+  local name, read_ms, read_every, template, next_ms = ARGV[r], ARGV[r + 1], ARGV[r + 2], ARGV[r + 3], ARGV[r + 4]
+  local enqueued, id, advanced = '-', '', '-'
+  if read_every ~= '' then
+    local code
+    code, id = enqueue_one(counter, wait, jobs, job_id_of(r), name, fired_at, template)
+    enqueued = tostring(code)
   end
-  if what ~= 'enqueue' then
-    advanced = advance_one(registry, registry .. ':' .. name, name, ARGV[r + 4], ARGV[r + 5], ARGV[r + 6])
+  if next_ms ~= '' then
+    advanced = tostring(advance_one(registry, registry .. ':' .. name, name, next_ms, read_ms, read_every))
   end
-  out[#out + 1] = enqueued
-  out[#out + 1] = id
-  out[#out + 1] = advanced
+  codes[i] = enqueued .. advanced
+  out[i + 1] = id
 end
+out[1] = table.concat(codes)
 return out
