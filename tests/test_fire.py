@@ -247,3 +247,12 @@ def test_the_three_scripts_run_the_same_shared_functions() -> None:
     assert head.purpose.startswith("fire: ") and any("Outcome.MOVED" in line for line in head.returns)
     with pytest.raises(ValueError, match="no KEYS"):
         header("lib/advance")
+
+
+def test_a_classrooms_acl_allows_every_command_of_every_script_as_loaded() -> None:
+    from emq_lab.classroom import _CALL, ALLOWED_COMMANDS
+    from emq_lab.scripts import NAMES
+
+    called = {m.lower() for name in NAMES.values() for m in _CALL.findall(source(name))}
+    assert {"incr", "lpush", "hget", "zscore"} <= called  # lib/'s, through the includes
+    assert called <= set(ALLOWED_COMMANDS)
