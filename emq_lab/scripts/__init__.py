@@ -328,23 +328,25 @@ def fire(
     return reply if _queued(runner) else fire_reply(reply, rows)
 
 
-_ENQUEUED = {"1": Outcome.ENQUEUED, "0": Outcome.DUPLICATE, "-": None}
-_ADVANCED = {"1": Outcome.ADVANCED, "0": Outcome.ABSENT, "2": Outcome.MOVED, "-": None}
-
-
 def fire_reply(reply: Any, rows: list[tuple[Row, int | None]]) -> list[Fired]:
-    """fire.lua's ``{codes, id_1, ..., id_n}`` -> one :class:`Fired` per row, in order."""
+    """fire.lua's ``{codes, id_1, ..., id_n}`` -> one :class:`Fired` per row, in order: a row's
+    two code characters are enqueue.lua's and advance.lua's replies ("-": not called)."""
     codes, *ids = reply
     codes = _text(codes)
     if len(codes) != 2 * len(rows) or len(ids) != len(rows):
         raise RuntimeError(f"fire.lua answered {len(ids)} rows for {len(rows)} sent")
-    try:
-        return [
-            Fired(row.name, _ENQUEUED[codes[2 * i]], _text(job_id), _ADVANCED[codes[2 * i + 1]])
-            for i, ((row, _), job_id) in enumerate(zip(rows, ids, strict=True))
-        ]
-    except KeyError as exc:
-        raise RuntimeError(f"fire.lua returned the code {exc.args[0]!r}, which no Outcome maps") from None
+    return [
+        Fired(row.name, _coded("enqueue", codes[2 * i]), _text(job_id), _coded("advance", codes[2 * i + 1]))
+        for i, ((row, _), job_id) in enumerate(zip(rows, ids, strict=True))
+    ]
+
+
+def _coded(script: str, code: str) -> Outcome | None:
+    if code == "-":
+        return None
+    if not code.isdigit():
+        raise RuntimeError(f"fire.lua returned the code {code!r} for {script}, which no Outcome maps")
+    return outcome_of(script, int(code))
 
 
 def _text(value: Any) -> str:
