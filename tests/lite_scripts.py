@@ -37,8 +37,8 @@ def _script(name: str) -> str:
 
 
 def _verbs() -> dict[str, list[Call]]:
-    names = ("register", "advance", "cancel", "enqueue", "due", "register_many")
-    reg, adv, can, enq, due, many = (_script(n) for n in names)
+    names = ("register", "advance", "cancel", "enqueue", "due", "register_many", "fire")
+    reg, adv, can, enq, due, many, fire = (_script(n) for n in names)
     keys = [REGISTRY, RECORD]
     good = ["nightly", EVERY_MS, "report {date}", FIRST_MS]
     jobs = [f"{Q}:id", WAIT, f"{Q}:job:"]
@@ -97,6 +97,44 @@ def _verbs() -> dict[str, list[Call]]:
             (can, keys, ["nightly"]),
             (can, keys, ["weekly"]),
             (reg, keys, ["nightly", 60000, "again", FIRST_MS + 1]),
+        ],
+        "fire: a live row, a gone record, a row left, then a replayed slot": [
+            (reg, keys, good),
+            (reg, [REGISTRY, f"{Q}:repeat:b"], ["b", 60000, "tb", FIRST_MS]),
+            (
+                fire,
+                [REGISTRY, *jobs],
+                [
+                    FIRST_MS,
+                    "fresh",
+                    "nightly",
+                    FIRST_MS,
+                    EVERY_MS,
+                    "report {date}",
+                    FIRST_MS + EVERY_MS,
+                    "gone",
+                    FIRST_MS,
+                    "",
+                    "",
+                    FIRST_MS,
+                    "b",
+                    FIRST_MS,
+                    60000,
+                    "tb",
+                    "",
+                ],
+            ),
+            (fire, [REGISTRY, *jobs], [FIRST_MS, "slot", "b", FIRST_MS, 60000, "tb", FIRST_MS + 60000]),
+            (fire, [REGISTRY, *jobs], [FIRST_MS, "slot", "b", FIRST_MS, 60000, "tb", FIRST_MS + 60000]),
+        ],
+        "fire: a moved row, then malformed rows write nothing": [
+            (reg, keys, good),
+            (fire, [REGISTRY, *jobs], [FIRST_MS, "fresh", "nightly", FIRST_MS - 1, EVERY_MS, "t", 5]),
+            (fire, [REGISTRY, *jobs], [FIRST_MS, "fresh", "nightly", FIRST_MS, EVERY_MS, "t", 5, "x", 1, "0", "t", 5]),
+            (fire, [REGISTRY, *jobs], [FIRST_MS, "fresh", "nightly", FIRST_MS, EVERY_MS, "t", "later"]),
+            (fire, [REGISTRY, *jobs], [FIRST_MS, "other", "nightly", FIRST_MS, EVERY_MS, "t", 5]),
+            (fire, [REGISTRY, *jobs], [FIRST_MS, "fresh", "nightly", FIRST_MS, EVERY_MS, "t"]),
+            (fire, [f"{Q}:elsewhere", *jobs], [FIRST_MS, "fresh", "nightly", FIRST_MS, EVERY_MS, "t", 5]),
         ],
         "enqueue: minted ids, then a slot id twice": [
             (enq, jobs, ["", "nightly", FIRST_MS, "t"]),

@@ -281,6 +281,26 @@ RAW_TEXT = st.one_of(
 
 
 @FUZZ
+@given(entry=st.integers(0, 4), text=RAW_TEXT, ids=st.sampled_from(["fresh", "slot"]))
+def test_raw_fire_never_corrupts(lab: emq_lab.Lab, queue: str, entry: int, text: str, ids: str) -> None:
+    """fire.lua with one entry of its middle row replaced by hostile text: refused with nothing
+    written, or taken as the row it spells, the registry left well formed either way."""
+    _count("raw fire")
+    rep, k, now = lab.repeat(queue), lab.keyspace(queue), lab.clock.now_ms()
+    rep.register_many([("a", 1000, "t"), ("n", 1000, "t"), ("z", 1000, "t")])
+    rows = [[name, now, 1000, "t", now + 1000] for name in ("a", "n", "z")]
+    rows[1][entry] = text
+    before = snapshot(lab, queue)
+    try:
+        lab.scripts.fire(keys=[k.registry, k.counter, k.wait, k.job_prefix], args=[now, ids, *sum(rows, [])])
+    except redis.ResponseError as refused:
+        assert "emq fire:" in str(refused)
+        assert snapshot(lab, queue) == before  # not even row 1
+    well_formed(lab, queue)
+    lab.reset(queue)
+
+
+@FUZZ
 @given(every=RAW_TEXT, first=RAW_TEXT)
 def test_raw_register_never_corrupts(lab: emq_lab.Lab, queue: str, every: str, first: str) -> None:
     _count("raw register")

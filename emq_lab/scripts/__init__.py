@@ -34,14 +34,33 @@ NAMES = {
     "cancel": "cancel",
     "enqueue": "enqueue",
     "due": "due",
+    "fire": "fire",
     "naive": "contrast/naive",
     "upsert": "contrast/upsert",
 }
 
 
+#: A line that ``source()`` replaces with the text of a shared file under ``scripts/``, as
+#: BullMQ's ``includes/``: ``-- @include lib/advance.lua``.
+_INCLUDE = re.compile(r"^-- @include (\S+\.lua)[ \t]*$", re.MULTILINE)
+
+
 def source(name: str) -> str:
-    """The text of ``<name>.lua`` (``contrast/<x>`` for a contrast script)."""
-    return resources.files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")
+    """The text of ``<name>.lua`` (``contrast/<x>`` for a contrast script) as it is loaded: each
+    ``-- @include lib/<x>.lua`` line replaced by that file's text (enqueue.lua, advance.lua and
+    fire.lua share the functions of ``lib/``, so the pump's batch runs the very Lua of its phases)."""
+    return _expanded(f"{name}.lua", ())
+
+
+def _expanded(path: str, within: tuple[str, ...]) -> str:
+    if path in within:
+        raise ValueError(f"include: {path} includes itself (via {' -> '.join(within)})")
+    text = resources.files(__package__).joinpath(path).read_text(encoding="utf-8")
+
+    def included(found: re.Match[str]) -> str:
+        return _expanded(found.group(1), (*within, path)).rstrip("\n")
+
+    return _INCLUDE.sub(included, text)
 
 
 @dataclass(frozen=True)
@@ -128,6 +147,7 @@ class Scripts:
     cancel: Script
     enqueue: Script
     due: Script
+    fire: Script
     naive: Script
     upsert: Script
 
@@ -268,6 +288,69 @@ def due_reply(reply: Any) -> list[Row]:
 
 def advance_reply(reply: Any) -> Outcome:
     return outcome_of("advance", reply)
+
+
+# -- fire: KEYS = registry, counter, wait, job prefix ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fired:
+    """What fire.lua did for one row: the enqueue's outcome and id (None and "" when the row's
+    record was gone at the read) and the advance's outcome (None when the row was left alone)."""
+
+    name: str
+    enqueued: Outcome | None
+    job_id: str
+    advanced: Outcome | None
+
+
+def fire(
+    runner: Any,
+    scripts: Scripts,
+    k: QueueKeys,
+    fired_at_ms: int,
+    rows: list[tuple[Row, int | None]],
+    *,
+    slot_keyed: bool = False,
+) -> Any:
+    """fire.lua: for each ``(row, next_ms)``, in order, what enqueue.lua then advance.lua do for
+    it, in one call -> [Fired], one per row. ``row`` is as the due read returned it: a live row
+    is enqueued (a fresh ``JOB-`` id, or ``<name>:<slot_ms>`` when ``slot_keyed``), a row whose
+    record was gone is not; ``next_ms`` None leaves the row (start-to-finish), else the row is
+    advanced to it by the compare-and-set (a gone record: the member is swept)."""
+    if not rows:
+        raise ValueError("rows: fire.lua needs at least one row")
+    args: list[str | int] = [fired_at_ms, "slot" if slot_keyed else "fresh"]
+    for row, next_ms in rows:
+        every: str | int = "" if row.every_ms is None else row.every_ms
+        args += [row.name, row.next_ms, every, row.template or "", "" if next_ms is None else next_ms]
+    reply = _call(scripts.fire, runner, [k.registry, k.counter, k.wait, k.job_prefix], args)
+    return reply if _queued(runner) else fire_reply(reply, rows)
+
+
+def fire_reply(reply: Any, rows: list[tuple[Row, int | None]]) -> list[Fired]:
+    """fire.lua's ``{codes, id_1, ..., id_n}`` -> one :class:`Fired` per row, in order: a row's
+    two code characters are enqueue.lua's and advance.lua's replies ("-": not called)."""
+    codes, *ids = reply
+    codes = _text(codes)
+    if len(codes) != 2 * len(rows) or len(ids) != len(rows):
+        raise RuntimeError(f"fire.lua answered {len(ids)} rows for {len(rows)} sent")
+    return [
+        Fired(row.name, _coded("enqueue", codes[2 * i]), _text(job_id), _coded("advance", codes[2 * i + 1]))
+        for i, ((row, _), job_id) in enumerate(zip(rows, ids, strict=True))
+    ]
+
+
+def _coded(script: str, code: str) -> Outcome | None:
+    if code == "-":
+        return None
+    if not code.isdigit():
+        raise RuntimeError(f"fire.lua returned the code {code!r} for {script}, which no Outcome maps")
+    return outcome_of(script, int(code))
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 _primed: weakref.WeakSet[Scripts] = weakref.WeakSet()

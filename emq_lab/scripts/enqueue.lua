@@ -18,32 +18,11 @@
 --   error reply when ARGV is malformed or the KEYS are not one queue's; nothing written
 local counter, wait, jobs = KEYS[1], KEYS[2], KEYS[3]
 local job_id, name, fired_at, template = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local tag = wait:sub(1, -6)  -- emq:{q} of <tag>:wait
+-- @include lib/enqueue.lua
 
-if wait:sub(-5) ~= ':wait' or counter ~= tag .. ':id' or jobs ~= tag .. ':job:' then
-  return redis.error_reply('ERR emq enqueue: KEYS must be one queue\'s counter, wait list and job prefix')
+local bad = enqueue_keys_error(counter, wait, jobs) or enqueue_args_error(job_id, name, fired_at, template)
+if bad then
+  return redis.error_reply('ERR emq enqueue: ' .. bad)
 end
-if type(name) ~= 'string' or name == '' then
-  return redis.error_reply('ERR emq enqueue: name must be a non-empty string')
-end
-if type(fired_at) ~= 'string' or not fired_at:match('^%-?%d+$') or #fired_at > 16 then
-  return redis.error_reply('ERR emq enqueue: fired_at_ms must be an integer')
-end
-if type(template) ~= 'string' then
-  return redis.error_reply('ERR emq enqueue: template is missing')
-end
-if type(job_id) ~= 'string' or (job_id ~= ''
-    and (job_id:sub(1, #name + 1) ~= name .. ':' or not job_id:sub(#name + 2):match('^%-?%d+$'))) then
-  return redis.error_reply('ERR emq enqueue: job_id must be empty (mint one) or <name>:<slot_ms>')
-end
-
-if job_id == '' then
-  job_id = string.format('JOB-%06d', redis.call('INCR', counter))
-end
-local job = jobs .. job_id
-if redis.call('EXISTS', job) == 1 then
-  return {0, job_id}
-end
-redis.call('HSET', job, 'id', job_id, 'name', name, 'fired_at_ms', fired_at, 'template', template)
-redis.call('LPUSH', wait, job_id)
-return {1, job_id}
+local code, id = enqueue_one(counter, wait, jobs, job_id, name, fired_at, template)
+return {code, id}
