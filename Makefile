@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime
 TESTING := $(VENV)/.testing
 NB      ?= 00-start
-WORKERS ?= 2
+WORKERS ?= 3
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: help install lab present test lint bench clean lite fengari
@@ -44,7 +44,7 @@ lint: $(TESTING)
 	$(BIN)/ruff format --check emq_lab tests
 	$(BIN)/mypy
 
-## Lint, type-check, and the whole suite (fakeredis, a throwaway Valkey and cluster, the notebooks), on WORKERS=2 processes.
+## Lint, type-check, and the whole suite (fakeredis, a throwaway Valkey and cluster, the notebooks), on WORKERS=3 pytest workers.
 test: lint
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup
 

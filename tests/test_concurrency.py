@@ -63,7 +63,7 @@ def run_processes(
 def test_eight_processes_boot_the_same_names(
     valkey_server: ValkeyServer, queue: str, deep: bool, figure: Callable[[str, object], None]
 ) -> None:
-    rounds = 20
+    rounds = 60 if deep else 10
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(PROCESSES)
     results = ctx.Queue()

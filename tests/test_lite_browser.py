@@ -29,8 +29,6 @@ from litesite import ROOT, site
 from servers import free_port
 from test_browser import WALKS, expect_text, top
 
-pytestmark = pytest.mark.xdist_group("lite")  # under -n, one worker takes the module: its fixtures start once
-
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SHOTS = ARTIFACTS / "lite"
 COMPARED = ("text/plain", "text/html")
