@@ -193,7 +193,7 @@ def register_many(
 
 def register_many_reply(reply: Any) -> list[Outcome]:
     """register_many.lua's string of ``1`` (REGISTERED) and ``0`` (EXISTS) -> the Outcomes."""
-    text = reply.decode() if isinstance(reply, bytes) else str(reply)
+    text = _text(reply)
     outcomes = {code: outcome_of("register", int(code)) for code in set(text)}
     return [outcomes[code] for code in text]
 
