@@ -402,14 +402,25 @@ def walk_cancel(visit: Visit, panel: Locator) -> None:
     note = panel.locator(".emq-note")
     queue = keyspace.locator("tr", has_text="queue").locator("td").inner_text().strip()
 
-    def agree() -> None:
-        registry = visit.state(f"_emq_registry({queue!r})")
-        jobs = visit.state(f"_emq_jobs({queue!r})")
-        shown = keyspace.inner_text()
-        members = re.search(r"registry \(ZSET\)\s+(.*)", shown).group(1)  # type: ignore[union-attr]
-        assert [m.split(" @ ")[0] for m in members.split(", ") if m != "empty"] == registry["members"]
-        listed = re.search(r"jobs \(wait list\)\s+(.*)", shown).group(1)  # type: ignore[union-attr]
-        assert sorted(j for j in listed.split(", ") if j != "none") == sorted(jobs)
+    def agree(within_s: float = 5.0) -> None:
+        """The keyspace shown is the queue's. The log and the keyspace are two widgets, updated
+        one message apart: the page gets ``within_s`` to show the second before the check fails."""
+        deadline = time.monotonic() + within_s
+        while True:
+            registry = visit.state(f"_emq_registry({queue!r})")
+            jobs = visit.state(f"_emq_jobs({queue!r})")
+            shown = keyspace.inner_text()
+            members = re.search(r"registry \(ZSET\)\s+(.*)", shown).group(1)  # type: ignore[union-attr]
+            listed = re.search(r"jobs \(wait list\)\s+(.*)", shown).group(1)  # type: ignore[union-attr]
+            pair = (
+                [m.split(" @ ")[0] for m in members.split(", ") if m != "empty"],
+                sorted(j for j in listed.split(", ") if j != "none"),
+            )
+            if pair == (registry["members"], sorted(jobs)) or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert pair[0] == registry["members"]
+        assert pair[1] == sorted(jobs)
 
     button(panel, "reset").click()
     expect_text(note, f"reset: queue {queue} emptied")
