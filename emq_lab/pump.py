@@ -26,6 +26,9 @@ from .scripts import Row
 if TYPE_CHECKING:
     from .lab import Lab
 
+#: The most due reads one ``forward`` call takes: it bounds how long the server runs one call.
+FORWARD_READS = 10_000
+
 #: A pump rule: a Measure (or its value), or ``(release_ms, every_ms) -> next_ms``.
 Rule = Measure | str | Callable[[int, int], int]
 
@@ -37,6 +40,7 @@ class Occurrence:
     job_id: str
     name: str
     fired_at_ms: int
+    slot_ms: int  # the registry score that made it due
 
 
 def slot_id(name: str, slot_ms: int) -> str:
@@ -155,7 +159,7 @@ class Tick:
         for row, reply in zip(live, replies, strict=False):
             outcome, job_id = scripts.enqueue_reply(reply)
             if outcome is Outcome.ENQUEUED:
-                self.fired.append(Occurrence(job_id, row.name, self.now_ms))
+                self.fired.append(Occurrence(job_id, row.name, self.now_ms, row.next_ms))
         for (row, _), reply in zip(moving, replies[len(live) :], strict=False):
             self.advanced.append((row.name, scripts.advance_reply(reply)))
         self.pump.advanced = list(self.advanced)
@@ -186,7 +190,7 @@ class Tick:
         p = self.pump
         rows = [(row, None if p.leaves_for_finish(row) else nxt) for row, nxt in self.plan()]
         if not rows and read_ms is None:
-            self._took([])
+            self._took([], [])
             return []
 
         def build(pipe: Any) -> None:
@@ -196,14 +200,14 @@ class Tick:
                 scripts.due(pipe, p.lab.scripts, p.k, read_ms, p.batch)
 
         replies = scripts.batch(p.lab.client, p.lab.scripts, build, key=p.k.registry)
-        self._took(scripts.fire_reply(replies[0], rows) if rows else [])
+        self._took(scripts.fire_reply(replies[0], rows) if rows else [], [row.next_ms for row, _ in rows])
         return scripts.due_reply(replies[-1]) if read_ms is not None else []
 
-    def _took(self, fired: list[scripts.Fired]) -> None:
+    def _took(self, fired: list[scripts.Fired], slots: list[int]) -> None:
         """fire.lua's answers -> ``fired`` and ``advanced``, as the two scripts' answers give them."""
-        for each in fired:
+        for each, slot in zip(fired, slots, strict=True):
             if each.enqueued is Outcome.ENQUEUED:
-                self.fired.append(Occurrence(each.job_id, each.name, self.now_ms))
+                self.fired.append(Occurrence(each.job_id, each.name, self.now_ms, slot))
         self.advanced += [(each.name, each.advanced) for each in fired if each.advanced is not None]
         self.pump.advanced = list(self.advanced)
 
@@ -281,13 +285,19 @@ class Pump:
         return self.begin().run(after_enqueue=after_enqueue)
 
     def drain(self) -> list[Occurrence]:
-        """Every occurrence due now, batch after batch, with the rules of ``tick``. Each batch's
-        enqueues and advances go to fire.lua in one call (the functions enqueue.lua and
-        advance.lua run, per row, in one script), sharing one pipeline with the next batch's
-        read: one round trip a batch (plus the first read). A name fires once per drain; names
-        that stay due (left for the finish, or registered anew due now) are left for the next
-        drain or tick. A lab whose enqueue or advance script was replaced (``with_scripts``)
-        runs those scripts per row instead, so a learner's script is what answers."""
+        """Every occurrence due now, batch after batch, with the rules of ``tick``: one round trip
+        a batch. A name fires once per drain; names that stay due (left for the finish, on the
+        grid's next slot, or registered anew due now by someone else) are left for the next
+        drain or tick.
+
+        Under start-to-start and the grid, each batch is one ticks.lua call: the script reads the
+        batch and fires it (the functions of enqueue.lua, the rule's next run, the advance) with
+        nothing in between to move a row. Under start-to-finish or a function rule, the host
+        computes the next runs: each batch goes to fire.lua with the next batch's read behind it.
+        A lab whose enqueue or advance script a learner replaced (``with_scripts``) runs those
+        scripts per row instead, so the learner's script is what answers."""
+        if self.fast and self.rule in (Measure.START_TO_START, Measure.GRID):
+            return self._drain_in_script()
         fast = self.fast
         tick = self.begin()
         tick.read()
@@ -305,6 +315,94 @@ class Pump:
             tick.done.append("read")
             tick.rows = fresh
         return fired
+
+    def _drain_in_script(self) -> list[Occurrence]:
+        now = self.lab.clock.now_ms()
+        fired: list[Occurrence] = []
+        advanced: list[tuple[str, Outcome]] = []
+        passing: list[str] = []  # fired, and still due at now (the grid's next slot is now)
+        while True:
+            done = scripts.ticks(
+                self.lab.client,
+                self.lab.scripts,
+                self.k,
+                drain=True,
+                now_ms=now,
+                batch=self.batch,
+                reads=1,
+                slot_keyed=self.slot_keyed,
+                rule=str(self.rule),
+                passing=passing,
+            )
+            fired += self._occurrences(done.taken, advanced)
+            passing += [t.name for t in done.taken if t.next_ms is not None and t.next_ms <= now]
+            if not done.more:
+                break
+        self.advanced = advanced
+        return fired
+
+    def _occurrences(self, taken: list[scripts.Taken], advanced: list[tuple[str, Outcome]]) -> list[Occurrence]:
+        """ticks.lua's rows -> the occurrences stored (``advanced`` gets each advance's outcome)."""
+        advanced += [(t.name, t.advanced) for t in taken if t.advanced is not None]
+        return [Occurrence(t.job_id, t.name, t.fired_at_ms, t.slot_ms) for t in taken if t.enqueued is Outcome.ENQUEUED]
+
+    # -- many ticks in one call -------------------------------------------------------------
+
+    def forward(
+        self, occurrences: int, *, step_ms: int, finish_ms: int | None = None, per_call: int = 100
+    ) -> Iterator[list[Occurrence]]:
+        """Tick from the SimClock's now every ``step_ms`` (0: at each moment a row falls due)
+        until ``occurrences`` have fired, ``per_call`` of them a round trip; yields what each call
+        fired and leaves the clock at the tick after the last one taken. The same ticks as
+        ``ticks(step_ms=...)``: a tick that would find nothing due is passed over, since it would
+        read nothing and write nothing. ``finish_ms`` (start-to-finish): each run finishes that
+        long after its release, and its finish advances the row (next = finish + period).
+        Stops early when nothing is registered."""
+        validate.limit(occurrences, field="occurrences")
+        validate.limit(per_call, field="per_call")
+        left = occurrences
+        while left > 0:
+            want = min(left, per_call)
+            done = scripts.ticks(self.lab.client, self.lab.scripts, self.k, **self.ahead(want, step_ms, finish_ms))
+            fired = self.forwarded(done)
+            left -= len(fired)
+            yield fired
+            if not done.more and len(fired) < want:
+                return  # nothing is registered: no tick would fire again
+
+    def ahead(self, want: int, step_ms: int, finish_ms: int | None = None) -> dict[str, Any]:
+        """The arguments of ``scripts.ticks`` for ticks from the clock's now until ``want`` fired
+        (queue them on a pipeline with ``scripts.ticks(pipe, ..., **pump.ahead(...))`` and hand
+        the reply, through ``scripts.ticks_reply``, to :meth:`forwarded`)."""
+        if not isinstance(self.lab.clock, AdvancingClock):
+            raise ValueError("clock: forward() needs a SimClock (one that can advance)")
+        if isinstance(step_ms, bool) or not isinstance(step_ms, int) or step_ms < 0:
+            raise ValueError(f"step_ms: expected an int of milliseconds >= 0, got {step_ms!r}")
+        if not isinstance(self.rule, Measure):
+            raise ValueError("rule: forward() computes the measures in the script; tick a function rule with ticks()")
+        if finish_ms is not None and (self.rule is not Measure.START_TO_FINISH or not isinstance(finish_ms, int)):
+            raise ValueError(f"finish_ms: a run's length in ms, for start-to-finish only; got {finish_ms!r}")
+        if not self.fast:
+            raise ValueError("scripts: forward() runs the shipped enqueue and advance; tick a learner's with ticks()")
+        return {
+            "drain": False,
+            "now_ms": self.lab.clock.now_ms(),
+            "tick_ms": step_ms,
+            "batch": self.batch,
+            "reads": FORWARD_READS,
+            "want": validate.limit(want, field="want"),
+            "slot_keyed": self.slot_keyed,
+            "rule": str(self.rule),
+            "finish_ms": finish_ms,
+        }
+
+    def forwarded(self, done: scripts.Ticked) -> list[Occurrence]:
+        """A ticks.lua call's reply -> what it fired; the SimClock moves to the next tick."""
+        clock = self.lab.clock
+        assert isinstance(clock, AdvancingClock)
+        clock.advance(done.next_now_ms - clock.now_ms())
+        self.advanced = []
+        return self._occurrences(done.taken, self.advanced)
 
     @property
     def fast(self) -> bool:

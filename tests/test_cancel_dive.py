@@ -335,7 +335,7 @@ def test_bench_refuses_bad_switches_and_a_restart_past_the_slot(lab: emq_lab.Lab
 
 def test_jobs_are_counted_per_slot() -> None:
     def tick(kind: str, slot: int | None, *ids: str) -> CrashTick:
-        return CrashTick(kind, 0, slot, tuple(Occurrence(i, "r", 0) for i in ids), None, ())
+        return CrashTick(kind, 0, slot, tuple(Occurrence(i, "r", 0, 0) for i in ids), None, ())
 
     ticks = [tick(CRASH, 20, "A"), tick(RESTART, 20, "B"), tick(TICK, 10, "C"), tick(TICK, None), tick(RESTART, 30)]
     per_slot = jobs_per_slot(ticks)

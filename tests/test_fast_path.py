@@ -94,16 +94,20 @@ def test_the_lanes_side_by_side_run_as_each_lane_alone(
         lab.reset_all(cadence.lane_queue(m, p) for m in cadence.MEASURES for p in (queue, alone))
 
 
-def test_a_slider_move_costs_a_round_trip_a_cycle(lab: emq_lab.Lab, queue: str, round_trips: list[int]) -> None:
+def test_a_slider_move_costs_three_round_trips_whatever_the_cycles(
+    lab: emq_lab.Lab, queue: str, round_trips: list[int]
+) -> None:
     from emq_lab.dives import cadence
 
     if "cluster" in lab.describe():
         pytest.skip("on a cluster the lanes' queues sit on different primaries: a round trip per lane")
     controls = {"every_ms": 15 * MIN, "run_ms": 4 * MIN, "tick_ms": 120_000, "start_ms": SimClock(START).start_ms}
     cadence.trace(lab, cycles=2, prefix=queue, **controls)  # the lab's first batch loads the scripts
-    round_trips[0] = 0
-    cadence.trace(lab, cycles=24, prefix=queue, **controls)
-    assert round_trips[0] == 2 + 1 + 24  # the reset (read, unlink), register and first read, one a cycle
+    for cycles in (1, 24):
+        round_trips[0] = 0
+        trace = cadence.trace(lab, cycles=cycles, prefix=queue, **controls)
+        assert [len(lane.runs) for lane in trace.lanes] == [cycles] * 3
+        assert round_trips[0] == 2 + 1  # the reset (read, unlink), then every lane's register and ticks
     lab.reset_all(cadence.lane_queue(m, queue) for m in cadence.MEASURES)
 
 

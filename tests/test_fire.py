@@ -199,14 +199,29 @@ def test_a_malformed_call_writes_nothing(lab: emq_lab.Lab, queue: str, keyset: A
     assert snapshot(lab, queue) == before
 
 
+@pytest.mark.parametrize(
+    ("rule", "trips", "script"),
+    [
+        ("start-to-start", 3, "ticks"),  # each call reads and fires a batch (100, 100, 50)
+        ("fixed grid", 3, "ticks"),
+        (lambda now, every: now + every, 1 + 3, "fire"),  # the first read, then one a batch (the next read behind it)
+    ],
+    ids=["start-to-start", "grid", "a-function"],
+)
 def test_drain_costs_one_round_trip_and_one_script_call_a_batch(
-    lab: emq_lab.Lab, queue: str, round_trips: list[int], monkeypatch: pytest.MonkeyPatch
+    lab: emq_lab.Lab,
+    queue: str,
+    round_trips: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+    rule: str,
+    trips: int,
+    script: str,
 ) -> None:
     rep = lab.repeat(queue)
     rep.register_many([(f"n{i:04d}", 15 * MIN, "t") for i in range(250)])
-    pump = lab.pump(queue, batch=100)
+    pump = lab.pump(queue, batch=100, rule=rule)
     lab.pump(f"{queue}-warm").tick()  # the lab's first batch loads the scripts
-    calls = {"fire": 0, "enqueue": 0, "advance": 0}
+    calls = {"ticks": 0, "fire": 0, "enqueue": 0, "advance": 0}
     for verb in calls:
         real = getattr(scripts, verb)
 
@@ -217,8 +232,8 @@ def test_drain_costs_one_round_trip_and_one_script_call_a_batch(
         monkeypatch.setattr(scripts, verb, counted)
     round_trips[0] = 0
     assert len(pump.drain()) == 250
-    assert round_trips[0] == 1 + 3  # the first read, then one per batch (100, 100, 50)
-    assert calls == {"fire": 3, "enqueue": 0, "advance": 0}
+    assert round_trips[0] == trips
+    assert calls == {"ticks": 0, "fire": 0, "enqueue": 0, "advance": 0} | {script: 3}
 
 
 def test_a_lab_with_a_learners_advance_drains_through_it(lab: emq_lab.Lab, queue: str) -> None:

@@ -209,7 +209,7 @@ class RegistryMachine(RuleBasedStateMachine):
             if job_id not in model.job_ids:
                 model.job_ids.add(job_id)
                 model.slots[(name, reg.next_ms)] += 1
-                fired.append(Occurrence(job_id, name, now))
+                fired.append(Occurrence(job_id, name, now, reg.next_ms))
                 self.tally.occurrences += 1
             if crash:
                 self.model_crashed = True  # every enqueue of the tick happens, then the crash

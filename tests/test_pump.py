@@ -16,8 +16,8 @@ def test_two_ticks_mint_two_ids_newest_first(lab: emq_lab.Lab, queue: str) -> No
     first = pump.tick()
     lab.clock.advance(minutes=15)
     second = pump.tick()
-    assert first == [Occurrence("JOB-000001", "report", start)]
-    assert second == [Occurrence("JOB-000002", "report", start + 15 * MIN)]
+    assert first == [Occurrence("JOB-000001", "report", start, start)]
+    assert second == [Occurrence("JOB-000002", "report", start + 15 * MIN, start + 15 * MIN)]
     assert jobs.browse() == ["JOB-000002", "JOB-000001"]
     assert jobs.get("JOB-000001") == {
         "id": "JOB-000001",

@@ -22,7 +22,7 @@ from .common import start_ms as lab_start_ms
 
 if TYPE_CHECKING:
     from ..lab import Lab
-    from ..pump import Pump, Tick
+    from ..pump import Pump
     from ..repeat import Repeat
 
 __all__ = [
@@ -246,112 +246,6 @@ def run_lane(
     return Lane(measure, queue, every_ms, tuple(runs))
 
 
-class _Stepper:
-    """One lane of :func:`trace` driven a round at a time, so that every lane's round goes in one
-    pipeline: the tick read last round is finished (its enqueue and advance; under
-    start-to-finish the worker's finish, which advances the row) and the next tick's due read is
-    sent behind it. The same scripts, clock moves and order as :func:`run_lane`."""
-
-    def __init__(self, lab: Lab, measure: Measure, queue: str, *, every_ms: int, run_ms: int, start_ms: int) -> None:
-        self.measure, self.queue = measure, queue
-        self.every_ms, self.run_ms, self.start_ms = every_ms, run_ms, start_ms
-        self.clock = SimClock(start_ms)
-        self.lab = lab.with_clock(self.clock)
-        self.pump = self.lab.pump(queue, rule=measure)
-        self.k = self.lab.keyspace(queue)
-        self.runs: list[Run] = []
-        self.score = start_ms  # the row's score: registered due now, then what each advance wrote
-        self.last_tick: int | None = None
-        self.tick: Tick | None = None  # read, its writes still to send
-        self.following: Tick | None = None
-        self.finish_to: int | None = None  # the next score a worker's finish writes this round
-
-    def _next_tick(self, tick_ms: int) -> Tick:
-        """Move the clock to the first pump tick that finds the row due, and begin that tick."""
-        earliest = self.score if self.last_tick is None or tick_ms == 0 else max(self.score, self.last_tick + 1)
-        self.last_tick = first_tick_at_or_after(earliest, start_ms=self.start_ms, tick_ms=tick_ms)
-        self.clock.set(max(self.clock.now_ms(), self.last_tick))
-        return self.pump.begin()
-
-    def first(self, tick_ms: int) -> Callable[[Any], None]:
-        """Round 0: register the lane's one name (due now), then the first tick's read."""
-        self.following = self._next_tick(tick_ms)
-        now = self.following.now_ms
-        lab, k = self.lab, self.k
-
-        def build(pipe: Any) -> None:
-            scripts.register(pipe, lab.scripts, k, NAME, self.every_ms, TEMPLATE, self.start_ms)
-            scripts.due(pipe, lab.scripts, k, now, self.pump.batch)
-
-        return build
-
-    def took_first(self, replies: list[Any]) -> None:
-        registered, read = replies
-        self._expect(outcome_of("register", registered), Outcome.REGISTERED, "register")
-        self._read(read)
-
-    def round(self, cycles: int, tick_ms: int) -> Callable[[Any], None]:
-        """Finish the tick read last round and, while runs are still missing, read the next."""
-        tick = self.tick
-        assert tick is not None
-        plan = tick.plan()
-        fires = sum(1 for row, _ in plan if row.every_ms is not None)
-        self.finish_to = None
-        if self.measure is Measure.START_TO_FINISH:
-            if len(self.runs) + fires < cycles:
-                self.clock.set(tick.now_ms + self.run_ms)  # the worker finishes the run ...
-                self.finish_to = self.clock.now_ms() + self.every_ms  # ... and advances the row
-                self.score = self.finish_to
-        else:
-            nexts = [nxt for row, nxt in plan if row.name == NAME]
-            if not nexts:
-                raise RuntimeError(f"{self.queue}: the tick found no row due; move a slider to run the lanes again")
-            self.score = nexts[0]
-        self.following = self._next_tick(tick_ms) if len(self.runs) + fires < cycles else None
-        following, finish_to, lab, k = self.following, self.finish_to, self.lab, self.k
-
-        def build(pipe: Any) -> None:
-            tick.queue(pipe)
-            if finish_to is not None:
-                scripts.advance(pipe, lab.scripts, k, NAME, finish_to)
-            if following is not None:
-                scripts.due(pipe, lab.scripts, k, following.now_ms, self.pump.batch)
-
-        return build
-
-    def took(self, replies: list[Any]) -> None:
-        tick = self.tick
-        assert tick is not None
-        size = len(replies) - (self.finish_to is not None) - (self.following is not None)
-        scores = {row.name: row.next_ms for row in tick.rows}
-        for occurrence in tick.take(replies[:size]):
-            release = occurrence.fired_at_ms
-            self.runs.append(Run(occurrence.job_id, scores[occurrence.name], release, release + self.run_ms))
-        for name, outcome in tick.advanced:
-            self._expect(outcome, Outcome.ADVANCED, f"advance of {name}")
-        if self.finish_to is not None:
-            self._expect(outcome_of("advance", replies[size]), Outcome.ADVANCED, "the finish's advance")
-        if self.following is not None:
-            self._read(replies[-1])
-        else:
-            self.tick = None
-
-    def _read(self, reply: Any) -> None:
-        assert self.following is not None
-        self.following.given(scripts.due_reply(reply))
-        self.tick = self.following
-
-    def _expect(self, got: Outcome, wanted: Outcome, what: str) -> None:
-        if got is not wanted:
-            raise RuntimeError(
-                f"{self.queue}: {what} answered {got.value}, not {wanted.value}: something else wrote to "
-                "this lane's queue while it ran; move a slider to run the lanes again"
-            )
-
-    def lane(self) -> Lane:
-        return Lane(self.measure, self.queue, self.every_ms, tuple(self.runs))
-
-
 def trace(
     lab: Lab,
     *,
@@ -363,28 +257,45 @@ def trace(
     prefix: str = "cadence",
 ) -> Trace:
     """Run every measure for ``cycles`` cycles on the queues ``<prefix>-s2s``, ``<prefix>-s2f``
-    and ``<prefix>-grid``, each as :func:`run_lane` runs it; ``start_ms`` defaults to the lab
-    clock's start. The lanes go side by side, a round at a time: each round's calls for every
-    lane (a tick's enqueue and advance, a finish's advance, the next tick's due read) share one
-    round trip (on a cluster, one per lane: the queues may sit on different primaries)."""
+    and ``<prefix>-grid``: the runs :func:`run_lane` gives each lane, in one round trip for all
+    three after the reset (on a cluster, one per lane: the queues may sit on different
+    primaries). Each lane registers its name and hands its pump's ticks to ticks.lua, as
+    ``Pump.forward`` does: a tick every ``tick_ms`` that finds the row due, the rule's advance,
+    and under start-to-finish the worker's finish ``run_ms`` after each release, which advances
+    the row (next = finish + period)."""
     _check_controls(every_ms, run_ms, cycles, tick_ms)
     if start_ms is None:
         start_ms = lab_start_ms(lab)
-    lanes = [
-        _Stepper(lab, m, lane_queue(m, prefix), every_ms=every_ms, run_ms=run_ms, start_ms=start_ms) for m in MEASURES
-    ]
-    lab.reset_all(lane.queue for lane in lanes)
-    builds = [(lane.k.registry, lane.first(tick_ms)) for lane in lanes]
-    for lane, replies in zip(lanes, scripts.batches(lab.client, lab.scripts, builds), strict=True):
-        lane.took_first(replies)
-    while True:
-        running = [lane for lane in lanes if lane.tick is not None]
-        if not running:
-            break
-        builds = [(lane.k.registry, lane.round(cycles, tick_ms)) for lane in running]
-        for lane, replies in zip(running, scripts.batches(lab.client, lab.scripts, builds), strict=True):
-            lane.took(replies)
-    return Trace(start_ms, every_ms, run_ms, cycles, tick_ms, tuple(lane.lane() for lane in lanes))
+    pumps = [lab.with_clock(SimClock(start_ms)).pump(lane_queue(m, prefix), rule=m) for m in MEASURES]
+    lab.reset_all(pump.queue for pump in pumps)
+    builds = [(pump.k.registry, _lane_calls(pump, every_ms, run_ms, cycles, tick_ms, start_ms)) for pump in pumps]
+    lanes = []
+    for pump, (registered, ticked) in zip(pumps, scripts.batches(lab.client, lab.scripts, builds), strict=True):
+        if outcome_of("register", registered) is not Outcome.REGISTERED:
+            raise RuntimeError(f"{pump.queue}: {AGAIN}")
+        fired = pump.forwarded(scripts.ticks_reply(ticked))
+        if len(fired) < cycles:
+            raise RuntimeError(f"{pump.queue}: the row was gone before run {cycles}: {AGAIN}")
+        runs = tuple(Run(o.job_id, o.slot_ms, o.fired_at_ms, o.fired_at_ms + run_ms) for o in fired)
+        lanes.append(Lane(Measure(str(pump.rule)), pump.queue, every_ms, runs))
+    return Trace(start_ms, every_ms, run_ms, cycles, tick_ms, tuple(lanes))
+
+
+AGAIN = "something else wrote to this lane's queue while it ran; move a slider to run the lanes again"
+
+
+def _lane_calls(
+    pump: Pump, every_ms: int, run_ms: int, cycles: int, tick_ms: int, start_ms: int
+) -> Callable[[Any], None]:
+    """A lane's calls, for a pipeline: register its one name due at the start, then its ticks."""
+    finish = run_ms if pump.rule is Measure.START_TO_FINISH else None
+    ahead = pump.ahead(cycles, tick_ms, finish)
+
+    def build(pipe: Any) -> None:
+        scripts.register(pipe, pump.lab.scripts, pump.k, NAME, every_ms, TEMPLATE, start_ms)
+        scripts.ticks(pipe, pump.lab.scripts, pump.k, **ahead)
+
+    return build
 
 
 # -- the live view and the fast-forward ---------------------------------------------------------
@@ -441,10 +352,10 @@ def fast_forward(
         start_ms = lab_start_ms(lab)
     clock, rep, pump = _one_registration(lab, queue, start_ms=start_ms, every_ms=every_ms)
     fired = 0
-    steps = pump.ticks(step_ms=every_ms)  # tick, move the clock a period, ...: one round trip a tick
-    while fired < occurrences:
-        fired += len(next(steps))
-        if on_progress is not None and (fired % report_every == 0 or fired == occurrences):
+    # tick, move the clock a period, ...: ticks.lua takes report_every ticks a round trip
+    for chunk in pump.forward(occurrences, step_ms=every_ms, per_call=report_every):
+        fired += len(chunk)
+        if on_progress is not None:
             on_progress(fired)
     jobs = pump.lab.jobs(queue)
     ((_, next_ms),) = rep.entries()

@@ -35,6 +35,7 @@ NAMES = {
     "enqueue": "enqueue",
     "due": "due",
     "fire": "fire",
+    "ticks": "ticks",
     "naive": "contrast/naive",
     "upsert": "contrast/upsert",
 }
@@ -148,6 +149,7 @@ class Scripts:
     enqueue: Script
     due: Script
     fire: Script
+    ticks: Script
     naive: Script
     upsert: Script
 
@@ -341,11 +343,103 @@ def fire_reply(reply: Any, rows: list[tuple[Row, int | None]]) -> list[Fired]:
     ]
 
 
+# -- ticks: KEYS = registry, counter, wait, job prefix --------------------------------------------
+
+
+@dataclass(frozen=True)
+class Taken:
+    """One row ticks.lua took: read at ``slot_ms``, now at ``next_ms`` (None: swept), fired at
+    ``fired_at_ms`` as ``job_id`` ("" when the record was gone), with the enqueue's and the
+    advance's outcomes as fire.lua reports them (None: not called)."""
+
+    name: str
+    slot_ms: int
+    next_ms: int | None
+    job_id: str
+    fired_at_ms: int
+    enqueued: Outcome | None
+    advanced: Outcome | None
+
+
+@dataclass(frozen=True)
+class Ticked:
+    """What one ticks.lua call did: the rows it took, in order, the now the next call takes up
+    from, and whether it stopped at its bound of reads (``more``: there may be more to take)."""
+
+    taken: list[Taken]
+    next_now_ms: int
+    more: bool
+
+
+#: ticks.lua's rule names, by the pump's Measure values.
+TICK_RULES = ("start-to-start", "fixed grid", "start-to-finish")
+
+
+def ticks(
+    runner: Any,
+    scripts: Scripts,
+    k: QueueKeys,
+    *,
+    drain: bool,
+    now_ms: int,
+    tick_ms: int = 0,
+    batch: int,
+    reads: int,
+    want: int = 0,
+    slot_keyed: bool = False,
+    rule: str = "start-to-start",
+    finish_ms: int | None = None,
+    passing: list[str] | tuple[str, ...] = (),
+) -> Any:
+    """ticks.lua: ticks from ``now_ms`` every ``tick_ms`` (0: at each moment a row falls due),
+    one batch a tick, until ``want`` occurrences fired; or, with ``drain``, one tick at
+    ``now_ms`` whose batches go on while fresh rows are due (``passing``: names an earlier call of
+    the drain fired that are still due). At most ``reads`` due reads -> :class:`Ticked`.
+    ``rule`` is one of :data:`TICK_RULES`; ``finish_ms`` (start-to-finish ticks) has each run
+    finish that long after its release and advance its row then."""
+    if rule not in TICK_RULES:
+        raise ValueError(f"rule: ticks.lua computes {', '.join(TICK_RULES)}, not {rule!r}")
+    args: list[str | int] = [
+        "drain" if drain else "ticks",
+        now_ms,
+        tick_ms,
+        batch,
+        reads,
+        want,
+        "slot" if slot_keyed else "fresh",
+        rule,
+        "" if finish_ms is None else finish_ms,
+        *passing,
+    ]
+    reply = _call(scripts.ticks, runner, [k.registry, k.counter, k.wait, k.job_prefix], args)
+    return reply if _queued(runner) else ticks_reply(reply)
+
+
+def ticks_reply(reply: Any) -> Ticked:
+    """ticks.lua's ``{codes, next_now, more, name, slot, next, id, fired_at, ...}`` -> Ticked."""
+    codes, next_now, more, *flat = (_text(each) for each in reply)
+    if len(flat) % 5 or len(codes) != 2 * (len(flat) // 5):
+        raise RuntimeError(f"ticks.lua answered {len(flat)} row entries for {len(codes) // 2} codes")
+    taken = [
+        Taken(
+            name,
+            int(slot),
+            int(nxt) if nxt else None,
+            job_id,
+            int(at),
+            _coded("enqueue", codes[2 * i]),
+            _coded("advance", codes[2 * i + 1]),
+        )
+        for i, (name, slot, nxt, job_id, at) in enumerate(zip(*(flat[j::5] for j in range(5)), strict=True))
+    ]
+    return Ticked(taken, int(next_now), more == "1")
+
+
 def _coded(script: str, code: str) -> Outcome | None:
     if code == "-":
         return None
     if not code.isdigit():
-        raise RuntimeError(f"fire.lua returned the code {code!r} for {script}, which no Outcome maps")
+        raise RuntimeError(f"the pump's script returned the code {code!r} for {script}, which no Outcome maps")
     return outcome_of(script, int(code))
 
 

@@ -1,0 +1,219 @@
+-- ticks: the pump's fast path. Many ticks in one call, or a drain's batch: each tick reads its
+-- due rows and fires them in the same call, the next run computed here by the pump's rule. The
+-- rows are read inside the script, so nothing can move them between the read and the advance.
+--
+-- KEYS[1]  registry  emq:{q}:repeat         ZSET, member = name, score = next run (ms)
+--                    (each member's record is KEYS[1] .. ':' .. name, on the same slot)
+-- KEYS[2]  counter   emq:{q}:id             STRING, the last fresh job number
+-- KEYS[3]  wait      emq:{q}:wait           LIST of job ids, newest at the head
+-- KEYS[4]  jobs      emq:{q}:job:           prefix of the job hashes; a job's key is KEYS[4] .. job_id
+-- ARGV[1]  mode      "ticks" = ticks at now_ms, now_ms + tick_ms, ...: each reads one batch;
+--                    a tick that would find nothing due is passed over (it would read nothing and
+--                    write nothing). "drain" = one tick at now_ms whose batches go on until
+--                    nothing fresh is due
+-- ARGV[2]  now_ms    the first tick's "now", in milliseconds
+-- ARGV[3]  tick_ms   ticks: the time between two ticks; 0 = a tick at each moment a row falls due.
+--                    drain: 0
+-- ARGV[4]  batch     the most rows one due read takes, an integer >= 1
+-- ARGV[5]  reads     the most due reads this call takes (bounds its time), an integer >= 1
+-- ARGV[6]  want      ticks: stop after the tick at which this many occurrences have fired (>= 1).
+--                    drain: 0
+-- ARGV[7]  ids       "fresh" = mint JOB-000001 from the counter (INCR, after every check);
+--                    "slot" = the slot-keyed id <name>:<slot_ms>
+-- ARGV[8]  rule      "start-to-start": next = now + every_ms; "fixed grid": the slot after the
+--                    one that fired, missed slots skipped; "start-to-finish": the pump leaves the
+--                    row for the finish of its run
+-- ARGV[9]  finish    "" = no finish here; else (start-to-finish, ticks) each run finishes this many
+--                    ms after its release and its finish advances the row to finish + every_ms,
+--                    as Repeat.advance does (not after the tick that fired the last one wanted)
+--
+-- Then, for a drain only, the names to pass over: those an earlier batch of the same drain fired
+-- that are still due (each is fired once a drain).
+--
+-- Returns {codes, next_now, more, then five entries a row taken, in order}:
+--   name, slot (the score read, ms), next (its score now, ms; "" when swept), job id ("" when
+--   none), fired_at (the tick's now, ms)
+--   codes has two characters a row, as fire.lua's: the enqueue's ("1" stored and pushed,
+--   "0" the id exists: a replayed slot, "-" the record was gone) then the advance's ("1" moved
+--   to next, "0" the record was gone: the member swept, "-" left for its finish)
+--   next_now: the now the next call takes up from (ticks: the tick after the last one taken;
+--   drain: now_ms)
+--   more: "1" when the call stopped at its reads and more may be due; "0" when it stopped because
+--   it fired what it wanted (ticks) or nothing (more) is due (drain), or nothing is registered
+--   error reply when the KEYS are not one queue's or ARGV is malformed; nothing is written
+local registry, counter, wait, jobs = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local mode, ids, rule, finish = ARGV[1], ARGV[7], ARGV[8], ARGV[9]
+-- @include lib/enqueue.lua
+-- @include lib/advance.lua
+
+local function whole(text, least)
+  if type(text) ~= 'string' or not text:match('^%-?%d+$') or #text > 16 then
+    return nil
+  end
+  local n = tonumber(text)
+  if n < least then
+    return nil
+  end
+  return n
+end
+
+local now = whole(ARGV[2], -1e16)
+local tick, batch, reads, want = whole(ARGV[3], 0), whole(ARGV[4], 1), whole(ARGV[5], 1), whole(ARGV[6], 0)
+local bad = enqueue_keys_error(counter, wait, jobs)
+if not bad and registry ~= wait:sub(1, -6) .. ':repeat' then
+  bad = 'KEYS[1] must be the registry of the queue whose wait list is KEYS[3]'
+end
+if not bad and mode ~= 'ticks' and mode ~= 'drain' then
+  bad = 'mode must be "ticks" or "drain"'
+elseif not bad and not now then
+  bad = 'now_ms must be an integer'
+elseif not bad and not tick then
+  bad = 'tick_ms must be an integer >= 0'
+elseif not bad and (not batch or batch > 100000) then
+  bad = 'batch must be an integer from 1 to 100000'
+elseif not bad and (not reads or reads > 100000) then
+  bad = 'reads must be an integer from 1 to 100000'
+elseif not bad and not want then
+  bad = 'want must be an integer >= 0'
+elseif not bad and ids ~= 'fresh' and ids ~= 'slot' then
+  bad = 'ids must be "fresh" or "slot"'
+elseif not bad and rule ~= 'start-to-start' and rule ~= 'fixed grid' and rule ~= 'start-to-finish' then
+  bad = 'rule must be "start-to-start", "fixed grid" or "start-to-finish"'
+elseif not bad and finish ~= '' and (rule ~= 'start-to-finish' or mode ~= 'ticks' or not whole(finish, 0)) then
+  bad = 'finish must be "" or, for ticks under start-to-finish, an integer >= 0'
+elseif not bad and mode == 'ticks' and (want < 1 or #ARGV > 9) then
+  bad = 'ticks take want >= 1 and no names to pass'
+elseif not bad and mode == 'drain' and (tick ~= 0 or want ~= 0 or rule == 'start-to-finish') then
+  bad = 'a drain takes tick_ms 0, want 0 and a rule that moves the rows it fires'
+end
+if not bad then
+  for i = 10, #ARGV do
+    if ARGV[i] == '' then
+      bad = 'a name to pass must be a non-empty string'
+      break
+    end
+  end
+end
+if bad then
+  return redis.error_reply('ERR emq ticks: ' .. bad)
+end
+
+local function ms(n)
+  return string.format('%d', n)
+end
+
+-- The score the rule gives a row read at slot after a release at now (nil: left for its finish).
+local function next_run(slot, every)
+  if rule == 'start-to-start' then
+    return now + every
+  elseif rule == 'fixed grid' then
+    if slot + every >= now then
+      return slot + every
+    end
+    return slot + (math.floor((now - slot) / every) + 1) * every
+  end
+  return nil
+end
+
+local passed = {}
+for i = 10, #ARGV do
+  passed[ARGV[i]] = true
+end
+local records = {}  -- name -> {every_ms, template}: nothing in this call writes a record
+local codes, out = {}, {'', '', ''}
+local fired, npassed, more = 0, #ARGV - 9, '0'
+
+-- The due read: the registry's first rows by score (the passed ones among them skipped below).
+-- The rows due at now are a prefix of it, and its first row says when the next one falls due.
+local function read()
+  return redis.call('ZRANGE', registry, 0, batch + npassed - 1, 'WITHSCORES')
+end
+
+-- A tick at now on what read() returned: each fresh row due at now, at most batch, is fired and
+-- advanced by the rule. Returns how many it took, and the runs left for their finish.
+local function one_tick(members)
+  local rows, released = 0, {}
+  for i = 1, #members, 2 do
+    local name, slot = members[i], tonumber(members[i + 1])
+    if slot > now or rows == batch then
+      break
+    end
+    if not passed[name] then
+      rows = rows + 1
+      local record = records[name]
+      if not record then
+        record = redis.call('HMGET', registry .. ':' .. name, 'every_ms', 'template')
+        records[name] = record
+      end
+      local every, template = record[1], record[2]
+      local enqueued, advanced, id, nxt = '-', '-', '', ''
+      if every then
+        local job_id = ids == 'slot' and (name .. ':' .. ms(slot)) or ''
+        local code
+        code, id = enqueue_one(counter, wait, jobs, job_id, name, ms(now), template or '')
+        enqueued = tostring(code)
+        fired = fired + 1
+        local score = next_run(slot, tonumber(every))
+        if score then
+          redis.call('ZADD', registry, ms(score), name)
+          advanced, nxt = '1', ms(score)
+        else
+          nxt = ms(slot)
+          released[#released + 1] = {name, tonumber(every)}
+        end
+      else
+        redis.call('ZREM', registry, name)
+        advanced = '0'
+      end
+      codes[#codes + 1] = enqueued .. advanced
+      out[#out + 1] = name
+      out[#out + 1] = ms(slot)
+      out[#out + 1] = nxt
+      out[#out + 1] = id
+      out[#out + 1] = ms(now)
+      if mode == 'drain' and nxt ~= '' and tonumber(nxt) <= now then
+        passed[name] = true  -- still due: this drain has fired it once
+        npassed = npassed + 1
+      end
+    end
+  end
+  return rows, released
+end
+
+for _ = 1, reads do
+  local members = read()
+  if mode == 'drain' then
+    local rows = one_tick(members)
+    more = rows == batch and '1' or '0'
+    if more == '0' then
+      break
+    end
+  else
+    if #members == 0 then
+      more = '0'  -- nothing is registered: no tick would fire
+      break
+    end
+    local first = tonumber(members[2])
+    if first > now then  -- the ticks before it would find nothing due: pass them over
+      now = tick == 0 and first or now + math.ceil((first - now) / tick) * tick
+    end
+    local _, released = one_tick(members)
+    if fired >= want then
+      more = '0'
+      now = now + tick
+      break
+    end
+    if finish ~= '' then
+      for _, run in ipairs(released) do  -- the worker finishes the run, then advances the row
+        local at = now + tonumber(finish) + run[2]
+        advance_one(registry, registry .. ':' .. run[1], run[1], ms(at), '', nil)
+      end
+    end
+    now, more = now + tick, '1'
+  end
+end
+
+out[1] = table.concat(codes)
+out[2] = ms(now)
+out[3] = more
+return out
