@@ -145,7 +145,9 @@ class Tick:
         moving = [(row, nxt) for row, nxt in plan if not p.leaves_for_finish(row)] if advance else []
         return live, moving
 
-    def _queue(self, pipe: Any, live: list[Row], moving: list[tuple[Row, int]], read_ms: int | None) -> None:
+    def _queue(
+        self, pipe: Any, live: list[Row], moving: list[tuple[Row, int]], read_ms: int | None, limit: int = 0
+    ) -> None:
         p = self.pump
         for row in live:
             job_id = slot_id(row.name, row.next_ms) if p.slot_keyed else None
@@ -153,7 +155,7 @@ class Tick:
         for row, nxt in moving:
             scripts.advance(pipe, p.lab.scripts, p.k, row.name, nxt, row.next_ms, row.every_ms)
         if read_ms is not None:
-            scripts.due(pipe, p.lab.scripts, p.k, read_ms, p.batch)
+            scripts.due(pipe, p.lab.scripts, p.k, read_ms, limit or p.batch)
 
     def _take(self, replies: list[Any], live: list[Row], moving: list[tuple[Row, int]], read: bool) -> list[Row]:
         for row, reply in zip(live, replies, strict=False):
@@ -166,25 +168,33 @@ class Tick:
         return scripts.due_reply(replies[len(live) + len(moving)]) if read else []
 
     def _flush(
-        self, *, enqueue: bool, advance: bool, read_next: bool = False, read_at: int | None = None, fire: bool = False
+        self,
+        *,
+        enqueue: bool,
+        advance: bool,
+        read_next: bool = False,
+        read_at: int | None = None,
+        fire: bool = False,
+        limit: int = 0,
     ) -> list[Row]:
         """Send this tick's enqueues and/or advances in one pipeline; with ``read_next`` (or a
-        ``read_at`` "now") the next due read goes last in the same pipeline and its rows are returned.
+        ``read_at`` "now") the next due read (of ``limit`` rows, else a batch) goes last in the
+        same pipeline and its rows are returned.
         With ``fire`` (enqueue and advance both) the rows go to fire.lua in one call instead of
         two scripts a row: the same functions, the same outcomes."""
         p = self.pump
         read_ms = read_at if read_at is not None else self.now_ms if read_next else None
         if fire:
-            return self._fire(read_ms)
+            return self._fire(read_ms, limit)
         live, moving = self._split(enqueue=enqueue, advance=advance)
         if not live and not moving and read_ms is None:
             return []
         replies = scripts.batch(
-            p.lab.client, p.lab.scripts, lambda pipe: self._queue(pipe, live, moving, read_ms), key=p.k.registry
+            p.lab.client, p.lab.scripts, lambda pipe: self._queue(pipe, live, moving, read_ms, limit), key=p.k.registry
         )
         return self._take(replies, live, moving, read_ms is not None)
 
-    def _fire(self, read_ms: int | None) -> list[Row]:
+    def _fire(self, read_ms: int | None, limit: int = 0) -> list[Row]:
         """The fast path of ``_flush``: fire.lua for the whole plan (a row left for its finish
         goes with no next run), then the due read at ``read_ms`` (if any), in one pipeline."""
         p = self.pump
@@ -197,7 +207,7 @@ class Tick:
             if rows:
                 scripts.fire(pipe, p.lab.scripts, p.k, self.now_ms, rows, slot_keyed=p.slot_keyed)
             if read_ms is not None:
-                scripts.due(pipe, p.lab.scripts, p.k, read_ms, p.batch)
+                scripts.due(pipe, p.lab.scripts, p.k, read_ms, limit or p.batch)
 
         replies = scripts.batch(p.lab.client, p.lab.scripts, build, key=p.k.registry)
         self._took(scripts.fire_reply(replies[0], rows) if rows else [], [row.next_ms for row, _ in rows])
@@ -305,10 +315,11 @@ class Pump:
         seen: set[str] = set()
         while tick.rows:
             tick.done += ["enqueue", "advance"]
-            following = tick._flush(enqueue=True, advance=True, read_next=True, fire=fast)
-            fired.extend(tick.fired)
             seen.update(row.name for row in tick.rows)
-            fresh = [row for row in following if row.name not in seen]
+            # the next read takes a batch past the names fired so far, which may still be due
+            following = tick._flush(enqueue=True, advance=True, read_next=True, fire=fast, limit=self.batch + len(seen))
+            fired.extend(tick.fired)
+            fresh = [row for row in following if row.name not in seen][: self.batch]
             if not fresh:
                 break
             tick = self.begin()
@@ -380,8 +391,13 @@ class Pump:
             raise ValueError(f"step_ms: expected an int of milliseconds >= 0, got {step_ms!r}")
         if not isinstance(self.rule, Measure):
             raise ValueError("rule: forward() computes the measures in the script; tick a function rule with ticks()")
-        if finish_ms is not None and (self.rule is not Measure.START_TO_FINISH or not isinstance(finish_ms, int)):
-            raise ValueError(f"finish_ms: a run's length in ms, for start-to-finish only; got {finish_ms!r}")
+        if finish_ms is not None and (
+            self.rule is not Measure.START_TO_FINISH
+            or isinstance(finish_ms, bool)
+            or not isinstance(finish_ms, int)
+            or finish_ms < 0
+        ):
+            raise ValueError(f"finish_ms: a run's length in ms >= 0, for start-to-finish only; got {finish_ms!r}")
         if not self.fast:
             raise ValueError("scripts: forward() runs the shipped enqueue and advance; tick a learner's with ticks()")
         return {

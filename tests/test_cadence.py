@@ -145,8 +145,8 @@ def test_the_lanes_are_on_the_backend(lab: emq_lab.Lab, prefix: str) -> None:
     s2f = trace.lane(S2F)
     jobs = lab.jobs(s2f.queue)
     assert [jobs.get(r.job_id)["fired_at_ms"] for r in s2f.runs] == [str(r) for r in s2f.releases]
-    # start-to-finish: the last run's finish has not advanced the row, which still holds its slot
-    assert lab.repeat(s2f.queue).entries() == [(cadence.NAME, s2f.releases[-1])]
+    # start-to-finish: the last run's finish advanced the row too: next = finish + period
+    assert lab.repeat(s2f.queue).entries() == [(cadence.NAME, s2f.runs[-1].finish_ms + 15 * MIN)]
 
 
 def test_trace_refuses_bad_controls(lab: emq_lab.Lab) -> None:

@@ -246,20 +246,31 @@ def test_a_lab_with_a_learners_advance_drains_through_it(lab: emq_lab.Lab, queue
     assert [due.name for due in rep.due()] == ["a", "b"]  # left where they were
 
 
-def test_the_three_scripts_run_the_same_shared_functions() -> None:
+def test_the_four_scripts_that_enqueue_or_advance_run_the_same_shared_functions() -> None:
     enqueue_lib, advance_lib = source("lib/enqueue"), source("lib/advance")
     assert enqueue_lib in source("enqueue") and advance_lib in source("advance")
-    assert enqueue_lib in source("fire") and advance_lib in source("fire")
-    assert not any("@include" in source(name) for name in ("enqueue", "advance", "fire"))
+    for batched in ("fire", "ticks"):
+        assert enqueue_lib in source(batched) and advance_lib in source(batched)
+    assert not any("@include" in source(name) for name in ("enqueue", "advance", "fire", "ticks"))
+    four_keys = [("KEYS[1]", "registry"), ("KEYS[2]", "counter"), ("KEYS[3]", "wait"), ("KEYS[4]", "jobs")]
     head = header("fire")
-    assert [(s.slot, s.name) for s in head.keys] == [
-        ("KEYS[1]", "registry"),
-        ("KEYS[2]", "counter"),
-        ("KEYS[3]", "wait"),
-        ("KEYS[4]", "jobs"),
-    ]
+    assert [(s.slot, s.name) for s in head.keys] == four_keys
     assert [s.name for s in head.argv] == ["fired_at", "ids"]
     assert head.purpose.startswith("fire: ") and any("Outcome.MOVED" in line for line in head.returns)
+    head = header("ticks")  # the order scripts.ticks() sends them in
+    assert [(s.slot, s.name) for s in head.keys] == four_keys
+    assert [s.name for s in head.argv] == [
+        "mode",
+        "now_ms",
+        "tick_ms",
+        "batch",
+        "reads",
+        "want",
+        "ids",
+        "rule",
+        "finish",
+    ]
+    assert head.purpose.startswith("ticks: ") and any("error reply" in line for line in head.returns)
     with pytest.raises(ValueError, match="no KEYS"):
         header("lib/advance")
 
@@ -268,6 +279,14 @@ def test_a_classrooms_acl_allows_every_command_of_every_script_as_loaded() -> No
     from emq_lab.classroom import _CALL, ALLOWED_COMMANDS
     from emq_lab.scripts import NAMES
 
-    called = {m.lower() for name in NAMES.values() for m in _CALL.findall(source(name))}
-    assert {"incr", "lpush", "hget", "zscore"} <= called  # lib/'s, through the includes
-    assert called <= set(ALLOWED_COMMANDS)
+    def called(name: str) -> set[str]:
+        return {m.lower() for m in _CALL.findall(source(name))}
+
+    every = set().union(*(called(name) for name in NAMES.values()))
+    assert {"incr", "lpush", "hget", "zscore"} <= every  # lib/'s, through the includes
+    assert every <= set(ALLOWED_COMMANDS)
+    # ticks.lua reads the registry itself (its rows, then each record) besides lib/'s calls.
+    assert {"zrange", "hmget", "zadd", "zrem", "exists", "incr", "hset", "lpush"} <= called("ticks")
+    # Each call is a literal command name, which _CALL finds: as many calls as it found.
+    for name in ("ticks", "fire"):
+        assert source(name).count("redis.call(") == len(_CALL.findall(source(name)))

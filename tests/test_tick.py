@@ -90,8 +90,8 @@ def test_drain_leaves_rows_that_stay_due_for_the_next_pass(lab: emq_lab.Lab, que
     rep = lab.repeat(queue)
     rep.register_many([("a", 15 * MIN, "t"), ("b", 15 * MIN, "t")])
     pump = lab.pump(queue, batch=1, rule="start-to-finish")
-    assert [o.name for o in pump.drain()] == ["a"]  # a stays due until its finish: no second batch
-    assert [o.job_id for o in pump.drain()] == ["JOB-000002"]
+    assert [o.name for o in pump.drain()] == ["a", "b"]  # each once, though a stays due past batch 1
+    assert [o.job_id for o in pump.drain()] == ["JOB-000003", "JOB-000004"]  # still due: no finish yet
 
 
 def test_register_many_is_register_for_each_item(lab: emq_lab.Lab, queue: str) -> None:

@@ -25,7 +25,7 @@
 --                    row for the finish of its run
 -- ARGV[9]  finish    "" = no finish here; else (start-to-finish, ticks) each run finishes this many
 --                    ms after its release and its finish advances the row to finish + every_ms,
---                    as Repeat.advance does (not after the tick that fired the last one wanted)
+--                    as Repeat.advance does
 --
 -- Then, for a drain only, the names to pass over: those an earlier batch of the same drain fired
 -- that are still due (each is fired once a drain).
@@ -98,8 +98,14 @@ if bad then
   return redis.error_reply('ERR emq ticks: ' .. bad)
 end
 
+-- A time in ms as its digits. '%.0f', not '%d': fengari (Lua 5.3, the JupyterLite edition) has
+-- 32-bit integers, so a time past 2^31 is a float there, and '%d' refuses any float. 0 is
+-- written '0' (a "-0" now must not become the text "-0").
 local function ms(n)
-  return string.format('%d', n)
+  if n == 0 then
+    return '0'
+  end
+  return string.format('%.0f', n)
 end
 
 -- The score the rule gives a row read at slot after a release at now (nil: left for its finish).
@@ -198,16 +204,16 @@ for _ = 1, reads do
       now = tick == 0 and first or now + math.ceil((first - now) / tick) * tick
     end
     local _, released = one_tick(members)
-    if fired >= want then
-      more = '0'
-      now = now + tick
-      break
-    end
     if finish ~= '' then
       for _, run in ipairs(released) do  -- the worker finishes the run, then advances the row
         local at = now + tonumber(finish) + run[2]
         advance_one(registry, registry .. ':' .. run[1], run[1], ms(at), '', nil)
       end
+    end
+    if fired >= want then
+      more = '0'
+      now = now + tick
+      break
     end
     now, more = now + tick, '1'
   end
