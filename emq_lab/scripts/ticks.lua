@@ -121,11 +121,24 @@ local function next_run(slot, every)
   return nil
 end
 
+-- Hand the entries of args, in order, to send, at most 1,000 a call (a Lua call takes only so
+-- many arguments; pairs stay whole); then empty args.
+local unpack = unpack or table.unpack  -- Lua 5.1 (the server) or 5.3 (fengari)
+local function in_chunks(args, send)
+  for from = 1, #args, 1000 do
+    send(unpack(args, from, math.min(from + 999, #args)))
+  end
+  for i = #args, 1, -1 do
+    args[i] = nil
+  end
+end
+
 local passed = {}
 for i = 10, #ARGV do
   passed[ARGV[i]] = true
 end
 local records = {}  -- name -> {every_ms, template}: nothing in this call writes a record
+local pushed, scored = {}, {}  -- a read's job ids and (score, name) pairs, sent when its rows are done
 local codes, out = {}, {'', '', ''}
 local fired, npassed, more = 0, #ARGV - 9, '0'
 
@@ -156,12 +169,13 @@ local function one_tick(members)
       if every then
         local job_id = ids == 'slot' and (name .. ':' .. ms(slot)) or ''
         local code
-        code, id = enqueue_one(counter, wait, jobs, job_id, name, ms(now), template or '')
+        code, id = enqueue_one(counter, wait, jobs, job_id, name, ms(now), template or '', pushed)
         enqueued = tostring(code)
         fired = fired + 1
         local score = next_run(slot, tonumber(every))
         if score then
-          redis.call('ZADD', registry, ms(score), name)
+          scored[#scored + 1] = ms(score)
+          scored[#scored + 1] = name
           advanced, nxt = '1', ms(score)
         else
           nxt = ms(slot)
@@ -183,6 +197,9 @@ local function one_tick(members)
       end
     end
   end
+  -- before the next read, which reads the registry these move
+  in_chunks(pushed, function(...) redis.call('LPUSH', wait, ...) end)
+  in_chunks(scored, function(...) redis.call('ZADD', registry, ...) end)
   return rows, released
 end
 

@@ -1,4 +1,4 @@
--- lib/advance.lua (shared: advance.lua and fire.lua run these same functions)
+-- lib/advance.lua (shared: advance.lua, fire.lua and ticks.lua run these same functions)
 
 -- The error text when the advance's arguments are malformed; nil when they are well formed.
 local function advance_args_error(next_ms, read_ms, read_every)

@@ -1,4 +1,4 @@
--- lib/enqueue.lua (shared: enqueue.lua and fire.lua run these same functions)
+-- lib/enqueue.lua (shared: enqueue.lua, fire.lua and ticks.lua run these same functions)
 
 -- The error text when counter, wait and jobs are not one queue's keys; nil when they are.
 local function enqueue_keys_error(counter, wait, jobs)
@@ -29,7 +29,9 @@ end
 
 -- Store one occurrence (arguments checked) and push its id: 1, id when stored; 0, id when a
 -- job with this id exists (a replayed slot), nothing written. A fresh id is minted only here.
-local function enqueue_one(counter, wait, jobs, job_id, name, fired_at, template)
+-- With a table as pushed, the id is appended to it instead of pushed: the caller pushes them all
+-- in one LPUSH (LPUSH a b c leaves the list as LPUSH a, LPUSH b, LPUSH c would).
+local function enqueue_one(counter, wait, jobs, job_id, name, fired_at, template, pushed)
   if job_id == '' then
     job_id = string.format('JOB-%06d', redis.call('INCR', counter))
   end
@@ -38,6 +40,10 @@ local function enqueue_one(counter, wait, jobs, job_id, name, fired_at, template
     return 0, job_id
   end
   redis.call('HSET', job, 'id', job_id, 'name', name, 'fired_at_ms', fired_at, 'template', template)
-  redis.call('LPUSH', wait, job_id)
+  if pushed then
+    pushed[#pushed + 1] = job_id
+  else
+    redis.call('LPUSH', wait, job_id)
+  end
   return 1, job_id
 end
