@@ -9,6 +9,9 @@ compare-and-set against the score and period read, or the sweep of a member whos
 gone).
 ``Pump.tick()`` is ``begin().run()``: the enqueues and advances go in one pipeline, so a tick
 costs two round trips whatever the number of names.
+
+The fast path, ticks.lua, reads and fires in one call with the rule's next run computed in the
+script: ``Pump.drain()`` (a batch a call) and ``Pump.forward()`` (many ticks a call) use it.
 """
 
 from __future__ import annotations
@@ -423,7 +426,7 @@ class Pump:
     @property
     def fast(self) -> bool:
         """True when the lab runs the shipped enqueue and advance scripts, whose functions
-        fire.lua shares: then a batch may go to fire.lua in one call."""
+        fire.lua and ticks.lua share: then a batch may go to one of them in one call."""
         return scripts.stock(self.lab.scripts, "enqueue") and scripts.stock(self.lab.scripts, "advance")
 
     def ticks(self, *, step_ms: int) -> Iterator[list[Occurrence]]:
@@ -433,9 +436,9 @@ class Pump:
         tick's enqueues and advances share a pipeline with the next tick's due read, sent after
         the clock has moved (as the loop would have moved it before that read). The next read
         happens before the step is yielded: change the queue between steps and the next tick
-        fires what the read saw. It keeps enqueue.lua and advance.lua (``drain`` sends fire.lua):
-        with a name or two a tick, one fire.lua call measured no faster than the two scripts, on
-        Valkey or on fakeredis (which compiles every EVAL, so a longer script costs more)."""
+        fires what the read saw. This is the tick the dives show, a tick at a time; for many ticks
+        at once (the fast-forward, the cadence lanes) :meth:`forward` sends them to ticks.lua,
+        many a round trip."""
         validate.limit(step_ms, field="step_ms")
         clock = self.lab.clock
         if not isinstance(clock, AdvancingClock):

@@ -48,8 +48,9 @@ _INCLUDE = re.compile(r"^-- @include (\S+\.lua)[ \t]*$", re.MULTILINE)
 
 def source(name: str) -> str:
     """The text of ``<name>.lua`` (``contrast/<x>`` for a contrast script) as it is loaded: each
-    ``-- @include lib/<x>.lua`` line replaced by that file's text (enqueue.lua, advance.lua and
-    fire.lua share the functions of ``lib/``, so the pump's batch runs the very Lua of its phases)."""
+    ``-- @include lib/<x>.lua`` line replaced by that file's text (enqueue.lua, advance.lua,
+    fire.lua and ticks.lua share the functions of ``lib/``, so the pump's batches run the very Lua
+    of its phases)."""
     return _expanded(f"{name}.lua", ())
 
 
