@@ -18,7 +18,8 @@
 -- ARGV[5]  reads     the most due reads this call takes (bounds its time), an integer >= 1
 -- ARGV[6]  want      ticks: stop after the tick at which this many occurrences have fired (>= 1).
 --                    drain: 0
--- ARGV[7]  ids       "fresh" = mint JOB-000001 from the counter (INCR, after every check);
+-- ARGV[7]  ids       "fresh" = mint JOB-000001 from the counter (INCRBY, a tick's live rows at
+--                    once, after every check);
 --                    "slot" = the slot-keyed id <name>:<slot_ms>
 -- ARGV[8]  rule      "start-to-start": next = now + every_ms; "fixed grid": the slot after the
 --                    one that fired, missed slots skipped; "start-to-finish": the pump leaves the
@@ -30,9 +31,10 @@
 -- Then, for a drain only, the names to pass over: those an earlier batch of the same drain fired
 -- that are still due (each is fired once a drain).
 --
--- Returns {codes, next_now, more, then five entries a row taken, in order}:
---   name, slot (the score read, ms), next (its score now, ms; "" when swept), job id ("" when
---   none), fired_at (the tick's now, ms)
+-- Returns {codes, next_now, more, numbers, then two entries a row taken, in order: name, job id
+-- ("" when none)}
+--   numbers has three numbers a row, in the same order, joined by commas: slot (the score read,
+--   ms), next (its score now, ms; "" when swept), fired_at (the tick's now, ms)
 --   codes has two characters a row, as fire.lua's: the enqueue's ("1" stored and pushed,
 --   "0" the id exists: a replayed slot, "-" the record was gone) then the advance's ("1" moved
 --   to next, "0" the record was gone: the member swept, "-" left for its finish)
@@ -139,7 +141,7 @@ for i = 10, #ARGV do
 end
 local records = {}  -- name -> {every_ms, template}: nothing in this call writes a record
 local pushed, scored = {}, {}  -- a read's job ids and (score, name) pairs, sent when its rows are done
-local codes, out = {}, {'', '', ''}
+local codes, numbers, out = {}, {}, {'', '', '', ''}
 local fired, npassed, more = 0, #ARGV - 9, '0'
 
 -- The due read: the registry's first rows by score (the passed ones among them skipped below).
@@ -151,56 +153,75 @@ end
 -- A tick at now on what read() returned: each fresh row due at now, at most batch, is fired and
 -- advanced by the rule. Returns how many it took, and the runs left for their finish.
 local function one_tick(members)
-  local rows, released = 0, {}
-  for i = 1, #members, 2 do
+  local at, rows, released = ms(now), {}, {}
+  for i = 1, #members, 2 do  -- the rows this tick takes, with their records
     local name, slot = members[i], tonumber(members[i + 1])
-    if slot > now or rows == batch then
+    if slot > now or #rows == batch then
       break
     end
     if not passed[name] then
-      rows = rows + 1
       local record = records[name]
       if not record then
         record = redis.call('HMGET', registry .. ':' .. name, 'every_ms', 'template')
         records[name] = record
       end
-      local every, template = record[1], record[2]
-      local enqueued, advanced, id, nxt = '-', '-', '', ''
-      if every then
-        local job_id = ids == 'slot' and (name .. ':' .. ms(slot)) or ''
-        local code
-        code, id = enqueue_one(counter, wait, jobs, job_id, name, ms(now), template or '', pushed)
-        enqueued = tostring(code)
-        fired = fired + 1
-        local score = next_run(slot, tonumber(every))
-        if score then
-          scored[#scored + 1] = ms(score)
-          scored[#scored + 1] = name
-          advanced, nxt = '1', ms(score)
-        else
-          nxt = ms(slot)
-          released[#released + 1] = {name, tonumber(every)}
-        end
+      rows[#rows + 1] = {name, slot, record}
+    end
+  end
+  local number = 0  -- the fresh ids of the live rows, minted in one call
+  if ids == 'fresh' then
+    local live = 0
+    for _, row in ipairs(rows) do
+      if row[3][1] then
+        live = live + 1
+      end
+    end
+    if live > 0 then
+      number = mint(counter, live)
+    end
+  end
+  for _, row in ipairs(rows) do
+    local name, slot, every, template = row[1], row[2], row[3][1], row[3][2]
+    local enqueued, advanced, id, nxt, slot_ms = '-', '-', '', '', ms(slot)
+    if every then
+      local job_id
+      if ids == 'slot' then
+        job_id = name .. ':' .. slot_ms
       else
-        redis.call('ZREM', registry, name)
-        advanced = '0'
+        job_id, number = fresh_id(number), number + 1
       end
-      codes[#codes + 1] = enqueued .. advanced
-      out[#out + 1] = name
-      out[#out + 1] = ms(slot)
-      out[#out + 1] = nxt
-      out[#out + 1] = id
-      out[#out + 1] = ms(now)
-      if mode == 'drain' and nxt ~= '' and tonumber(nxt) <= now then
-        passed[name] = true  -- still due: this drain has fired it once
-        npassed = npassed + 1
+      local code
+      code, id = enqueue_one(counter, wait, jobs, job_id, name, at, template or '', pushed)
+      enqueued = tostring(code)
+      fired = fired + 1
+      local score = next_run(slot, tonumber(every))
+      if score then
+        scored[#scored + 1] = ms(score)
+        scored[#scored + 1] = name
+        advanced, nxt = '1', ms(score)
+      else
+        nxt = slot_ms
+        released[#released + 1] = {name, tonumber(every)}
       end
+    else
+      redis.call('ZREM', registry, name)
+      advanced = '0'
+    end
+    codes[#codes + 1] = enqueued .. advanced
+    numbers[#numbers + 1] = slot_ms
+    numbers[#numbers + 1] = nxt
+    numbers[#numbers + 1] = at
+    out[#out + 1] = name
+    out[#out + 1] = id
+    if mode == 'drain' and nxt ~= '' and tonumber(nxt) <= now then
+      passed[name] = true  -- still due: this drain has fired it once
+      npassed = npassed + 1
     end
   end
   -- before the next read, which reads the registry these move
   in_chunks(pushed, function(...) redis.call('LPUSH', wait, ...) end)
   in_chunks(scored, function(...) redis.call('ZADD', registry, ...) end)
-  return rows, released
+  return #rows, released
 end
 
 for _ = 1, reads do
@@ -239,4 +260,5 @@ end
 out[1] = table.concat(codes)
 out[2] = ms(now)
 out[3] = more
+out[4] = table.concat(numbers, ',')
 return out

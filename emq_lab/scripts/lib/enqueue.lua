@@ -27,13 +27,24 @@ local function enqueue_args_error(job_id, name, fired_at, template)
   return nil
 end
 
+-- The fresh job id of the counter's number n: JOB-000001, JOB-000002, ...
+local function fresh_id(n)
+  return string.format('JOB-%06d', n)
+end
+
+-- Take n numbers from the counter at once (INCRBY: the numbers n INCRs would give); returns the
+-- first. A batch that fires n rows mints their ids with one call.
+local function mint(counter, n)
+  return redis.call('INCRBY', counter, n) - n + 1
+end
+
 -- Store one occurrence (arguments checked) and push its id: 1, id when stored; 0, id when a
--- job with this id exists (a replayed slot), nothing written. A fresh id is minted only here.
+-- job with this id exists (a replayed slot), nothing written. job_id "" mints a fresh id (INCR).
 -- With a table as pushed, the id is appended to it instead of pushed: the caller pushes them all
 -- in one LPUSH (LPUSH a b c leaves the list as LPUSH a, LPUSH b, LPUSH c would).
 local function enqueue_one(counter, wait, jobs, job_id, name, fired_at, template, pushed)
   if job_id == '' then
-    job_id = string.format('JOB-%06d', redis.call('INCR', counter))
+    job_id = fresh_id(redis.call('INCR', counter))
   end
   local job = jobs .. job_id
   if redis.call('EXISTS', job) == 1 then
