@@ -140,7 +140,7 @@ for i = 10, #ARGV do
   passed[ARGV[i]] = true
 end
 local records = {}  -- name -> {every_ms, template}: nothing in this call writes a record
-local pushed, scored = {}, {}  -- a read's job ids and (score, name) pairs, sent when its rows are done
+local pushed, scored = {}, {}  -- the job ids to push, and a read's (score, name) pairs to add
 local codes, numbers, out = {}, {}, {'', '', '', ''}
 local fired, npassed, more = 0, #ARGV - 9, '0'
 
@@ -218,9 +218,7 @@ local function one_tick(members)
       npassed = npassed + 1
     end
   end
-  -- before the next read, which reads the registry these move
-  in_chunks(pushed, function(...) redis.call('LPUSH', wait, ...) end)
-  in_chunks(scored, function(...) redis.call('ZADD', registry, ...) end)
+  in_chunks(scored, function(...) redis.call('ZADD', registry, ...) end)  -- before the next read
   return #rows, released
 end
 
@@ -257,6 +255,8 @@ for _ = 1, reads do
   end
 end
 
+-- The job ids, pushed once for the whole call: nothing here reads the wait list.
+in_chunks(pushed, function(...) redis.call('LPUSH', wait, ...) end)
 out[1] = table.concat(codes)
 out[2] = ms(now)
 out[3] = more
