@@ -371,7 +371,8 @@ class Pump:
         ``ticks(step_ms=...)``: a tick that would find nothing due is passed over, since it would
         read nothing and write nothing. ``finish_ms`` (start-to-finish): each run finishes that
         long after its release, and its finish advances the row (next = finish + period).
-        Stops early when nothing is registered."""
+        Stops early when nothing is registered, or when a call's ticks only replayed slot-keyed
+        ids already enqueued (ticks.lua counts a replay toward ``per_call``; it stores nothing)."""
         validate.limit(occurrences, field="occurrences")
         validate.limit(per_call, field="per_call")
         left = occurrences
@@ -382,7 +383,7 @@ class Pump:
             left -= len(fired)
             yield fired
             if not done.more and len(fired) < want:
-                return  # nothing is registered: no tick would fire again
+                return  # nothing is registered, or the ticks only replayed slots already enqueued
 
     def ahead(self, want: int, step_ms: int, finish_ms: int | None = None) -> dict[str, Any]:
         """The arguments of ``scripts.ticks`` for ticks from the clock's now until ``want`` fired

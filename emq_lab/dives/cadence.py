@@ -270,14 +270,15 @@ def trace(
     lab.reset_all(pump.queue for pump in pumps)
     builds = [(pump.k.registry, _lane_calls(pump, every_ms, run_ms, cycles, tick_ms, start_ms)) for pump in pumps]
     lanes = []
-    for pump, (registered, ticked) in zip(pumps, scripts.batches(lab.client, lab.scripts, builds), strict=True):
+    replies = scripts.batches(lab.client, lab.scripts, builds)
+    for measure, pump, (registered, ticked) in zip(MEASURES, pumps, replies, strict=True):
         if outcome_of("register", registered) is not Outcome.REGISTERED:
             raise RuntimeError(f"{pump.queue}: {AGAIN}")
         fired = pump.forwarded(scripts.ticks_reply(ticked))
         if len(fired) < cycles:
             raise RuntimeError(f"{pump.queue}: the row was gone before run {cycles}: {AGAIN}")
         runs = tuple(Run(o.job_id, o.slot_ms, o.fired_at_ms, o.fired_at_ms + run_ms) for o in fired)
-        lanes.append(Lane(Measure(str(pump.rule)), pump.queue, every_ms, runs))
+        lanes.append(Lane(measure, pump.queue, every_ms, runs))
     return Trace(start_ms, every_ms, run_ms, cycles, tick_ms, tuple(lanes))
 
 

@@ -246,12 +246,12 @@ for _ = 1, reads do
         advance_one(registry, registry .. ':' .. run[1], run[1], ms(at), '', nil)
       end
     end
+    now = now + tick
     if fired >= want then
       more = '0'
-      now = now + tick
       break
     end
-    now, more = now + tick, '1'
+    more = '1'
   end
 end
 
