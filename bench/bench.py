@@ -332,7 +332,9 @@ def has_drain() -> bool:
     return hasattr(emq_lab.Pump, "drain")
 
 
-def pump_rows(lab: Any, trips: RoundTrips, ids: list[str], backend: str) -> list[Row]:
+def pump_rows(lab: Any, trips: RoundTrips, ids: list[str], backend: str, runs: int) -> list[Row]:
+    """The tick loop and drain over the same due names, ``runs`` times each, taking turns; each
+    way's fastest run is shown (the machine's noise only ever slows a run down)."""
     rows: list[Row] = []
     queue = "bench-pump"
 
@@ -350,21 +352,29 @@ def pump_rows(lab: Any, trips: RoundTrips, ids: list[str], backend: str) -> list
 
     ways: list[tuple[str, Callable[[], int] | None]] = [
         ("Pump.tick in a loop (batch 100)", tick_loop),
-        ("Pump.drain (batch 100)", drain if has_drain() else None),
+        ("Pump.drain (batch 100, 1,000 rows a call)", drain if has_drain() else None),
     ]
+    fastest: dict[str, Rate] = {}
+    for _ in range(runs):
+        for label, how in ways:
+            if how is None:
+                continue
+            lab.reset(queue)
+            rep = lab.repeat(queue)
+            if has_register_many():
+                rep.register_many([(name, EVERY_MS, TEMPLATE) for name in ids])
+            else:
+                register_loop(lab, queue, ids)
+            r = measured(lab, trips, how)
+            lab.reset(queue)
+            if label not in fastest or r.seconds < fastest[label].seconds:
+                fastest[label] = r
     loop: Rate | None = None
     for label, how in ways:
         if how is None:
             rows.append(Row("pump", label, backend, "skipped: not on main yet"))
             continue
-        lab.reset(queue)
-        rep = lab.repeat(queue)
-        if has_register_many():
-            rep.register_many([(name, EVERY_MS, TEMPLATE) for name in ids])
-        else:
-            register_loop(lab, queue, ids)
-        r = measured(lab, trips, how)
-        lab.reset(queue)
+        r = fastest[label]
         ratio, target = "", ""
         if loop is None:
             loop = r
@@ -381,7 +391,7 @@ def pump_rows(lab: Any, trips: RoundTrips, ids: list[str], backend: str) -> list
     return rows
 
 
-def embedded_rows(ids: list[str]) -> list[Row]:
+def embedded_rows(ids: list[str], runs: int) -> list[Row]:
     lab, trips = open_lab(None)
     rows: list[Row] = []
     ways: list[tuple[str, Callable[..., int] | None]] = [
@@ -407,7 +417,7 @@ def embedded_rows(ids: list[str]) -> list[Row]:
             )
     rows += [
         Row("embedded", r.path, r.backend, r.result, r.ratio, r.writes, r.trips, r.target)
-        for r in pump_rows(lab, trips, ids, "fakeredis")
+        for r in pump_rows(lab, trips, ids, "fakeredis", runs)
     ]
     lab.close()
     return rows
@@ -639,10 +649,15 @@ def main() -> int:
     parser.add_argument("--names", type=int, default=10_000, help="names per boot and per pump (10,000)")
     parser.add_argument("--samples", type=int, default=30, help="clicks per panel twin (30)")
     parser.add_argument("--ff-runs", type=int, default=3, help="fast-forwards of 10,000 ticks per backend (3)")
+    parser.add_argument(
+        "--pump-runs", type=int, default=3, help="runs of the tick loop and of drain, the fastest shown (3)"
+    )
     parser.add_argument("--batch", type=int, default=500, help="BullMQ upserts in flight (500)")
     parser.add_argument("--requests", type=int, default=1_000_000, help="valkey-benchmark requests (1,000,000)")
     parser.add_argument("--no-notebooks", action="store_true", help="skip executing the notebooks")
     args = parser.parse_args()
+    if args.pump_runs < 1:
+        parser.error("--pump-runs: at least 1")
     os.environ.pop("EMQ_LAB_URL", None)  # the embedded rows are embedded; the Valkey rows pass a URL
     ids = names(args.names)
     rows: list[Row] = []
@@ -690,10 +705,10 @@ def main() -> int:
                 rows.append(Row("peer", "BullMQ upsertJobScheduler", "valkey", "skipped (see notes)"))
             else:
                 rows += peer_rows(found, ours, top)
-            rows += pump_rows(lab, trips, ids, "valkey")
+            rows += pump_rows(lab, trips, ids, "valkey", args.pump_runs)
             rows.append(import_row(server.url))
             lab.close()
-        rows += embedded_rows(ids)
+        rows += embedded_rows(ids, args.pump_runs)
         backends: list[tuple[str | None, str]] = [(None, "fakeredis")]
         if server is not None:
             backends.append((server.url, "valkey"))
@@ -713,7 +728,10 @@ def main() -> int:
         f"machine: {os.cpu_count()} cores, {cpu_model()}, Valkey {version}, Python {platform.python_version()}, "
         f"redis-py {redis.__version__}; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
     )
-    print(f"N = {args.names:,} names; clicks: {args.samples} per twin; fast-forward: {args.ff_runs} runs per backend")
+    print(
+        f"N = {args.names:,} names; clicks: {args.samples} per twin; fast-forward: {args.ff_runs} runs per backend; "
+        f"pump: the fastest of {args.pump_runs} runs of each way"
+    )
     print()
     print(table(rows))
     print()

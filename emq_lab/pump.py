@@ -17,8 +17,7 @@ script: ``Pump.drain()`` (a batch a call) and ``Pump.forward()`` (many ticks a c
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import scripts, validate
 from .clock import AdvancingClock, whole_ms
@@ -32,13 +31,16 @@ if TYPE_CHECKING:
 #: The most due reads one ``forward`` call takes: it bounds how long the server runs one call.
 FORWARD_READS = 10_000
 
+#: The most rows one ``drain`` call of ticks.lua takes, by default (about 10 ms of the server's
+#: time): fewer round trips, and still no long stall for the others on the server.
+DRAIN_ROWS = 1_000
+
 #: A pump rule: a Measure (or its value), or ``(release_ms, every_ms) -> next_ms``.
 Rule = Measure | str | Callable[[int, int], int]
 
 
-@dataclass(frozen=True)
-class Occurrence:
-    """One run produced by a tick."""
+class Occurrence(NamedTuple):
+    """One run produced by a tick (a named tuple: a drain makes thousands)."""
 
     job_id: str
     name: str
@@ -297,20 +299,21 @@ class Pump:
         """One pass: due read -> enqueue -> advance (by the rule). A late name fires once."""
         return self.begin().run(after_enqueue=after_enqueue)
 
-    def drain(self) -> list[Occurrence]:
-        """Every occurrence due now, batch after batch, with the rules of ``tick``: one round trip
-        a batch. A name fires once per drain; names that stay due (left for the finish, on the
-        grid's next slot, or registered anew due now by someone else) are left for the next
-        drain or tick.
+    def drain(self, *, per_call: int = DRAIN_ROWS) -> list[Occurrence]:
+        """Every occurrence due now, batch after batch, with the rules of ``tick``. A name fires
+        once per drain; names that stay due (left for the finish, on the grid's next slot, or
+        registered anew due now by someone else) are left for the next drain or tick.
 
-        Under start-to-start and the grid, each batch is one ticks.lua call: the script reads the
-        batch and fires it (the functions of enqueue.lua, the rule's next run, the advance) with
-        nothing in between to move a row. Under start-to-finish or a function rule, the host
+        Under start-to-start and the grid, ticks.lua reads each batch and fires it (the functions
+        of enqueue.lua, the rule's next run, the advance) with nothing in between to move a row;
+        one call takes ``per_call // batch`` batches (at least one), so ``per_call`` rows bound
+        how long the server runs one round trip. Under start-to-finish or a function rule, the host
         computes the next runs: each batch goes to fire.lua with the next batch's read behind it.
         A lab whose enqueue or advance script a learner replaced (``with_scripts``) runs those
         scripts per row instead, so the learner's script is what answers."""
+        validate.limit(per_call, field="per_call")
         if self.fast and self.rule in (Measure.START_TO_START, Measure.GRID):
-            return self._drain_in_script()
+            return self._drain_in_script(min(FORWARD_READS, max(1, per_call // self.batch)))
         fast = self.fast
         tick = self.begin()
         tick.read()
@@ -330,7 +333,7 @@ class Pump:
             tick.rows = fresh
         return fired
 
-    def _drain_in_script(self) -> list[Occurrence]:
+    def _drain_in_script(self, reads: int) -> list[Occurrence]:
         now = self.lab.clock.now_ms()
         fired: list[Occurrence] = []
         advanced: list[tuple[str, Outcome]] = []
@@ -343,7 +346,7 @@ class Pump:
                 drain=True,
                 now_ms=now,
                 batch=self.batch,
-                reads=1,
+                reads=reads,
                 slot_keyed=self.slot_keyed,
                 rule=str(self.rule),
                 passing=passing,
@@ -358,7 +361,8 @@ class Pump:
     def _occurrences(self, taken: list[scripts.Taken], advanced: list[tuple[str, Outcome]]) -> list[Occurrence]:
         """ticks.lua's rows -> the occurrences stored (``advanced`` gets each advance's outcome)."""
         advanced += [(t.name, t.advanced) for t in taken if t.advanced is not None]
-        return [Occurrence(t.job_id, t.name, t.fired_at_ms, t.slot_ms) for t in taken if t.enqueued is Outcome.ENQUEUED]
+        stored = Outcome.ENQUEUED
+        return [Occurrence._make((t.job_id, t.name, t.fired_at_ms, t.slot_ms)) for t in taken if t.enqueued is stored]
 
     # -- many ticks in one call -------------------------------------------------------------
 

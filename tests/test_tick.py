@@ -69,8 +69,9 @@ def test_a_tick_costs_the_same_round_trips_for_any_number_of_names(
     assert round_trips[0] == 2  # the due read, then one pipeline of enqueues and advances
 
 
-def test_drain_fires_every_due_name_once_in_one_round_trip_a_batch(
-    lab: emq_lab.Lab, queue: str, round_trips: list[int]
+@pytest.mark.parametrize(("per_call", "trips"), [(100, 2), (1000, 1)])
+def test_drain_fires_every_due_name_once_in_one_round_trip_a_call(
+    lab: emq_lab.Lab, queue: str, round_trips: list[int], per_call: int, trips: int
 ) -> None:
     rep = lab.repeat(queue)
     rep.register_many([(f"n{i:04d}", 15 * MIN, "t") for i in range(250)])
@@ -78,9 +79,9 @@ def test_drain_fires_every_due_name_once_in_one_round_trip_a_batch(
     pump = lab.pump(queue, batch=100)
     pump.tick()  # loads the scripts; fires the first 100
     round_trips[0] = 0
-    fired = pump.drain()
+    fired = pump.drain(per_call=per_call)
     assert len(fired) == 150 and len({o.name for o in fired}) == 150
-    assert round_trips[0] == 2  # one a batch (100 + 50), each read and fired in one call
+    assert round_trips[0] == trips  # batches of 100 and 50, read and fired in one call or two
     assert [o.job_id for o in fired][:2] == ["JOB-000101", "JOB-000102"]
     assert rep.due() == []
     assert dict(rep.entries())["later"] == lab.clock.now_ms() + MIN  # not due: untouched

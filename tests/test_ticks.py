@@ -232,6 +232,18 @@ def test_forward_refuses_naming_the_field_and_writes_nothing(
     assert clock.now_ms() == START_MS
 
 
+@pytest.mark.parametrize("per_call", [0, -5, 2.5, True, "1000"])
+@pytest.mark.parametrize("rule", ["start-to-start", "start-to-finish"])
+def test_drain_refuses_a_bad_per_call_naming_the_field_and_writes_nothing(
+    lab: emq_lab.Lab, queue: str, per_call: Any, rule: str
+) -> None:
+    lab.repeat(queue).register_many([("a", MIN, "t"), ("b", MIN, "t")])
+    before = snapshot(lab, queue)
+    with pytest.raises(ValueError, match="^per_call:"):
+        lab.pump(queue, rule=rule).drain(per_call=per_call)
+    assert snapshot(lab, queue) == before
+
+
 def test_forward_refuses_a_negative_finish_naming_the_field(lab: emq_lab.Lab, queue: str) -> None:
     timed = lab.with_clock(SimClock(START))
     timed.repeat(queue).register("a", MIN, "t")
@@ -319,7 +331,7 @@ def test_drain_fires_each_due_name_once_past_the_rows_that_stay_due(
     pump = timed.pump(queue, batch=5, rule="fixed grid")
 
     round_trips[0] = 0
-    fired = pump.drain()
+    fired = pump.drain(per_call=5)  # a call a batch: the names still due pass from call to call
     assert Counter(o.name for o in fired) == Counter(names)  # each of the 24 once
     assert round_trips[0] == 5  # one ticks.lua call a batch: 5, 5, 5, 5, then the last 4
     assert {o.fired_at_ms for o in fired} == {at(15)}
@@ -332,8 +344,10 @@ def test_drain_fires_each_due_name_once_past_the_rows_that_stay_due(
     assert [entries[f"z{i}"] for i in range(10)] == [at(30)] * 10
     assert sorted(pump.advanced) == sorted((name, Outcome.ADVANCED) for name in names)
 
-    again = pump.drain()
+    round_trips[0] = 0
+    again = pump.drain()  # 1,000 rows a call by default: the batches of 5 pass the a's in one call
     assert [(o.name, o.slot_ms) for o in again] == [(f"a{i}", at(15)) for i in range(10)]
+    assert round_trips[0] == 1
     assert pump.drain() == []
     assert timed.jobs(queue).count() == len(names) + 10
 

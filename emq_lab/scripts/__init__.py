@@ -17,7 +17,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 from redis.cluster import RedisCluster
 from redis.commands.core import Script
@@ -347,11 +347,11 @@ def fire_reply(reply: Any, rows: list[tuple[Row, int | None]]) -> list[Fired]:
 # -- ticks: KEYS = registry, counter, wait, job prefix --------------------------------------------
 
 
-@dataclass(frozen=True)
-class Taken:
+class Taken(NamedTuple):
     """One row ticks.lua took: read at ``slot_ms``, now at ``next_ms`` (None: swept), fired at
     ``fired_at_ms`` as ``job_id`` ("" when the record was gone), with the enqueue's and the
-    advance's outcomes as fire.lua reports them (None: not called)."""
+    advance's outcomes as fire.lua reports them (None: not called). (A named tuple: a drain makes
+    one a row, and a tuple is made three times faster than a frozen dataclass.)"""
 
     name: str
     slot_ms: int
@@ -420,25 +420,25 @@ def ticks_reply(reply: Any) -> Ticked:
     """ticks.lua's ``{codes, next_now, more, numbers, name, id, ...}`` -> Ticked (``numbers``:
     slot, next and fired_at of each row, comma-separated; numbers in one string make the reply
     two entries a row, which the server builds and the client reads faster than five)."""
-    codes, next_now, more, numbers, *flat = (_text(each) for each in reply)
+    codes, next_now, more, numbers = (_text(each) for each in reply[:4])
+    flat = [_text(each) for each in reply[4:]] if len(reply) > 4 and isinstance(reply[4], bytes) else reply[4:]
     values = numbers.split(",") if numbers else []
     rows = len(codes) // 2
     if len(codes) % 2 or len(flat) != 2 * rows or len(values) != 3 * rows:
         raise RuntimeError(f"ticks.lua answered {len(flat)} entries and {len(values)} numbers for {rows} rows")
     enqueued = {code: _coded("enqueue", code) for code in set(codes[0::2])}  # a few codes, many rows
     advanced = {code: _coded("advance", code) for code in set(codes[1::2])}
-    taken = [
-        Taken(
-            flat[2 * i],
-            int(values[3 * i]),
-            int(values[3 * i + 1]) if values[3 * i + 1] else None,
-            flat[2 * i + 1],
-            int(values[3 * i + 2]),
-            enqueued[codes[2 * i]],
-            advanced[codes[2 * i + 1]],
-        )
-        for i in range(rows)
-    ]
+    columns = zip(
+        flat[0::2],
+        map(int, values[0::3]),
+        [int(each) if each else None for each in values[1::3]],
+        flat[1::2],
+        map(int, values[2::3]),
+        map(enqueued.__getitem__, codes[0::2]),
+        map(advanced.__getitem__, codes[1::2]),
+        strict=True,
+    )
+    taken = list(map(Taken._make, columns))
     return Ticked(taken, int(next_now), more == "1")
 
 

@@ -123,6 +123,17 @@ local function next_run(slot, every)
   return nil
 end
 
+-- Each time's digits, made once (the rows of a tick often share a slot, and share a next run).
+local texts = {}
+local function text(n)
+  local digits = texts[n]
+  if not digits then
+    digits = ms(n)
+    texts[n] = digits
+  end
+  return digits
+end
+
 -- Hand the entries of args, in order, to send, at most 1,000 a call (a Lua call takes only so
 -- many arguments; pairs stay whole); then empty args.
 local unpack = unpack or table.unpack  -- Lua 5.1 (the server) or 5.3 (fengari)
@@ -135,6 +146,16 @@ local function in_chunks(args, send)
   end
 end
 
+-- True when none of keys exists: one EXISTS for them all (1,000 keys a call).
+local function none_exist(keys)
+  for from = 1, #keys, 1000 do
+    if redis.call('EXISTS', unpack(keys, from, math.min(from + 999, #keys))) > 0 then
+      return false
+    end
+  end
+  return true
+end
+
 local passed = {}
 for i = 10, #ARGV do
   passed[ARGV[i]] = true
@@ -142,7 +163,7 @@ end
 local records = {}  -- name -> {every_ms, template}: nothing in this call writes a record
 local pushed, scored = {}, {}  -- the job ids to push, and a read's (score, name) pairs to add
 local codes, numbers, out = {}, {}, {'', '', '', ''}
-local fired, npassed, more = 0, #ARGV - 9, '0'
+local fired, npassed, more, nrows = 0, #ARGV - 9, '0', 0  -- nrows: the rows taken so far
 
 -- The due read: the registry's first rows by score (the passed ones among them skipped below).
 -- The rows due at now are a prefix of it, and its first row says when the next one falls due.
@@ -153,10 +174,11 @@ end
 -- A tick at now on what read() returned: each fresh row due at now, at most batch, is fired and
 -- advanced by the rule. Returns how many it took, and the runs left for their finish.
 local function one_tick(members)
-  local at, rows, released = ms(now), {}, {}
-  for i = 1, #members, 2 do  -- the rows this tick takes, with their records
+  local at, released = text(now), {}
+  local names, slots, found, taken, live = {}, {}, {}, 0, 0  -- the rows this tick takes
+  for i = 1, #members, 2 do
     local name, slot = members[i], tonumber(members[i + 1])
-    if slot > now or #rows == batch then
+    if slot > now or taken == batch then
       break
     end
     if not passed[name] then
@@ -165,40 +187,46 @@ local function one_tick(members)
         record = redis.call('HMGET', registry .. ':' .. name, 'every_ms', 'template')
         records[name] = record
       end
-      rows[#rows + 1] = {name, slot, record}
-    end
-  end
-  local number = 0  -- the fresh ids of the live rows, minted in one call
-  if ids == 'fresh' then
-    local live = 0
-    for _, row in ipairs(rows) do
-      if row[3][1] then
+      taken = taken + 1
+      names[taken], slots[taken], found[taken] = name, slot, record
+      if record[1] then
         live = live + 1
       end
     end
-    if live > 0 then
-      number = mint(counter, live)
+  end
+  -- The live rows' job ids (fresh ones minted in one call), and whether any of them exists.
+  local job_ids, job_keys, number = {}, {}, 0
+  if ids == 'fresh' and live > 0 then
+    number = mint(counter, live)
+  end
+  for j = 1, taken do
+    if found[j][1] then
+      if ids == 'slot' then
+        job_ids[j] = names[j] .. ':' .. text(slots[j])
+      else
+        job_ids[j], number = fresh_id(number), number + 1
+      end
+      job_keys[#job_keys + 1] = jobs .. job_ids[j]
     end
   end
-  for _, row in ipairs(rows) do
-    local name, slot, every, template = row[1], row[2], row[3][1], row[3][2]
-    local enqueued, advanced, id, nxt, slot_ms = '-', '-', '', '', ms(slot)
+  local absent = none_exist(job_keys)  -- then no row needs its own EXISTS
+  for j = 1, taken do
+    local name, slot, every, template = names[j], slots[j], found[j][1], found[j][2]
+    local enqueued, advanced, id, nxt, slot_ms = '-', '-', '', '', text(slot)
     if every then
-      local job_id
-      if ids == 'slot' then
-        job_id = name .. ':' .. slot_ms
-      else
-        job_id, number = fresh_id(number), number + 1
-      end
       local code
-      code, id = enqueue_one(counter, wait, jobs, job_id, name, at, template or '', pushed)
-      enqueued = tostring(code)
+      code, id = enqueue_one(counter, wait, jobs, job_ids[j], name, at, template or '', pushed, absent)
+      enqueued = code == 1 and '1' or '0'
       fired = fired + 1
       local score = next_run(slot, tonumber(every))
       if score then
-        scored[#scored + 1] = ms(score)
+        nxt, advanced = text(score), '1'
+        scored[#scored + 1] = nxt
         scored[#scored + 1] = name
-        advanced, nxt = '1', ms(score)
+        if mode == 'drain' and score <= now then
+          passed[name] = true  -- still due: this drain has fired it once
+          npassed = npassed + 1
+        end
       else
         nxt = slot_ms
         released[#released + 1] = {name, tonumber(every)}
@@ -207,19 +235,13 @@ local function one_tick(members)
       redis.call('ZREM', registry, name)
       advanced = '0'
     end
-    codes[#codes + 1] = enqueued .. advanced
-    numbers[#numbers + 1] = slot_ms
-    numbers[#numbers + 1] = nxt
-    numbers[#numbers + 1] = at
-    out[#out + 1] = name
-    out[#out + 1] = id
-    if mode == 'drain' and nxt ~= '' and tonumber(nxt) <= now then
-      passed[name] = true  -- still due: this drain has fired it once
-      npassed = npassed + 1
-    end
+    nrows = nrows + 1  -- (counted here: "#t + 1" searches the table's length each time)
+    codes[2 * nrows - 1], codes[2 * nrows] = enqueued, advanced
+    numbers[3 * nrows - 2], numbers[3 * nrows - 1], numbers[3 * nrows] = slot_ms, nxt, at
+    out[2 * nrows + 3], out[2 * nrows + 4] = name, id
   end
   in_chunks(scored, function(...) redis.call('ZADD', registry, ...) end)  -- before the next read
-  return #rows, released
+  return taken, released
 end
 
 for _ = 1, reads do

@@ -42,12 +42,14 @@ end
 -- job with this id exists (a replayed slot), nothing written. job_id "" mints a fresh id (INCR).
 -- With a table as pushed, the id is appended to it instead of pushed: the caller pushes them all
 -- in one LPUSH (LPUSH a b c leaves the list as LPUSH a, LPUSH b, LPUSH c would).
-local function enqueue_one(counter, wait, jobs, job_id, name, fired_at, template, pushed)
+-- absent = true: the caller has found, in this call and since its last write, that no job with
+-- this id exists (one EXISTS over a batch's ids answering 0), so it is not asked again.
+local function enqueue_one(counter, wait, jobs, job_id, name, fired_at, template, pushed, absent)
   if job_id == '' then
     job_id = fresh_id(redis.call('INCR', counter))
   end
   local job = jobs .. job_id
-  if redis.call('EXISTS', job) == 1 then
+  if not absent and redis.call('EXISTS', job) == 1 then
     return 0, job_id
   end
   redis.call('HSET', job, 'id', job_id, 'name', name, 'fired_at_ms', fired_at, 'template', template)
