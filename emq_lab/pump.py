@@ -17,6 +17,7 @@ script: ``Pump.drain()`` (a batch a call) and ``Pump.forward()`` (many ticks a c
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from itertools import compress
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import scripts, validate
@@ -351,18 +352,21 @@ class Pump:
                 rule=str(self.rule),
                 passing=passing,
             )
-            fired += self._occurrences(done.taken, advanced)
-            passing += [t.name for t in done.taken if t.next_ms is not None and t.next_ms <= now]
+            fired += self._occurrences(done, advanced)
+            passing += [
+                name for name, nxt in zip(done.names, done.nexts_ms, strict=True) if nxt is not None and nxt <= now
+            ]
             if not done.more:
                 break
         self.advanced = advanced
         return fired
 
-    def _occurrences(self, taken: list[scripts.Taken], advanced: list[tuple[str, Outcome]]) -> list[Occurrence]:
+    def _occurrences(self, done: scripts.Ticked, advanced: list[tuple[str, Outcome]]) -> list[Occurrence]:
         """ticks.lua's rows -> the occurrences stored (``advanced`` gets each advance's outcome)."""
-        advanced += [(t.name, t.advanced) for t in taken if t.advanced is not None]
-        stored = Outcome.ENQUEUED
-        return [Occurrence._make((t.job_id, t.name, t.fired_at_ms, t.slot_ms)) for t in taken if t.enqueued is stored]
+        advanced += [(name, a) for name, a in zip(done.names, done.advanced, strict=True) if a is not None]
+        stored = [each is Outcome.ENQUEUED for each in done.enqueued]
+        rows = zip(done.job_ids, done.names, done.fired_at_ms, done.slots_ms, strict=True)
+        return list(map(Occurrence._make, compress(rows, stored)))
 
     # -- many ticks in one call -------------------------------------------------------------
 
@@ -426,7 +430,7 @@ class Pump:
         assert isinstance(clock, AdvancingClock)
         clock.advance(done.next_now_ms - clock.now_ms())
         self.advanced = []
-        return self._occurrences(done.taken, self.advanced)
+        return self._occurrences(done, self.advanced)
 
     @property
     def fast(self) -> bool:

@@ -364,12 +364,34 @@ class Taken(NamedTuple):
 
 @dataclass(frozen=True)
 class Ticked:
-    """What one ticks.lua call did: the rows it took, in order, the now the next call takes up
-    from, and whether it stopped at its bound of reads (``more``: there may be more to take)."""
+    """What one ticks.lua call did: the rows it took, in order, as columns (a drain turns
+    thousands of rows into occurrences, and columns let it do so without a Python loop a row),
+    the now the next call takes up from, and whether it stopped at its bound of reads (``more``:
+    there may be more to take)."""
 
-    taken: list[Taken]
+    names: list[str]
+    slots_ms: list[int]
+    nexts_ms: list[int | None]
+    job_ids: list[str]
+    fired_at_ms: list[int]
+    enqueued: list[Outcome | None]
+    advanced: list[Outcome | None]
     next_now_ms: int
     more: bool
+
+    @property
+    def taken(self) -> list[Taken]:
+        """The rows, one :class:`Taken` each."""
+        columns = (
+            self.names,
+            self.slots_ms,
+            self.nexts_ms,
+            self.job_ids,
+            self.fired_at_ms,
+            self.enqueued,
+            self.advanced,
+        )
+        return list(map(Taken._make, zip(*columns, strict=True)))
 
 
 #: ticks.lua's rule names, by the pump's Measure values.
@@ -428,18 +450,17 @@ def ticks_reply(reply: Any) -> Ticked:
         raise RuntimeError(f"ticks.lua answered {len(flat)} entries and {len(values)} numbers for {rows} rows")
     enqueued = {code: _coded("enqueue", code) for code in set(codes[0::2])}  # a few codes, many rows
     advanced = {code: _coded("advance", code) for code in set(codes[1::2])}
-    columns = zip(
+    return Ticked(
         flat[0::2],
-        map(int, values[0::3]),
+        list(map(int, values[0::3])),
         [int(each) if each else None for each in values[1::3]],
         flat[1::2],
-        map(int, values[2::3]),
-        map(enqueued.__getitem__, codes[0::2]),
-        map(advanced.__getitem__, codes[1::2]),
-        strict=True,
+        list(map(int, values[2::3])),
+        list(map(enqueued.__getitem__, codes[0::2])),
+        list(map(advanced.__getitem__, codes[1::2])),
+        int(next_now),
+        more == "1",
     )
-    taken = list(map(Taken._make, columns))
-    return Ticked(taken, int(next_now), more == "1")
 
 
 def _coded(script: str, code: str) -> Outcome | None:

@@ -185,7 +185,9 @@ local function one_tick(members)
       local record = records[name]
       if not record then
         record = redis.call('HMGET', registry .. ':' .. name, 'every_ms', 'template')
-        records[name] = record
+        if mode == 'ticks' then  -- (a drain takes a name once a call: nothing to keep)
+          records[name] = record
+        end
       end
       taken = taken + 1
       names[taken], slots[taken], found[taken] = name, slot, record
@@ -195,7 +197,7 @@ local function one_tick(members)
     end
   end
   -- The live rows' job ids (fresh ones minted in one call), and whether any of them exists.
-  local job_ids, job_keys, number = {}, {}, 0
+  local job_ids, job_keys, asked, number = {}, {}, {}, 0  -- by row; asked: the keys, in a list
   if ids == 'fresh' and live > 0 then
     number = mint(counter, live)
   end
@@ -206,17 +208,23 @@ local function one_tick(members)
       else
         job_ids[j], number = fresh_id(number), number + 1
       end
-      job_keys[#job_keys + 1] = jobs .. job_ids[j]
+      job_keys[j] = jobs .. job_ids[j]
+      asked[#asked + 1] = job_keys[j]
     end
   end
-  local absent = none_exist(job_keys)  -- then no row needs its own EXISTS
+  local absent = none_exist(asked)  -- then each is stored without an EXISTS of its own
   for j = 1, taken do
     local name, slot, every, template = names[j], slots[j], found[j][1], found[j][2]
     local enqueued, advanced, id, nxt, slot_ms = '-', '-', '', '', text(slot)
     if every then
-      local code
-      code, id = enqueue_one(counter, wait, jobs, job_ids[j], name, at, template or '', pushed, absent)
-      enqueued = code == 1 and '1' or '0'
+      if absent then
+        id, enqueued = job_ids[j], '1'
+        store_one(wait, job_keys[j], id, name, at, template or '', pushed)
+      else
+        local code
+        code, id = enqueue_one(counter, wait, jobs, job_ids[j], name, at, template or '', pushed)
+        enqueued = code == 1 and '1' or '0'
+      end
       fired = fired + 1
       local score = next_run(slot, tonumber(every))
       if score then

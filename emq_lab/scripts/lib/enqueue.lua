@@ -38,25 +38,29 @@ local function mint(counter, n)
   return redis.call('INCRBY', counter, n) - n + 1
 end
 
--- Store one occurrence (arguments checked) and push its id: 1, id when stored; 0, id when a
--- job with this id exists (a replayed slot), nothing written. job_id "" mints a fresh id (INCR).
+-- Write the job hash of an occurrence and push its id (no checks: the caller has made them).
 -- With a table as pushed, the id is appended to it instead of pushed: the caller pushes them all
 -- in one LPUSH (LPUSH a b c leaves the list as LPUSH a, LPUSH b, LPUSH c would).
--- absent = true: the caller has found, in this call and since its last write, that no job with
--- this id exists (one EXISTS over a batch's ids answering 0), so it is not asked again.
-local function enqueue_one(counter, wait, jobs, job_id, name, fired_at, template, pushed, absent)
-  if job_id == '' then
-    job_id = fresh_id(redis.call('INCR', counter))
-  end
-  local job = jobs .. job_id
-  if not absent and redis.call('EXISTS', job) == 1 then
-    return 0, job_id
-  end
+local function store_one(wait, job, job_id, name, fired_at, template, pushed)
   redis.call('HSET', job, 'id', job_id, 'name', name, 'fired_at_ms', fired_at, 'template', template)
   if pushed then
     pushed[#pushed + 1] = job_id
   else
     redis.call('LPUSH', wait, job_id)
   end
+end
+
+-- Store one occurrence (arguments checked) and push its id: 1, id when stored; 0, id when a
+-- job with this id exists (a replayed slot), nothing written. job_id "" mints a fresh id (INCR).
+-- pushed: as store_one's.
+local function enqueue_one(counter, wait, jobs, job_id, name, fired_at, template, pushed)
+  if job_id == '' then
+    job_id = fresh_id(redis.call('INCR', counter))
+  end
+  local job = jobs .. job_id
+  if redis.call('EXISTS', job) == 1 then
+    return 0, job_id
+  end
+  store_one(wait, job, job_id, name, fired_at, template, pushed)
   return 1, job_id
 end
