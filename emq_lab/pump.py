@@ -16,9 +16,9 @@ script: ``Pump.drain()`` (a batch a call) and ``Pump.forward()`` (many ticks a c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import compress
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from . import scripts, validate
 from .clock import AdvancingClock, whole_ms
@@ -353,9 +353,9 @@ class Pump:
                 passing=passing,
             )
             fired += self._occurrences(done, advanced)
-            passing += [
-                name for name, nxt in zip(done.names, done.nexts_ms, strict=True) if nxt is not None and nxt <= now
-            ]
+            if self.rule is Measure.GRID:  # (start-to-start moves every row it fires past now)
+                nexts = zip(done.names, done.nexts_ms, strict=True)
+                passing += [name for name, nxt in nexts if nxt is not None and nxt <= now]
             if not done.more:
                 break
         self.advanced = advanced
@@ -363,10 +363,17 @@ class Pump:
 
     def _occurrences(self, done: scripts.Ticked, advanced: list[tuple[str, Outcome]]) -> list[Occurrence]:
         """ticks.lua's rows -> the occurrences stored (``advanced`` gets each advance's outcome)."""
-        advanced += [(name, a) for name, a in zip(done.names, done.advanced, strict=True) if a is not None]
-        stored = [each is Outcome.ENQUEUED for each in done.enqueued]
-        rows = zip(done.job_ids, done.names, done.fired_at_ms, done.slots_ms, strict=True)
-        return list(map(Occurrence._make, compress(rows, stored)))
+        pairs = zip(done.names, done.advanced, strict=True)
+        if None in done.advanced:  # (commonly, every row advanced)
+            advanced += [(name, a) for name, a in pairs if a is not None]
+        else:
+            advanced += cast(Iterable[tuple[str, Outcome]], pairs)
+        rows: Iterable[tuple[str, str, int, int]] = zip(
+            done.job_ids, done.names, done.fired_at_ms, done.slots_ms, strict=True
+        )
+        if done.enqueued.count(Outcome.ENQUEUED) < len(done.enqueued):  # (commonly, every row enqueued)
+            rows = compress(rows, [each is Outcome.ENQUEUED for each in done.enqueued])
+        return list(map(Occurrence._make, rows))
 
     # -- many ticks in one call -------------------------------------------------------------
 

@@ -450,10 +450,11 @@ def ticks_reply(reply: Any) -> Ticked:
         raise RuntimeError(f"ticks.lua answered {len(flat)} entries and {len(values)} numbers for {rows} rows")
     enqueued = {code: _coded("enqueue", code) for code in set(codes[0::2])}  # a few codes, many rows
     advanced = {code: _coded("advance", code) for code in set(codes[1::2])}
+    nexts = values[1::3]  # "" for a swept row
     return Ticked(
         flat[0::2],
         list(map(int, values[0::3])),
-        [int(each) if each else None for each in values[1::3]],
+        list(map(int, nexts)) if "" not in nexts else [int(each) if each else None for each in nexts],
         flat[1::2],
         list(map(int, values[2::3])),
         list(map(enqueued.__getitem__, codes[0::2])),
