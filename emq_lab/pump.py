@@ -11,7 +11,7 @@ gone).
 costs two round trips whatever the number of names.
 
 The fast path, ticks.lua, reads and fires in one call with the rule's next run computed in the
-script: ``Pump.drain()`` (a batch a call) and ``Pump.forward()`` (many ticks a call) use it.
+script: ``Pump.drain()`` (up to 1,000 rows a call) and ``Pump.forward()`` (many ticks a call) use it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
--- ticks: the pump's fast path. Many ticks in one call, or a drain's batch: each tick reads its
+-- ticks: the pump's fast path. Many ticks in one call, or a drain's batches: each tick reads its
 -- due rows and fires them in the same call, the next run computed here by the pump's rule. The
 -- rows are read inside the script, so nothing can move them between the read and the advance.
 --
