@@ -36,6 +36,7 @@ import redis  # noqa: E402
 from servers import ValkeyServer, server_binary  # noqa: E402
 
 import emq_lab  # noqa: E402
+from emq_lab.pump import DRAIN_ROWS  # noqa: E402
 from emq_lab.repeat import Repeat  # noqa: E402
 
 MIN = 60_000
@@ -352,7 +353,7 @@ def pump_rows(lab: Any, trips: RoundTrips, ids: list[str], backend: str, runs: i
 
     ways: list[tuple[str, Callable[[], int] | None]] = [
         ("Pump.tick in a loop (batch 100)", tick_loop),
-        ("Pump.drain (batch 100, 1,000 rows a call)", drain if has_drain() else None),
+        (f"Pump.drain (batch 100, {DRAIN_ROWS:,} rows a call)", drain if has_drain() else None),
     ]
     fastest: dict[str, Rate] = {}
     for _ in range(runs):

@@ -16,9 +16,9 @@ script: ``Pump.drain()`` (up to 1,000 rows a call) and ``Pump.forward()`` (many 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from itertools import compress
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import scripts, validate
 from .clock import AdvancingClock, whole_ms
@@ -353,9 +353,8 @@ class Pump:
                 passing=passing,
             )
             fired += self._occurrences(done, advanced)
-            if self.rule is Measure.GRID:  # (start-to-start moves every row it fires past now)
-                nexts = zip(done.names, done.nexts_ms, strict=True)
-                passing += [name for name, nxt in nexts if nxt is not None and nxt <= now]
+            nexts = zip(done.names, done.nexts_ms, strict=True)
+            passing += [name for name, nxt in nexts if nxt is not None and nxt <= now]
             if not done.more:
                 break
         self.advanced = advanced
@@ -363,17 +362,10 @@ class Pump:
 
     def _occurrences(self, done: scripts.Ticked, advanced: list[tuple[str, Outcome]]) -> list[Occurrence]:
         """ticks.lua's rows -> the occurrences stored (``advanced`` gets each advance's outcome)."""
-        pairs = zip(done.names, done.advanced, strict=True)
-        if None in done.advanced:  # (commonly, every row advanced)
-            advanced += [(name, a) for name, a in pairs if a is not None]
-        else:
-            advanced += cast(Iterable[tuple[str, Outcome]], pairs)
-        rows: Iterable[tuple[str, str, int, int]] = zip(
-            done.job_ids, done.names, done.fired_at_ms, done.slots_ms, strict=True
-        )
-        if done.enqueued.count(Outcome.ENQUEUED) < len(done.enqueued):  # (commonly, every row enqueued)
-            rows = compress(rows, [each is Outcome.ENQUEUED for each in done.enqueued])
-        return list(map(Occurrence._make, rows))
+        advanced += [(name, a) for name, a in zip(done.names, done.advanced, strict=True) if a is not None]
+        rows = zip(done.job_ids, done.names, done.fired_at_ms, done.slots_ms, strict=True)
+        stored = [each is Outcome.ENQUEUED for each in done.enqueued]
+        return list(map(Occurrence._make, compress(rows, stored)))
 
     # -- many ticks in one call -------------------------------------------------------------
 

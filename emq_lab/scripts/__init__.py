@@ -365,7 +365,7 @@ class Taken(NamedTuple):
 @dataclass(frozen=True)
 class Ticked:
     """What one ticks.lua call did: the rows it took, in order, as columns (a drain turns
-    thousands of rows into occurrences, and columns let it do so without a Python loop a row),
+    thousands of rows into occurrences, and columns spare it an object a row on the way),
     the now the next call takes up from, and whether it stopped at its bound of reads (``more``:
     there may be more to take)."""
 

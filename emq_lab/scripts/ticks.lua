@@ -146,16 +146,6 @@ local function in_chunks(args, send)
   end
 end
 
--- True when none of keys exists: one EXISTS for them all (1,000 keys a call).
-local function none_exist(keys)
-  for from = 1, #keys, 1000 do
-    if redis.call('EXISTS', unpack(keys, from, math.min(from + 999, #keys))) > 0 then
-      return false
-    end
-  end
-  return true
-end
-
 local passed = {}
 for i = 10, #ARGV do
   passed[ARGV[i]] = true
@@ -212,7 +202,9 @@ local function one_tick(members)
       asked[#asked + 1] = job_keys[j]
     end
   end
-  local absent = none_exist(asked)  -- then each is stored without an EXISTS of its own
+  local existing = 0  -- one EXISTS for them all; none: each is stored without one of its own
+  in_chunks(asked, function(...) existing = existing + redis.call('EXISTS', ...) end)
+  local absent = existing == 0
   for j = 1, taken do
     local name, slot, every, template = names[j], slots[j], found[j][1], found[j][2]
     local enqueued, advanced, id, nxt, slot_ms = '-', '-', '', '', text(slot)
