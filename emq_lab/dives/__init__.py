@@ -24,6 +24,7 @@ QUEUES: dict[str, tuple[str, ...]] = {
         "reports-fire",
         "reports-boots",
         "reports-split",
+        "reports-storm",
     ),
     "cadence": (
         "cadence-live",

@@ -1,6 +1,6 @@
 """The registry pictures of the upsert dive: after the same boots, where each strategy's
-registry rows and pending occurrences sit on the clock, and the jobs the pump then fired.
-Pure functions of the state."""
+registry rows and pending occurrences sit on the clock, the jobs the pump then fired, and what
+a boot storm writes beside BullMQ. Pure functions of the state."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import plotly.graph_objects as go
 
 from ..clock import hhmm
-from ..dives.upsert import Fired, Registry
+from ..dives.upsert import BULLMQ_MEASURED, Fired, Measured, Registry, StormResult, writes_per_name
 
 
 def _at(ms: int) -> datetime:
@@ -94,5 +94,32 @@ def fired_figure(fired: Fired, *, title: str = "") -> go.Figure:
         xaxis={"title": "fired at (UTC)", "tickformat": "%H:%M", "range": [_at(fired.start_ms), _at(fired.until_ms)]},
         yaxis={"categoryorder": "array", "categoryarray": labels[::-1], "type": "category"},
         showlegend=False,
+    )
+    return figure
+
+
+def writes_figure(storm: StormResult, measured: Measured = BULLMQ_MEASURED, *, title: str = "") -> go.Figure:
+    """Server writes per name on boot #1 and boot #2: a bar per boot, this storm's beside the
+    stored BullMQ run's (``upsert.beside`` prints the same numbers)."""
+    figure = go.Figure()
+    for label, boots in writes_per_name(storm, measured).items():
+        figure.add_trace(
+            go.Bar(
+                name=label,
+                x=["boot #1", "boot #2"],
+                y=list(boots),
+                text=[f"{each:,.0f}" for each in boots],
+                textposition="outside",
+                hovertemplate=f"{label}<br>%{{x}}: %{{y:,.1f}} writes per name<extra></extra>",
+            )
+        )
+    top = max(max(boots) for boots in writes_per_name(storm, measured).values())
+    figure.update_layout(
+        title=title or None,
+        barmode="group",
+        height=320,
+        margin={"l": 60, "r": 20, "t": 50 if title else 20, "b": 40},
+        yaxis={"title": "server writes per name", "range": [0, top * 1.2 or 1]},
+        legend={"orientation": "h", "y": -0.15},
     )
     return figure
