@@ -36,6 +36,7 @@ import redis  # noqa: E402
 from servers import ValkeyServer, server_binary  # noqa: E402
 
 import emq_lab  # noqa: E402
+from emq_lab.dives.upsert import rate  # noqa: E402  (the stored BullMQ table prints rates the same way)
 from emq_lab.pump import DRAIN_ROWS  # noqa: E402
 from emq_lab.repeat import Repeat  # noqa: E402
 
@@ -78,10 +79,6 @@ class Rate:
     @property
     def us_each(self) -> float:
         return self.seconds / self.count * 1e6 if self.count else 0.0
-
-
-def rate(value: float) -> str:
-    return f"{value / 1000:,.1f}k/s" if value >= 1000 else f"{value:,.0f}/s"
 
 
 def fraction(part: float, whole: float) -> str:

@@ -374,7 +374,7 @@ def walk_fast_forward(visit: Visit, panel: Locator) -> None:
 
     go = panel.locator("button").first
     label = panel.locator(".emq-readout").first
-    # Web-first: a cell JupyterLab skipped off screen (content-visibility) reads "" until it is drawn.
+    # Web-first: CI once read this label as "" just after the scroll; wait until it is drawn.
     expect(go).to_have_text(re.compile(r"\s*Fast-forward [\d,]+\s*"), use_inner_text=True)
     text = go.inner_text().strip()
     assert go.evaluate("el => el.scrollWidth <= el.clientWidth"), f"the label {text!r} is cut"

@@ -20,6 +20,7 @@ from emq_lab.dives.upsert import (
     StormResult,
     beside,
     boot_storm,
+    rate,
     writes_per_name,
 )
 
@@ -106,7 +107,7 @@ def test_the_stored_bullmq_figures_are_the_run_the_readme_shows() -> None:
         mine = rows[f"Repeat.register_many, boot #{number}"]
         assert peer[1].split(",")[0] in BULLMQ_MEASURED.peer  # "BullMQ 6.7.0 upsertJobScheduler"
         for row, boot in ((peer, theirs), (mine, ours)):
-            assert row[3].split()[0] == f"{boot.per_s / 1000:,.1f}k/s", row
+            assert row[3].split()[0] == rate(boot.per_s), row
             assert row[5].split()[0] == f"{boot.writes:,}", row
 
 

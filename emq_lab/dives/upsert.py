@@ -559,8 +559,8 @@ class MeasuredBoot:
     writes: int
 
 
-def _rate(per_s: float) -> str:
-    """A rate as the bench's table prints it: ``12.1k/s``."""
+def rate(per_s: float) -> str:
+    """A rate as ``make bench``'s table prints it (the bench calls this): ``12.1k/s``."""
     return f"{per_s / 1000:,.1f}k/s" if per_s >= 1000 else f"{per_s:,.0f}/s"
 
 
@@ -585,8 +585,8 @@ class Measured:
         ]
         for number, (theirs, ours) in enumerate(zip(self.bullmq, self.emq, strict=True), 1):
             lines.append(
-                f"  boot #{number}: BullMQ {_rate(theirs.per_s):>7} {theirs.writes:>8,} writes "
-                f"({theirs.writes / self.names:.0f}/id) | emq-lab {_rate(ours.per_s):>8} {ours.writes:>7,} writes"
+                f"  boot #{number}: BullMQ {rate(theirs.per_s):>7} {theirs.writes:>8,} writes "
+                f"({theirs.writes / self.names:.0f}/id) | emq-lab {rate(ours.per_s):>8} {ours.writes:>7,} writes"
             )
         return lines
 

@@ -101,8 +101,9 @@ def fired_figure(fired: Fired, *, title: str = "") -> go.Figure:
 def writes_figure(storm: StormResult, measured: Measured = BULLMQ_MEASURED, *, title: str = "") -> go.Figure:
     """Server writes per name on boot #1 and boot #2: a bar per boot, this storm's beside the
     stored BullMQ run's (``upsert.beside`` prints the same numbers)."""
+    bars = writes_per_name(storm, measured)
     figure = go.Figure()
-    for label, boots in writes_per_name(storm, measured).items():
+    for label, boots in bars.items():
         figure.add_trace(
             go.Bar(
                 name=label,
@@ -113,7 +114,7 @@ def writes_figure(storm: StormResult, measured: Measured = BULLMQ_MEASURED, *, t
                 hovertemplate=f"{label}<br>%{{x}}: %{{y:,.1f}} writes per name<extra></extra>",
             )
         )
-    top = max(max(boots) for boots in writes_per_name(storm, measured).values())
+    top = max(max(boots) for boots in bars.values())
     figure.update_layout(
         title=title or None,
         barmode="group",
