@@ -17,7 +17,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from importlib import resources
-from typing import Any, NamedTuple
+from typing import Any
 
 from redis.cluster import RedisCluster
 from redis.commands.core import Script
@@ -347,27 +347,14 @@ def fire_reply(reply: Any, rows: list[tuple[Row, int | None]]) -> list[Fired]:
 # -- ticks: KEYS = registry, counter, wait, job prefix --------------------------------------------
 
 
-class Taken(NamedTuple):
-    """One row ticks.lua took: read at ``slot_ms``, now at ``next_ms`` (None: swept), fired at
-    ``fired_at_ms`` as ``job_id`` ("" when the record was gone), with the enqueue's and the
-    advance's outcomes as fire.lua reports them (None: not called). (A named tuple: a drain makes
-    one a row, and a tuple is made three times faster than a frozen dataclass.)"""
-
-    name: str
-    slot_ms: int
-    next_ms: int | None
-    job_id: str
-    fired_at_ms: int
-    enqueued: Outcome | None
-    advanced: Outcome | None
-
-
 @dataclass(frozen=True)
 class Ticked:
     """What one ticks.lua call did: the rows it took, in order, as columns (a drain turns
-    thousands of rows into occurrences, and columns spare it an object a row on the way),
-    the now the next call takes up from, and whether it stopped at its bound of reads (``more``:
-    there may be more to take)."""
+    thousands of rows into occurrences, and columns spare it an object a row on the way). Row i
+    was read at ``slots_ms[i]``, is now at ``nexts_ms[i]`` (None: swept) and fired at
+    ``fired_at_ms[i]`` as ``job_ids[i]`` ("" when the record was gone), with the enqueue's and the
+    advance's outcomes as fire.lua reports them (None: not called). Then the now the next call
+    takes up from, and whether it stopped at its bound of reads (``more``: there may be more)."""
 
     names: list[str]
     slots_ms: list[int]
@@ -378,20 +365,6 @@ class Ticked:
     advanced: list[Outcome | None]
     next_now_ms: int
     more: bool
-
-    @property
-    def taken(self) -> list[Taken]:
-        """The rows, one :class:`Taken` each."""
-        columns = (
-            self.names,
-            self.slots_ms,
-            self.nexts_ms,
-            self.job_ids,
-            self.fired_at_ms,
-            self.enqueued,
-            self.advanced,
-        )
-        return list(map(Taken._make, zip(*columns, strict=True)))
 
 
 #: ticks.lua's rule names, by the pump's Measure values.
