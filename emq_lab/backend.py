@@ -46,6 +46,12 @@ def embedded_server() -> fakeredis.FakeServer:
         return _server
 
 
+def in_process(client: Any) -> bool:
+    """True when ``client`` is a fakeredis one: its server runs in this process, so a call never
+    waits on a socket (there is no wait for other work to fill)."""
+    return any(each.__module__.partition(".")[0] == "fakeredis" for each in type(client).__mro__)
+
+
 def resolve_url(url: object) -> str:
     """The argument, else ``$EMQ_LAB_URL``, else ``"embedded"``; ValueError for a non-str."""
     if url is not None and not isinstance(url, str):

@@ -16,11 +16,12 @@ script: ``Pump.drain()`` (up to 1,000 rows a call) and ``Pump.forward()`` (many 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from itertools import compress
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from . import scripts, validate
+from . import backend, scripts, validate
 from .clock import AdvancingClock, whole_ms
 from .outcome import Outcome
 from .schedule import Measure, next_on_grid, next_start_to_start
@@ -38,6 +39,8 @@ DRAIN_ROWS = 1_000
 
 #: A pump rule: a Measure (or its value), or ``(release_ms, every_ms) -> next_ms``.
 Rule = Measure | str | Callable[[int, int], int]
+
+T = TypeVar("T")
 
 
 class Occurrence(NamedTuple):
@@ -256,6 +259,18 @@ class Tick:
         return self.fired
 
 
+def _map_behind(replies: Iterable[Any], map_: Callable[[Any], T], *, behind: bool) -> list[T]:
+    """``map_`` over ``replies``, in order. With ``behind``, each reply is mapped on a worker
+    thread while the caller's thread makes the next call: that thread waits on the server's socket
+    (redis-py lets go of the GIL there), and the worker maps in that wait. Without it (fakeredis:
+    the server runs in this process, there is no wait to fill) each is mapped as it comes."""
+    if not behind:
+        return [map_(reply) for reply in replies]
+    with ThreadPoolExecutor(1, thread_name_prefix="emq-drain") as worker:
+        pending = [worker.submit(map_, reply) for reply in replies]
+        return [each.result() for each in pending]
+
+
 class Pump:
     """Drives one queue. ``batch`` bounds the names read per tick; ``slot_keyed`` names each
     occurrence ``<name>:<slot_ms>`` so a replayed slot collides.
@@ -336,29 +351,36 @@ class Pump:
 
     def _drain_in_script(self, reads: int) -> list[Occurrence]:
         now = self.lab.clock.now_ms()
-        fired: list[Occurrence] = []
-        advanced: list[tuple[str, Outcome]] = []
-        passing: list[str] = []  # fired, and still due at now (the grid's next slot is now)
-        while True:
-            done = scripts.ticks(
-                self.lab.client,
-                self.lab.scripts,
-                self.k,
-                drain=True,
-                now_ms=now,
-                batch=self.batch,
-                reads=reads,
-                slot_keyed=self.slot_keyed,
-                rule=str(self.rule),
-                passing=passing,
-            )
-            fired += self._occurrences(done, advanced)
-            nexts = zip(done.names, done.nexts_ms, strict=True)
-            passing += [name for name, nxt in nexts if nxt is not None and nxt <= now]
-            if not done.more:
-                break
-        self.advanced = advanced
-        return fired
+
+        def replies() -> Iterator[Any]:
+            passing: list[str] = []  # fired, and still due at now (the grid's next slot is now)
+            while True:
+                reply = scripts.ticks(
+                    self.lab.client,
+                    self.lab.scripts,
+                    self.k,
+                    drain=True,
+                    now_ms=now,
+                    batch=self.batch,
+                    reads=reads,
+                    slot_keyed=self.slot_keyed,
+                    rule=str(self.rule),
+                    passing=passing,
+                    mapped=False,
+                )
+                yield reply
+                more, still = scripts.ticks_head(reply)
+                if not more:
+                    return
+                passing += still
+
+        def mapped(reply: Any) -> tuple[list[Occurrence], list[tuple[str, Outcome]]]:
+            advanced: list[tuple[str, Outcome]] = []
+            return self._occurrences(scripts.ticks_reply(reply), advanced), advanced
+
+        calls = _map_behind(replies(), mapped, behind=not backend.in_process(self.lab.client))
+        self.advanced = [pair for _, advanced in calls for pair in advanced]
+        return [occurrence for fired, _ in calls for occurrence in fired]
 
     def _occurrences(self, done: scripts.Ticked, advanced: list[tuple[str, Outcome]]) -> list[Occurrence]:
         """ticks.lua's rows -> the occurrences stored (``advanced`` gets each advance's outcome)."""

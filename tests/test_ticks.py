@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -15,7 +16,8 @@ import redis
 from helpers import MIN, START, snapshot
 
 import emq_lab
-from emq_lab import Occurrence, Outcome, SimClock, SystemClock, classroom, keys
+from emq_lab import Occurrence, Outcome, SimClock, SystemClock, backend, classroom, keys
+from emq_lab.pump import _map_behind
 from emq_lab.scripts import source
 
 BATCH = 4  # fewer than the ten "a" names due at 09:00: a tick leaves rows for the next
@@ -350,6 +352,49 @@ def test_drain_fires_each_due_name_once_past_the_rows_that_stay_due(
     assert round_trips[0] == 1
     assert pump.drain() == []
     assert timed.jobs(queue).count() == len(names) + 10
+
+
+def test_a_drain_maps_each_reply_while_its_next_call_waits_on_the_server() -> None:
+    # Mapping reply 1 waits until call 2 has begun: mapped in the caller's thread, reply 1 would
+    # hold call 2 back and the wait would time out.
+    second_call = threading.Event()
+
+    def replies() -> Iterator[int]:
+        yield 1
+        second_call.set()
+        yield from (2, 3)
+
+    def mapped(reply: int) -> int:
+        if reply == 1:
+            assert second_call.wait(5), "the next call waited for the last reply's mapping"
+        return 10 * reply
+
+    assert _map_behind(replies(), mapped, behind=True) == [10, 20, 30]  # in the replies' order
+
+
+def test_a_reply_that_cannot_be_mapped_fails_the_drain_after_the_calls_it_made() -> None:
+    made: list[int] = []
+
+    def replies() -> Iterator[int]:
+        for n in (1, 2, 3):
+            made.append(n)
+            yield n
+
+    def mapped(reply: int) -> int:
+        if reply == 2:
+            raise RuntimeError("ticks.lua answered 1 entries and 0 numbers for 2 rows")
+        return reply
+
+    for behind in (True, False):
+        made.clear()
+        with pytest.raises(RuntimeError, match="for 2 rows"):
+            _map_behind(replies(), mapped, behind=behind)
+        assert made == ([1, 2, 3] if behind else [1, 2])
+
+
+def test_only_a_server_in_another_process_has_a_wait_to_fill() -> None:
+    assert backend.in_process(backend.embedded_client())
+    assert not backend.in_process(redis.Redis(host="127.0.0.1", port=1))  # (no connection is made)
 
 
 DRAIN_RULES: list[Any] = [

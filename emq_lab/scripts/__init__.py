@@ -354,7 +354,9 @@ class Ticked:
     was read at ``slots_ms[i]``, is now at ``nexts_ms[i]`` (None: swept) and fired at
     ``fired_at_ms[i]`` as ``job_ids[i]`` ("" when the record was gone), with the enqueue's and the
     advance's outcomes as fire.lua reports them (None: not called). Then the now the next call
-    takes up from, and whether it stopped at its bound of reads (``more``: there may be more)."""
+    takes up from, and whether it stopped at its bound of reads (``more``: there may be more).
+    ``passing``: the names a drain's call fired that are still due (its next call passes them
+    over; a drain fires a name once)."""
 
     names: list[str]
     slots_ms: list[int]
@@ -365,6 +367,7 @@ class Ticked:
     advanced: list[Outcome | None]
     next_now_ms: int
     more: bool
+    passing: list[str]
 
 
 #: ticks.lua's rule names, by the pump's Measure values.
@@ -386,13 +389,16 @@ def ticks(
     rule: str = "start-to-start",
     finish_ms: int | None = None,
     passing: list[str] | tuple[str, ...] = (),
+    mapped: bool = True,
 ) -> Any:
     """ticks.lua: ticks from ``now_ms`` every ``tick_ms`` (0: at each moment a row falls due),
     one batch a tick, until ``want`` occurrences fired; or, with ``drain``, one tick at
     ``now_ms`` whose batches go on while fresh rows are due (``passing``: names an earlier call of
     the drain fired that are still due). At most ``reads`` due reads -> :class:`Ticked`.
     ``rule`` is one of :data:`TICK_RULES`; ``finish_ms`` (start-to-finish ticks) has each run
-    finish that long after its release and advance its row then."""
+    finish that long after its release and advance its row then. ``mapped=False``: the reply as
+    it came, for :func:`ticks_head` now and :func:`ticks_reply` later (a drain maps one call's
+    rows while its next call runs)."""
     if rule not in TICK_RULES:
         raise ValueError(f"rule: ticks.lua computes {', '.join(TICK_RULES)}, not {rule!r}")
     args: list[str | int] = [
@@ -408,17 +414,26 @@ def ticks(
         *passing,
     ]
     reply = _call(scripts.ticks, runner, [k.registry, k.counter, k.wait, k.job_prefix], args)
-    return reply if _queued(runner) else ticks_reply(reply)
+    return reply if _queued(runner) or not mapped else ticks_reply(reply)
+
+
+def ticks_head(reply: Any) -> tuple[bool, list[str]]:
+    """From ticks.lua's reply, without mapping its rows: whether there may be more, and the
+    names to pass over (what a drain's next call needs)."""
+    rows = len(_text(reply[0])) // 2
+    return _text(reply[2]) == "1", [_text(each) for each in reply[4 + 2 * rows :]]
 
 
 def ticks_reply(reply: Any) -> Ticked:
-    """ticks.lua's ``{codes, next_now, more, numbers, name, id, ...}`` -> Ticked (``numbers``:
-    slot, next and fired_at of each row, comma-separated; numbers in one string make the reply
-    two entries a row, which the server builds and the client reads faster than five)."""
+    """ticks.lua's ``{codes, next_now, more, numbers, name, id, ..., passing...}`` -> Ticked
+    (``numbers``: slot, next and fired_at of each row, comma-separated; numbers in one string
+    make the reply two entries a row, which the server builds and the client reads faster than
+    five)."""
     codes, next_now, more, numbers = (_text(each) for each in reply[:4])
-    flat = [_text(each) for each in reply[4:]] if len(reply) > 4 and isinstance(reply[4], bytes) else reply[4:]
-    values = numbers.split(",") if numbers else []
     rows = len(codes) // 2
+    flat = reply[4 : 4 + 2 * rows]
+    flat = [_text(each) for each in flat] if flat and isinstance(flat[0], bytes) else flat
+    values = numbers.split(",") if numbers else []
     if len(codes) % 2 or len(flat) != 2 * rows or len(values) != 3 * rows:
         raise RuntimeError(f"ticks.lua answered {len(flat)} entries and {len(values)} numbers for {rows} rows")
     enqueued = {code: _coded("enqueue", code) for code in set(codes[0::2])}  # a few codes, many rows
@@ -434,6 +449,7 @@ def ticks_reply(reply: Any) -> Ticked:
         list(map(advanced.__getitem__, codes[1::2])),
         int(next_now),
         more == "1",
+        [_text(each) for each in reply[4 + 2 * rows :]],
     )
 
 

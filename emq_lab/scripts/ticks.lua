@@ -32,7 +32,8 @@
 -- that are still due (each is fired once a drain).
 --
 -- Returns {codes, next_now, more, numbers, then two entries a row taken, in order: name, job id
--- ("" when none)}
+-- ("" when none), then (a drain) the names it fired that are still due, for the next call to
+-- pass over}
 --   numbers has three numbers a row, in the same order, joined by commas: slot (the score read,
 --   ms), next (its score now, ms; "" when swept), fired_at (the tick's now, ms)
 --   codes has two characters a row, as fire.lua's: the enqueue's ("1" stored and pushed,
@@ -151,7 +152,8 @@ for i = 10, #ARGV do
   passed[ARGV[i]] = true
 end
 local records = {}  -- name -> {every_ms, template}: nothing in this call writes a record
-local pushed, scored = {}, {}  -- the job ids to push, and a read's (score, name) pairs to add
+local pushed, scored, still = {}, {}, {}  -- the job ids to push, a read's (score, name) pairs
+-- to add, and the names fired and still due (a drain's, to pass over)
 local codes, numbers, out = {}, {}, {'', '', '', ''}
 local fired, npassed, more, nrows = 0, #ARGV - 9, '0', 0  -- nrows: the rows taken so far
 
@@ -226,6 +228,7 @@ local function one_tick(members)
         if mode == 'drain' and score <= now then
           passed[name] = true  -- still due: this drain has fired it once
           npassed = npassed + 1
+          still[#still + 1] = name
         end
       else
         nxt = slot_ms
@@ -283,4 +286,7 @@ out[1] = table.concat(codes)
 out[2] = ms(now)
 out[3] = more
 out[4] = table.concat(numbers, ',')
+for i = 1, #still do
+  out[2 * nrows + 4 + i] = still[i]
+end
 return out
