@@ -16,6 +16,7 @@ script: ``Pump.drain()`` (up to 1,000 rows a call) and ``Pump.forward()`` (many 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from itertools import compress
@@ -259,16 +260,28 @@ class Tick:
         return self.fired
 
 
+_mapper: ThreadPoolExecutor | None = None
+_mapper_lock = threading.Lock()
+
+
 def _map_behind(replies: Iterable[Any], map_: Callable[[Any], T], *, behind: bool) -> list[T]:
     """``map_`` over ``replies``, in order. With ``behind``, each reply is mapped on a worker
     thread while the caller's thread makes the next call: that thread waits on the server's socket
     (redis-py lets go of the GIL there), and the worker maps in that wait. Without it (fakeredis:
-    the server runs in this process, there is no wait to fill) each is mapped as it comes."""
+    the server runs in this process, there is no wait to fill) each is mapped as it comes.
+
+    The worker is one thread for the process, started by the first drain that needs it and idle
+    between drains (a thread started in the middle of a drain would hold up its next call)."""
     if not behind:
         return [map_(reply) for reply in replies]
-    with ThreadPoolExecutor(1, thread_name_prefix="emq-drain") as worker:
-        pending = [worker.submit(map_, reply) for reply in replies]
-        return [each.result() for each in pending]
+    global _mapper
+    with _mapper_lock:
+        if _mapper is None:
+            _mapper = ThreadPoolExecutor(1, thread_name_prefix="emq-drain")
+            _mapper.submit(int).result()  # its thread runs from here on
+        worker = _mapper
+    pending = [worker.submit(map_, reply) for reply in replies]
+    return [each.result() for each in pending]
 
 
 class Pump:

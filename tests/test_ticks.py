@@ -397,6 +397,26 @@ def test_only_a_server_in_another_process_has_a_wait_to_fill() -> None:
     assert not backend.in_process(redis.Redis(host="127.0.0.1", port=1))  # (no connection is made)
 
 
+def test_a_drain_of_whole_calls_makes_no_empty_call_after_them(
+    lab: emq_lab.Lab, queue: str, round_trips: list[int]
+) -> None:
+    # 20 names due, batches of 5, two batches a call: the second call takes the last 10 and
+    # knows (it read one row past its batch) that nothing fresh is due after them.
+    clock = SimClock(START)
+    timed = lab.with_clock(clock)
+    timed.repeat(queue).register_many([(f"n{i:02d}", 15 * MIN, "t") for i in range(20)])
+    timed.repeat(queue).register("later", 15 * MIN, "t", 20 * MIN)
+    clock.advance(15 * MIN)
+    pump = timed.pump(queue, batch=5)
+
+    round_trips[0] = 0
+    assert sorted(o.name for o in pump.drain(per_call=10)) == [f"n{i:02d}" for i in range(20)]
+    assert round_trips[0] == 2
+    round_trips[0] = 0
+    assert pump.drain(per_call=10) == []
+    assert round_trips[0] == 1
+
+
 DRAIN_RULES: list[Any] = [
     pytest.param("start-to-start", False, id="start-to-start"),
     pytest.param("fixed grid", False, id="grid"),

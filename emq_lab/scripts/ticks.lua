@@ -41,8 +41,9 @@
 --   to next, "0" the record was gone: the member swept, "-" left for its finish)
 --   next_now: the now the next call takes up from (ticks: the tick after the last one taken;
 --   drain: now_ms)
---   more: "1" when the call stopped at its reads and more may be due; "0" when it stopped because
---   it fired what it wanted (ticks) or nothing (more) is due (drain), or nothing is registered
+--   more: "1" when the call stopped at its reads and more may be due (a drain: a fresh row is
+--   due past its last batch); "0" when it stopped because it fired what it wanted (ticks) or
+--   nothing (more) is due (drain), or nothing is registered
 --   error reply when the KEYS are not one queue's or ARGV is malformed; nothing is written
 local registry, counter, wait, jobs = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local mode, ids, rule, finish = ARGV[1], ARGV[7], ARGV[8], ARGV[9]
@@ -159,21 +160,28 @@ local fired, npassed, more, nrows = 0, #ARGV - 9, '0', 0  -- nrows: the rows tak
 
 -- The due read: the registry's first rows by score (the passed ones among them skipped below).
 -- The rows due at now are a prefix of it, and its first row says when the next one falls due.
+-- A drain reads one row more: whether a fresh row is due past the batch (then it reads again).
+local ahead = mode == 'drain' and 1 or 0
 local function read()
-  return redis.call('ZRANGE', registry, 0, batch + npassed - 1, 'WITHSCORES')
+  return redis.call('ZRANGE', registry, 0, batch + npassed + ahead - 1, 'WITHSCORES')
 end
 
 -- A tick at now on what read() returned: each fresh row due at now, at most batch, is fired and
--- advanced by the rule. Returns how many it took, and the runs left for their finish.
+-- advanced by the rule. Returns the runs left for their finish, and whether a fresh row read is
+-- due past the batch.
 local function one_tick(members)
   local at, released = text(now), {}
-  local names, slots, found, taken, live = {}, {}, {}, 0, 0  -- the rows this tick takes
+  local names, slots, found, taken, live, left = {}, {}, {}, 0, 0, false  -- the rows it takes
   for i = 1, #members, 2 do
     local name, slot = members[i], tonumber(members[i + 1])
-    if slot > now or taken == batch then
+    if slot > now then
       break
     end
     if not passed[name] then
+      if taken == batch then
+        left = true
+        break
+      end
       local record = records[name]
       if not record then
         record = redis.call('HMGET', registry .. ':' .. name, 'every_ms', 'template')
@@ -244,14 +252,14 @@ local function one_tick(members)
     out[2 * nrows + 3], out[2 * nrows + 4] = name, id
   end
   in_chunks(scored, function(...) redis.call('ZADD', registry, ...) end)  -- before the next read
-  return taken, released
+  return released, left
 end
 
 for _ = 1, reads do
   local members = read()
   if mode == 'drain' then
-    local rows = one_tick(members)
-    more = rows == batch and '1' or '0'
+    local _, left = one_tick(members)
+    more = left and '1' or '0'
     if more == '0' then
       break
     end
@@ -264,7 +272,7 @@ for _ = 1, reads do
     if first > now then  -- the ticks before it would find nothing due: pass them over
       now = tick == 0 and first or now + math.ceil((first - now) / tick) * tick
     end
-    local _, released = one_tick(members)
+    local released = one_tick(members)
     if finish ~= '' then
       for _, run in ipairs(released) do  -- the worker finishes the run, then advances the row
         local at = now + tonumber(finish) + run[2]
