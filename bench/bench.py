@@ -648,7 +648,7 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=30, help="clicks per panel twin (30)")
     parser.add_argument("--ff-runs", type=int, default=3, help="fast-forwards of 10,000 ticks per backend (3)")
     parser.add_argument(
-        "--pump-runs", type=int, default=3, help="runs of the tick loop and of drain, the fastest shown (3)"
+        "--pump-runs", type=int, default=7, help="runs of the tick loop and of drain, the fastest shown (7)"
     )
     parser.add_argument("--batch", type=int, default=500, help="BullMQ upserts in flight (500)")
     parser.add_argument("--requests", type=int, default=1_000_000, help="valkey-benchmark requests (1,000,000)")

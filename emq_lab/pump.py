@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from itertools import compress
+from itertools import chain, compress
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from . import backend, scripts, validate
@@ -392,8 +392,8 @@ class Pump:
             return self._occurrences(scripts.ticks_reply(reply), advanced), advanced
 
         calls = _map_behind(replies(), mapped, behind=not backend.in_process(self.lab.client))
-        self.advanced = [pair for _, advanced in calls for pair in advanced]
-        return [occurrence for fired, _ in calls for occurrence in fired]
+        self.advanced = list(chain.from_iterable(advanced for _, advanced in calls))
+        return list(chain.from_iterable(fired for fired, _ in calls))
 
     def _occurrences(self, done: scripts.Ticked, advanced: list[tuple[str, Outcome]]) -> list[Occurrence]:
         """ticks.lua's rows -> the occurrences stored (``advanced`` gets each advance's outcome)."""
