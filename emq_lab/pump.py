@@ -16,6 +16,7 @@ script: ``Pump.drain()`` (up to 1,000 rows a call) and ``Pump.forward()`` (many 
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -260,7 +261,7 @@ class Tick:
         return self.fired
 
 
-_mapper: ThreadPoolExecutor | None = None
+_mapper: tuple[int, ThreadPoolExecutor] | None = None  # the process that started it, and it
 _mapper_lock = threading.Lock()
 
 
@@ -271,15 +272,16 @@ def _map_behind(replies: Iterable[Any], map_: Callable[[Any], T], *, behind: boo
     the server runs in this process, there is no wait to fill) each is mapped as it comes.
 
     The worker is one thread for the process, started by the first drain that needs it and idle
-    between drains (a thread started in the middle of a drain would hold up its next call)."""
+    between drains (a thread started in the middle of a drain would hold up its next call). A
+    forked child has no copy of the thread, so it starts its own."""
     if not behind:
         return [map_(reply) for reply in replies]
     global _mapper
     with _mapper_lock:
-        if _mapper is None:
-            _mapper = ThreadPoolExecutor(1, thread_name_prefix="emq-drain")
-            _mapper.submit(int).result()  # its thread runs from here on
-        worker = _mapper
+        if _mapper is None or _mapper[0] != os.getpid():
+            _mapper = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="emq-drain"))
+            _mapper[1].submit(int).result()  # its thread runs from here on
+        worker = _mapper[1]
     pending = [worker.submit(map_, reply) for reply in replies]
     return [each.result() for each in pending]
 

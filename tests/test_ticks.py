@@ -5,8 +5,11 @@ a row's next slot is now; a malformed call writes nothing. On every backend."""
 from __future__ import annotations
 
 import itertools
+import os
 import re
+import signal
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -390,6 +393,34 @@ def test_a_reply_that_cannot_be_mapped_fails_the_drain_after_the_calls_it_made()
         with pytest.raises(RuntimeError, match="for 2 rows"):
             _map_behind(replies(), mapped, behind=behind)
         assert made == ([1, 2, 3] if behind else [1, 2])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+def test_a_forked_child_drains_with_a_mapping_thread_of_its_own(valkey_server: Any, queue: str) -> None:
+    # The parent's drains start the mapping thread; a child forked after has no copy of it. Its
+    # drain must start its own instead of waiting on one that is not there.
+    clock = SimClock(START)
+    lab = emq_lab.connect(valkey_server.url, clock=clock)
+    try:
+        lab.repeat(queue).register_many([(f"n{i:02d}", 15 * MIN, "t") for i in range(30)])
+        clock.advance(15 * MIN)
+        assert len(lab.pump(queue, batch=5).drain(per_call=10)) == 30  # 3 calls, mapped behind
+        clock.advance(15 * MIN)
+        child = os.fork()
+        if child == 0:
+            os._exit(0 if len(lab.pump(queue, batch=5).drain(per_call=10)) == 30 else 1)
+        deadline = time.monotonic() + 20
+        while (done := os.waitpid(child, os.WNOHANG)) == (0, 0) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if done == (0, 0):
+            os.kill(child, signal.SIGKILL)
+            os.waitpid(child, 0)
+            pytest.fail("the forked child's drain waited 20 s for a mapping thread")
+        assert os.waitstatus_to_exitcode(done[1]) == 0
+        assert lab.jobs(queue).count() == 60
+    finally:
+        lab.reset(queue)
+        lab.close()
 
 
 def test_only_a_server_in_another_process_has_a_wait_to_fill() -> None:
