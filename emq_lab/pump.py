@@ -261,7 +261,7 @@ class Tick:
         return self.fired
 
 
-_mapper: tuple[int, ThreadPoolExecutor] | None = None  # the process that started it, and it
+_mapper: tuple[int, ThreadPoolExecutor] | None = None  # (the pid that started it, the worker)
 _mapper_lock = threading.Lock()
 
 

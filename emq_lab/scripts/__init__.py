@@ -429,7 +429,8 @@ def ticks_reply(reply: Any) -> Ticked:
     (``numbers``: slot, next and fired_at of each row, comma-separated; numbers in one string
     make the reply two entries a row, which the server builds and the client reads faster than
     five)."""
-    codes, next_now, more, numbers = (_text(each) for each in reply[:4])
+    codes, next_now, numbers = _text(reply[0]), _text(reply[1]), _text(reply[3])
+    more, passing = ticks_head(reply)
     rows = len(codes) // 2
     flat = reply[4 : 4 + 2 * rows]
     flat = [_text(each) for each in flat] if flat and isinstance(flat[0], bytes) else flat
@@ -448,8 +449,8 @@ def ticks_reply(reply: Any) -> Ticked:
         list(map(enqueued.__getitem__, codes[0::2])),
         list(map(advanced.__getitem__, codes[1::2])),
         int(next_now),
-        more == "1",
-        [_text(each) for each in reply[4 + 2 * rows :]],
+        more,
+        passing,
     )
 
 
