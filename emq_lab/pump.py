@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import chain, compress
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -261,29 +262,52 @@ class Tick:
         return self.fired
 
 
-_mapper: tuple[int, ThreadPoolExecutor] | None = None  # (the pid that started it, the worker)
-_mapper_lock = threading.Lock()
+_threads: dict[str, tuple[int, ThreadPoolExecutor]] = {}  # by role: (the pid that started it, it)
+_threads_lock = threading.Lock()
 
 
-def _map_behind(replies: Iterable[Any], map_: Callable[[Any], T], *, behind: bool) -> list[T]:
-    """``map_`` over ``replies``, in order. With ``behind``, each reply is mapped on a worker
-    thread while the caller's thread makes the next call: that thread waits on the server's socket
-    (redis-py lets go of the GIL there), and the worker maps in that wait. Without it (fakeredis:
-    the server runs in this process, there is no wait to fill) each is mapped as it comes.
+def _threads_for(role: str, count: int) -> ThreadPoolExecutor:
+    """The process's ``count`` threads for ``role``, started by the first drain that needs them
+    and idle between drains (a thread started in the middle of a drain would hold up its next
+    call). A forked child has no copy of its parent's threads, so it starts its own."""
+    with _threads_lock:
+        found = _threads.get(role)
+        if found is None or found[0] != os.getpid():
+            found = (os.getpid(), ThreadPoolExecutor(count, thread_name_prefix=f"emq-{role}"))
+            for each in [found[1].submit(int) for _ in range(count)]:
+                each.result()  # its threads run from here on
+            _threads[role] = found
+        return found[1]
 
-    The worker is one thread for the process, started by the first drain that needs it and idle
-    between drains (a thread started in the middle of a drain would hold up its next call). A
-    forked child has no copy of the thread, so it starts its own."""
-    if not behind:
-        return [map_(reply) for reply in replies]
-    global _mapper
-    with _mapper_lock:
-        if _mapper is None or _mapper[0] != os.getpid():
-            _mapper = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="emq-drain"))
-            _mapper[1].submit(int).result()  # its thread runs from here on
-        worker = _mapper[1]
+
+def _map_behind(replies: Iterable[Any], map_: Callable[[Any], T]) -> list[T]:
+    """``map_`` over ``replies``, in order, each reply mapped on a worker thread while the
+    caller's thread makes the next call: that thread waits on the server's socket (redis-py lets
+    go of the GIL there), and the worker maps in that wait."""
+    worker = _threads_for("map", 1)
     pending = [worker.submit(map_, reply) for reply in replies]
     return [each.result() for each in pending]
+
+
+def _two_in_flight(call: Callable[[], Any], left: Callable[[Any], int], per_call: int) -> Iterator[Any]:
+    """The replies of ``call()``, made again while its replies leave rows due (``left``, each call
+    taking up to ``per_call``), with a call sent before the last one's reply is read, two at most
+    out at once: the server goes from one call to the next with no wait for the client, whose
+    thread maps each reply while the next calls are out. Two calls out may run in either order
+    (each takes the due rows still there when it runs), so the fewest rows any reply left is
+    what is left (rows that fall due meanwhile are the next drain's)."""
+    reply = call()
+    yield reply
+    rows = left(reply)
+    out: deque[Future[Any]] = deque()
+    while True:
+        while len(out) < 2 and rows > per_call * len(out):
+            out.append(_threads_for("call", 2).submit(call))
+        if not out:
+            return
+        reply = out.popleft().result()
+        yield reply
+        rows = min(rows, left(reply))
 
 
 class Pump:
@@ -338,8 +362,14 @@ class Pump:
         Under start-to-start and the grid, ticks.lua reads each batch and fires it (the functions
         of enqueue.lua, the rule's next run, the advance) with nothing in between to move a row;
         one call takes ``per_call // batch`` batches (at least one), so ``per_call`` rows bound
-        how long the server runs one round trip. Under start-to-finish or a function rule, the host
-        computes the next runs: each batch goes to fire.lua with the next batch's read behind it.
+        how long the server runs one call. On a server, each reply is turned into occurrences
+        while the next call runs; under start-to-start (where a fired row moves past now, so a
+        call has nothing to pass over) the next call also goes out before the last reply is read,
+        two at most at once, and the server goes from call to call without waiting for the
+        client. The occurrences come in the order the rows fired.
+
+        Under start-to-finish or a function rule, the host computes the next runs: each batch
+        goes to fire.lua with the next batch's read behind it.
         A lab whose enqueue or advance script a learner replaced (``with_scripts``) runs those
         scripts per row instead, so the learner's script is what answers."""
         validate.limit(per_call, field="per_call")
@@ -366,36 +396,53 @@ class Pump:
 
     def _drain_in_script(self, reads: int) -> list[Occurrence]:
         now = self.lab.clock.now_ms()
+        passing: list[str] = []  # fired, and still due at now (the grid's next slot is now)
 
-        def replies() -> Iterator[Any]:
-            passing: list[str] = []  # fired, and still due at now (the grid's next slot is now)
+        def call() -> Any:
+            return scripts.ticks(
+                self.lab.client,
+                self.lab.scripts,
+                self.k,
+                drain=True,
+                now_ms=now,
+                batch=self.batch,
+                reads=reads,
+                slot_keyed=self.slot_keyed,
+                rule=str(self.rule),
+                passing=passing,
+                mapped=False,
+            )
+
+        def one_by_one() -> Iterator[Any]:  # each call passes over the names fired before it
             while True:
-                reply = scripts.ticks(
-                    self.lab.client,
-                    self.lab.scripts,
-                    self.k,
-                    drain=True,
-                    now_ms=now,
-                    batch=self.batch,
-                    reads=reads,
-                    slot_keyed=self.slot_keyed,
-                    rule=str(self.rule),
-                    passing=passing,
-                    mapped=False,
-                )
+                reply = call()
                 yield reply
-                more, still = scripts.ticks_head(reply)
-                if not more:
+                head = scripts.ticks_head(reply)
+                if not head.more:
                     return
-                passing += still
+                passing.extend(head.passing)
 
-        def mapped(reply: Any) -> tuple[list[Occurrence], list[tuple[str, Outcome]]]:
+        def mapped(reply: Any) -> tuple[tuple[float, bytes], list[Occurrence], list[tuple[str, Outcome]]]:
+            done = scripts.ticks_reply(reply)
             advanced: list[tuple[str, Outcome]] = []
-            return self._occurrences(scripts.ticks_reply(reply), advanced), advanced
+            first = (done.slots_ms[0], done.names[0].encode()) if done.names else (float("inf"), b"")
+            return first, self._occurrences(done, advanced), advanced
 
-        calls = _map_behind(replies(), mapped, behind=not backend.in_process(self.lab.client))
-        self.advanced = list(chain.from_iterable(advanced for _, advanced in calls))
-        return list(chain.from_iterable(fired for fired, _ in calls))
+        if backend.in_process(self.lab.client):  # nothing to wait on: one call after the other
+            calls = [mapped(reply) for reply in one_by_one()]
+        elif self.rule is Measure.START_TO_START:  # a fired row moves past now: nothing to pass over
+
+            def left(reply: Any) -> int:
+                head = scripts.ticks_head(reply)
+                return head.due if head.more else 0
+
+            calls = [mapped(reply) for reply in _two_in_flight(call, left, reads * self.batch)]
+            # in the order the calls ran: each took the due rows that sort first when it ran
+            calls.sort(key=lambda each: each[0])
+        else:
+            calls = _map_behind(one_by_one(), mapped)
+        self.advanced = list(chain.from_iterable(advanced for _, _, advanced in calls))
+        return list(chain.from_iterable(fired for _, fired, _ in calls))
 
     def _occurrences(self, done: scripts.Ticked, advanced: list[tuple[str, Outcome]]) -> list[Occurrence]:
         """ticks.lua's rows -> the occurrences stored (``advanced`` gets each advance's outcome)."""

@@ -38,7 +38,11 @@ def renamed(dump: dict[str, object], queue: str) -> dict[str, object]:
 
 @pytest.mark.parametrize("slot_keyed", [False, True], ids=["fresh-ids", "slot-ids"])
 @pytest.mark.parametrize("rule", ["start-to-start", "fixed grid"])
-def test_drain_fires_what_a_loop_of_tick_fires(lab: emq_lab.Lab, queue: str, slot_keyed: bool, rule: str) -> None:
+@pytest.mark.parametrize("per_call", [1000, BATCH], ids=["one-call", "a-call-a-batch"])
+def test_drain_fires_what_a_loop_of_tick_fires(
+    lab: emq_lab.Lab, queue: str, slot_keyed: bool, rule: str, per_call: int
+) -> None:
+    # A call a batch on a server: two calls out at once (start-to-start), in the order of a loop.
     loop_queue = f"{queue}-loop"
     try:
         registered(lab, queue)
@@ -53,7 +57,7 @@ def test_drain_fires_what_a_loop_of_tick_fires(lab: emq_lab.Lab, queue: str, slo
             if not fired:
                 break
         drain_pump = lab.pump(queue, batch=BATCH, slot_keyed=slot_keyed, rule=rule)
-        by_drain = drain_pump.drain()
+        by_drain = drain_pump.drain(per_call=per_call)
 
         assert [(o.job_id, o.name, o.fired_at_ms) for o in by_drain] == [
             (o.job_id, o.name, o.fired_at_ms) for o in by_loop
@@ -217,10 +221,12 @@ def test_drain_costs_one_round_trip_and_one_script_call_a_batch(
     trips: int,
     script: str,
 ) -> None:
-    rep = lab.repeat(queue)
-    rep.register_many([(f"n{i:04d}", 15 * MIN, "t") for i in range(250)])
+    rep, names = lab.repeat(queue), [(f"n{i:04d}", 15 * MIN, "t") for i in range(250)]
+    rep.register_many(names)
+    lab.pump(queue, batch=100).drain(per_call=100)  # loads the scripts, opens the connections a drain uses
+    lab.reset(queue)
+    rep.register_many(names)
     pump = lab.pump(queue, batch=100, rule=rule)
-    lab.pump(f"{queue}-warm").tick()  # the lab's first batch loads the scripts
     calls = {"ticks": 0, "fire": 0, "enqueue": 0, "advance": 0}
     for verb in calls:
         real = getattr(scripts, verb)

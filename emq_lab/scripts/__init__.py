@@ -17,7 +17,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 from redis.cluster import RedisCluster
 from redis.commands.core import Script
@@ -417,22 +417,32 @@ def ticks(
     return reply if _queued(runner) or not mapped else ticks_reply(reply)
 
 
-def ticks_head(reply: Any) -> tuple[bool, list[str]]:
-    """From ticks.lua's reply, without mapping its rows: whether there may be more, and the
-    names to pass over (what a drain's next call needs)."""
+class Head(NamedTuple):
+    """What a drain's next call needs from ticks.lua's reply, read without mapping its rows:
+    whether a fresh row is still due, how many rows are due (``due``, the names to pass over
+    among them; 0 for ticks) and the names to pass over."""
+
+    more: bool
+    due: int
+    passing: list[str]
+
+
+def ticks_head(reply: Any) -> Head:
+    """ticks.lua's reply -> its :class:`Head`."""
     rows = len(_text(reply[0])) // 2
-    return _text(reply[2]) == "1", [_text(each) for each in reply[4 + 2 * rows :]]
+    due = _text(reply[4])
+    return Head(_text(reply[2]) == "1", int(due) if due else 0, [_text(each) for each in reply[5 + 2 * rows :]])
 
 
 def ticks_reply(reply: Any) -> Ticked:
-    """ticks.lua's ``{codes, next_now, more, numbers, name, id, ..., passing...}`` -> Ticked
+    """ticks.lua's ``{codes, next_now, more, numbers, due, name, id, ..., passing...}`` -> Ticked
     (``numbers``: slot, next and fired_at of each row, comma-separated; numbers in one string
     make the reply two entries a row, which the server builds and the client reads faster than
     five)."""
     codes, next_now, numbers = _text(reply[0]), _text(reply[1]), _text(reply[3])
-    more, passing = ticks_head(reply)
+    more, _, passing = ticks_head(reply)
     rows = len(codes) // 2
-    flat = reply[4 : 4 + 2 * rows]
+    flat = reply[5 : 5 + 2 * rows]
     flat = [_text(each) for each in flat] if flat and isinstance(flat[0], bytes) else flat
     values = numbers.split(",") if numbers else []
     if len(codes) % 2 or len(flat) != 2 * rows or len(values) != 3 * rows:

@@ -31,9 +31,9 @@
 -- Then, for a drain only, the names to pass over: those an earlier batch of the same drain fired
 -- that are still due (each is fired once a drain).
 --
--- Returns {codes, next_now, more, numbers, then two entries a row taken, in order: name, job id
--- ("" when none), then (a drain) the names it fired that are still due, for the next call to
--- pass over}
+-- Returns {codes, next_now, more, numbers, due, then two entries a row taken, in order: name,
+-- job id ("" when none), then (a drain) the names it fired that are still due, for the next call
+-- to pass over}
 --   numbers has three numbers a row, in the same order, joined by commas: slot (the score read,
 --   ms), next (its score now, ms; "" when swept), fired_at (the tick's now, ms)
 --   codes has two characters a row, as fire.lua's: the enqueue's ("1" stored and pushed,
@@ -44,6 +44,8 @@
 --   more: "1" when the call stopped at its reads and more may be due (a drain: a fresh row is
 --   due past its last batch); "0" when it stopped because it fired what it wanted (ticks) or
 --   nothing (more) is due (drain), or nothing is registered
+--   due: a drain: how many rows are due at now after it (ZCOUNT), the names to pass over among
+--   them; ticks: ""
 --   error reply when the KEYS are not one queue's or ARGV is malformed; nothing is written
 local registry, counter, wait, jobs = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local mode, ids, rule, finish = ARGV[1], ARGV[7], ARGV[8], ARGV[9]
@@ -153,7 +155,7 @@ end
 local records = {}  -- name -> {every_ms, template}: nothing in this call writes a record
 local pushed, still = {}, {}  -- the job ids to push; the names fired and still due (a drain's)
 local scored, nscored = {}, 0  -- a read's (score, name) pairs to add, nscored entries
-local codes, numbers, out = {}, {}, {'', '', '', ''}
+local codes, numbers, out = {}, {}, {'', '', '', '', ''}
 local fired, npassed, more, nrows = 0, #ARGV - 9, '0', 0  -- nrows: the rows taken so far
 
 -- The due read: the registry's first rows by score (the passed ones among them skipped below).
@@ -248,7 +250,7 @@ local function one_tick(members)
     nrows = nrows + 1  -- (counted here: "#t + 1" searches the table's length each time)
     codes[2 * nrows - 1], codes[2 * nrows] = enqueued, advanced
     numbers[3 * nrows - 2], numbers[3 * nrows - 1], numbers[3 * nrows] = slot_ms, nxt, at
-    out[2 * nrows + 3], out[2 * nrows + 4] = name, id
+    out[2 * nrows + 4], out[2 * nrows + 5] = name, id
   end
   in_chunks(scored, function(...) redis.call('ZADD', registry, ...) end)  -- before the next read
   scored, nscored = {}, 0
@@ -294,7 +296,10 @@ out[1] = table.concat(codes)
 out[2] = ms(now)
 out[3] = more
 out[4] = table.concat(numbers, ',')
+if mode == 'drain' then
+  out[5] = tostring(redis.call('ZCOUNT', registry, '-inf', ms(now)))
+end
 for i = 1, #still do
-  out[2 * nrows + 4 + i] = still[i]
+  out[2 * nrows + 5 + i] = still[i]
 end
 return out
