@@ -601,8 +601,8 @@ BULLMQ_MEASURED = Measured(
     machine="2 cores, Intel Xeon, Valkey 8.0.1",
     peer="BullMQ 6.7.0 upsertJobScheduler (ioredis 6.0.0), 500 in flight",
     names=10_000,
-    bullmq=(MeasuredBoot(12_100, 170_003), MeasuredBoot(2_400, 190_000)),
-    emq=(MeasuredBoot(103_800, 30_000), MeasuredBoot(195_100, 0)),
+    bullmq=(MeasuredBoot(15_900, 170_003), MeasuredBoot(2_900, 190_000)),
+    emq=(MeasuredBoot(140_300, 30_000), MeasuredBoot(213_000, 0)),
 )
 
 
