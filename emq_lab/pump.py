@@ -20,7 +20,7 @@ import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from itertools import chain, compress
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -295,19 +295,23 @@ def _two_in_flight(call: Callable[[], Any], left: Callable[[Any], int], per_call
     out at once: the server goes from one call to the next with no wait for the client, whose
     thread maps each reply while the next calls are out. Two calls out may run in either order
     (each takes the due rows still there when it runs), so the fewest rows any reply left is
-    what is left (rows that fall due meanwhile are the next drain's)."""
+    what is left (rows that fall due meanwhile are the next drain's). No call outlives the
+    drain: when one fails, the other is waited for before the failure goes on."""
     reply = call()
     yield reply
     rows = left(reply)
     out: deque[Future[Any]] = deque()
-    while True:
-        while len(out) < 2 and rows > per_call * len(out):
-            out.append(_threads_for("call", 2).submit(call))
-        if not out:
-            return
-        reply = out.popleft().result()
-        yield reply
-        rows = min(rows, left(reply))
+    try:
+        while True:
+            while len(out) < 2 and rows > per_call * len(out):
+                out.append(_threads_for("call", 2).submit(call))
+            if not out:
+                return
+            reply = out.popleft().result()
+            yield reply
+            rows = min(rows, left(reply))
+    finally:
+        wait(out)
 
 
 class Pump:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -119,15 +120,29 @@ def lab(backend_url: str, queue: str) -> Iterator[emq_lab.Lab]:
 
 @pytest.fixture
 def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """How many times a connection sent packed commands: one per call, one per pipeline."""
-    count = [0]
+    """How many times a connection sent packed commands: one per call, one per pipeline, from any
+    thread. A new connection's handshake (CLIENT SETINFO, AUTH) is not counted: a connection pays
+    it once, and how many connections a drain's two calls in flight open depends on which of its
+    threads asks first."""
+    count, lock, local = [0], threading.Lock(), threading.local()
     send = redis.connection.AbstractConnection.send_packed_command
+    connect = redis.connection.AbstractConnection.connect_check_health
 
     def counting(self: redis.connection.AbstractConnection, *args: object, **kwargs: object) -> None:
-        count[0] += 1
+        if not getattr(local, "connecting", False):
+            with lock:
+                count[0] += 1
         send(self, *args, **kwargs)  # type: ignore[arg-type]
 
+    def connecting(self: redis.connection.AbstractConnection, *args: object, **kwargs: object) -> None:
+        local.connecting = True
+        try:
+            connect(self, *args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            local.connecting = False
+
     monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
+    monkeypatch.setattr(redis.connection.AbstractConnection, "connect_check_health", connecting)
     yield count
 
 

@@ -397,6 +397,29 @@ def test_two_calls_go_out_at_once_and_none_more_than_the_rows_need() -> None:
     assert replies[0] == 1_500 and sorted(replies[1:]) == [0, 500]
 
 
+def test_a_call_that_fails_leaves_no_call_running_after_the_drain() -> None:
+    # After the first reply two calls go out: one fails at once, the other takes 0.3 s. The
+    # failure comes only once neither is running (no call outlives its drain).
+    lock, started, running = threading.Lock(), [0], [0]
+
+    def call() -> int:
+        with lock:
+            started[0] += 1
+            number, running[0] = started[0], running[0] + 1
+        try:
+            if number == 2:
+                raise redis.ConnectionError("the server went away")
+            time.sleep(0.3 if number == 3 else 0)
+            return 1_500 if number == 1 else 0
+        finally:
+            with lock:
+                running[0] -= 1
+
+    with pytest.raises(redis.ConnectionError, match="went away"):
+        list(_two_in_flight(call, lambda left: left, 1_000))
+    assert started == [3] and running == [0]
+
+
 def test_a_reply_that_cannot_be_mapped_fails_the_drain_after_the_calls_it_made() -> None:
     made: list[int] = []
 
