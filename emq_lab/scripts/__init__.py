@@ -355,8 +355,7 @@ class Ticked:
     ``fired_at_ms[i]`` as ``job_ids[i]`` ("" when the record was gone), with the enqueue's and the
     advance's outcomes as fire.lua reports them (None: not called). Then the now the next call
     takes up from, and whether it stopped at its bound of reads (``more``: there may be more).
-    ``passing``: the names a drain's call fired that are still due (its next call passes them
-    over; a drain fires a name once)."""
+    The names a drain's next call passes over are in the reply's head (:func:`ticks_head`)."""
 
     names: list[str]
     slots_ms: list[int]
@@ -367,7 +366,6 @@ class Ticked:
     advanced: list[Outcome | None]
     next_now_ms: int
     more: bool
-    passing: list[str]
 
 
 #: ticks.lua's rule names, by the pump's Measure values.
@@ -440,7 +438,6 @@ def ticks_reply(reply: Any) -> Ticked:
     make the reply two entries a row, which the server builds and the client reads faster than
     five)."""
     codes, next_now, numbers = _text(reply[0]), _text(reply[1]), _text(reply[3])
-    more, _, passing = ticks_head(reply)
     rows = len(codes) // 2
     flat = reply[5 : 5 + 2 * rows]
     flat = [_text(each) for each in flat] if flat and isinstance(flat[0], bytes) else flat
@@ -459,8 +456,7 @@ def ticks_reply(reply: Any) -> Ticked:
         list(map(enqueued.__getitem__, codes[0::2])),
         list(map(advanced.__getitem__, codes[1::2])),
         int(next_now),
-        more,
-        passing,
+        ticks_head(reply).more,
     )
 
 
