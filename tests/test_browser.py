@@ -502,6 +502,8 @@ def walk_crash(visit: Visit, panel: Locator) -> None:
     for ids, duplicates in (("fresh JOB- ids", "duplicates: 1"), ("slot-keyed <name>:<slot_ms>", "duplicates: 0")):
         button(panel, ids).click()
         button(panel, "Reset").click()
+        # The readout reads "no ticks yet" before the Reset too: its note says when it has run.
+        expect_text(panel.locator(".emq-note").first, "reset: queue")
         expect_text(bench, "no ticks yet", "duplicates: 0")
         agree("duplicates: 0")
         if "ON" in fault.inner_text():
