@@ -11,7 +11,7 @@ import builtins
 import re
 import socket
 from collections.abc import Sequence
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from redis import exceptions
 
