@@ -191,9 +191,10 @@ def _no_lua(where: str, user: str, command: str, text: str) -> str:
     """A learner's refused SCRIPT LOAD or EVAL: on a class server only the instructor loads Lua."""
     if command == "SCRIPT LOAD":
         return (
-            f"{where}: the server does not hold emq-lab's scripts (it restarted, or they were never "
-            f"loaded), and user {user!r} may not load them; ask the instructor to run: {LOAD_SCRIPTS} "
-            f"(a class server runs only the scripts the instructor loaded) [{text}]"
+            f"{where}: the server does not hold this script and user {user!r} may not load scripts (a "
+            "class server runs only emq-lab's own scripts, loaded by the instructor). If emq-lab's own "
+            f"verbs say this, the server lost its scripts (a restart): ask the instructor to run: {LOAD_SCRIPTS}. "
+            f"Your own Lua runs in the exercises' sandbox [{text}]"
         )
     return (
         f"{where}: user {user!r} may not run {command}: a class server runs only emq-lab's own "

@@ -15,6 +15,7 @@ from __future__ import annotations
 from .cli import main
 from .demo import prepare
 from .doctor import doctor
+from .doctor import lua_fixed as doctor_lua_fixed
 from .overview import DIVES, LearnerSummary, Overview, QueueSummary, overview, shown
 from .users import (
     ALLOWED_COMMANDS,
@@ -43,6 +44,7 @@ __all__ = [
     "acl_rules",
     "create_users",
     "doctor",
+    "doctor_lua_fixed",
     "existing_users",
     "learner_names",
     "load_scripts",
