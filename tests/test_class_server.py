@@ -212,7 +212,10 @@ def test_busy_is_a_retry_for_calls_and_panels(class_server: ClassServer, learner
     instructor = emq_lab.connect(class_server.admin_url, clock=emq_lab.SimClock(START))
     panel = ClassroomPanel(instructor, prefix=ann.name[:-2], every_s=None)
     # The instructor's own long script (a learner cannot send one): it reads TIME until 1.5 s pass.
-    runaway = "local s = redis.call('TIME') repeat local n = redis.call('TIME') until (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 1500000"
+    runaway = (
+        "local s = redis.call('TIME') "
+        "repeat local n = redis.call('TIME') until (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 1500000"
+    )
     thread = threading.Thread(target=lambda: class_server.admin().eval(runaway, 0))
     thread.start()
     try:

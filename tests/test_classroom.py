@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import re
 from collections.abc import Iterator
 
 import pytest
@@ -20,7 +19,6 @@ from redis.exceptions import NoPermissionError, ResponseError
 
 import emq_lab
 from emq_lab import classroom, keys
-from emq_lab.errors import BackendUnavailable
 from emq_lab.widgets import ClassroomPanel
 
 _classes = itertools.count(1)

@@ -96,9 +96,8 @@ def test_learners_run_the_dives_at_once_as_acl_users(valkey_server: ValkeyServer
     """A class: four learners, each an ACL user limited to its namespace, run every dive notebook
     at the same time against one Valkey; every run passes and every namespace keeps its own keys."""
     admin, _ = open_client(valkey_server.url)
-    learners = classroom.create_users(
-        admin, learners=LEARNERS, prefix="nbclass", check=False
-    )  # the shared, open server
+    # The shared, open server (a class server has its default user off: see test_class_server).
+    learners = classroom.create_users(admin, learners=LEARNERS, prefix="nbclass", check=False)
     classroom.load_scripts(admin)  # a learner may not load them
     try:
         envs = [clean_env(learner.url(valkey_server.url), learner.namespace) for learner in learners]
