@@ -102,7 +102,15 @@ def is_transient(exc: BaseException) -> bool:
         return True
     if isinstance(exc, exceptions.ClusterDownError | exceptions.TryAgainError):
         return True
+    if resharding(exc):
+        return True
     return cluster_unreachable(exc) or isinstance(exc, socket.timeout)
+
+
+def resharding(exc: BaseException) -> bool:
+    """True when redis-py gave up following a slot on the move (TRYAGAIN or ASK until its TTL
+    ran out): a reshard is moving the queue's keys, and the call can be tried again."""
+    return isinstance(exc, exceptions.ClusterError) and "TTL exhausted" in _text(exc)
 
 
 def busy(exc: BaseException) -> bool:
@@ -129,7 +137,9 @@ def reason(exc: BaseException, *, timeout_s: float | None = None) -> str:
         if text.startswith("No targets"):
             return "the cluster client knows no live node yet (it reads the slot map again)"
         return "no node of the cluster answers"
-    if isinstance(exc, exceptions.ClusterDownError | exceptions.TryAgainError):
+    if resharding(exc) or isinstance(exc, exceptions.TryAgainError):
+        return "the cluster is moving this queue's keys to another node (a reshard); try again in a moment"
+    if isinstance(exc, exceptions.ClusterDownError):
         return "the cluster has no serving primary for this queue's slot (a failover under way?)"
     if "refused" in lowered:
         return "connection refused"

@@ -16,9 +16,11 @@ import pytest
 import redis
 from helpers import MIN, START
 from redis.exceptions import NoPermissionError, ResponseError
+from servers import ValkeyCluster
 
 import emq_lab
 from emq_lab import classroom, keys
+from emq_lab.errors import BackendUnavailable
 from emq_lab.widgets import ClassroomPanel
 
 _classes = itertools.count(1)
@@ -197,3 +199,52 @@ def test_panel_refreshes_itself_on_the_running_event_loop() -> None:
         lab.reset("reports")
     assert before == "no learner found yet"
     assert after.startswith(f"{prefix}: 1 queue(s) · dives: 01 upsert") and stopped
+
+
+def _move_slot(cluster: ValkeyCluster, slot: int, source: int, target: int, *, finish: bool) -> None:
+    """Migrate ``slot``'s keys from node port ``source`` to ``target``; with ``finish`` every node
+    then assigns the slot to ``target`` (else it stays mid-migration: the source answers ASK)."""
+    nodes = {node.port: redis.Redis(host="127.0.0.1", port=node.port, decode_responses=True) for node in cluster.nodes}
+    try:
+        ids = {port: client.execute_command("CLUSTER", "MYID") for port, client in nodes.items()}
+        nodes[target].execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", ids[source])
+        nodes[source].execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", ids[target])
+        moving = nodes[source].execute_command("CLUSTER", "GETKEYSINSLOT", slot, 1000)
+        if moving:
+            nodes[source].execute_command("MIGRATE", "127.0.0.1", target, "", 0, 5000, "KEYS", *moving)
+        if finish:
+            for client in nodes.values():
+                client.execute_command("CLUSTER", "SETSLOT", slot, "NODE", ids[target])
+    finally:
+        for client in nodes.values():
+            client.close()
+
+
+def test_a_learner_follows_a_slot_migration_ask_then_moved(valkey_cluster: ValkeyCluster) -> None:
+    """A reshard mid-class: the learner's ACL lets its client send ASKING, and MOVED is followed."""
+    prefix = f"mig{next(_classes)}x"
+    admin, _ = emq_lab.backend.open_client(valkey_cluster.url)
+    (learner,) = classroom.create_users(admin, learners=1, prefix=prefix, check=False)  # the shared, open cluster
+    classroom.load_scripts(admin)
+    lab = emq_lab.connect(learner.url(valkey_cluster.url), clock=emq_lab.SimClock(START), namespace=learner.namespace)
+    rep = lab.repeat("q")
+    assert rep.register("a", MIN, "t") is emq_lab.Outcome.REGISTERED
+    slot = keys.slot(lab.keyspace("q").registry)
+    source = admin.get_node_from_key(lab.keyspace("q").registry).port
+    target = next(node.port for node in valkey_cluster.nodes if node.port != source)
+    try:
+        _move_slot(valkey_cluster, slot, source, target, finish=False)
+        assert rep.record("a") == {"every_ms": str(MIN), "template": "t"}  # ASK, then ASKING + HGETALL
+        assert rep.register("a", MIN, "t") is emq_lab.Outcome.EXISTS  # ASK for a script's keys
+        # A new key cannot be written mid-move (the server answers TRYAGAIN): a transient fault.
+        with pytest.raises(BackendUnavailable, match="moving this queue's keys to another node"):
+            rep.register("b", MIN, "t")
+        _move_slot(valkey_cluster, slot, source, target, finish=True)
+        assert rep.register("b", MIN, "t") is emq_lab.Outcome.REGISTERED  # MOVED: the client follows
+        assert rep.count() == 2
+    finally:
+        lab.reset("q")
+        _move_slot(valkey_cluster, slot, target, source, finish=True)  # leave the shared cluster as found
+        lab.close()
+        classroom.revoke_users(admin, prefix=prefix)
+        admin.close()
