@@ -11,13 +11,13 @@ import shlex
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
 import redis
+from class_server import ADMIN_PASSWORD, ClassServer, started_class_server
 from helpers import MIN, START
 from redis.exceptions import NoPermissionError
-from servers import ValkeyServer, server_binary
+from servers import ValkeyServer
 
 import emq_lab
 from emq_lab import classroom, keys, progress
@@ -26,33 +26,13 @@ from emq_lab.widgets import ClassroomPanel
 
 pytestmark = pytest.mark.xdist_group("class-server")  # one worker takes the module: its server starts once
 
-ADMIN_PASSWORD = "admin-S3cret/pw"  # a "/" too: it must be percent-encoded in a URL, and never shown
 _runs = itertools.count(1)
-
-
-@dataclass
-class ClassServer:
-    server: ValkeyServer
-    admin_url: str
-
-    def admin(self) -> redis.Redis:
-        return redis.Redis(
-            host="127.0.0.1", port=self.server.port, username="admin", password=ADMIN_PASSWORD, decode_responses=True
-        )
 
 
 @pytest.fixture(scope="module")
 def class_server() -> Iterator[ClassServer]:
-    """A throwaway Valkey with the two lines `users` asks for: an admin user, the default user off."""
-    if server_binary() is None:
-        pytest.skip("VALKEY TESTS SKIPPED: no valkey-server")
-    server = ValkeyServer()
-    raw = redis.Redis(host="127.0.0.1", port=server.port)
-    raw.execute_command("ACL", "SETUSER", "admin", "on", f">{ADMIN_PASSWORD}", "~*", "&*", "+@all")
-    raw.execute_command("ACL", "SETUSER", "default", "off")
-    raw.close()
-    yield ClassServer(server, f"redis://admin:{ADMIN_PASSWORD.replace('/', '%2F')}@127.0.0.1:{server.port}/0")
-    server.close()
+    with started_class_server() as server:
+        yield server
 
 
 @pytest.fixture

@@ -16,13 +16,15 @@ DEMO_PREFIX = "demo-"
 DEMO_LEARNERS = ("demo-ada", "demo-bo", "demo-cy")
 DEMO_QUEUES = ("reports", "cadence-live", "cancel")
 MIN = 60_000
+START = "2026-01-05T09:00:00Z"
 
 
 @dataclass(frozen=True)
 class Setting:
-    """Whose learners the page lists (``prefix``, and ``learners`` listed even with no key),
-    whether they are demo learners, and one sentence saying which."""
+    """The lab the page reads with, whose learners it lists (``prefix``, and ``learners`` listed
+    even with no key), whether they are demo learners, and one sentence saying which."""
 
+    lab: Lab
     prefix: str
     learners: tuple[str, ...]
     demo: bool
@@ -30,19 +32,22 @@ class Setting:
 
 
 def prepare(lab: Lab, *, prefix: str | None = None) -> Setting:
-    """On the embedded backend: play the demo learners (on ``lab``'s clock) and list them. On a
-    server: write nothing, and list the learners named ``prefix`` (else ``$EMQ_LAB_CLASS_PREFIX``,
-    else ``learner``)."""
+    """On the embedded backend: play the demo learners on a SimClock from 09:00 (so the page reads
+    the same every run) and list them. On a server: write nothing, and list the learners named
+    ``prefix`` (else ``$EMQ_LAB_CLASS_PREFIX``, else ``learner``)."""
     if not in_process(lab.client):
         chosen = validate.namespace(prefix or os.environ.get(ENV_PREFIX, "").strip() or "learner")
         return Setting(
+            lab,
             chosen,
             (),
             False,
             f"The class on {lab.describe()}: the learners are its ACL users named {chosen}…; this page only reads.",
         )
-    _play(lab)
+    demo = lab.with_clock(SimClock(START))
+    _play(demo)
     return Setting(
+        demo,
         DEMO_PREFIX,
         DEMO_LEARNERS,
         True,
