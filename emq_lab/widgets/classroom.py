@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..lab import Lab
 
 EVERY_S = 5.0
-_MARK = {"passed": ("✓", "#1a7f37"), "failed": ("✗", "#cf222e"), "not tried": ("·", "#8c959f")}
+_MARK = {"passed": ("✓", "#1a7f37"), "failed": ("✗", "#cf222e"), "not tried": ("○", "#8c959f")}
 _CELL = "padding:2px 10px;vertical-align:top;text-align:left"
 
 
@@ -43,8 +43,8 @@ def _learner_row(learner: LearnerSummary) -> str:
         else f"<code>{_h(q.queue)}</code> registry {q.registrations} · waiting {q.waiting} · keys {q.keys}"
         for q in learner.queues
     )
-    checks = " ".join(
-        f"<span style='color:{_MARK[state][1]};white-space:nowrap' title='{escape(state)}'>"
+    checks = "".join(
+        f"<span style='color:{_MARK[state][1]};white-space:nowrap;margin-right:10px' title='{escape(state)}'>"
         f"{_MARK[state][0]} {_h(exercise)}{f' {hhmm(at)}' if at is not None else ''}</span>"
         for exercise, state, at in learner.exercises()
     )
@@ -55,7 +55,8 @@ def _learner_row(learner: LearnerSummary) -> str:
 
 def overview_html(view: classroom.Overview) -> str:
     """One table: a row per learner."""
-    head = "".join(f"<th style='{_CELL}'>{h}</th>" for h in ("learner", "dives", "queues", "checks", ""))
+    legend = "checks <span style='font-weight:normal;color:#57606a'>(✓ passed, ✗ failed, ○ not tried; UTC)</span>"
+    head = "".join(f"<th style='{_CELL}'>{h}</th>" for h in ("learner", "dives", "queues", legend, ""))
     rows = [_learner_row(learner) for learner in view.learners]
     if not rows:
         rows.append(f"<tr><td colspan=5 style='{_CELL}'><i>no learner found yet</i></td></tr>")
