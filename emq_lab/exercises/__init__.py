@@ -37,8 +37,8 @@ def _recorded(check: Check, lab: Lab | None) -> Check:
 
 def _recording(checker: Callable[..., Check]) -> Callable[..., Check]:
     @functools.wraps(checker)
-    def run(*args: Any, lab: Lab | None = None, **kwargs: Any) -> Check:
-        return _recorded(checker(*args, lab=lab, **kwargs), lab)
+    def run(answer: Any, lab: Lab | None = None) -> Check:
+        return _recorded(checker(answer, lab), lab)
 
     return run
 
