@@ -81,9 +81,9 @@ def check(client: Any) -> list[Row]:
         rows.append(
             Row(
                 "version, Lua CVEs",
-                f"{server} {version}: open to {LUA_CVES}",
+                f"{server} {version}: Lua CVEs open",
                 "warn",
-                f"upgrade to {lines} or later (learners cannot send Lua, which keeps these out of their reach)",
+                f"upgrade to {lines} or later ({LUA_CVES}); learners cannot send Lua, which keeps them out of reach",
             )
         )
 
