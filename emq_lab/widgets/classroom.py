@@ -32,15 +32,16 @@ def _h(text: str) -> str:
 
 
 def _learner_row(learner: LearnerSummary) -> str:
-    name = f"<code>{_h(learner.namespace)}</code>"
+    name = f"<code style='white-space:nowrap'>{_h(learner.namespace)}</code>"
     if not learner.started and not learner.problems:
         grey = f"{_CELL};color:#8c959f"
         return f"<tr><td style='{_CELL}'>{name}</td><td style='{grey}' colspan=4><i>not started</i></td></tr>"
     dives = _h(", ".join(learner.dives) or "no dive yet")
     queues = "<br>".join(
-        f"<code>{_h(q.queue)}</code> ⚠ {_h(q.problem)}"
+        f"<code>{_h(q.queue)}</code> <span style='color:#cf222e'>⚠ {_h(q.problem)}</span>"
         if q.problem
-        else f"<code>{_h(q.queue)}</code> registry {q.registrations} · waiting {q.waiting} · keys {q.keys}"
+        else f"<span style='white-space:nowrap'><code>{_h(q.queue)}</code> registry {q.registrations} · "
+        f"waiting {q.waiting} · keys {q.keys}</span>"
         for q in learner.queues
     )
     checks = "".join(
