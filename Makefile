@@ -34,7 +34,7 @@ install: $(TESTING)
 lab: $(RUNTIME)
 	$(BIN)/jupyter lab $(ROOT_OK) --ServerApp.root_dir=. --LabApp.news_url=None notebooks/$(NB).ipynb
 
-## Voila on one notebook, for presenting: make present NB=02-cadence (NB=instructor for the class view).
+## Voila on one notebook, for presenting: make present NB=02-cadence. The class view: EMQ_LAB_URL=<your admin URL> make present NB=instructor.
 present: $(RUNTIME)
 	$(BIN)/voila notebooks/$(NB).ipynb
 

@@ -7,12 +7,13 @@ connect, and raises faults in the words of :mod:`emq_lab.errors`."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import socket
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import SplitResult, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, urlsplit, urlunsplit
 
 import redis
 from redis.backoff import ExponentialBackoff
@@ -89,6 +90,26 @@ def _guard_pipeline(pipe: Any, url: str, timeout_s: float | None) -> Any:
     return pipe
 
 
+def _load_or_find(client: Any, call: Callable[[], Any], args: tuple[Any, ...]) -> Any:
+    """``SCRIPT LOAD``, or, for a user who may not load scripts (a learner on a class server),
+    the script's sha when the server already holds it: that is what SCRIPT LOAD would answer,
+    and redis-py loads scripts this way before a pipeline and after a NOSCRIPT. When the server
+    does not hold it, the refusal goes on (emq_lab.errors says who loads the scripts)."""
+    try:
+        return call()
+    except redis.exceptions.NoPermissionError:
+        if len(args) != 2 or str(args[0]).upper() != "SCRIPT LOAD":
+            raise
+        sha = hashlib.sha1(str(args[1]).encode("utf-8")).hexdigest()
+        try:
+            held = client.script_exists(sha)
+        except redis.exceptions.RedisError:
+            held = [False]
+        if held and all(held):
+            return sha
+        raise
+
+
 class Client(redis.Redis):
     """redis-py's client whose commands and pipelines raise :mod:`emq_lab.errors` faults."""
 
@@ -96,9 +117,10 @@ class Client(redis.Redis):
     emq_timeout_s: float | None = None
 
     def execute_command(self, *args: Any, **options: Any) -> Any:
-        return _guarded(
-            lambda: super(Client, self).execute_command(*args, **options), self.emq_url, args, self.emq_timeout_s
-        )
+        def call() -> Any:
+            return super(Client, self).execute_command(*args, **options)
+
+        return _guarded(lambda: _load_or_find(self, call, args), self.emq_url, args, self.emq_timeout_s)
 
     def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Any:
         return _guard_pipeline(super().pipeline(transaction, shard_hint), self.emq_url, self.emq_timeout_s)
@@ -112,7 +134,12 @@ class ClusterClient(redis.RedisCluster):
     emq_startup: dict[str, Any] = {}  # noqa: RUF012 - replaced per client in open_client
 
     def execute_command(self, *args: Any, **kwargs: Any) -> Any:
-        return _guarded(lambda: self._execute(*args, **kwargs), self.emq_url, args, self.emq_timeout_s)
+        return _guarded(
+            lambda: _load_or_find(self, lambda: self._execute(*args, **kwargs), args),
+            self.emq_url,
+            args,
+            self.emq_timeout_s,
+        )
 
     def _execute(self, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -158,6 +185,12 @@ def embedded_client() -> Any:
     return _embedded_class(server=embedded_server(), decode_responses=True)
 
 
+MAX_HOST = 253  # characters of a DNS name (labels of at most 63)
+#: Query options that would undo the timeouts every client here has (redis-py's URL options win
+#: over its keyword arguments); ``connect(url, timeout_s=...)`` sets them instead.
+TIMEOUT_OPTIONS = ("socket_timeout", "socket_connect_timeout", "retry_on_timeout", "health_check_interval")
+
+
 def _parse(target: str) -> tuple[SplitResult, str, bool]:
     """Check the URL's shape; returns its parts, the scheme redis-py knows, and cluster or not."""
     shown = errors.redact(target)
@@ -165,7 +198,13 @@ def _parse(target: str) -> tuple[SplitResult, str, bool]:
         parts = urlsplit(target)
         port = parts.port
     except ValueError as exc:
-        raise ValueError(f"url: {shown} is not a valid URL ({exc}); write redis://host:port/0") from None
+        # Never the parser's own words: they quote the text around the port, where a password
+        # holding "/", "#" or "?" ends up.
+        why = "its IPv6 address has no closing ]" if "IPv6" in str(exc) else "its port is not a number from 0 to 65535"
+        raise ValueError(
+            f"url: {shown} is not a valid URL ({why}); write redis://host:port/0, and percent-encode "
+            "a password holding / # ? or @ (%2F %23 %3F %40)"
+        ) from None
     scheme = parts.scheme.lower()
     cluster = scheme.endswith("+cluster")
     base = scheme.removesuffix("+cluster")
@@ -177,11 +216,33 @@ def _parse(target: str) -> tuple[SplitResult, str, bool]:
         )
     if not parts.hostname:
         raise ValueError(f"url: {shown} names no host; write {base}://127.0.0.1:{port or 6379}/0")
+    host = parts.hostname
+    if len(host) > MAX_HOST or any(len(label) > 63 for label in host.split(".")):
+        raise ValueError(
+            f"url: its host name is {len(host)} characters long; a host name has at most {MAX_HOST} "
+            "(and at most 63 between dots): check the URL"
+        )
     path = parts.path.strip("/")
     if path and not path.isdigit():
         raise ValueError(f"url: {shown} ends in /{path}, which is not a database number; write /0 (or another integer)")
-    if cluster and path and int(path) != 0:
-        raise ValueError(f"url: {shown} asks for database {path}, but a cluster has only database 0; drop the /{path}")
+    options = dict(parse_qsl(parts.query))
+    for option in TIMEOUT_OPTIONS:
+        if option in options:
+            raise ValueError(
+                f"url: {shown} sets {option}, which emq-lab does not take from a URL (every call waits at "
+                f"most timeout_s, {TIMEOUT_S:g} s by default); drop it and pass connect(url, timeout_s=...) "
+                "(up to 300 s)"
+            )
+    db = options.get("db")
+    if db is not None and not db.isdigit():
+        raise ValueError(f"url: {shown} has ?db={db}, which is not a database number; write /0 in the path instead")
+    if db is not None and path and int(db) != int(path):
+        raise ValueError(f"url: {shown} names database /{path} and ?db={db}; keep one of them (the path: /{db})")
+    chosen = path or db
+    if cluster and chosen and int(chosen) != 0:
+        raise ValueError(
+            f"url: {shown} asks for database {chosen}, but a cluster has only database 0; drop the /{chosen}"
+        )
     return parts, "rediss" if base in ("rediss", "valkeys") else "redis", cluster
 
 
@@ -208,7 +269,8 @@ def _probe_tls(parts: SplitResult, shown: str, timeout_s: float) -> None:
 def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[Any, str]:
     """A decoding redis-py client for ``url`` and a short description of the backend.
 
-    A real server must answer one PING within ``min(timeout_s, 2 s)``; otherwise this raises
+    A real server must accept a connection within ``min(timeout_s, 2 s)`` and answer one PING
+    within ``timeout_s``; otherwise this raises
     :class:`emq_lab.errors.BackendUnavailable` naming the URL. A plain URL to a cluster node,
     or a cluster URL to a plain server, is a ValueError saying which URL to use."""
     target = resolve_url(url)
@@ -244,7 +306,7 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[An
         client.emq_startup = dict(client.nodes_manager.startup_nodes)
         return client, f"cluster at {where}"
     client = Client.from_url(plain, **options)
-    client.emq_url, client.emq_timeout_s = target, connect_s
+    client.emq_url, client.emq_timeout_s = target, float(timeout_s)  # the PING waits the socket timeout
     try:
         with contextlib.suppress(redis.exceptions.NoPermissionError):  # refused, so it answered
             client.ping()
@@ -252,7 +314,6 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[An
     except BaseException:
         client.close()
         raise
-    client.emq_timeout_s = float(timeout_s)
     return client, f"server at {where}"
 
 

@@ -8,9 +8,10 @@ or a script call raises the same clear exception whatever the backend."""
 from __future__ import annotations
 
 import builtins
+import re
 import socket
 from collections.abc import Sequence
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from redis import exceptions
 
@@ -32,18 +33,47 @@ class BackendUnavailable(exceptions.ConnectionError, builtins.ConnectionError):
         super().__init__(f"{text}; {fix}" if fix else text)
 
 
+BUSY = "the server is busy running a script"
+BUSY_FIX = "a BUSY reply means the command did not run, so trying again is safe; try again in a few seconds"
+
+
+class BackendBusy(BackendUnavailable):
+    """The server answered BUSY: a script has run past its busy threshold and the server runs
+    nothing else until it ends (or is killed). Transient: a panel retries, a call may retry."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url, f"{BUSY} — retrying", BUSY_FIX)
+        self.args = (f"{BUSY} — retrying is safe ({url}): {BUSY_FIX}",)
+
+
+#: What the instructor runs when a class server has lost emq-lab's scripts (a restart).
+LOAD_SCRIPTS = "python -m emq_lab.classroom scripts --url <the instructor's URL>"
+
+
+_SECRET_PARAMS = re.compile(r"(?i)((?:^|[?&;])(?:password|passwd|pass|pwd|auth|token|secret)=)[^&;#]*")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+MAX_SHOWN = 200  # characters of a URL an error shows
+
+
 def redact(url: str) -> str:
-    """``url`` with its password replaced by ``***`` (the user name is kept)."""
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError:
-        return url
-    if not password:
-        return url
-    user = parts.username or ""
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    """``url`` with every password replaced by ``***``: the user-info's (the user name is kept)
+    and any ``password=`` (or ``pass``, ``pwd``, ``auth``, ``token``, ``secret``) in the query.
+
+    Done on the text, not on a parse, so a URL that does not parse (a password holding ``/``,
+    ``#`` or ``?``) is redacted too: everything between ``://`` and the last ``@`` is user-info.
+    Control characters are shown escaped and a long URL is cut, so an error stays one line."""
+    text = str(url)
+    scheme, sep, rest = text.partition("://")
+    if sep and "@" in rest:
+        userinfo, _, host = rest.rpartition("@")
+        user, colon, _ = userinfo.partition(":")
+        rest = f"{user}:***@{host}" if colon else f"{userinfo}@{host}"
+        text = f"{scheme}://{rest}"
+    head, question, query = text.partition("?")
+    if question:
+        text = head + question + _SECRET_PARAMS.sub(r"\1***", query)
+    text = _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
 
 
 def _text(exc: BaseException) -> str:
@@ -66,11 +96,28 @@ def is_transient(exc: BaseException) -> bool:
     failing over. A refused password is a ConnectionError to redis-py, but not transient."""
     if isinstance(exc, exceptions.AuthenticationError):
         return False
+    if busy(exc):
+        return True
     if isinstance(exc, BackendUnavailable | exceptions.ConnectionError | exceptions.TimeoutError):
         return True
     if isinstance(exc, exceptions.ClusterDownError | exceptions.TryAgainError):
         return True
+    if resharding(exc):
+        return True
     return cluster_unreachable(exc) or isinstance(exc, socket.timeout)
+
+
+def resharding(exc: BaseException) -> bool:
+    """True when redis-py gave up following a slot on the move (TRYAGAIN or ASK until its TTL
+    ran out): a reshard is moving the queue's keys, and the call can be tried again."""
+    return isinstance(exc, exceptions.ClusterError) and "TTL exhausted" in _text(exc)
+
+
+def busy(exc: BaseException) -> bool:
+    """True for a BUSY reply (a script ran past the server's busy threshold)."""
+    return isinstance(exc, BackendBusy) or (
+        isinstance(exc, exceptions.ResponseError) and _text(exc).startswith("BUSY ")
+    )
 
 
 def reason(exc: BaseException, *, timeout_s: float | None = None) -> str:
@@ -81,6 +128,8 @@ def reason(exc: BaseException, *, timeout_s: float | None = None) -> str:
     lowered = text.lower()
     if isinstance(exc, exceptions.BusyLoadingError):
         return "the server is still loading its data"
+    if busy(exc):
+        return f"{BUSY} — retrying"
     if isinstance(exc, exceptions.TimeoutError | socket.timeout):
         within = f" within {timeout_s:g} s" if timeout_s else ""
         return f"no answer{within} (the server is stalled or overloaded)"
@@ -88,7 +137,9 @@ def reason(exc: BaseException, *, timeout_s: float | None = None) -> str:
         if text.startswith("No targets"):
             return "the cluster client knows no live node yet (it reads the slot map again)"
         return "no node of the cluster answers"
-    if isinstance(exc, exceptions.ClusterDownError | exceptions.TryAgainError):
+    if resharding(exc) or isinstance(exc, exceptions.TryAgainError):
+        return "the cluster is moving this queue's keys to another node (a reshard); try again in a moment"
+    if isinstance(exc, exceptions.ClusterDownError):
         return "the cluster has no serving primary for this queue's slot (a failover under way?)"
     if "refused" in lowered:
         return "connection refused"
@@ -133,7 +184,32 @@ def _keys(command: Sequence[object]) -> list[str]:
 
 
 def _command(command: Sequence[object]) -> str:
-    return str(command[0]).upper() if command else "a command"
+    if not command:
+        return "a command"
+    name = str(command[0]).upper()
+    if name in ("SCRIPT", "FUNCTION") and len(command) > 1:  # the subcommand sent apart
+        name = f"{name} {str(command[1]).upper()}"
+    return name
+
+
+# Commands that run (or load) Lua: on a class server a learner may run none of them, only the
+# EVALSHA of the scripts the instructor loaded.
+_LUA_COMMANDS = frozenset(("EVAL", "EVAL_RO", "SCRIPT LOAD", "FCALL", "FCALL_RO", "FUNCTION LOAD"))
+
+
+def _no_lua(where: str, user: str, command: str, text: str) -> str:
+    """A learner's refused SCRIPT LOAD or EVAL: on a class server only the instructor loads Lua."""
+    if command == "SCRIPT LOAD":
+        return (
+            f"{where}: the server does not hold this script and user {user!r} may not load scripts (a "
+            "class server runs only emq-lab's own scripts, loaded by the instructor). If emq-lab's own "
+            f"verbs say this, the server lost its scripts (a restart): ask the instructor to run: {LOAD_SCRIPTS}. "
+            f"Your own Lua runs in the exercises' sandbox [{text}]"
+        )
+    return (
+        f"{where}: user {user!r} may not run {command}: a class server runs only emq-lab's own "
+        f"scripts, loaded by the instructor; run your own Lua in the exercises' sandbox [{text}]"
+    )
 
 
 def translate(
@@ -147,6 +223,13 @@ def translate(
     text = _text(exc)
     if isinstance(exc, BackendUnavailable):
         return exc
+    if busy(exc):
+        return BackendBusy(where)
+    if "db index is out of range" in text.lower():
+        return ValueError(
+            f"url: {where} names a database this server does not have (a server has 16 by default, "
+            "0 to 15, and a cluster only 0); write /0"
+        )
     if isinstance(exc, exceptions.AuthenticationError) or (isinstance(exc, exceptions.ResponseError) and _noauth(text)):
         if _noauth(text):
             message = (
@@ -161,6 +244,8 @@ def translate(
                 "(wrong password, unknown user, or the user is disabled); check both"
             )
         return exceptions.AuthenticationError(message)
+    if isinstance(exc, exceptions.NoPermissionError) and _command(command) in _LUA_COMMANDS:
+        return exceptions.NoPermissionError(_no_lua(where, _user(url), _command(command), text))
     if isinstance(exc, exceptions.NoPermissionError) or "ACL failure in script" in text:
         user = _user(url)
         fix = (

@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
-from .errors import BackendUnavailable, is_transient, reason
+from .errors import BUSY, BackendUnavailable, busy, is_transient, reason
 
 UNAVAILABLE = "backend unavailable"
 RETRY_DELAYS_S: tuple[float, ...] = (1, 2, 5)  # then the last one, for as long as the panel lives
@@ -66,7 +66,8 @@ class Health(Generic[T]):
 
     ``status`` is ``""`` while the backend answers. When an action fails on a transient error
     (server down, stalled, restarting, a cluster with no serving primary) it waits in order, the
-    status says ``"backend unavailable — retrying every N s — last error: …"``, and one retry
+    status says ``"backend unavailable — retrying every N s — last error: …"`` (or, when the server
+    answered BUSY, ``"the server is busy running a script — retrying every N s"``), and one retry
     chain runs the waiting actions every ``delays`` seconds (the last delay repeats) until they
     go through or ``close()``. An action started while others wait joins the end of the line and
     the whole line is tried at once (a click is also a "retry now"); past ``max_waiting`` a click
@@ -214,7 +215,10 @@ class Health(Generic[T]):
             self._step += 1
             self._handle = self.later(delay, self._on_timer)
         waiting = f" — {len(self._waiting)} actions waiting" if len(self._waiting) > 1 else ""
-        self.status = f"{UNAVAILABLE} — retrying every {self.every_s:g} s — last error: {_said(exc)}{waiting}"
+        if busy(exc):  # the server answers, but runs nothing until a script ends
+            self.status = f"{BUSY} — retrying every {self.every_s:g} s{waiting}"
+        else:
+            self.status = f"{UNAVAILABLE} — retrying every {self.every_s:g} s — last error: {_said(exc)}{waiting}"
         self._changed()
 
     def _up(self) -> None:

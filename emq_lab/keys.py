@@ -82,6 +82,15 @@ class QueueKeys:
         return (self.registry, self.counter, self.wait, self.delayed)
 
 
+def progress(namespace: str | None) -> str:
+    """HASH of a learner's exercise results: field = the check (``register``, ``upsert.predict``),
+    value = ``passed <ms>`` or ``failed <ms>``. In a namespace it is ``emq:ns:{ns:}:progress``:
+    inside the learner's key pattern, and no queue's key (a queue name is never empty)."""
+    if namespace is None:
+        return f"{PREFIX}:progress"
+    return f"{PREFIX}:ns:{{{namespace}:}}:progress"
+
+
 def namespace_pattern(namespace: str) -> str:
     """SCAN glob (and ACL key pattern) for every key of every queue in ``namespace``."""
     return f"{PREFIX}:ns:{{{_glob_escape(namespace)}:*"

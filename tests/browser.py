@@ -72,11 +72,13 @@ class Server:
 
 
 @contextmanager
-def jupyter_process(kind: str, *args: str) -> Iterator[Server]:
-    """Start ``jupyter lab`` or ``voila`` on a free loopback port; yield its URL and runtime dir."""
+def jupyter_process(kind: str, *args: str, extra_env: dict[str, str] | None = None) -> Iterator[Server]:
+    """Start ``jupyter lab`` or ``voila`` on a free loopback port; yield its URL and runtime dir.
+    Its kernels run on the embedded backend unless ``extra_env`` sets ``EMQ_LAB_URL``."""
     port = free_port()
     home = Path(tempfile.mkdtemp(prefix=f"emq-{kind}-"))
     env = {k: v for k, v in os.environ.items() if k != "EMQ_LAB_URL"}  # the embedded backend
+    env.update(extra_env or {})
     env.update(
         JUPYTER_CONFIG_DIR=str(home / "config"),
         JUPYTER_DATA_DIR=str(home / "data"),

@@ -75,6 +75,11 @@ def locked_server() -> Iterator[ValkeyServer]:
         ("redis://127.0.0.1:port/0", "is not a valid URL"),
         ("valkey+cluster://127.0.0.1:7000/2", "a cluster has only database 0"),
         ("http://127.0.0.1:6379", "has scheme 'http'"),
+        ("redis://127.0.0.1:6379/0?db=3", "names database /0 and ?db=3; keep one of them"),
+        ("redis://127.0.0.1:6379/2?db=2&socket_timeout=600", "sets socket_timeout, which emq-lab does not take"),
+        ("valkey+cluster://127.0.0.1:7000?db=1", "a cluster has only database 0"),
+        (f"redis://{'h' * 300}:6379/0", "its host name is 300 characters long"),
+        ("redis://u:pw/ss#x?y@127.0.0.1:6379/0", "redis://u:***@127.0.0.1:6379/0 is not a valid URL"),
     ],
 )
 def test_a_malformed_url_is_a_value_error_naming_it(url: object, said: str) -> None:
@@ -90,6 +95,23 @@ def test_the_password_never_shows() -> None:
     assert redact("redis://alice:hunter2@127.0.0.1:6379/0") == "redis://alice:***@127.0.0.1:6379/0"
     assert redact("redis://:hunter2@127.0.0.1/0") == "redis://:***@127.0.0.1/0"
     assert redact("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
+    assert (
+        redact("redis://h:1/0?username=admin&password=hunter2&db=2") == "redis://h:1/0?username=admin&password=***&db=2"
+    )
+    # A password holding "/", "#", "?" or "@" breaks the parse; the text is redacted all the same.
+    assert redact("redis://admin:a/b#c?d@e@127.0.0.1:6379/0") == "redis://admin:***@127.0.0.1:6379/0"
+    assert redact("redis://h/0\n\x1b[2J") == "redis://h/0\\x0a\\x1b[2J"  # one line, no terminal escape
+
+
+def test_a_database_the_server_lacks_says_so(valkey_server: ValkeyServer) -> None:
+    with pytest.raises(ValueError, match=r"names a database this server does not have .* write /0"):
+        emq_lab.connect(valkey_server.url.replace("/0", "/16"))
+
+
+def test_describe_never_shows_a_password(locked_server: ValkeyServer) -> None:
+    lab = emq_lab.connect(f"redis://:s3cret@127.0.0.1:{locked_server.port}/0?password=s3cret", namespace="ns1")
+    assert "s3cret" not in lab.describe() and "s3cret" not in repr(lab)
+    lab.close()
 
 
 class Period(IntEnum):
@@ -160,6 +182,9 @@ def test_a_stalled_server_fails_a_call_within_the_timeout_with_a_clear_message(o
             rep.count()
         with pytest.raises(emq_lab.BackendUnavailable, match=r"no answer within 0\.5 s"):
             emq_lab.connect(own_server.url, timeout_s=SHORT_S)
+        # The PING waits the socket timeout, and the message says so (it once said 2 s here).
+        with pytest.raises(emq_lab.BackendUnavailable, match=r"no answer within 2\.5 s"):
+            emq_lab.connect(own_server.url, timeout_s=2.5)
     finally:
         watchdog.cancel()
         os.kill(pid, signal.SIGCONT)

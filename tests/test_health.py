@@ -12,7 +12,7 @@ import pytest
 from redis import exceptions
 
 from emq_lab import BackendUnavailable
-from emq_lab.errors import is_transient
+from emq_lab.errors import BackendBusy, is_transient, translate
 from emq_lab.health import UNAVAILABLE, Health, call_later
 
 
@@ -193,6 +193,32 @@ def test_transient_faults() -> None:
     assert not is_transient(exceptions.RedisClusterException("Keys in request don't hash to the same slot"))
     assert not is_transient(exceptions.AuthenticationError("invalid username-password pair"))
     assert not is_transient(ValueError("every_ms"))
+    # A script past the busy threshold, and a reshard redis-py gave up following: both pass.
+    assert is_transient(exceptions.ResponseError("BUSY Valkey is busy running a script. You can only call SCRIPT KILL"))
+    assert is_transient(exceptions.ClusterError("TTL exhausted."))
+    assert not is_transient(exceptions.ResponseError("BUSYKEY Target key name already exists."))
+
+
+def test_a_busy_server_is_a_retry_line_not_an_outage() -> None:
+    timers, busy = Timers(), [True]
+
+    def action() -> str:
+        if busy[0]:
+            raise translate(exceptions.ResponseError("BUSY Valkey is busy running a script."), "redis://:pw@h:1/0")
+        return "done"
+
+    health: Health[str] = Health(later=timers)
+    assert health.run(action) is None
+    assert health.status == "the server is busy running a script — retrying every 1 s"
+    timers.fire()
+    assert health.status == "the server is busy running a script — retrying every 2 s"
+    busy[0] = False
+    timers.fire()
+    assert health.ok and health.retries == 2
+    with pytest.raises(
+        BackendBusy, match=r"the server is busy running a script — retrying is safe \(redis://:\*\*\*@h"
+    ):
+        raise translate(exceptions.ResponseError("BUSY Valkey is busy running a script."), "redis://:pw@h:1/0")
 
 
 def test_call_later_uses_the_running_event_loop() -> None:

@@ -1,0 +1,58 @@
+"""A class on one Valkey: one ACL user and one namespace per learner, and the instructor's view.
+
+``python -m emq_lab.classroom doctor --url ...`` checks the server; ``users --url ... --learners
+30`` creates ``learner01`` ... ``learner30`` and loads emq-lab's scripts. Each learner may run
+only the commands emq-lab sends, only on its own namespace's keys (``emq:ns:{learner07:*``), and
+no Lua of its own (only EVALSHA of the scripts the instructor loaded), so no learner can read,
+write or delete another's keys, by hand or from a script. ``users`` prints one shell line per
+learner; that printout is the only place the random passwords appear. ``scripts`` loads the
+scripts again after a restart, ``revoke`` removes the users, ``overview`` prints what the
+instructor's panel shows.
+"""
+
+from __future__ import annotations
+
+from .cli import main
+from .demo import prepare
+from .doctor import doctor
+from .doctor import lua_fixed as doctor_lua_fixed
+from .overview import DIVES, LearnerSummary, Overview, QueueSummary, overview, shown
+from .users import (
+    ALLOWED_COMMANDS,
+    CLIENT_COMMANDS,
+    MAX_LEARNERS,
+    Learner,
+    acl_rules,
+    create_users,
+    existing_users,
+    learner_names,
+    load_scripts,
+    refuse_open_default,
+    revoke_users,
+    script_commands,
+)
+
+__all__ = [
+    "ALLOWED_COMMANDS",
+    "CLIENT_COMMANDS",
+    "DIVES",
+    "MAX_LEARNERS",
+    "Learner",
+    "LearnerSummary",
+    "Overview",
+    "QueueSummary",
+    "acl_rules",
+    "create_users",
+    "doctor",
+    "doctor_lua_fixed",
+    "existing_users",
+    "learner_names",
+    "load_scripts",
+    "main",
+    "overview",
+    "prepare",
+    "refuse_open_default",
+    "revoke_users",
+    "script_commands",
+    "shown",
+]

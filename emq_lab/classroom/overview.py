@@ -1,0 +1,214 @@
+"""The instructor's overview: every learner of the class, started or not, with the dives they
+reached, their queues and their exercise progress. Read-only: it never writes a key.
+
+The learners are the server's ACL users named with the class's prefix, joined by every namespace
+that has keys (found by a bounded SCAN, never KEYS). One learner's broken keys (a wrong type) or
+hostile names (control characters) are reported on that learner's row and never stop the view."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from .. import keys, progress, validate
+from ..clock import hhmm
+from ..dives import QUEUES
+from .users import acl_users
+
+SCAN_COUNT = 500
+MAX_SCANNED = 100_000
+
+# Each dive and the queues its notebook uses: the dives' own list, so the two never disagree.
+DIVES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
+    (f"{number:02d} {dive}", queues) for number, (dive, queues) in enumerate(QUEUES.items(), start=1)
+)
+
+
+def shown(text: str) -> str:
+    """``text`` with every character that is not printable escaped (``\\n``, ``\\x1b``): a name
+    can never forge a line of the overview or send a terminal escape."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
+@dataclass(frozen=True)
+class QueueSummary:
+    """One learner's queue: its registry size, jobs waiting, how many keys it has (None and a
+    ``problem`` when a key holds the wrong type)."""
+
+    queue: str
+    registrations: int | None
+    waiting: int | None
+    keys: int
+    problem: str = ""
+
+
+@dataclass(frozen=True)
+class LearnerSummary:
+    namespace: str
+    queues: tuple[QueueSummary, ...] = ()
+    attempts: tuple[progress.Attempt, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    @property
+    def started(self) -> bool:
+        return bool(self.queues or self.attempts)
+
+    @property
+    def dives(self) -> tuple[str, ...]:
+        """The dives whose queues exist in this namespace, in course order."""
+        present = {q.queue for q in self.queues}
+        return tuple(dive for dive, names in DIVES if present.intersection(names))
+
+    def exercises(self) -> list[tuple[str, str, int | None]]:
+        """Every check of the course (and any other recorded): passed / failed / not tried, and when."""
+        done = {a.exercise: a for a in self.attempts}
+        names = [*progress.EXERCISES, *sorted(set(done) - set(progress.EXERCISES))]
+        return [
+            (name, ("passed" if done[name].passed else "failed") if name in done else "not tried",
+             done[name].at_ms if name in done else None)
+            for name in names
+        ]  # fmt: skip
+
+    def progress_text(self) -> str:
+        """``register passed 09:15, advance failed 09:40`` (the checks tried), or ``no check tried``."""
+        tried = [f"{shown(name)} {state} {hhmm(at)}" for name, state, at in self.exercises() if at is not None]
+        return ", ".join(tried) or "no check tried"
+
+    def lines(self) -> list[str]:
+        name = shown(self.namespace)
+        if not self.started and not self.problems:
+            return [f"{name}: not started"]
+        got = ", ".join(self.dives) or "no dive yet"
+        passed = sum(1 for _, state, _ in self.exercises() if state == "passed")
+        head = f"{name}: {len(self.queues)} queue(s) · dives: {got} · checks passed {passed}/{len(progress.EXERCISES)}"
+        lines = [head, f"  checks: {self.progress_text()}"]
+        for q in self.queues:
+            if q.problem:
+                lines.append(f"  {shown(q.queue):<14} ⚠ {shown(q.problem)} · keys {q.keys:>4}")
+            else:
+                lines.append(
+                    f"  {shown(q.queue):<14} registry {q.registrations:>3} · waiting {q.waiting:>4} · keys {q.keys:>4}"
+                )
+        lines += [f"  ⚠ {shown(problem)}" for problem in self.problems]
+        return lines
+
+
+@dataclass(frozen=True)
+class Overview:
+    """Every learner found, whether the scan saw the whole server (``complete``), and a note
+    when the server's ACL users could not be read (then only learners with keys are listed)."""
+
+    learners: tuple[LearnerSummary, ...]
+    scanned: int
+    complete: bool
+    users_note: str = ""
+
+    def lines(self) -> list[str]:
+        lines = [line for learner in self.learners for line in learner.lines()] or ["no learner found yet"]
+        if self.users_note:
+            lines.append(f"({shown(self.users_note)})")
+        if not self.complete:
+            lines.append(f"(stopped after {self.scanned} keys: the list may be incomplete)")
+        return lines
+
+    @property
+    def readout(self) -> str:
+        return "\n".join(self.lines())
+
+
+def _namespace_of(key: str) -> str | None:
+    head = f"{keys.PREFIX}:ns:{{"
+    if not key.startswith(head):
+        return None
+    namespace, colon, _ = key[len(head) :].partition(":")
+    return namespace if namespace and colon else None
+
+
+def _users(client: Any, prefix: str) -> tuple[list[str], str]:
+    """The ACL users named ``<prefix>...`` and a note when they could not be read."""
+    if not prefix:
+        return [], ""
+    try:
+        return sorted(user for user in acl_users(client) if user.startswith(prefix)), ""
+    except RedisError as exc:
+        return [], f"could not list the server's ACL users ({type(exc).__name__}): learners with no key are not shown"
+
+
+def _problem(reply: Any, key: str, kind: str) -> str:
+    if isinstance(reply, Exception):
+        text = str(reply.args[0]) if reply.args else str(reply)
+        if "WRONGTYPE" in text:
+            return f"{key} is not a {kind}"
+        return f"{key}: {text[:80]}"
+    return ""
+
+
+def overview(
+    client: Any,
+    *,
+    prefix: str = "",
+    learners: tuple[str, ...] = (),
+    count: int = SCAN_COUNT,
+    max_keys: int = MAX_SCANNED,
+) -> Overview:
+    """Every learner of the class: the ACL users and namespaces starting with ``prefix``, plus
+    ``learners`` (names to list even with no key). Keys are found by SCAN (``count`` a step, at
+    most ``max_keys`` in all); then one pipelined ZCARD and LLEN per queue and HGETALL per
+    learner's progress, each reply judged alone."""
+    if prefix:
+        validate.namespace(prefix)
+    validate.limit(count, field="count")
+    validate.limit(max_keys, field="max_keys")
+    users, note = _users(client, prefix)
+    found: dict[str, dict[str, int]] = {name: {} for name in (*users, *learners)}
+    with_progress: set[str] = set()
+    scanned = 0
+    complete = True
+    for key in client.scan_iter(match=keys.namespaces_pattern(prefix), count=count):
+        if scanned >= max_keys:
+            complete = False
+            break
+        scanned += 1
+        namespace = _namespace_of(key)
+        if namespace is None:
+            continue
+        queues = found.setdefault(namespace, {})
+        parts = keys.split_namespaced(key)
+        if parts is not None:
+            queues[parts[1]] = queues.get(parts[1], 0) + 1
+        elif key == keys.progress(namespace):
+            with_progress.add(namespace)
+    ordered = sorted(found)
+    pipe = client.pipeline(transaction=False)
+    for namespace in ordered:
+        for queue in sorted(found[namespace]):
+            k = keys.QueueKeys(queue, namespace)
+            pipe.zcard(k.registry)
+            pipe.llen(k.wait)
+        if namespace in with_progress:
+            pipe.hgetall(keys.progress(namespace))
+    replies = iter(pipe.execute(raise_on_error=False) if len(pipe) else [])
+    summaries = []
+    for namespace in ordered:
+        queue_rows = []
+        for queue in sorted(found[namespace]):
+            k = keys.QueueKeys(queue, namespace)
+            size, waiting = next(replies), next(replies)
+            trouble = _problem(size, k.registry, "sorted set (registry)") or _problem(waiting, k.wait, "list (wait)")
+            if trouble:
+                queue_rows.append(QueueSummary(queue, None, None, found[namespace][queue], trouble))
+            else:
+                queue_rows.append(QueueSummary(queue, int(size), int(waiting), found[namespace][queue]))
+        attempts: dict[str, progress.Attempt] = {}
+        problems: list[str] = []
+        if namespace in with_progress:
+            fields = next(replies)
+            trouble = _problem(fields, keys.progress(namespace), "hash (progress)")
+            if trouble:
+                problems.append(trouble)
+            else:
+                attempts, problems = progress.parse(dict(fields))
+        summaries.append(LearnerSummary(namespace, tuple(queue_rows), tuple(attempts.values()), tuple(problems)))
+    return Overview(tuple(summaries), scanned, complete, note)

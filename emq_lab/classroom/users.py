@@ -1,0 +1,209 @@
+"""The learners' ACL users: who they are, what they may run, and the instructor's script load.
+
+A learner may run the commands emq-lab sends, only on its own namespace's keys, and no Lua of
+its own: ``EVALSHA`` of the scripts the instructor loaded (:func:`load_scripts`) is the only way
+it runs a script. So a learner cannot plant code in the Lua state every user shares (the string
+metatable, CVE-2025-46818), cannot reach a bug of the server's Lua engine, cannot send a runaway
+script that blocks the class, and cannot ``SCRIPT KILL`` another learner's script."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import shlex
+from dataclasses import dataclass, fields
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+
+from redis import RedisCluster
+
+from .. import keys, validate
+from ..scripts import Scripts
+
+MAX_LEARNERS = 500
+
+# What emq-lab sends from Python, and nothing else. Connection: PING and HELLO, CLIENT SETINFO
+# (redis-py names itself on connect). Scripts: EVALSHA only, of the scripts the instructor
+# loaded (never EVAL, SCRIPT LOAD/KILL/FLUSH, FUNCTION or FCALL); SCRIPT EXISTS lets the client
+# see they are loaded. The reads of the verbs, keys() and the panels; DEL/UNLINK for reset and
+# the crash dive, LTRIM for the fast-forward's clean-up (Jobs.trim); HSET for the exercise
+# progress (emq_lab.progress). Cluster clients also ask for the slot map and the command table,
+# and send ASKING (and READONLY, reading from replicas) while a slot migrates.
+CLIENT_COMMANDS: tuple[str, ...] = (
+    "ping", "hello", "client|setinfo",
+    "evalsha", "script|exists",
+    "zrange", "zrangebyscore", "zcard", "zscore", "hgetall", "hmget", "lrange", "llen", "exists", "type",
+    "del", "unlink", "ltrim", "hset",
+    "cluster|slots", "cluster|shards", "cluster|nodes", "command", "asking", "readonly",
+)  # fmt: skip
+
+#: What a learner may never run, even if a script of emq-lab called it: these run or load Lua.
+NO_LUA: tuple[str, ...] = ("eval", "eval_ro", "script", "function", "fcall", "fcall_ro")
+
+_CALL = re.compile(r"""redis\.p?call\(\s*['"]([A-Za-z]+)['"]""")
+
+
+def script_commands() -> tuple[str, ...]:
+    """Every command the Lua scripts call (the ACL checks each call inside a script again), read
+    from the scripts themselves so a script that starts using a command cannot be forgotten here."""
+    root = resources.files("emq_lab.scripts")
+    sources = [entry for entry in root.iterdir() if entry.name.endswith(".lua")]
+    for folder in ("contrast", "lib"):  # lib/: the functions enqueue.lua, advance.lua, fire.lua and ticks.lua include
+        sources += [entry for entry in root.joinpath(folder).iterdir() if entry.name.endswith(".lua")]
+    return tuple(sorted({m.lower() for entry in sources for m in _CALL.findall(entry.read_text(encoding="utf-8"))}))
+
+
+ALLOWED_COMMANDS: tuple[str, ...] = tuple(
+    command for command in dict.fromkeys((*CLIENT_COMMANDS, *script_commands())) if command not in NO_LUA
+)
+
+
+def load_scripts(client: Any) -> list[str]:
+    """SCRIPT LOAD every stock script, as the package's :class:`~emq_lab.scripts.Scripts` sends
+    it (on a cluster, on every primary); returns their shas. Run after every server restart."""
+    scripts = Scripts.load(client)  # registers locally: the texts a Lab's EVALSHA names
+    texts = [getattr(scripts, field.name).script for field in fields(scripts)]
+    return [str(client.script_load(text)) for text in texts]
+
+
+@dataclass(frozen=True)
+class Learner:
+    """One learner's account: the ACL user (also the namespace) and its password."""
+
+    name: str
+    password: str
+
+    @property
+    def namespace(self) -> str:
+        return self.name
+
+    def url(self, server_url: str) -> str:
+        """``server_url``'s scheme, host, port and database with this learner's user and password,
+        and nothing else of it: no other credentials (user-info or query) ever reach a learner."""
+        parts = urlsplit(server_url)
+        host = parts.hostname or "127.0.0.1"
+        where = f"[{host}]" if ":" in host else host
+        port = f":{parts.port}" if parts.port else ""
+        netloc = f"{quote(self.name, safe='')}:{quote(self.password, safe='')}@{where}{port}"
+        db = parts.path.strip("/") or dict(parse_qsl(parts.query)).get("db", "")
+        path = "" if parts.scheme.lower().endswith("+cluster") else f"/{db or 0}"
+        return urlunsplit((parts.scheme, netloc, path, "", ""))
+
+    def env(self, server_url: str) -> str:
+        """One shell line that sets this learner's two variables."""
+        return f"export EMQ_LAB_URL={shlex.quote(self.url(server_url))} EMQ_LAB_NAMESPACE={shlex.quote(self.namespace)}"
+
+
+def learner_names(prefix: str, learners: int) -> list[str]:
+    """``prefix01`` ... (zero-padded to the width of ``learners``, at least two digits)."""
+    if isinstance(learners, bool) or not isinstance(learners, int) or not 1 <= learners <= MAX_LEARNERS:
+        raise ValueError(f"learners: expected an int from 1 to {MAX_LEARNERS}, got {learners!r}")
+    width = max(2, len(str(learners)))
+    names = [f"{prefix}{i:0{width}d}" for i in range(1, learners + 1)]
+    for name in names:
+        validate.namespace(name)  # the prefix must leave names a namespace may have
+    return names
+
+
+def acl_rules(namespace: str, password: str) -> list[str]:
+    """The ``ACL SETUSER`` rules of a learner: start from nothing, switch on, one password, the
+    namespace's key pattern, no channels, no commands but :data:`ALLOWED_COMMANDS`."""
+    return [
+        "reset",
+        "on",
+        f">{password}",
+        f"~{keys.namespace_pattern(validate.namespace(namespace))}",
+        "resetchannels",
+        "-@all",
+        *(f"+{command}" for command in ALLOWED_COMMANDS),
+    ]
+
+
+def on_every_node(client: Any, *args: Any) -> Any:
+    """Run a command on every node of a cluster (users are per node), else on the server."""
+    if isinstance(client, RedisCluster):
+        return client.execute_command(*args, target_nodes=RedisCluster.ALL_NODES)
+    return client.execute_command(*args)
+
+
+#: The two lines that close an open default user, as commands and as valkey.conf lines.
+DEFAULT_FIX = (
+    "ACL SETUSER admin on >CHOOSE-A-PASSWORD ~* &* +@all",
+    "ACL SETUSER default off",
+)
+DEFAULT_FIX_CONF = ("user admin on >CHOOSE-A-PASSWORD ~* &* +@all", "user default off")
+
+
+def default_user(client: Any) -> list[str]:
+    """The default user's flags on each node (``on``, ``nopass``, ``allkeys``, ...), merged."""
+    replies = on_every_node(client, "ACL", "GETUSER", "default")
+    per_node = replies.values() if isinstance(client, RedisCluster) and isinstance(replies, dict) else [replies]
+    flags: set[str] = set()
+    for reply in per_node:
+        if isinstance(reply, list):  # RESP2: a flat list of field, value
+            reply = dict(zip(reply[::2], reply[1::2], strict=False))
+        flags.update(str(flag) for flag in (reply or {}).get("flags", []))
+    return sorted(flags)
+
+
+def open_default(client: Any) -> str | None:
+    """Why the server's default user lets anyone in (None when it does not)."""
+    flags = default_user(client)
+    if "on" in flags and "nopass" in flags:
+        return (
+            "its default user is on with no password: anyone who connects "
+            "(or sends AUTH default <anything>) has its permissions"
+        )
+    return None
+
+
+def refuse_open_default(client: Any) -> None:
+    """ValueError naming the two lines that fix it, when the default user lets anyone in."""
+    why = open_default(client)
+    if why is not None:
+        raise ValueError(
+            f"server: {why}, so the learners' ACL users would protect nothing. Run, as an admin:\n"
+            f"  {DEFAULT_FIX[0]}\n  {DEFAULT_FIX[1]}\n"
+            f"(in valkey.conf: '{DEFAULT_FIX_CONF[0]}' and '{DEFAULT_FIX_CONF[1]}'), then run users "
+            "again with --url redis://admin:PASSWORD@host:port/0"
+        )
+
+
+def create_users(client: Any, *, learners: int, prefix: str = "learner", check: bool = True) -> list[Learner]:
+    """One ACL user per learner with a fresh random password (running it again rotates them).
+
+    Refused (ValueError, nothing written) on a server whose default user lets anyone in;
+    ``check=False`` skips that test (only for a throwaway server of the test suite)."""
+    names = learner_names(prefix, learners)
+    if check:
+        refuse_open_default(client)
+    created = []
+    for name in names:
+        learner = Learner(name, secrets.token_urlsafe(18))
+        on_every_node(client, "ACL", "SETUSER", name, *acl_rules(learner.namespace, learner.password))
+        created.append(learner)
+    return created
+
+
+def existing_users(client: Any, *, prefix: str = "learner") -> list[str]:
+    """The server's ACL users named ``<prefix><digits>`` (what :func:`create_users` made)."""
+    validate.namespace(prefix)
+    named = re.compile(re.escape(prefix) + r"\d+")
+    return sorted(user for user in acl_users(client) if named.fullmatch(user))
+
+
+def acl_users(client: Any) -> list[str]:
+    """Every ACL user of the server (of every node, on a cluster)."""
+    users = client.execute_command("ACL", "USERS")
+    if isinstance(users, dict):  # a cluster client answers per node
+        users = sorted({user for per_node in users.values() for user in per_node})
+    return [str(user) for user in users]
+
+
+def revoke_users(client: Any, *, prefix: str = "learner") -> list[str]:
+    """Delete the learners' ACL users (their connections are closed); their keys stay."""
+    users = existing_users(client, prefix=prefix)
+    if users:
+        on_every_node(client, "ACL", "DELUSER", *users)
+    return users

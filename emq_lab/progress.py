@@ -1,0 +1,62 @@
+"""Exercise progress: each check records its result in the learner's own namespace, so the
+instructor's view can show which checks passed, failed or were not tried, and when.
+
+One hash per learner (``keys.progress``): field = the check, value = ``passed <ms>`` or
+``failed <ms>`` (wall-clock milliseconds of the last attempt). Recording is a courtesy to the
+instructor: a check's answer never depends on whether it could be recorded."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import RedisError
+
+from . import keys
+
+if TYPE_CHECKING:
+    from .lab import Lab
+
+#: The checks the course has, in course order: what "not tried" is measured against.
+EXERCISES: tuple[str, ...] = (
+    "upsert.predict",
+    "register",
+    "cadence.predict",
+    "next_run",
+    "cancel.predict",
+    "advance",
+)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The last result of one check: passed or not, and when (ms since the epoch)."""
+
+    exercise: str
+    passed: bool
+    at_ms: int
+
+
+def record(lab: Lab, exercise: str, passed: bool, *, at_ms: int | None = None) -> bool:
+    """Store ``exercise``'s result in ``lab``'s namespace; False (nothing raised) when the server
+    would not take it (down, or a user whose ACL predates progress)."""
+    when = int(time.time() * 1000) if at_ms is None else int(at_ms)
+    try:
+        lab.client.hset(keys.progress(lab.namespace), exercise, f"{'passed' if passed else 'failed'} {when}")
+    except (RedisError, OSError):
+        return False
+    return True
+
+
+def parse(fields: dict[str, Any]) -> tuple[dict[str, Attempt], list[str]]:
+    """A progress hash's fields -> the attempts, and a note for each field that is not one."""
+    attempts: dict[str, Attempt] = {}
+    problems: list[str] = []
+    for exercise, value in sorted(fields.items()):
+        verdict, _, when = str(value).partition(" ")
+        if verdict not in ("passed", "failed") or not when.isdigit():
+            problems.append(f"progress field {exercise!r} holds {str(value)[:40]!r}, not 'passed|failed <ms>'")
+            continue
+        attempts[exercise] = Attempt(exercise, verdict == "passed", int(when))
+    return attempts, problems

@@ -1,0 +1,292 @@
+"""A class server set up as the README says, attacked as a class would: no learner runs Lua of
+its own (the metatable plant, a runaway script, SCRIPT KILL), the open default user is refused,
+no admin password is printed, the scripts come back after a restart with the instructor's
+command, BUSY is a retry, and one learner's broken keys never break the instructor's view."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import shlex
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import redis
+from class_server import ADMIN_PASSWORD, ClassServer, started_class_server
+from helpers import MIN, START
+from redis.exceptions import NoPermissionError
+from servers import ValkeyServer
+
+import emq_lab
+from emq_lab import classroom, keys, progress
+from emq_lab.errors import BackendBusy
+from emq_lab.widgets import ClassroomPanel
+
+pytestmark = pytest.mark.xdist_group("class-server")  # one worker takes the module: its server starts once
+
+_runs = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def class_server() -> Iterator[ClassServer]:
+    with started_class_server() as server:
+        yield server
+
+
+@pytest.fixture
+def learners(class_server: ClassServer) -> Iterator[list[classroom.Learner]]:
+    prefix = f"att{next(_runs)}x"
+    admin, _ = emq_lab.backend.open_client(class_server.admin_url)
+    made = classroom.create_users(admin, learners=2, prefix=prefix)
+    classroom.load_scripts(admin)
+    yield made
+    for learner in made:
+        lab = emq_lab.connect(learner.url(class_server.admin_url), namespace=learner.namespace)
+        lab.reset_all(["q", "reports"])
+        lab.client.delete(keys.progress(learner.namespace))
+        lab.close()
+    classroom.revoke_users(admin, prefix=prefix)
+    admin.close()
+
+
+def raw(url: str) -> redis.Redis:
+    """A plain client as the learner: what someone typing commands by hand has."""
+    return redis.Redis.from_url(url, decode_responses=True, socket_timeout=5)
+
+
+PLANT = "getmetatable('').__index = function(s, k) return function() return 'planted' end end return 1"
+
+
+def test_no_learner_lua_reaches_the_server(class_server: ClassServer, learners: list[classroom.Learner]) -> None:
+    url = class_server.admin_url
+    eve, bob = learners
+    hand = raw(eve.url(url))
+    attacks = [
+        ("EVAL", PLANT, 0),  # CVE-2025-46818's shape: code planted in the Lua state every user shares
+        ("EVAL_RO", PLANT, 0),
+        ("SCRIPT", "LOAD", PLANT),  # load it, then EVALSHA it
+        ("FUNCTION", "LOAD", "#!lua name=eve\nserver.register_function('x', function() return 1 end)"),
+        ("FCALL", "x", 0),
+        ("EVAL", "while true do end", 0),  # a runaway that would block the class
+        ("SCRIPT", "KILL"),  # another learner's legitimate script
+        ("SCRIPT", "FLUSH"),
+    ]
+    for attack in attacks:
+        with pytest.raises(NoPermissionError):
+            hand.execute_command(*attack)
+    # Bob's PING answers at once (nothing runs), his verbs work, and the Lua state is the stock one.
+    other = raw(bob.url(url))
+    for _ in range(3):
+        started = time.monotonic()
+        assert other.ping()
+        assert time.monotonic() - started < 0.5
+    lab = emq_lab.connect(bob.url(url), clock=emq_lab.SimClock(START), namespace=bob.namespace)
+    assert lab.repeat("q").register("digest", MIN, "bob's") is emq_lab.Outcome.REGISTERED
+    lab.clock.advance(MIN)  # type: ignore[attr-defined]
+    assert len(lab.pump("q").tick()) == 1  # a pipelined batch: the scripts are found, not loaded
+    admin = class_server.admin()
+    assert admin.eval("return getmetatable('').__index == string", 0) == 1
+    # Through emq-lab, a learner's own script is refused in words that say where it runs instead.
+    mine = emq_lab.connect(eve.url(url), clock=emq_lab.SimClock(START), namespace=eve.namespace)
+    with pytest.raises(NoPermissionError, match="may not load scripts.*exercises' sandbox"):
+        mine.with_scripts(register=PLANT).repeat("q").register("x", MIN, "t")
+    for client in (hand, other, admin):
+        client.close()
+    lab.close()
+    mine.close()
+
+
+def test_after_a_restart_a_learner_reads_the_command_that_loads_the_scripts(
+    class_server: ClassServer, learners: list[classroom.Learner], capsys: pytest.CaptureFixture[str]
+) -> None:
+    (ann, _) = learners
+    lab = emq_lab.connect(ann.url(class_server.admin_url), clock=emq_lab.SimClock(START), namespace=ann.namespace)
+    admin = class_server.admin()
+    admin.script_flush()  # what a restart does to the script cache
+    with pytest.raises(NoPermissionError, match=r"python -m emq_lab\.classroom scripts --url"):
+        lab.repeat("q").register("digest", MIN, "t")
+    assert classroom.main(["scripts", "--url", class_server.admin_url]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("loaded ") and ADMIN_PASSWORD not in out + err
+    assert lab.repeat("q").register("digest", MIN, "t") is emq_lab.Outcome.REGISTERED
+    admin.close()
+    lab.close()
+
+
+def test_users_refuses_an_open_default_user_naming_the_two_lines(
+    valkey_server: ValkeyServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert classroom.main(["users", "--url", valkey_server.url, "--learners", "2", "--prefix", "open"]) == 2
+    err = capsys.readouterr().err
+    assert "default user is on with no password" in err
+    assert "ACL SETUSER admin on >" in err and "ACL SETUSER default off" in err
+    admin, _ = emq_lab.backend.open_client(valkey_server.url)
+    assert classroom.existing_users(admin, prefix="open") == []  # nothing written
+    admin.close()
+
+
+def test_users_prints_shell_lines_that_work_and_no_admin_password(
+    class_server: ClassServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prefix = f"cli{next(_runs)}x"
+    port = class_server.server.port
+    encoded = ADMIN_PASSWORD.replace("/", "%2F")
+    # The admin's credentials in the query string too: none of it may reach a learner's line.
+    url = f"redis://127.0.0.1:{port}/0?username=admin&password={encoded}"
+    assert classroom.main(["users", "--url", url, "--learners", "3", "--prefix", prefix]) == 0
+    out, err = capsys.readouterr()
+    assert ADMIN_PASSWORD not in out + err and encoded not in out + err and "admin" not in out
+    lines = [line for line in out.splitlines() if not line.startswith("#")]
+    assert len(lines) == 3
+    for i, line in enumerate(lines, start=1):
+        words = shlex.split(line)
+        assert words[0] == "export"
+        env = dict(word.split("=", 1) for word in words[1:])
+        assert env["EMQ_LAB_NAMESPACE"] == f"{prefix}0{i}"
+        lab = emq_lab.connect(env["EMQ_LAB_URL"], clock=emq_lab.SimClock(START), namespace=env["EMQ_LAB_NAMESPACE"])
+        assert lab.repeat("q").register("n", MIN, "t") is emq_lab.Outcome.REGISTERED
+        lab.reset("q")
+        lab.close()
+    assert classroom.main(["revoke", "--url", class_server.admin_url, "--prefix", prefix]) == 0
+    assert capsys.readouterr().out.startswith("removed 3 user(s)")
+
+
+def test_doctor_names_what_is_wrong_and_the_fix(
+    class_server: ClassServer, valkey_server: ValkeyServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert classroom.main(["doctor", "--url", valkey_server.url]) == 1  # the open default user, no limits
+    table = capsys.readouterr().out
+    rows = {line.split("  ")[0]: line for line in table.splitlines()}
+    assert "FIX" in rows["default user"] and "ACL SETUSER default off" in rows["default user"]
+    assert "FIX" in rows["maxmemory"] and "CONFIG SET maxmemory" in rows["maxmemory"]
+    assert {"version, Lua CVEs", "busy threshold", "persistence", "protected mode", "maxmemory-policy"} <= set(rows)
+    admin = class_server.admin()
+    settings = {"maxmemory": "256mb", "maxmemory-policy": "noeviction", "appendonly": "yes"}
+    before = {name: admin.config_get(name)[name] for name in settings}
+    admin.config_set("busy-reply-threshold", 500)
+    for name, value in settings.items():
+        admin.config_set(name, value)
+    try:
+        classroom.main(["doctor", "--url", class_server.admin_url])
+        out = capsys.readouterr().out
+        fixed = {line.split("  ")[0]: line for line in out.splitlines()}
+        for row in ("default user", "maxmemory", "maxmemory-policy", "persistence", "busy threshold"):
+            assert " ok" in fixed[row], fixed[row]
+        assert ADMIN_PASSWORD not in out
+    finally:
+        admin.config_set("busy-reply-threshold", 5000)
+        for name, value in before.items():
+            admin.config_set(name, value)
+        admin.close()
+    assert classroom.doctor_lua_fixed("valkey", "8.0.1") is False
+    assert classroom.doctor_lua_fixed("valkey", "8.0.6") is True and classroom.doctor_lua_fixed("valkey", "9.0.0")
+
+
+def test_busy_is_a_retry_for_calls_and_panels(class_server: ClassServer, learners: list[classroom.Learner]) -> None:
+    ann, _ = learners
+    admin = class_server.admin()
+    admin.config_set("busy-reply-threshold", 100)
+    lab = emq_lab.connect(ann.url(class_server.admin_url), clock=emq_lab.SimClock(START), namespace=ann.namespace)
+    instructor = emq_lab.connect(class_server.admin_url, clock=emq_lab.SimClock(START))
+    panel = ClassroomPanel(instructor, prefix=ann.name[:-2], every_s=None)
+    # The instructor's own long script (a learner cannot send one): it reads TIME until 1.5 s pass.
+    runaway = (
+        "local s = redis.call('TIME') "
+        "repeat local n = redis.call('TIME') until (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 1500000"
+    )
+    thread = threading.Thread(target=lambda: class_server.admin().eval(runaway, 0))
+    thread.start()
+    try:
+        time.sleep(0.4)  # past the 100 ms threshold
+        with pytest.raises(BackendBusy, match="the server is busy running a script — retrying"):
+            lab.repeat("q").count()
+        assert isinstance(BackendBusy("x"), emq_lab.BackendUnavailable)
+        panel._refresh_button.click()
+        assert panel.status.startswith("the server is busy running a script — retrying every")
+    finally:
+        thread.join()
+        admin.config_set("busy-reply-threshold", 5000)
+    assert panel.retry() and panel.status == ""
+    assert lab.repeat("q").count() == 0
+    panel.close()
+    for closing in (lab, instructor):
+        closing.close()
+    admin.close()
+
+
+def test_overview_survives_broken_keys_and_hostile_names(
+    class_server: ClassServer, learners: list[classroom.Learner]
+) -> None:
+    ann, bob = learners
+    prefix = ann.name[:-2]
+    hostile = "evil\n\x1b[31mforged: 0 queue(s)"
+    a = emq_lab.connect(ann.url(class_server.admin_url), clock=emq_lab.SimClock(START), namespace=ann.namespace)
+    hand = raw(ann.url(class_server.admin_url))  # by hand: a name no emq-lab verb would take
+    hand.zadd(keys.QueueKeys(hostile, ann.namespace).registry, {"n": 1})
+    hand.close()
+    assert progress.record(a, "register", True, at_ms=emq_lab.SimClock(START).now_ms())
+    b = emq_lab.connect(bob.url(class_server.admin_url), clock=emq_lab.SimClock(START), namespace=bob.namespace)
+    b.client.hset(b.keyspace("reports").registry, "not", "a sorted set")  # Bob's own keys, the wrong types
+    b.client.zadd(keys.progress(bob.namespace), {"nor a hash": 1})
+    instructor = emq_lab.connect(class_server.admin_url, clock=emq_lab.SimClock(START))
+    try:
+        view = classroom.overview(instructor.client, prefix=prefix, learners=(f"{prefix}99",))
+        lines = view.readout.splitlines()
+        assert not any(line.startswith("forged") or "\x1b" in line for line in lines)
+        assert any("evil\\n\\x1b[31mforged" in line for line in lines)
+        rows = {learner.namespace: learner for learner in view.learners}
+        assert ("register", "passed", START_MS) in rows[ann.name].exercises()
+        assert rows[bob.name].queues[0].problem.endswith("is not a sorted set (registry)")
+        assert any("hash (progress)" in problem for problem in rows[bob.name].problems)
+        assert rows[f"{prefix}99"].lines() == [f"{prefix}99: not started"]
+        html = ClassroomPanel(instructor, prefix=prefix, every_s=None)._table.value
+        assert "\x1b" not in html and "evil\\n" in html
+    finally:
+        a.client.delete(keys.QueueKeys(hostile, ann.namespace).registry)
+        b.client.delete(b.keyspace("reports").registry)
+        for closing in (a, b, instructor):
+            closing.close()
+
+
+START_MS = emq_lab.SimClock(START).now_ms()
+
+
+def test_the_auto_refresh_outlives_a_failing_refresh_and_says_when_it_last_worked(
+    class_server: ClassServer, learners: list[classroom.Learner]
+) -> None:
+    """The instructor's user loses SCAN for a moment: the panel says so and keeps refreshing."""
+    admin = class_server.admin()
+    admin.execute_command("ACL", "SETUSER", "watcher", "on", ">w", "~*", "+@all")
+    url = f"redis://watcher:w@127.0.0.1:{class_server.server.port}/0"
+    lab = emq_lab.connect(url, clock=emq_lab.SimClock(START))
+
+    async def scenario() -> tuple[str, str, str]:
+        panel = ClassroomPanel(lab, prefix=learners[0].name[:-2], every_s=0.02)
+        first = panel._when.value
+        admin.execute_command("ACL", "SETUSER", "watcher", "-scan")
+        for _ in range(500):
+            await asyncio.sleep(0.02)
+            if "failed" in panel._when.value:
+                break
+        failing = panel._when.value
+        admin.execute_command("ACL", "SETUSER", "watcher", "+scan")
+        lab.clock.advance(seconds=30)  # type: ignore[attr-defined]
+        for _ in range(500):
+            await asyncio.sleep(0.02)
+            if panel._when.value != failing:
+                break
+        again = panel._when.value
+        panel.stop()
+        return first, failing, again
+
+    try:
+        first, failing, again = asyncio.run(scenario())
+    finally:
+        admin.execute_command("ACL", "DELUSER", "watcher")
+        admin.close()
+        lab.close()
+    assert first == "last refreshed 09:00:00 UTC"
+    assert failing.startswith("last refreshed 09:00:00 UTC — <b>the last refresh failed</b>") and "SCAN" in failing
+    assert again == "last refreshed 09:00:30 UTC"
