@@ -3,13 +3,16 @@ fixed start instant, how an instant is written, and the settings hypothesis sear
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from hypothesis import HealthCheck, Phase, Verbosity, find, settings
+from hypothesis import HealthCheck, Phase, Verbosity, configuration, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
@@ -96,10 +99,30 @@ def smallest(strategy: st.SearchStrategy[T], fails: Callable[[T], bool], *, exam
         verbosity=Verbosity.quiet,
         phases=(Phase.generate, Phase.shrink),
     )
+    with _hypothesis_home():
+        try:
+            return find(strategy, fails, settings=search)
+        except NoSuchExample:
+            return None
+
+
+_home: list[str] = []
+
+
+@contextmanager
+def _hypothesis_home() -> Iterator[None]:
+    """hypothesis writes a cache (``.hypothesis/constants``) into the working directory, which is
+    the learner's notebook folder: while a checker searches, it writes into a temp dir of its own."""
+    if not _home:
+        _home.append(tempfile.mkdtemp(prefix="emq-lab-hypothesis-"))
+        atexit.register(shutil.rmtree, _home[0], True)
+    found = configuration.storage_directory()
+    previous = getattr(found, "home_directory", found)
+    configuration.set_hypothesis_home_dir(_home[0])
     try:
-        return find(strategy, fails, settings=search)
-    except NoSuchExample:
-        return None
+        yield
+    finally:
+        configuration.set_hypothesis_home_dir(previous)
 
 
 def sim(lab: Lab) -> tuple[Lab, SimClock]:

@@ -149,12 +149,13 @@ class Sandbox:
             return call()
         except KeyboardInterrupt:
             self.kill()
-            self.spent = "user_script:0: emq-lab stop"
+            _replace(self)
             raise
         except (redis.TimeoutError, redis.ConnectionError) as exc:
             line, died = self.line(), self._process is not None and self._process.poll() is not None
             self.kill()
             self.spent = f"user_script:{line}: emq-lab {'memory' if died else 'stop'}"
+            _replace(self)
             raise Stopped(self.spent) from exc
 
     def line(self) -> int:
@@ -189,6 +190,16 @@ def _box(role: str) -> Sandbox:
         if box is None or box.spent is not None:
             box = _boxes[role] = Sandbox()
         return box
+
+
+def _replace(spent: Sandbox) -> None:
+    """Start the successor of a spent worker at once, so that the next check finds it warm."""
+    if spent._process is None:
+        return
+    with _lock:
+        for role, box in list(_boxes.items()):
+            if box is spent:
+                _boxes[role] = Sandbox()
 
 
 def for_checks() -> Sandbox:

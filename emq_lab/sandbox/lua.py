@@ -54,7 +54,7 @@ def _clock(line: int) -> float:
 
 def server(tick: Callable[[int], float] = _clock) -> Any:
     """A new FakeServer whose scripts run sandboxed; ``tick(line)`` hears the line a script is on
-    (every 100 lines run) and answers the wall clock in seconds."""
+    (at every line it runs) and answers the wall clock in seconds."""
     import fakeredis
     from fakeredis.commands_mixins import scripting_mixin
 

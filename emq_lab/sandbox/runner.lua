@@ -24,13 +24,13 @@ local create, resume = coroutine.create, coroutine.resume
 local collect = collectgarbage
 
 local OURS = debug.getinfo(1, 'S').source
-local line, lines, deadline, stopping = 0, 0, math.huge, false
+local line, deadline, stopping = 0, math.huge, false
 
 -- The hook, on every new line of Lua (a loop's jump back and a function's start are new
--- lines too): on a line of the learner's chunk, note it; every 100 lines, hand it to the parent
--- and look at the clock and the memory. Past a limit it errors on every line of learner code (a pcall that
--- swallows one error meets the next at the loop's jump back). Only a line hook: a count hook's
--- events are lost while a line hook's function runs.
+-- lines too) outside this file: note the line when it is the learner's chunk, hand it to the
+-- parent, and look at the clock and the memory. Past a limit it errors on every line of learner
+-- code (a pcall that swallows one error meets the next at the loop's jump back). Only a line
+-- hook: a count hook's events are lost while a line hook's function runs.
 local function hook(_, at)
   local source = getinfo(2, 'S').source
   if source == OURS then
@@ -39,20 +39,14 @@ local function hook(_, at)
   if source == '@user_script' then
     line = at
   end
-  if stopping then
-    error('user_script:' .. line .. ': ' .. stopping, 0)
-  end
-  lines = lines + 1
-  if lines < 100 then
-    return
-  end
-  lines = 0
-  if tick(line) >= deadline then
-    stopping = 'emq-lab stop'
-  elseif collect('count') > memory_kb then
-    stopping = 'emq-lab memory'
-  else
-    return
+  if not stopping then
+    if tick(line) >= deadline then
+      stopping = 'emq-lab stop'
+    elseif collect('count') > memory_kb then
+      stopping = 'emq-lab memory'
+    else
+      return
+    end
   end
   error('user_script:' .. line .. ': ' .. stopping, 0)
 end
@@ -164,7 +158,7 @@ return function(source)
   local env = setmetatable({ KEYS = G.KEYS, ARGV = G.ARGV }, globals)
   rawset(env, '_G', env)
   setfenv(fn, env)
-  line, lines, stopping, deadline = 0, 0, false, tick(0) + limit_s
+  line, stopping, deadline = 0, false, tick(0) + limit_s
   sethook(hook, 'l')
   local ok, result = pcall(fn)
   sethook()
