@@ -76,6 +76,11 @@ def session(lab: Lab | None, exercise: str, names: tuple[str, ...] = ()) -> Iter
     wiped, reading now from START. The learner's ``lab`` is not touched: nothing is read from
     it or written to it, whatever its server (one that refuses a learner's EVAL included)."""
     box = sandbox.for_checks()
+    if sandbox.BROWSER:  # the tab's kernel is busy until the check ends: say so, and for how long at most
+        print(
+            f"checking {exercise} in the sandbox; a script still running after {sandbox.LIMIT_S:g} s is stopped there",
+            flush=True,
+        )
     yield Lab(box.client, SimClock(START), "the exercises' sandbox")
 
 

@@ -4,7 +4,6 @@ of bounded memory. The worker process serves one (CPython); the browser runs one
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from importlib import resources
 from typing import Any
@@ -48,13 +47,15 @@ class _Sandboxed:
         return self._run(code)
 
 
-def _clock(line: int) -> float:
-    return time.monotonic()
+def _describe(error: Any) -> bytes:
+    """The text of an error a Python function (a fakeredis command) raised into Lua."""
+    inner = getattr(error, "error", error)  # fengari's shim hands over a wrapper
+    return str(getattr(inner, "value", None) or inner).encode()
 
 
-def server(tick: Callable[[int], float] = _clock) -> Any:
+def server(tick: Callable[[int], float] | None = None) -> Any:
     """A new FakeServer whose scripts run sandboxed; ``tick(line)`` hears the line a script is on
-    (at every line it runs) and answers the wall clock in seconds."""
+    (at every line it runs) and answers the wall clock in seconds (None: Lua's os.clock)."""
     import fakeredis
     from fakeredis.commands_mixins import scripting_mixin
 
@@ -68,6 +69,6 @@ def server(tick: Callable[[int], float] = _clock) -> Any:
         client.close()
     runtime = fake._lua_runtime  # type: ignore[attr-defined]
     text = resources.files(__package__).joinpath("runner.lua").read_text(encoding="utf-8")
-    run = runtime.execute(text, tick, LIMIT_S, MEMORY_BYTES // 1024)
+    run = runtime.execute(text, tick, LIMIT_S, MEMORY_BYTES // 1024, _describe)
     fake._lua_runtime = _Sandboxed(runtime, run)  # type: ignore[attr-defined]
     return fake

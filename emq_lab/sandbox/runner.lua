@@ -5,26 +5,47 @@
 -- later does to a global reaches it. Not a server script: it has no KEYS, and it is never EVAL'd.
 --
 -- ...[1] tick       tick(line): hands the current line to the parent process, returns the wall
---                   clock in seconds
+--                   clock in seconds (nil: os.clock, as in the browser, where there is no parent)
 -- ...[2] limit_s    seconds a script may run before the hook stops it
 -- ...[3] memory_kb  KB of Lua memory a script may hold before the hook stops it
+-- ...[4] describe   describe(error): the text of an error raised by a Python function (nil: tostring)
+--
+-- Lua 5.1 (lupa) gives a chunk its globals with setfenv, Lua 5.3 (fengari, in the browser) with
+-- load's env argument: compile() does either.
 --
 -- Returns run(source): compiles `source` as user_script, runs it with KEYS and ARGV, returns its
 -- reply; errors as Valkey words them (user_script:<line>: <message>), and when a limit stops the
 -- script, user_script:<line>: emq-lab stop / emq-lab memory.
 
-local tick, limit_s, memory_kb = ...
+local tick, limit_s, memory_kb, describe = ...
 local os = os
 local G = _G
 local sethook, getinfo = debug.sethook, debug.getinfo
-local loadstring, setfenv, setmetatable, pcall, error = loadstring, setfenv, setmetatable, pcall, error
+local loadstring, load, setfenv, setmetatable, pcall, error = loadstring, load, setfenv, setmetatable, pcall, error
 local tostring, type, unpack, select, rawset = tostring, type, unpack, select, rawset
 local byte, concat = string.byte, table.concat
 local create, resume = coroutine.create, coroutine.resume
 local collect = collectgarbage
+local clock = os.clock
+tick = tick or function()
+  return clock()
+end
+describe = describe or tostring
 
 local OURS = debug.getinfo(1, 'S').source
 local line, deadline, stopping = 0, math.huge, false
+local current -- the environment of the script that runs
+
+local function compile(source, chunkname, env)
+  if setfenv then
+    local fn, message = loadstring(source, chunkname)
+    if fn then
+      setfenv(fn, env)
+    end
+    return fn, message
+  end
+  return load(source, chunkname, 't', env)
+end
 
 -- The hook, on every new line of Lua (a loop's jump back and a function's start are new
 -- lines too) outside this file: note the line when it is the learner's chunk, hand it to the
@@ -83,8 +104,9 @@ local function text_only(source)
   return source
 end
 
+-- A chunk the script loads gets the script's globals (Lua would give it the state's own).
 local function sandboxed_loadstring(source, chunkname)
-  return loadstring(text_only(source), chunkname or source)
+  return compile(text_only(source), chunkname or source, current)
 end
 
 local function sandboxed_load(reader, chunkname)
@@ -99,7 +121,7 @@ local function sandboxed_load(reader, chunkname)
     end
     pieces[#pieces + 1] = piece
   end
-  return loadstring(text_only(concat(pieces)), chunkname or '=(load)')
+  return compile(text_only(concat(pieces)), chunkname or '=(load)', current)
 end
 
 -- redis.call names the learner's line in its error, as Valkey does.
@@ -113,7 +135,7 @@ sandboxed_redis.call = function(...)
   if ok then
     return result
   end
-  error('user_script:' .. line .. ': ' .. tostring(result), 0)
+  error('user_script:' .. line .. ': ' .. (type(result) == 'string' and result or describe(result)), 0)
 end
 
 -- What a script sees: Valkey 9's globals, no more (no debug, io, os beyond os.clock, package,
@@ -151,13 +173,13 @@ local globals = {
 }
 
 return function(source)
-  local fn, message = loadstring(text_only(source), '@user_script')
+  local env = setmetatable({ KEYS = G.KEYS, ARGV = G.ARGV }, globals)
+  rawset(env, '_G', env)
+  local fn, message = compile(text_only(source), '@user_script', env)
   if not fn then
     error('Error compiling script (new function): ' .. message, 0)
   end
-  local env = setmetatable({ KEYS = G.KEYS, ARGV = G.ARGV }, globals)
-  rawset(env, '_G', env)
-  setfenv(fn, env)
+  current = env
   line, stopping, deadline = 0, false, tick(0) + limit_s
   sethook(hook, 'l')
   local ok, result = pcall(fn)
