@@ -23,7 +23,9 @@ from emq_lab import exercises  # noqa: E402
 FORMS = {
     "endless loop": "local x = 0\nwhile true do x = x + 1 end",
     "debug.sethook() then a loop": "pcall(function() debug.sethook() end)\nwhile true do end",
-    "a pcall that swallows the stop": "local x = 0\nwhile true do\n  pcall(function() while true do x = x + 1 end end)\nend",
+    "a pcall that swallows the stop": (
+        "local x = 0\nwhile true do\n  pcall(function() while true do x = x + 1 end end)\nend"
+    ),
     "a loop in a coroutine": "local co = coroutine.wrap(function()\n  while true do end\nend)\nco()",
     "string.rep in a loop": "local n = 0\nwhile true do local s = string.rep('x', 1e6) n = n + 1 end",
     "a table of strings growing": "local t = {}\nwhile true do t[#t + 1] = string.rep('x', 1e5) .. #t end",

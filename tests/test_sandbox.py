@@ -5,7 +5,6 @@ The sandbox's Lua has Valkey's globals and no way out, and words its errors as V
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 import time
@@ -29,12 +28,18 @@ STOPPED = f"{TIME_LIMIT}"
 # (the learner's register.lua, a piece its check's text must hold)
 HOSTILE: dict[str, tuple[str, str]] = {
     "endless loop": ("local x = 0\nwhile true do x = x + 1 end", f"line 2: {TIME_LIMIT}"),
-    "debug.sethook() then a loop": ("pcall(function() debug.sethook() end)\nwhile true do end", f"line 2: {TIME_LIMIT}"),
+    "debug.sethook() then a loop": (
+        "pcall(function() debug.sethook() end)\nwhile true do end",
+        f"line 2: {TIME_LIMIT}",
+    ),
     "a pcall that swallows the stop": (
         "local x = 0\nwhile true do\n  pcall(function() while true do x = x + 1 end end)\nend",
         TIME_LIMIT,
     ),
-    "a loop in a coroutine": ("local co = coroutine.wrap(function()\n  while true do end\nend)\nco()", f"line 2: {TIME_LIMIT}"),
+    "a loop in a coroutine": (
+        "local co = coroutine.wrap(function()\n  while true do end\nend)\nco()",
+        f"line 2: {TIME_LIMIT}",
+    ),
     "a loop resuming a coroutine": (
         "local co = coroutine.create(function() while true do end end)\nwhile true do coroutine.resume(co) end",
         TIME_LIMIT,
@@ -51,19 +56,31 @@ HOSTILE: dict[str, tuple[str, str]] = {
         "local s = string.rep('a', 30000)\nreturn string.find(s, '.-.-.-.-b')",
         f"line 2: {TIME_LIMIT}",
     ),
-    "a wrong-typed registry": ("redis.call('HSET', KEYS[1], 'x', 'y')\nreturn 1", "emq:{exercise-register}:repeat is a hash"),
+    "a wrong-typed registry": (
+        "redis.call('HSET', KEYS[1], 'x', 'y')\nreturn 1",
+        "emq:{exercise-register}:repeat is a hash",
+    ),
     "an error inside redis.call": (
         "return redis.call('ZADD', KEYS[1], 'soon', ARGV[1])",
         "the script failed: line 1: value is not a valid float",
     ),
-    "a huge reply": ("return string.rep('x', 24 * 2^20)", "the script's reply is 24 MB, more than the sandbox's 8 MB limit"),
+    "a huge reply": (
+        "return string.rep('x', 24 * 2^20)",
+        "the script's reply is 24 MB, more than the sandbox's 8 MB limit",
+    ),
     "a reply of the wrong type": ("return {1, 2}", "the script returned nil or text; register returns 1"),
     "keys outside KEYS": ("redis.call('SET', 'elsewhere', 1)\nreturn 1", "left no registry row for report"),
     "python.eval": ("return python.eval('1')", "line 1: 'python' is not defined"),
     "io.open": ("local f = io.open('written-by-lua', 'w')\nreturn 1", "line 1: 'io' is not defined"),
-    "os.execute": ("os.execute('touch written-by-lua')\nreturn 1", "line 1: attempt to call field 'execute' (a nil value)"),
+    "os.execute": (
+        "os.execute('touch written-by-lua')\nreturn 1",
+        "line 1: attempt to call field 'execute' (a nil value)",
+    ),
     "require": ("local m = require('os')\nreturn 1", "line 1: 'require' is not defined"),
-    "a binary chunk": ("local f = loadstring(string.dump(function() return 1 end))\nreturn f()", "attempt to call local 'f'"),
+    "a binary chunk": (
+        "local f = loadstring(string.dump(function() return 1 end))\nreturn f()",
+        "attempt to call local 'f'",
+    ),
 }
 
 
@@ -148,7 +165,9 @@ def test_a_passing_and_a_failing_check_leave_no_file(lab: emq_lab.Lab, workdir: 
 
 def test_a_check_works_when_the_lab_refuses_scripts(valkey_server: ValkeyServer) -> None:
     admin = redis.Redis.from_url(valkey_server.url, decode_responses=True)
-    admin.acl_setuser("nolua", enabled=True, passwords=["+pw"], keys=["*"], channels=["*"], commands=["+@all", "-@scripting"])
+    admin.acl_setuser(
+        "nolua", enabled=True, passwords=["+pw"], keys=["*"], channels=["*"], commands=["+@all", "-@scripting"]
+    )
     try:
         url = valkey_server.url.replace("redis://", "redis://nolua:pw@", 1)
         lab = emq_lab.connect(url)

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from ..dives.race import ALL_LABELS, REGISTER, STEPS, Keyspace, Race, Step, drop_record, keyspace
 from ..outcome import Outcome
-from .check import Check, at, clear, queues, session, sim
 from ..sandbox import Stopped
+from .check import Check, at, clear, queues, session, sim
 from .explain import attempt, explain_error
 
 if TYPE_CHECKING:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, Phase, Verbosity, configuration, find, settings
@@ -121,8 +122,8 @@ def _hypothesis_home() -> Iterator[None]:
     if not _home:
         _home.append(tempfile.mkdtemp(prefix="emq-lab-hypothesis-"))
         atexit.register(shutil.rmtree, _home[0], True)
-    found = configuration.storage_directory()
-    previous = getattr(found, "home_directory", found)
+    found: Any = configuration.storage_directory()
+    previous: Path = getattr(found, "home_directory", found)
     configuration.set_hypothesis_home_dir(_home[0])
     try:
         yield

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from hypothesis import strategies as st
 
 from ..outcome import Outcome
-from .check import Check, at, clear, queues, session, sim, smallest, span
 from ..sandbox import Stopped
+from .check import Check, at, clear, queues, session, sim, smallest, span
 from .explain import attempt, explain_error
 
 if TYPE_CHECKING:

@@ -65,7 +65,7 @@ class _Client(redis.Redis):
     def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Any:
         pipe = super().pipeline(transaction, shard_hint)
         execute, box = pipe.execute, self.emq_sandbox
-        pipe.execute = lambda *a, **k: box.guard(lambda: execute(*a, **k))
+        pipe.execute = lambda *a, **k: box.guard(lambda: execute(*a, **k))  # type: ignore[method-assign]
         return pipe
 
 

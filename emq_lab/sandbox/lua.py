@@ -60,7 +60,7 @@ def server(tick: Callable[[int], float] | None = None) -> Any:
     from fakeredis.commands_mixins import scripting_mixin
 
     if not isinstance(scripting_mixin.LUA_MODULE, _Limited):
-        scripting_mixin.LUA_MODULE = _Limited(scripting_mixin.LUA_MODULE)
+        scripting_mixin.LUA_MODULE = _Limited(scripting_mixin.LUA_MODULE)  # type: ignore[assignment]
     fake = fakeredis.FakeServer()
     client = fakeredis.FakeRedis(server=fake, protocol=2)
     try:
