@@ -62,7 +62,7 @@ class Lab:
         lab returned lives in the sandbox (:func:`emq_lab.sandbox.shared`, a private fakeredis in
         a worker process, empty at first, shared by every such lab of this kernel), with this
         lab's clock and namespace. A lab already in a sandbox stays in it."""
-        from . import sandbox  # the worker starts on first use only
+        from . import sandbox  # only here: a lab that runs no learner's script never imports it
 
         client = self.client if sandbox.owns(self.client) else sandbox.shared().client
         base = self.scripts if client is self.client else Scripts.load(client)

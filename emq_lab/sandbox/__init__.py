@@ -18,6 +18,7 @@ same Lua environment and hook; the hook is the only limit there.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import select
 import shutil
@@ -184,6 +185,13 @@ _lock = threading.Lock()
 _boxes: dict[str, Sandbox] = {}
 
 
+@atexit.register
+def _close_all() -> None:
+    """At the kernel's end: stop the workers and remove their temp dirs."""
+    for box in list(_boxes.values()):
+        box.kill()
+
+
 def _box(role: str) -> Sandbox:
     with _lock:
         box = _boxes.get(role)
@@ -207,11 +215,6 @@ def for_checks() -> Sandbox:
     box = _box("checks")
     box.wipe()
     return box
-
-
-def prepare() -> None:
-    """Start the checks' worker in the background, so that the first check finds it warm."""
-    _box("checks")
 
 
 def shared() -> Sandbox:
