@@ -6,7 +6,8 @@ with the smallest scenario that shows what is wrong.
   ``check.passed`` and ``print(check)``.
 - ``hint(exercise, level)``, ``solution(exercise)``, ``buggy(exercise)``, ``skeleton(exercise)``.
 
-Every checker runs on a queue of its own (``exercise-<name>``), reset before and after.
+Every checker runs in the sandbox (:mod:`emq_lab.sandbox`, wiped before each check), on queues of
+its own (``exercise-<name>``); nothing is read from or written to the lab's server.
 """
 
 from __future__ import annotations
