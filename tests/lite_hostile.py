@@ -31,6 +31,7 @@ FORMS = {
     "a table of strings growing": "local t = {}\nwhile true do t[#t + 1] = string.rep('x', 1e5) .. #t end",
     "a loop of redis.call": "while true do\n  redis.call('GET', KEYS[2])\nend",
     "a loop in loadstring": "return loadstring('while true do end')()",
+    "a loop in a chunk named as the runner": "return loadstring('while true do end', '<python>')()",
     "python.eval": "return python.eval('1')",
     "io.open": "local f = io.open('written-by-lua', 'w')\nreturn 1",
 }

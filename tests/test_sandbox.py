@@ -54,6 +54,7 @@ HOSTILE: dict[str, tuple[str, str]] = {
     "one huge string": ("local s = string.rep('x', 1e9)\nreturn 1", f"line 1: {MEMORY_LIMIT}"),
     "a loop of redis.call": ("while true do\n  redis.call('GET', KEYS[2])\nend", TIME_LIMIT),
     "a loop in loadstring": ("return loadstring('while true do end')()", TIME_LIMIT),
+    "a loop in a chunk named as the runner": ("return loadstring('while true do end', '<python>')()", TIME_LIMIT),
     "a C call longer than any hook (killed from outside)": (
         "local s = string.rep('a', 30000)\nreturn string.find(s, '.-.-.-.-b')",
         f"line 2: {TIME_LIMIT}",

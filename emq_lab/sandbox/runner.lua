@@ -105,8 +105,15 @@ local function text_only(source)
 end
 
 -- A chunk the script loads gets the script's globals (Lua would give it the state's own).
+local function named(chunkname, default)
+  if chunkname == nil or chunkname == OURS then -- the hook passes over chunks named as this file
+    return default
+  end
+  return chunkname
+end
+
 local function sandboxed_loadstring(source, chunkname)
-  return compile(text_only(source), chunkname or source, current)
+  return compile(text_only(source), named(chunkname, source), current)
 end
 
 local function sandboxed_load(reader, chunkname)
@@ -121,7 +128,7 @@ local function sandboxed_load(reader, chunkname)
     end
     pieces[#pieces + 1] = piece
   end
-  return compile(text_only(concat(pieces)), chunkname or '=(load)', current)
+  return compile(text_only(concat(pieces)), named(chunkname, '=(load)'), current)
 end
 
 -- redis.call names the learner's line in its error, as Valkey does.
