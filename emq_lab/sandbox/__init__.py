@@ -159,6 +159,11 @@ class Sandbox:
             _replace(self)
             raise Stopped(self.spent) from exc
 
+    @property
+    def alive(self) -> bool:
+        """False once the worker has ended (killed, or gone on its own)."""
+        return self._process is None or self._process.poll() is None
+
     def line(self) -> int:
         """The line the worker's script was on when it last said."""
         if self._dir is None:
@@ -195,7 +200,9 @@ def _close_all() -> None:
 def _box(role: str) -> Sandbox:
     with _lock:
         box = _boxes.get(role)
-        if box is None or box.spent is not None:
+        if box is None or box.spent is not None or not box.alive:
+            if box is not None:
+                box.kill()  # its temp dir goes too
             box = _boxes[role] = Sandbox()
         return box
 
