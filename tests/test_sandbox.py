@@ -48,8 +48,8 @@ HOSTILE: dict[str, tuple[str, str]] = {
     ),
     "string.rep in a loop": ("local n = 0\nwhile true do local s = string.rep('x', 1e6) n = n + 1 end", TIME_LIMIT),
     "a table of strings growing forever": (
-        "local t = {}\nwhile true do t[#t + 1] = string.rep('x', 1e6) .. #t end",
-        f"line 2: {MEMORY_LIMIT}",
+        "local t = {}\nwhile true do t[#t + 1] = string.rep('x', 1e7) .. #t end",  # 10 MB strings: the
+        f"line 2: {MEMORY_LIMIT}",  # memory limit comes first, however slow a loaded machine is
     ),
     "one huge string": ("local s = string.rep('x', 1e9)\nreturn 1", f"line 1: {MEMORY_LIMIT}"),
     "a loop of redis.call": ("while true do\n  redis.call('GET', KEYS[2])\nend", TIME_LIMIT),
