@@ -1,6 +1,6 @@
 """The exercises: every known-wrong variant is caught with its counterexample, the reference
 solutions pass, the text is the same on every backend, a runaway script is stopped, and a
-checker touches nothing but its own queues."""
+checker writes nothing to the lab (its scripts run in the sandbox; tests/test_sandbox.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from helpers import MIN, snapshot
 
 import emq_lab
 from emq_lab import exercises
-from emq_lab.exercises import sandbox
-from emq_lab.exercises.check import queues
+from emq_lab.exercises import explain
 from emq_lab.exercises.next_run_check import Setting, Timelines
 from emq_lab.plots.exercise import timelines_figure
 
@@ -116,36 +115,23 @@ def test_register_text_is_the_same_on_every_backend(lab: emq_lab.Lab) -> None:
         here.close()
 
 
-def test_a_checker_touches_only_its_own_queues(lab: emq_lab.Lab, queue: str) -> None:
+def test_a_checker_writes_nothing_to_the_lab(lab: emq_lab.Lab, queue: str) -> None:
     rep = lab.repeat(queue)
     rep.register("report", 15 * MIN, "{}")
     before = snapshot(lab, queue)
     exercises.register(exercises.buggy("register"), lab)  # type: ignore[arg-type]
     exercises.advance(ADVANCE, lab)
     assert snapshot(lab, queue) == before
-    for name in ("register", "advance"):
-        for own in queues(name):
-            assert lab.keys(own) == []
+    for own in ("exercise-register", "exercise-register-ref", "exercise-advance", "exercise-advance-ref"):
+        assert lab.keys(own) == []
 
 
 def test_an_endless_loop_is_stopped_with_a_clear_message(lab: emq_lab.Lab) -> None:
     check = exercises.register("local x = 0\nwhile true do x = x + 1 end\nreturn 1", lab)
     assert not check.passed
-    assert "the script failed: the script was still running at the time limit (an endless loop?)" in str(check), str(
-        check
-    )
-    # the server (the embedded Lua state included) works normally afterwards
-    assert exercises.register(REGISTER, lab).passed
-
-
-def test_the_embedded_backend_gets_the_guard_and_a_server_does_not(lab: emq_lab.Lab) -> None:
-    here = embedded()
-    try:
-        assert sandbox.guarded(here.client, "return 1").endswith("; return 1")  # the guard, then line 1
-    finally:
-        here.close()
-    is_embedded = lab.describe().startswith("embedded")
-    assert (sandbox.guarded(lab.client, "return 1") == "return 1") is not is_embedded
+    assert f"the script failed: line 2: {explain.TIME_LIMIT}" in str(check), str(check)
+    assert "the script was still running after 1 s, the time limit" in explain.TIME_LIMIT
+    assert exercises.register(REGISTER, lab).passed  # the sandbox works normally afterwards
 
 
 def test_register_refuses_what_is_not_lua_text() -> None:
@@ -376,10 +362,10 @@ def test_the_figure_draws_both_lanes_and_marks_where_they_part() -> None:
             "\nstack traceback:\n\t[C]: in ?",
             "Script killed by user with SCRIPT KILL... script: 1e6e1d71eb840582f2da7e71f3d184491099cf8e, "
             "on @user_script:2.",
-            sandbox.TIME_LIMIT,
+            f"line 2: {explain.TIME_LIMIT}",
         ),
     ],
 )
 def test_error_texts_of_both_backends_read_the_same(fake: str, valkey: str, expected: str) -> None:
-    assert sandbox.explain_error(Exception(fake)) == expected
-    assert sandbox.explain_error(Exception(valkey)) == expected
+    assert explain.explain_error(Exception(fake)) == expected
+    assert explain.explain_error(Exception(valkey)) == expected

@@ -241,13 +241,16 @@ def test_drain_costs_one_round_trip_and_one_script_call_a_batch(
 
 
 def test_a_lab_with_a_learners_advance_drains_through_it(lab: emq_lab.Lab, queue: str) -> None:
-    rep = lab.repeat(queue)
-    rep.register_many([("a", 15 * MIN, "t"), ("b", 15 * MIN, "t")])
-    learner = lab.with_scripts(advance="return 2")  # a script that never moves a row
-    pump = learner.pump(queue, batch=10)
-    assert [o.job_id for o in pump.drain()] == ["JOB-000001", "JOB-000002"]
-    assert pump.advanced == [("a", Outcome.MOVED), ("b", Outcome.MOVED)]  # the learner's script answered
-    assert [due.name for due in rep.due()] == ["a", "b"]  # left where they were
+    learner = lab.with_scripts(advance="return 2")  # a script that never moves a row (run in the sandbox)
+    rep = learner.repeat(queue)
+    try:
+        rep.register_many([("a", 15 * MIN, "t"), ("b", 15 * MIN, "t")])
+        pump = learner.pump(queue, batch=10)
+        assert [o.job_id for o in pump.drain()] == ["JOB-000001", "JOB-000002"]
+        assert pump.advanced == [("a", Outcome.MOVED), ("b", Outcome.MOVED)]  # the learner's script answered
+        assert [due.name for due in rep.due()] == ["a", "b"]  # left where they were
+    finally:
+        learner.reset(queue)
 
 
 def test_the_four_scripts_that_enqueue_or_advance_run_the_same_shared_functions() -> None:

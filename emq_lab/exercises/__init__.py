@@ -6,8 +6,9 @@ with the smallest scenario that shows what is wrong.
   ``check.passed`` and ``print(check)``.
 - ``hint(exercise, level)``, ``solution(exercise)``, ``buggy(exercise)``, ``skeleton(exercise)``.
 
-Every checker runs on a queue of its own (``exercise-<name>``), reset before and after. Each
-records its result in the learner's namespace (:mod:`emq_lab.progress`), for the instructor.
+Every checker runs in the sandbox (:mod:`emq_lab.sandbox`, wiped before each check), on queues of
+its own (``exercise-<name>``): nothing of the lab's server is read or written, except the check's
+result, recorded in the learner's namespace (:mod:`emq_lab.progress`) for the instructor.
 """
 
 from __future__ import annotations

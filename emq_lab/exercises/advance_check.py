@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 
 from ..dives.race import ALL_LABELS, REGISTER, STEPS, Keyspace, Race, Step, drop_record, keyspace
 from ..outcome import Outcome
-from .check import Check, at, queues, session, sim
-from .sandbox import attempt, guarded, time_limit
+from ..sandbox import Stopped
+from .check import Check, at, clear, queues, session, sim
+from .explain import attempt, explain_error
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -39,6 +40,7 @@ def orders() -> list[tuple[str, ...]]:
 
 def replay(race: Race, order: tuple[str, ...]) -> tuple[Keyspace, list[Step], str | None]:
     """Reset the race and take ``order``; stops at a step whose script failed."""
+    clear(race.lab, race.queue)  # a wrong script may have left a key reset cannot read
     start = race.reset()
     taken: list[Step] = []
     for step in order:
@@ -46,8 +48,11 @@ def replay(race: Race, order: tuple[str, ...]) -> tuple[Keyspace, list[Step], st
             drop_record(race.lab, race.queue, race.name)
             start = _keyspace(race)
             continue
-        with time_limit(race.lab.client, race.lab.keyspace(race.queue).registry):
+        try:
             took, error = _step(race, step)
+        except Stopped as stop:
+            stop.taken, stop.step, stop.start = taken, step, start  # type: ignore[attr-defined]
+            raise
         if error:
             return start, taken, error
         assert took is not None
@@ -81,12 +86,15 @@ def check(lua_source: str, lab: Lab | None = None) -> Check:
     mine, theirs = queues("advance")
     every = orders()
     with session(lab, "advance") as base:
-        learner, _ = sim(base.with_scripts(advance=guarded(base.client, lua_source)))
+        learner, _ = sim(base.with_scripts(advance=lua_source))
         reference, _ = sim(base)
         yours, ref = Race(learner, mine), Race(reference, theirs)
         for order in every:
             ref_start, ref_steps, _ = replay(ref, order)
-            start, steps, error = replay(yours, order)
+            try:
+                start, steps, error = replay(yours, order)
+            except Stopped as stop:
+                return _stopped(order, stop)
             for i, theirs_step in enumerate(ref_steps):
                 mine_step = steps[i] if i < len(steps) else None
                 if (
@@ -128,6 +136,20 @@ def _failed(
     else:
         lines.append(f"    what went wrong: {why(race, order, mine, theirs)}")
         lines += _keys("before", before) + _keys("after", mine.after) + _keys("expected", theirs.after)
+    return Check("advance", False, "\n".join(lines), scenario=scenario)
+
+
+def _stopped(order: tuple[str, ...], stop: Stopped) -> Check:
+    """The check ends where a limit stopped the script: the steps up to it, and the limit."""
+    scenario = _name(order)
+    taken: list[Step] = getattr(stop, "taken", [])
+    lines = [f"advance: FAILED in the order {scenario}"]
+    lines += [f"  {ALL_LABELS[s.step]:<16} {s.note}".rstrip() for s in taken]
+    lines.append(f"  {ALL_LABELS.get(getattr(stop, 'step', ''), 'pump advances')}")
+    lines.append(f"    what went wrong: the script failed: {explain_error(stop)}")
+    start = getattr(stop, "start", None)
+    if start is not None:
+        lines += _keys("before", taken[-1].after if taken else start)
     return Check("advance", False, "\n".join(lines), scenario=scenario)
 
 

@@ -1,24 +1,25 @@
-"""What every checker shares: the Check it returns, its own queues, the fixed start instant,
-how an instant is written, and the settings hypothesis searches with."""
+"""What every checker shares: the Check it returns, the sandbox it runs on, its own queues, the
+fixed start instant, how an instant is written, and the settings hypothesis searches with."""
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from pathlib import Path
+from typing import Any, TypeVar
 
-from hypothesis import HealthCheck, Phase, Verbosity, find, settings
+from hypothesis import HealthCheck, Phase, Verbosity, configuration, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
+from .. import sandbox
 from ..clock import SimClock
-from ..lab import connect
-from .sandbox import cleanup
-
-if TYPE_CHECKING:
-    from ..lab import Lab
+from ..lab import Lab
 
 T = TypeVar("T")
 
@@ -70,35 +71,26 @@ def queues(exercise: str) -> tuple[str, str]:
     return f"exercise-{exercise}", f"exercise-{exercise}-ref"
 
 
-def clear(lab: Lab, queue: str, names: tuple[str, ...] = ()) -> None:
-    """Empty ``queue``: ``lab.reset`` finds its keys from the registry's members, and a wrong
-    script can leave a record no member names, so the records of ``names`` (the scenario's
-    names, exact keys of this queue) are deleted too."""
-    lab.reset(queue)
-    k = lab.keyspace(queue)
-    if names:
-        lab.client.delete(*(k.record(name) for name in names))
-
-
 @contextmanager
 def session(lab: Lab | None, exercise: str, names: tuple[str, ...] = ()) -> Iterator[Lab]:
-    """The lab a checker runs on (the given one, else a fresh connection), with the exercise's
-    two queues cleared before and after; the embedded Lua state is cleaned at the end."""
-    base = lab if lab is not None else connect(clock=SimClock(START))
-    owned = lab is None
-    mine = queues(exercise)
-    for queue in mine:
-        clear(base, queue, names)
-    try:
-        yield base
-    finally:
-        try:
-            for queue in mine:
-                clear(base, queue, names)
-            cleanup(base.client)
-        finally:
-            if owned:
-                base.close()
+    """The lab a checker runs on: the kernel's sandbox (:func:`emq_lab.sandbox.for_checks`),
+    wiped, reading now from START. The learner's ``lab`` is not touched: nothing is read from
+    it or written to it, whatever its server (one that refuses a learner's EVAL included)."""
+    box = sandbox.for_checks()
+    if sandbox.BROWSER:  # the tab's kernel is busy until the check ends: say so, and for how long at most
+        print(
+            f"checking {exercise} in the sandbox; a script still running after {sandbox.LIMIT_S:g} s is stopped there",
+            flush=True,
+        )
+    yield Lab(box.client, SimClock(START), "the exercises' sandbox")
+
+
+def clear(lab: Lab, queue: str) -> None:
+    """Empty ``queue`` in the sandbox: every key that carries its hash tag, whatever its type or
+    whether any structure names it (a wrong script can leave either behind)."""
+    found = lab.client.keys(f"*{{{queue}}}*")
+    if found:
+        lab.client.delete(*found)
 
 
 def smallest(strategy: st.SearchStrategy[T], fails: Callable[[T], bool], *, examples: int = EXAMPLES) -> T | None:
@@ -113,10 +105,30 @@ def smallest(strategy: st.SearchStrategy[T], fails: Callable[[T], bool], *, exam
         verbosity=Verbosity.quiet,
         phases=(Phase.generate, Phase.shrink),
     )
+    with _hypothesis_home():
+        try:
+            return find(strategy, fails, settings=search)
+        except NoSuchExample:
+            return None
+
+
+_home: list[str] = []
+
+
+@contextmanager
+def _hypothesis_home() -> Iterator[None]:
+    """hypothesis writes a cache (``.hypothesis/constants``) into the working directory, which is
+    the learner's notebook folder: while a checker searches, it writes into a temp dir of its own."""
+    if not _home:
+        _home.append(tempfile.mkdtemp(prefix="emq-lab-hypothesis-"))
+        atexit.register(shutil.rmtree, _home[0], True)
+    found: Any = configuration.storage_directory()
+    previous: Path = getattr(found, "home_directory", found)
+    configuration.set_hypothesis_home_dir(_home[0])
     try:
-        return find(strategy, fails, settings=search)
-    except NoSuchExample:
-        return None
+        yield
+    finally:
+        configuration.set_hypothesis_home_dir(previous)
 
 
 def sim(lab: Lab) -> tuple[Lab, SimClock]:

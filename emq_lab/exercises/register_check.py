@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 from hypothesis import strategies as st
 
 from ..outcome import Outcome
+from ..sandbox import Stopped
 from .check import Check, at, clear, queues, session, sim, smallest, span
-from .sandbox import attempt, guarded, time_limit
+from .explain import attempt, explain_error
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -48,6 +49,11 @@ class Wait:
 Op = Boot | Cancel | Wait
 
 
+def short(text: str, width: int = 40) -> str:
+    """``text``, cut to ``width`` characters (a wrong script can write a long one)."""
+    return text if len(text) <= width else f"{text[: width - 3]}..."
+
+
 @dataclass(frozen=True)
 class State:
     """The queue as the learner reads it: registry rows and each name's record."""
@@ -57,9 +63,9 @@ class State:
     odd: str = ""  # a registry or record key of the wrong type
 
     def text(self) -> str:
-        rows = ", ".join(f"{member} @ {at(score)}" for member, score in self.rows) or "(empty)"
+        rows = ", ".join(f"{short(member)} @ {at(score)}" for member, score in self.rows) or "(empty)"
         records = [
-            f"{name} {{{', '.join(f'{field}={value}' for field, value in fields)}}}"
+            f"{name} {{{', '.join(f'{short(field)}={short(value)}' for field, value in fields)}}}"
             for name, fields in self.records
             if fields
         ]
@@ -109,7 +115,7 @@ def describe(op: Op, number: int, now_ms: int) -> str:
 
 def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Step]:
     """Run ``ops`` on an emptied ``queue`` from START; stops after a step that failed."""
-    clear(lab, queue, NAMES)
+    clear(lab, queue)
     sim_lab, clock = sim(lab)
     rep = sim_lab.repeat(queue)
     names = tuple(sorted({op.name for op in ops if not isinstance(op, Wait)}))
@@ -126,8 +132,12 @@ def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Step]:
             verb = partial(rep.register, op.name, op.every_ms, template_of(op.name), op.first_in_ms)
         else:
             verb = partial(rep.cancel, op.name)
-        with time_limit(lab.client, sim_lab.keyspace(queue).registry):
+        try:
             answer, error = _call(verb)
+        except Stopped as stop:
+            steps.append(Step(op, label, clock.now_ms(), None, explain_error(stop), state, state))
+            stop.steps = steps  # type: ignore[attr-defined]
+            raise
         before, state = state, read_state(lab, queue, names)
         steps.append(Step(op, label, clock.now_ms(), answer, error, before, state))
         if error:
@@ -181,34 +191,47 @@ def check(lua_source: str, lab: Lab | None = None) -> Check:
     is explained, with the keyspace before and after."""
     if not isinstance(lua_source, str) or not lua_source.strip():
         raise ValueError(f"lua_source: expected the Lua text of your register script, got {lua_source!r:.60}")
+    with session(lab, "register") as base:
+        learner = base.with_scripts(register=lua_source)
+        scenario = [""]
+        try:
+            return _search(base, learner, scenario)
+        except Stopped as stop:
+            return _stopped(scenario[0], getattr(stop, "steps", []))
+
+
+def _search(base: Lab, learner: Lab, scenario: list[str]) -> Check:
+    """Every scenario in turn (``scenario[0]`` names the one running), the first that fails explained."""
     mine, theirs = queues("register")
-    with session(lab, "register", NAMES) as base:
-        learner = base.with_scripts(register=guarded(base.client, lua_source))
 
-        def compare(ops: tuple[Op, ...]) -> tuple[list[Step], list[Step], int | None]:
-            yours, ref = run(learner, mine, ops), run(base, theirs, ops)
-            return yours, ref, _parted(yours, ref)
+    def compare(ops: tuple[Op, ...]) -> tuple[list[Step], list[Step], int | None]:
+        yours = run(learner, mine, ops)
+        ref = run(base, theirs, ops)
+        return yours, ref, _parted(yours, ref)
 
-        for name, ops in FIXED:
-            yours, ref, at_step = compare(ops)
-            if at_step is not None:
-                return _failed(name, yours, ref, at_step)
-        tried = 0
-
-        def fails(ops: tuple[Op, ...]) -> bool:
-            nonlocal tried
-            tried += 1
-            return compare(ops)[2] is not None
-
-        found = smallest(INTERLEAVINGS, fails)
-        if found is not None:
-            yours, ref, at_step = compare(found)
-            assert at_step is not None
-            return _failed("random interleavings (shrunk to the smallest)", yours, ref, at_step)
-        name, ops = TWENTY
+    for name, ops in FIXED:
+        scenario[0] = name
         yours, ref, at_step = compare(ops)
         if at_step is not None:
             return _failed(name, yours, ref, at_step)
+    tried = 0
+    scenario[0] = "random interleavings (the first that ran into the limit)"
+
+    def fails(ops: tuple[Op, ...]) -> bool:
+        nonlocal tried
+        tried += 1
+        return compare(ops)[2] is not None
+
+    found = smallest(INTERLEAVINGS, fails)
+    if found is not None:
+        yours, ref, at_step = compare(found)
+        assert at_step is not None
+        return _failed("random interleavings (shrunk to the smallest)", yours, ref, at_step)
+    name, ops = TWENTY
+    scenario[0] = name
+    yours, ref, at_step = compare(ops)
+    if at_step is not None:
+        return _failed(name, yours, ref, at_step)
     scenarios = len(FIXED) + 1
     text = "\n".join(
         [
@@ -221,6 +244,16 @@ def check(lua_source: str, lab: Lab | None = None) -> Check:
         ]
     )
     return Check("register", True, text)
+
+
+def _stopped(scenario: str, steps: list[Step]) -> Check:
+    """The check ends where a limit stopped the script: the steps up to it, and the limit."""
+    lines = [f'register: FAILED in scenario "{scenario}"']
+    lines += [f"  {step.label} -> {step.answer.tuple if step.answer else '?'}" for step in steps[:-1]]
+    if steps:
+        lines += [f"  {steps[-1].label}", f"    what went wrong: the script failed: {steps[-1].error}"]
+        lines.append(f"    before:   {steps[-1].before.text()}")
+    return Check("register", False, "\n".join(lines), scenario=scenario)
 
 
 def _failed(scenario: str, yours: list[Step], ref: list[Step], i: int) -> Check:

@@ -1,0 +1,162 @@
+"""The sandbox's worker process: ``python -m emq_lab.sandbox.worker <dir>``.
+
+It serves one private fakeredis (:func:`emq_lab.sandbox.lua.server`) on the unix socket
+``<dir>/socket`` and writes the line a script is on into ``<dir>/line`` (8 bytes, shared by
+mmap), so the parent can name it after killing a script that outran every limit. Its address
+space is bounded (RLIMIT_AS). On stdin it takes ``wipe`` (a new, empty server: data and Lua
+state) and answers ``wiped`` on stdout; at the end of stdin (the parent is gone) it exits.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import selectors
+import socket
+import struct
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+#: Address space the worker may grow by, past what it holds once started.
+GROWTH_BYTES = 1 << 30
+#: A reply larger than this is refused with an error (a script's huge reply stays here).
+REPLY_BYTES = 8 << 20
+
+
+def _encode(value: Any) -> bytes:
+    """One RESP2 reply."""
+    if value is None:
+        return b"$-1\r\n"
+    if isinstance(value, Exception):
+        text = _error_text(value).split("\nstack traceback:", 1)[0]
+        return b"-" + text.replace("\r", " ").replace("\n", " ").encode() + b"\r\n"
+    if isinstance(value, bool):
+        return b":1\r\n" if value else b":0\r\n"
+    if isinstance(value, int):
+        return b":%d\r\n" % value
+    if isinstance(value, float):
+        value = repr(value)
+    if isinstance(value, str):
+        value = value.encode()
+    if isinstance(value, bytes):
+        return b"$%d\r\n%s\r\n" % (len(value), value)
+    if isinstance(value, (list, tuple)):
+        return b"*%d\r\n" % len(value) + b"".join(_encode(item) for item in value)
+    raise TypeError(f"no RESP2 form for {type(value).__name__}")
+
+
+def _error_text(error: Exception) -> str:
+    """An error reply's text with the code redis-py's parser took off put back."""
+    import redis.exceptions as rex
+
+    codes = {rex.NoScriptError: "NOSCRIPT", rex.BusyLoadingError: "LOADING", rex.ReadOnlyError: "READONLY"}
+    for kind, code in codes.items():
+        if isinstance(error, kind):
+            return f"{code} {error}"
+    return f"ERR {error}"
+
+
+class Worker:
+    def __init__(self, directory: Path) -> None:
+        from . import lua
+
+        self._lua = lua
+        self._line = mmap.mmap(os.open(directory / "line", os.O_RDWR), 8)
+        self.server = self._fresh()
+        self.connections: dict[socket.socket, Any] = {}
+
+    def _tick(self, line: int) -> float:
+        struct.pack_into("q", self._line, 0, line)
+        return time.monotonic()
+
+    def _fresh(self) -> Any:
+        return self._lua.server(self._tick)
+
+    def wipe(self) -> None:
+        for sock in list(self.connections):
+            self.drop(sock)
+        self.server = self._fresh()
+
+    def accept(self, sock: socket.socket) -> Any:
+        import fakeredis
+
+        client = fakeredis.FakeRedis(server=self.server, protocol=2)
+        connection = client.connection_pool.make_connection()
+        connection.connect()
+        self.connections[sock] = connection
+        return connection
+
+    def drop(self, sock: socket.socket) -> None:
+        connection = self.connections.pop(sock, None)
+        if connection is not None:
+            connection.disconnect()
+        sock.close()
+
+    def serve(self, sock: socket.socket, data: bytes) -> None:
+        connection = self.connections[sock]
+        connection.send_packed_command([data])
+        out = []
+        while connection.can_read(0):
+            try:
+                reply = connection.read_response(disable_decoding=True)
+            except Exception as error:  # noqa: BLE001 - an error reply goes back as one
+                reply = error
+            encoded = _encode(reply)
+            if len(encoded) > REPLY_BYTES:
+                size = len(encoded) / (1 << 20)
+                encoded = _encode(Exception(f"emq-lab reply: {size:.0f} MB, more than the sandbox's 8 MB"))
+            out.append(encoded)
+        if out:
+            sock.sendall(b"".join(out))
+
+
+def _bound_memory() -> None:
+    import resource
+
+    with open("/proc/self/statm") as statm:
+        pages = int(statm.read().split()[0])
+    held = pages * os.sysconf("SC_PAGE_SIZE")
+    resource.setrlimit(resource.RLIMIT_AS, (held + GROWTH_BYTES, held + GROWTH_BYTES))
+
+
+def main(directory: Path) -> None:
+    worker = Worker(directory)
+    if sys.platform.startswith("linux"):
+        _bound_memory()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(directory / "socket"))
+    listener.listen()
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ, "listener")
+    selector.register(sys.stdin, selectors.EVENT_READ, "control")
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    while True:
+        for key, _ in selector.select():
+            if key.data == "listener":
+                sock, _ = listener.accept()
+                worker.accept(sock)
+                selector.register(sock, selectors.EVENT_READ, "client")
+            elif key.data == "control":
+                command = sys.stdin.readline()
+                if not command:
+                    return
+                for sock in list(worker.connections):
+                    selector.unregister(sock)
+                worker.wipe()
+                sys.stdout.write("wiped\n")
+                sys.stdout.flush()
+            else:
+                sock = key.fileobj  # type: ignore[assignment]
+                data = sock.recv(1 << 16)
+                if data:
+                    worker.serve(sock, data)
+                else:
+                    selector.unregister(sock)
+                    worker.drop(sock)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

@@ -1,0 +1,315 @@
+"""A learner's Lua runs in the sandbox, never on the lab's server: every hostile answer comes
+back as a failed Check within the limit, the lab's server answers a second client throughout,
+nothing is written to the lab or into the working directory, and the reference passes after.
+The sandbox's Lua has Valkey's globals and no way out, and words its errors as Valkey does."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from servers import ValkeyServer
+
+import emq_lab
+from emq_lab import exercises, sandbox
+from emq_lab.exercises.explain import MEMORY_LIMIT, TIME_LIMIT, explain_error
+
+REGISTER = exercises.solution("register")
+ADVANCE = exercises.solution("advance")
+LIMIT_S = 10.0  # the issue's promise: a hostile answer is a failed check within 10 s
+STOPPED = f"{TIME_LIMIT}"
+
+# (the learner's register.lua, a piece its check's text must hold)
+HOSTILE: dict[str, tuple[str, str]] = {
+    "endless loop": ("local x = 0\nwhile true do x = x + 1 end", f"line 2: {TIME_LIMIT}"),
+    "debug.sethook() then a loop": (
+        "pcall(function() debug.sethook() end)\nwhile true do end",
+        f"line 2: {TIME_LIMIT}",
+    ),
+    "a pcall that swallows the stop": (
+        "local x = 0\nwhile true do\n  pcall(function() while true do x = x + 1 end end)\nend",
+        TIME_LIMIT,
+    ),
+    "a loop in a coroutine": (
+        "local co = coroutine.wrap(function()\n  while true do end\nend)\nco()",
+        f"line 2: {TIME_LIMIT}",
+    ),
+    "a loop resuming a coroutine": (
+        "local co = coroutine.create(function() while true do end end)\nwhile true do coroutine.resume(co) end",
+        TIME_LIMIT,
+    ),
+    "string.rep in a loop": ("local n = 0\nwhile true do local s = string.rep('x', 1e6) n = n + 1 end", TIME_LIMIT),
+    "a table of strings growing forever": (
+        "local t = {}\nwhile true do t[#t + 1] = string.rep('x', 1e7) .. #t end",  # 10 MB strings: the
+        f"line 2: {MEMORY_LIMIT}",  # memory limit comes first, however slow a loaded machine is
+    ),
+    "one huge string": ("local s = string.rep('x', 1e9)\nreturn 1", f"line 1: {MEMORY_LIMIT}"),
+    "a loop of redis.call": ("while true do\n  redis.call('GET', KEYS[2])\nend", TIME_LIMIT),
+    "a loop in loadstring": ("return loadstring('while true do end')()", TIME_LIMIT),
+    "a loop in a chunk named as the runner": ("return loadstring('while true do end', '<python>')()", TIME_LIMIT),
+    "a C call longer than any hook (killed from outside)": (
+        "local s = string.rep('a', 30000)\nreturn string.find(s, '.-.-.-.-b')",
+        f"line 2: {TIME_LIMIT}",
+    ),
+    "a wrong-typed registry": (
+        "redis.call('HSET', KEYS[1], 'x', 'y')\nreturn 1",
+        "emq:{exercise-register}:repeat is a hash",
+    ),
+    "an error inside redis.call": (
+        "return redis.call('ZADD', KEYS[1], 'soon', ARGV[1])",
+        "the script failed: line 1: value is not a valid float",
+    ),
+    "a huge reply": (
+        "return string.rep('x', 24 * 2^20)",
+        "the script's reply is 24 MB, more than the sandbox's 8 MB limit",
+    ),
+    "a reply of the wrong type": ("return {1, 2}", "the script returned nil or text; register returns 1"),
+    "keys outside KEYS": ("redis.call('SET', 'elsewhere', 1)\nreturn 1", "left no registry row for report"),
+    "python.eval": ("return python.eval('1')", "line 1: 'python' is not defined"),
+    "io.open": ("local f = io.open('written-by-lua', 'w')\nreturn 1", "line 1: 'io' is not defined"),
+    "os.execute": (
+        "os.execute('touch written-by-lua')\nreturn 1",
+        "line 1: attempt to call field 'execute' (a nil value)",
+    ),
+    "require": ("local m = require('os')\nreturn 1", "line 1: 'require' is not defined"),
+    "a binary chunk": (
+        "local f = loadstring(string.dump(function() return 1 end))\nreturn f()",
+        "attempt to call local 'f'",
+    ),
+}
+
+
+def server_keys(lab: emq_lab.Lab) -> dict[str, Any]:
+    """Every key of the lab's server but progress records, with its serialized value."""
+    client = lab.client
+    return {key: client.dump(key) for key in client.scan_iter(count=1000) if "progress" not in key}
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty working directory, as a notebook's folder."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+class Pinger:
+    """A second client that PINGs the lab's server every 50 ms while a check runs; the slowest answer."""
+
+    def __init__(self, url: str) -> None:
+        self.lab = emq_lab.connect(url)
+        self.slowest = 0.0
+        self.count = 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while True:
+            start = time.monotonic()
+            self.lab.client.ping()
+            self.slowest = max(self.slowest, time.monotonic() - start)
+            self.count += 1
+            if self._done.wait(0.05):
+                return
+
+    def __enter__(self) -> Pinger:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._done.set()
+        self._thread.join()
+        self.lab.close()
+
+
+@pytest.mark.parametrize("form", list(HOSTILE))
+def test_a_hostile_answer_is_a_failed_check_within_the_limit(
+    lab: emq_lab.Lab, backend_url: str, workdir: Path, form: str
+) -> None:
+    source, expected = HOSTILE[form]
+    before = server_keys(lab)
+    with Pinger(backend_url) as pinger:
+        start = time.monotonic()
+        check = exercises.register(source, lab)
+        took = time.monotonic() - start
+    assert not check.passed
+    assert took < LIMIT_S, f"{form}: {took:.1f} s"
+    assert expected in str(check), str(check)
+    assert pinger.count and pinger.slowest < 0.5, f"the lab's server answered a PING in {pinger.slowest:.2f} s"
+    assert list(workdir.iterdir()) == []  # no file, no .hypothesis
+    assert server_keys(lab) == before
+    assert exercises.register(REGISTER, lab).passed
+
+
+def test_a_hostile_advance_is_a_failed_check_too(lab: emq_lab.Lab, workdir: Path) -> None:
+    start = time.monotonic()
+    check = exercises.advance("local n = 0\nwhile true do n = n + 1 end", lab)
+    assert time.monotonic() - start < LIMIT_S
+    assert not check.passed and f"line 2: {TIME_LIMIT}" in str(check), str(check)
+    assert list(workdir.iterdir()) == []
+    assert exercises.advance(ADVANCE, lab).passed
+
+
+FRESH_KERNEL = """
+from emq_lab import exercises
+assert exercises.register(exercises.solution("register")).passed
+assert not exercises.register(exercises.buggy("register")).passed
+assert exercises.next_run(exercises.solution("next_run")).passed
+assert not exercises.next_run(exercises.buggy("next_run")).passed
+"""
+
+
+@pytest.mark.embedded_only
+def test_checks_in_a_fresh_kernel_leave_no_file(lab: emq_lab.Lab, tmp_path: Path) -> None:
+    # A fresh process: hypothesis writes its cache (.hypothesis/constants) on its first search only.
+    run = subprocess.run(
+        [sys.executable, "-c", FRESH_KERNEL], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_check_works_when_the_lab_refuses_scripts(valkey_server: ValkeyServer) -> None:
+    admin = redis.Redis.from_url(valkey_server.url, decode_responses=True)
+    admin.acl_setuser(
+        "nolua", enabled=True, passwords=["+pw"], keys=["*"], channels=["*"], commands=["+@all", "-@scripting"]
+    )
+    try:
+        url = valkey_server.url.replace("redis://", "redis://nolua:pw@", 1)
+        lab = emq_lab.connect(url)
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            lab.client.eval("return 1", 0)
+        assert exercises.register(REGISTER, lab).passed
+        assert exercises.advance(ADVANCE, lab).passed
+        lab.close()
+    finally:
+        admin.acl_deluser("nolua")
+        admin.close()
+
+
+def test_an_interrupt_kills_the_worker_at_once_and_the_next_check_runs() -> None:
+    main = threading.main_thread().ident
+    assert main is not None
+    timer = threading.Timer(0.5, signal.pthread_kill, (main, signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        exercises.register("local s = string.rep('a', 30000)\nreturn string.find(s, '.-.-.-.-b')")
+    assert time.monotonic() - start < 1.5  # the worker is not waited for: it is killed
+    assert exercises.register(REGISTER).passed
+
+
+# -- the sandbox's Lua on its own ------------------------------------------------------------------
+
+
+@pytest.fixture
+def box() -> Iterator[Any]:
+    yield sandbox.for_checks().client
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("return type(python)", "'python' is not defined"),
+        ("return type(io)", "'io' is not defined"),
+        ("return type(debug)", "'debug' is not defined"),
+        ("return type(package)", "'package' is not defined"),
+        ("return type(require)", "'require' is not defined"),
+        ("return type(loadfile)", "'loadfile' is not defined"),
+        ("return type(dofile)", "'dofile' is not defined"),
+        ("return type(getfenv)", "'getfenv' is not defined"),
+        ("return type(newproxy)", "'newproxy' is not defined"),
+        ("return type(os.execute)", "nil"),
+        ("return type(os.clock)", "function"),
+        ("return tostring(loadstring(string.dump(function() return 1 end)))", "nil"),
+        (
+            "local n, f = 0, string.dump(function() return 1 end)\n"
+            "return tostring(load(function() n = n + 1 if n == 1 then return f end end))",
+            "nil",
+        ),
+        (
+            "rawset(string, 'byte', function() return 0 end)\n"
+            "return tostring(loadstring(string.dump(function() return 1 end)))",
+            "nil",
+        ),
+    ],
+)
+def test_the_sandbox_offers_no_way_out(box: Any, script: str, expected: str) -> None:
+    try:
+        reply = box.eval(script, 0)
+    except redis.ResponseError as error:
+        reply = explain_error(error)
+    assert expected in str(reply if reply is not None else "none"), reply
+
+
+SAME_AS_VALKEY = [
+    "return x",
+    "x = 1",
+    "return redis.call('ZADD', KEYS[1], 'x', 'm')",
+    "return redis.call('GET')",
+    "return redis.call('NOPE', KEYS[1])",
+    "return redis.call('SET', KEYS[1], nil)",
+    "return (",
+    "local a = 1\nif a then\n",
+    "return {1, 'two', {3}}",
+    "return tostring(loadstring(string.dump(function() return 1 end)))",
+    "return type(debug)",
+    "return os.clock() >= 0",
+    "local ok, e = pcall(function() return undefined_thing end) return ok and 1 or 0",
+    "error('boom')",
+    "return redis.pcall('INCR', KEYS[1] .. 'h')",
+]
+
+
+@pytest.mark.parametrize("script", SAME_AS_VALKEY)
+def test_the_sandbox_answers_as_valkey_does(box: Any, valkey_server: ValkeyServer, script: str) -> None:
+    valkey = redis.Redis.from_url(valkey_server.url, decode_responses=True)
+    try:
+        valkey.delete("k", "kh")
+        valkey.hset("kh", "f", "v")
+        box.hset("kh", "f", "v")
+        answers = []
+        for client in (box, valkey):
+            try:
+                answers.append(("reply", client.eval(script, 1, "k")))
+            except redis.ResponseError as error:
+                answers.append(("error", explain_error(error)))
+        assert answers[0] == answers[1]
+    finally:
+        valkey.delete("k", "kh")
+        valkey.close()
+
+
+def test_with_scripts_runs_the_learners_script_in_the_sandbox(lab: emq_lab.Lab, queue: str) -> None:
+    before = server_keys(lab)
+    learner = lab.with_scripts(register="redis.call('SET', 'stray', 1)\nreturn redis.call('ZADD', KEYS[1], 5, ARGV[1])")
+    assert learner.repeat(queue).register("a", 1000, "t") is emq_lab.Outcome.REGISTERED
+    assert learner.repeat(queue).count() == 1  # the learner's lab sees what its script wrote
+    assert server_keys(lab) == before  # the lab's server saw none of it
+    assert learner.with_scripts(advance="return 2").client is learner.client  # a sandbox lab stays in it
+    looping = lab.with_scripts(register="while true do end")
+    start = time.monotonic()
+    with pytest.raises(redis.ResponseError) as stopped:
+        looping.repeat(queue).register("a", 1000, "t")
+    assert time.monotonic() - start < LIMIT_S
+    assert explain_error(stopped.value) == f"line 1: {TIME_LIMIT}"
+    learner.reset(queue)
+    learner.client.delete("stray")
+
+
+def test_a_spent_worker_is_replaced_for_the_next_check() -> None:
+    first = sandbox.for_checks()
+    check = exercises.register("local s = string.rep('a', 30000)\nreturn string.find(s, '.-.-.-.-b')")
+    assert f"line 2: {TIME_LIMIT}" in str(check)
+    assert first.spent is not None
+    with pytest.raises(sandbox.Stopped):
+        first.client.ping()
+    assert sandbox.for_checks() is not first
+    assert exercises.register(REGISTER).passed
