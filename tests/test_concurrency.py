@@ -167,8 +167,9 @@ def test_a_pump_runs_while_boots_and_cancels_land(
         # Afterwards the registry is a normal one: a tick far ahead fires every member once.
         clock.advance(hours=1)
         pump = lab.pump(q, batch=MIXED_NAMES)
-        assert sorted(o.name for o in pump.tick()) == sorted(members)
-        assert all(outcome is Outcome.ADVANCED for _, outcome in pump.advanced)
+        result = pump.begin().run()
+        assert sorted(o.name for o in result.fired) == sorted(members)
+        assert all(outcome is Outcome.ADVANCED for _, outcome in result.advanced)
         assert rep.count() == len(members)
     finally:
         lab.reset(queue)

@@ -79,7 +79,7 @@ def test_kill_mid_tick_then_restart(
     faults = [die]  # the first tick dies; the restarted pump's runs clean
 
     def tick() -> list[emq_lab.Occurrence]:
-        return pump.tick(after_enqueue=faults.pop() if faults else None)
+        return pump.begin().run(after_enqueue=faults.pop() if faults else None).fired
 
     health: Health[list[emq_lab.Occurrence]] = Health(later=Timers())
 

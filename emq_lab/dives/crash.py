@@ -252,8 +252,10 @@ class CrashBench:
         pump = self.lab.pump(self.queue, slot_keyed=self.slot_keyed)
         fault = crash_after_enqueue if self.crash and not restart else None
         kind = RESTART if restart else TICK
+        advanced: dict[str, Outcome] = {}
         try:
-            fired = pump.tick(after_enqueue=fault)
+            result = pump.begin().run(after_enqueue=fault)
+            fired, advanced = result.fired, dict(result.advanced)
         except PumpCrash as crash:
             fired, kind = list(crash.occurrences), CRASH
         self.restart_pending = kind == CRASH
@@ -262,7 +264,7 @@ class CrashBench:
             at_ms=now,
             slot_ms=slot,
             occurrences=tuple(fired),
-            advance=None if kind == CRASH else dict(pump.advanced).get(self.name),
+            advance=advanced.get(self.name),
             registry=tuple(rep.entries()),
         )
         self.ticks.append(taken)

@@ -271,9 +271,10 @@ class Service:
         lab, k = self.lab, self.lab.keyspace(self.queue)
         args = (schedule.name, schedule.every_ms, schedule.template, first_ms)
         if self.strategy is Strategy.GUARD:
-            return scripts.register(lab.client, lab.scripts, k, *args).reply
-        script = lab.scripts.naive if self.strategy is Strategy.NAIVE else lab.scripts.upsert
-        return scripts.contrast(lab.client, script, k, *args)
+            call = scripts.register(k, *args)
+        else:
+            call = scripts.contrast("naive" if self.strategy is Strategy.NAIVE else "upsert", k, *args)
+        return int(scripts.run(lab.scripts, call, lab.client))
 
 
 def report(boot: Boot, *, queue: str, of: int, lab: Lab) -> list[str]:
