@@ -161,14 +161,10 @@ def _contrast() -> dict[str, list[Call]]:
         "naive: two boots append two rows": [
             (naive, keys, ["nightly", EVERY_MS, "t", FIRST_MS]),
             (naive, keys, ["nightly", EVERY_MS, "t", FIRST_MS + 60000]),
-            (naive, keys, ["nightly", "x", "t", FIRST_MS]),
-            (naive, keys, ["nightly", EVERY_MS, "t", "1.5"]),
         ],
-        "upsert: fresh, then rewrite, then malformed": [
+        "upsert: fresh, then rewrite": [
             (upsert, keys, ["nightly", EVERY_MS, "t", FIRST_MS]),
             (upsert, keys, ["nightly", 60000, "t2", FIRST_MS + 60000]),
-            (upsert, keys, ["nightly", "-1", "t", FIRST_MS]),
-            (upsert, keys, ["nightly", EVERY_MS, "t", "x"]),
         ],
     }
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-import redis
 from helpers import MIN, snapshot
 
 import emq_lab
@@ -165,17 +164,6 @@ def test_lit_lines_follow_the_source_not_fixed_numbers() -> None:
         code_line(text, "redis.call('ZADD'")  # two ZADDs: ambiguous
     with pytest.raises(ValueError, match="exactly one"):
         code_line(text, "KEYS[1]  registry")  # only in the header comment
-
-
-@pytest.mark.parametrize("name", ["contrast/naive", "contrast/upsert"])
-def test_contrast_scripts_refuse_a_bad_period_and_write_nothing(lab: emq_lab.Lab, queue: str, name: str) -> None:
-    script = lab.client.register_script(source(name))
-    with pytest.raises(redis.ResponseError, match="every_ms"):
-        script(
-            keys=[keys.registry(queue), keys.record(queue, "x"), keys.delayed(queue)],
-            args=["x", "soon", "t", 1],
-        )
-    assert lab.keys(queue) == []
 
 
 def test_inputs_are_checked_before_any_write(lab: emq_lab.Lab, queue: str) -> None:

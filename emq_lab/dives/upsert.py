@@ -224,7 +224,10 @@ class Service:
         self.reset()
 
     def reset(self) -> None:
-        """Delete every key of the queue and forget the boots."""
+        """Delete every key of the queue and forget the boots. The naive append's record of the
+        schedule's name is named by no registry member (its rows are ``<name>:<first_ms>``), so
+        it goes by name; ``lab.reset`` finds the rest."""
+        self.lab.client.delete(self.lab.keyspace(self.queue).record(self.schedule.name))
         self.lab.reset(self.queue)
         self.history.clear()
 
