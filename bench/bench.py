@@ -564,7 +564,11 @@ def notebook_rows(url: str | None, backend: str) -> list[Row]:
         )
         with environment(EMQ_LAB_URL=url):
             start = time.perf_counter()
-            client.execute()
+            try:
+                client.execute()
+            except Exception as exc:  # a notebook that fails is a row that says so, not a lost table
+                rows.append(Row("notebooks", path.stem, backend, f"FAILED: {type(exc).__name__}"))
+                continue
             seconds = time.perf_counter() - start
         rows.append(Row("notebooks", f"{path.stem} (kernel start included)", backend, f"{seconds:.1f} s"))
     return rows

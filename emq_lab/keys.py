@@ -114,10 +114,6 @@ def delayed(queue: str) -> str:
     return QueueKeys(queue).delayed
 
 
-def pattern(queue: str) -> str:
-    return QueueKeys(queue).pattern
-
-
 def slot(key: str | bytes) -> int:
     """The cluster slot of ``key`` (redis-py's CRC16 of its hash tag, mod 16384)."""
     return int(key_slot(key.encode() if isinstance(key, str) else key))

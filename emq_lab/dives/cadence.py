@@ -191,11 +191,6 @@ def _check_controls(every_ms: int, run_ms: int, cycles: int, tick_ms: int) -> No
     validate.limit(cycles, field="cycles")
 
 
-def sim_lab(lab: Lab, start_ms: int) -> Lab:
-    """The lab on the same connection, reading now from a fresh SimClock at ``start_ms``."""
-    return lab.with_clock(SimClock(start_ms))
-
-
 def _one_registration(
     lab: Lab, queue: str, *, start_ms: int, every_ms: int, rule: Measure = Measure.START_TO_START
 ) -> tuple[SimClock, Repeat, Pump]:
