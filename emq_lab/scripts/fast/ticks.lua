@@ -45,12 +45,17 @@ local function enqueue_keys_error(counter, wait, jobs)
   return nil
 end
 
+-- The counter, read once (after the checks below): this call mints its fresh ids from it and
+-- writes it back at its end, what one INCR a job would leave (nothing runs beside a script).
+local minted, counted
+
 -- Store one occurrence (arguments checked): 1, id when stored; 0, id when a job with this id
--- exists (a replayed slot), nothing written. job_id "" mints a fresh id (INCR). As
--- enqueue.lua, except that the id is appended to pushed: the call pushes them all at its end.
-local function enqueue_one(counter, wait, jobs, job_id, name, fired_at, template, pushed)
+-- exists (a replayed slot), nothing written. job_id "" mints a fresh id. As enqueue.lua,
+-- except that the id is appended to pushed: the call pushes them all at its end.
+local function enqueue_one(jobs, job_id, name, fired_at, template, pushed)
   if job_id == '' then
-    job_id = string.format('JOB-%06d', redis.call('INCR', counter))
+    minted = minted + 1
+    job_id = string.format('JOB-%06d', minted)
   end
   local job = jobs .. job_id
   if redis.call('EXISTS', job) == 1 then
@@ -97,6 +102,8 @@ end
 if bad then
   return redis.error_reply('ERR emq ticks: ' .. bad)
 end
+minted = tonumber(redis.call('GET', counter) or '0')
+counted = minted
 
 -- A time in ms as its digits. '%.0f', not '%d': fengari (Lua 5.3, the JupyterLite edition) has
 -- 32-bit integers, so a time past 2^31 is a float there, and '%d' refuses any float.
@@ -145,7 +152,7 @@ local function one_tick(members)
     local id, enqueued, advanced = '', -1, 0
     if every then
       local job_id = ids == 'slot' and name .. ':' .. ms(slot) or ''
-      enqueued, id = enqueue_one(counter, wait, jobs, job_id, name, at, template or '', pushed)
+      enqueued, id = enqueue_one(jobs, job_id, name, at, template or '', pushed)
       fired = fired + 1
       local score = next_run(slot, tonumber(every))
       if score then
@@ -191,6 +198,9 @@ end
 
 for from = 1, #pushed, 1000 do  -- LPUSH a b c leaves the list as three LPUSHes would
   redis.call('LPUSH', wait, unpack(pushed, from, math.min(from + 999, #pushed)))
+end
+if minted ~= counted then
+  redis.call('SET', counter, ms(minted))
 end
 out[1], out[2] = ms(now), more
 return out
