@@ -135,12 +135,11 @@ def test_ids_are_minted_in_the_script_and_a_refused_call_burns_none(lab: emq_lab
 def test_a_malformed_register_on_a_live_name_is_an_error_not_exists(lab: emq_lab.Lab, queue: str) -> None:
     lab.repeat(queue).register("report", MIN, "t")
     k = lab.keyspace(queue)
-    for script in (lab.scripts.register, lab.scripts.naive, lab.scripts.upsert):
-        for every in ("1e3", "5.0", "0x10", "0", "315360000001"):
-            before = lab.client.hgetall(k.record("report"))
-            with pytest.raises(Exception, match="every_ms must be an integer from 1 to 315360000000"):
-                script(keys=[k.registry, k.record("report"), k.delayed], args=["report", every, "t", 1])
-            assert lab.client.hgetall(k.record("report")) == before
+    for every in ("1e3", "5.0", "0x10", "0", "315360000001"):  # (the contrast scripts check nothing)
+        before = lab.client.hgetall(k.record("report"))
+        with pytest.raises(Exception, match="every_ms must be an integer from 1 to 315360000000"):
+            lab.scripts.register(keys=[k.registry, k.record("report")], args=["report", every, "t", 1])
+        assert lab.client.hgetall(k.record("report")) == before
 
 
 def test_a_rule_function_runs_through_the_pump(lab: emq_lab.Lab, queue: str) -> None:

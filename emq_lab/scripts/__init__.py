@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from redis.client import Pipeline
+from redis.client import Pipeline, Redis
 from redis.cluster import RedisCluster
 from redis.commands.core import Script
 
@@ -23,8 +23,9 @@ from .header import FILES, Header, Slot, header, source
 
 __all__ = ["Call", "Header", "Row", "Scripts", "Slot", "Ticked", "header", "run", "run_all", "source"]
 
-#: A client (redis-py's ``Redis`` or ``RedisCluster``, or fakeredis's) or a pipeline of one.
-Runner = Any
+#: A client (redis-py's ``Redis`` or ``RedisCluster``; fakeredis's is a ``Redis``) or a pipeline of one.
+Client = Redis | RedisCluster
+Runner = Client | Pipeline
 #: What redis-py hands back for a call (``decode_responses=True``): an int, a str, a list, None.
 Reply = Any
 
@@ -44,10 +45,10 @@ class Scripts:
     upsert: Script
 
     @classmethod
-    def load(cls, client: Runner) -> Scripts:
+    def load(cls, client: Client) -> Scripts:
         return cls(**{field: client.register_script(source(path)) for field, path in FILES.items()})
 
-    def replacing(self, client: Runner, **sources: str) -> Scripts:
+    def replacing(self, client: Client, **sources: str) -> Scripts:
         """The same scripts with some replaced by other Lua source (a learner's, say)."""
         unknown = sorted(set(sources) - {f.name for f in fields(self)})
         if unknown:
@@ -77,17 +78,17 @@ def run(scripts: Scripts, call: Call, runner: Runner) -> Reply:
     return script(keys=list(call.keys), args=list(call.args), client=runner)
 
 
-def run_all(client: Runner, scripts: Scripts, calls: Sequence[Call]) -> list[Reply]:
+def run_all(client: Client, scripts: Scripts, calls: Sequence[Call]) -> list[Reply]:
     """``calls`` in one pipeline, their replies in order; an error reply raises. Every call is on
     one queue, so on one slot: on a cluster the pipeline goes to that slot's primary (redis-py's
     cluster pipeline refuses EVALSHA; a queue never spans two nodes). Before sending, redis-py
     asks SCRIPT EXISTS and loads what is missing; a pipeline is never sent twice."""
     if not calls:
         return []
-    target = client
     if isinstance(client, RedisCluster):
-        target = client.get_redis_connection(client.get_node_from_key(calls[0].keys[0]))
-    pipe: Pipeline = target.pipeline(transaction=False)
+        node = client.get_node_from_key(calls[0].keys[0])
+        client = client.get_redis_connection(node)
+    pipe = client.pipeline(transaction=False)
     for call in calls:
         run(scripts, call, pipe)
     return list(pipe.execute())
