@@ -145,6 +145,16 @@ class Tick:
         """The score the pump's rule gives ``row`` after this tick's release."""
         return self.pump.next_run(row, self.now_ms)
 
+    def still_due(self) -> set[str]:
+        """Names this tick fired whose row may still be due at its now: left for the finish,
+        moved by someone else, or given a next run at or before now (the grid's next slot)."""
+        outcomes = dict(self.advanced)
+        return {
+            row.name
+            for row, nxt in self._plan()
+            if row.every_ms is not None and (nxt <= self.now_ms or outcomes.get(row.name) is not Outcome.ADVANCED)
+        }
+
     # -- inside -------------------------------------------------------------------------------
 
     def _enter(self, phase: str) -> None:
@@ -264,12 +274,7 @@ class Pump:
                 carrying(exc, fired + tick.fired)
                 raise
             fired += tick.fired
-            outcomes = dict(tick.advanced)
-            passing.update(
-                row.name
-                for row, nxt in tick._plan()
-                if row.every_ms is not None and (nxt <= now or outcomes.get(row.name) is not Outcome.ADVANCED)
-            )
+            passing |= tick.still_due()
             if not tick.more or not tick.rows:
                 return fired
 
