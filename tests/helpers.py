@@ -8,6 +8,7 @@ import redis
 
 import emq_lab
 from emq_lab import keys
+from emq_lab.keys import QueueKeys
 
 MIN = 60_000  # a minute in ms
 START = "2026-01-05T09:00:00Z"  # where every test's SimClock starts (the course's Monday, 09:00)
@@ -39,7 +40,7 @@ def snapshot(lab: emq_lab.Lab, queue: str) -> dict[str, object]:
             dump[key] = ("list", client.lrange(key, 0, -1))
         else:
             dump[key] = (kind, client.get(key))
-    assert all(keys.slot(k) == keys.slot(keys.registry(queue)) for k in dump)
+    assert all(keys.slot(k) == keys.slot(QueueKeys(queue).registry) for k in dump)
     return dump
 
 

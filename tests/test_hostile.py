@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import emq_lab
 from emq_lab import Outcome, keys
+from emq_lab.keys import QueueKeys
 from emq_lab.scripts import TICK_RULES, ticked
 from emq_lab.validate import MAX_EVERY_MS, MAX_TEMPLATE_BYTES
 
@@ -190,7 +191,7 @@ def test_queue_names_refuse_or_stay_in_their_slot(lab: emq_lab.Lab, queue: str, 
         lab.pump(queue_name).tick()
         found = lab.keys(queue_name)
         assert len(found) == 5
-        assert {keys.slot(k) for k in found} == {keys.slot(keys.registry(queue_name))}
+        assert {keys.slot(k) for k in found} == {keys.slot(QueueKeys(queue_name).registry)}
         assert lab.reset(queue_name) == 5
     assert snapshot(lab, queue) == before
 
@@ -201,7 +202,7 @@ CANONICAL_MS = re.compile(r"-?(0|[1-9][0-9]*)")
 
 
 def _raw(lab: emq_lab.Lab, script: str, queue: str, name: str, args: list[Any]) -> Any:
-    keyset = [keys.registry(queue), keys.record(queue, name)]
+    keyset = [QueueKeys(queue).registry, QueueKeys(queue).record(name)]
     return getattr(lab.scripts, script)(keys=keyset, args=args)
 
 

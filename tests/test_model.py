@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 import emq_lab
-from emq_lab import Occurrence, Outcome, SimClock, keys
+from emq_lab import Occurrence, Outcome, SimClock
 from emq_lab.dives.crash import PumpCrash, crash_after_enqueue
+from emq_lab.keys import QueueKeys
 
 NAMES = ("daily-report", "a:b", "x y", "ü-name", "new\nline", "n0", "n1", "z")
 PERIODS = (1, 7, 1000, MIN, 15 * MIN)
@@ -120,7 +121,7 @@ class RegistryMachine(RuleBasedStateMachine):
 
     @rule(name=st.sampled_from(NAMES))
     def delete_record_out_of_band(self, name: str) -> None:
-        self.lab.client.delete(keys.record(self.queue, name))
+        self.lab.client.delete(QueueKeys(self.queue).record(name))
         reg = self.model.live.pop(name, None)
         if reg is not None:
             self.model.dangling[name] = reg.next_ms
@@ -233,7 +234,7 @@ class RegistryMachine(RuleBasedStateMachine):
         # Every live row has its record, stored exactly; no record without a live row.
         pipe = self.lab.client.pipeline(transaction=False)
         for name in NAMES:
-            pipe.hgetall(keys.record(self.queue, name))
+            pipe.hgetall(QueueKeys(self.queue).record(name))
         for name, record in zip(NAMES, pipe.execute(), strict=True):
             reg = model.live.get(name)
             assert record == ({"every_ms": str(reg.every_ms), "template": reg.template} if reg else {})

@@ -6,7 +6,8 @@ import pytest
 from helpers import MIN
 
 import emq_lab
-from emq_lab import Occurrence, Outcome, keys
+from emq_lab import Occurrence, Outcome
+from emq_lab.keys import QueueKeys
 
 
 def test_two_ticks_mint_two_ids_newest_first(lab: emq_lab.Lab, queue: str) -> None:
@@ -64,7 +65,7 @@ def test_tick_sweeps_a_member_whose_record_is_gone(lab: emq_lab.Lab, queue: str)
     rep, pump = lab.repeat(queue), lab.pump(queue)
     rep.register("gone", 15 * MIN, "t")
     rep.register("kept", 15 * MIN, "t")
-    lab.client.delete(keys.record(queue, "gone"))
+    lab.client.delete(QueueKeys(queue).record("gone"))
     result = pump.begin().run()
     assert [o.name for o in result.fired] == ["kept"]
     assert dict(result.advanced) == {"gone": Outcome.ABSENT, "kept": Outcome.ADVANCED}
