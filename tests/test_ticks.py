@@ -355,13 +355,16 @@ def test_drain_fires_every_due_name_once_whatever_the_path(
     # z0-z5 at 09:15), batches of 5.
     clock = SimClock(START)
     timed = lab.with_clock(clock)
-    timed.repeat(queue).register_many([(f"a{i}", 15 * MIN, "t") for i in range(6)])
-    timed.repeat(queue).register_many([(f"z{i}", 15 * MIN, "t", 15 * MIN) for i in range(6)])
-    clock.advance(15 * MIN)
-    if learner:  # the enqueue a learner handed in: the drain runs it
+    if learner:  # the enqueue a learner handed in (a lab of its own): the drain runs it
         timed = timed.with_scripts(enqueue=source("enqueue") + "\n-- a learner's copy\n")
-    fired = timed.pump(queue, batch=5, rule=rule).drain()
-    assert sorted(o.name for o in fired) == [*(f"a{i}" for i in range(6)), *(f"z{i}" for i in range(6))]
+    try:
+        timed.repeat(queue).register_many([(f"a{i}", 15 * MIN, "t") for i in range(6)])
+        timed.repeat(queue).register_many([(f"z{i}", 15 * MIN, "t", 15 * MIN) for i in range(6)])
+        clock.advance(15 * MIN)
+        fired = timed.pump(queue, batch=5, rule=rule).drain()
+        assert sorted(o.name for o in fired) == [*(f"a{i}" for i in range(6)), *(f"z{i}" for i in range(6))]
+    finally:
+        timed.reset(queue)
 
 
 # -- ticks.lua called raw ----------------------------------------------------------------------
