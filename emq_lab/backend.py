@@ -29,7 +29,7 @@ EMBEDDED = "embedded"
 LOCAL_SCHEMES = ("valkey+local", "redis+local")  # a private valkey-server for this process
 TIMEOUT_S = 5.0  # socket timeout: how long a command may wait for its reply
 CONNECT_TIMEOUT_S = 2.0  # at most this long to open a connection (and for connect()'s PING)
-RETRIES = 2  # a dropped connection is reopened this many times before a command fails
+RETRIES = 0  # a call is never sent twice: one whose reply was lost may have run (scripts write)
 
 _server: fakeredis.FakeServer | None = None
 _server_lock = threading.Lock()
@@ -64,8 +64,9 @@ def resolve_url(url: object) -> str:
 
 
 def retry_policy() -> Retry:
-    """Reopen a dropped connection (a restarted server) twice, quickly; a timeout is not retried,
-    so a stalled server costs one timeout, not several."""
+    """No retry: a call whose reply was lost is not sent again, since it may have run (an enqueue
+    sent twice is two jobs); the caller hears of the fault. A connection the server dropped while
+    idle (a restarted server) is replaced when the pool hands it out, with no retry needed."""
     return Retry(ExponentialBackoff(cap=0.5, base=0.05), RETRIES, supported_errors=(redis.ConnectionError,))
 
 

@@ -6,6 +6,8 @@ import time
 from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
+from .schedule import MINUTE_MS
+
 
 class Clock(Protocol):
     """What every verb reads "now" from."""
@@ -105,8 +107,8 @@ class SimClock:
         step = whole_ms(ms, "ms")
         for amount, field, unit in (
             (seconds, "seconds", 1000),
-            (minutes, "minutes", 60_000),
-            (hours, "hours", 3_600_000),
+            (minutes, "minutes", MINUTE_MS),
+            (hours, "hours", 60 * MINUTE_MS),
         ):
             if amount:
                 step += whole_ms(_scaled(amount, unit, field), field)

@@ -1,37 +1,23 @@
-"""Jobs: the occurrences a pump produced, with branded ids minted inside enqueue.lua."""
+"""Jobs: the occurrences a pump produced (their ids minted inside enqueue.lua)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import scripts, validate
-from .outcome import Outcome
+from . import validate
 
 if TYPE_CHECKING:
     from .lab import Lab
 
 
-def branded(number: int) -> str:
-    """``JOB-`` and the counter, zero-padded to six digits (wider past 999999); the form
-    enqueue.lua mints."""
-    return f"JOB-{number:06d}"
-
-
 class Jobs:
-    """enqueue / browse for queue ``queue``."""
+    """browse / count / trim / get for queue ``queue``."""
 
     def __init__(self, lab: Lab, queue: str) -> None:
         self.lab = lab
         self.queue = validate.name(queue, field="queue")
         self.k = lab.keyspace(self.queue)
         self.wait_key = self.k.wait
-
-    def enqueue(self, name: str, fired_at_ms: int, template: str, *, job_id: str | None = None) -> tuple[Outcome, str]:
-        """Store a job and push it on the wait list: a fresh ``JOB-`` id minted in the script, or
-        ``job_id`` (slot-keyed) -> (ENQUEUED | DUPLICATE, the id)."""
-        validate.name(name)
-        validate.template(template)
-        return scripts.enqueue(self.lab.client, self.lab.scripts, self.k, name, fired_at_ms, template, job_id)
 
     def browse(self, limit: int = 10) -> list[str]:
         """Waiting job ids, newest first."""

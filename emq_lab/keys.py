@@ -96,37 +96,6 @@ def namespace_pattern(namespace: str) -> str:
     return f"{PREFIX}:ns:{{{_glob_escape(namespace)}:*"
 
 
-# The un-namespaced keys by queue name, for tests and one-off reads.
-
-
-def registry(queue: str) -> str:
-    return QueueKeys(queue).registry
-
-
-def record(queue: str, name: str) -> str:
-    return QueueKeys(queue).record(name)
-
-
-def job_counter(queue: str) -> str:
-    return QueueKeys(queue).counter
-
-
-def job(queue: str, job_id: str) -> str:
-    return QueueKeys(queue).job(job_id)
-
-
-def wait(queue: str) -> str:
-    return QueueKeys(queue).wait
-
-
-def delayed(queue: str) -> str:
-    return QueueKeys(queue).delayed
-
-
-def pattern(queue: str) -> str:
-    return QueueKeys(queue).pattern
-
-
 def slot(key: str | bytes) -> int:
     """The cluster slot of ``key`` (redis-py's CRC16 of its hash tag, mod 16384)."""
     return int(key_slot(key.encode() if isinstance(key, str) else key))

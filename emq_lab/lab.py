@@ -70,9 +70,10 @@ class Lab:
         return Lab(client, self.clock, "a sandbox (private fakeredis)", namespace=self.namespace, scripts=scripts)
 
     def keys(self, queue: str) -> list[str]:
-        """Every key of ``queue``, sorted, found from the queue's own structures (the registry's
-        members and the pending occurrences name the records, the wait list names the jobs), so
-        the cost follows the queue's size, not the server's. Two round trips."""
+        """Every key of ``queue`` that exists, sorted: its fixed keys, a record for each registry
+        member and a job for each id on the wait list (what the verbs and the pump write), found
+        from the queue's own structures, so the cost follows the queue's size, not the server's.
+        Two round trips."""
         (candidates,) = self._candidates([queue])
         pipe = self.client.pipeline(transaction=False)
         for key in candidates:
@@ -80,7 +81,9 @@ class Lab:
         return [key for key, found in zip(candidates, pipe.execute(), strict=True) if found]
 
     def reset(self, queue: str) -> int:
-        """Delete every key of ``queue`` and nothing else; returns how many were deleted."""
+        """Delete the keys :meth:`keys` finds for ``queue`` (every key the verbs and the pump
+        write) and nothing else; returns how many were deleted. A key of the queue's that nothing
+        names (a record written by hand, with no registry member) is not found: nothing scans."""
         return self.reset_all([queue])
 
     def reset_all(self, queues: Iterable[str]) -> int:
@@ -105,13 +108,11 @@ class Lab:
         for k in spaces:
             pipe.zrange(k.registry, 0, -1)
             pipe.lrange(k.wait, 0, -1)
-            pipe.zrange(k.delayed, 0, -1)
         replies = pipe.execute() if spaces else []
         out = []
         for i, k in enumerate(spaces):
-            members, job_ids, pending = replies[3 * i : 3 * i + 3]
-            names = set(members) | {_pending_name(member) for member in pending}
-            out.append(sorted({*k.fixed, *(k.record(n) for n in names if n), *(k.job(i) for i in job_ids)}))
+            members, job_ids = replies[2 * i : 2 * i + 2]
+            out.append(sorted({*k.fixed, *(k.record(n) for n in members), *(k.job(i) for i in job_ids)}))
         return out
 
     def describe(self) -> str:
@@ -125,12 +126,6 @@ class Lab:
 
     def __repr__(self) -> str:
         return f"Lab(clock={self.clock!r})"
-
-
-def _pending_name(member: str) -> str:
-    """``repeat:<name>:<run_ms>`` (the contrast scripts' pending occurrence) -> ``<name>``."""
-    body = member.removeprefix("repeat:")
-    return body.rpartition(":")[0]
 
 
 def connect(

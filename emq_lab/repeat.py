@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import scripts, validate
-from .outcome import Outcome, outcome_of
+from .outcome import Outcome
 from .scripts import Row
 
 if TYPE_CHECKING:
@@ -42,7 +42,8 @@ class Repeat:
         """Store ``name`` once, first run at now + first_in_ms; a live name answers EXISTS."""
         name, every_ms, template, first_in_ms = _checked((name, every_ms, template, first_in_ms))
         first_ms = self.lab.clock.now_ms() + first_in_ms
-        return scripts.register(self.lab.client, self.lab.scripts, self.k, name, every_ms, template, first_ms)
+        call = scripts.register(self.k, name, every_ms, template, first_ms)
+        return scripts.registered(scripts.run(self.lab.scripts, call, self.lab.client))
 
     def register_many(self, items: Iterable[Registration]) -> list[Outcome]:
         """``register`` for many names in one round trip, one Outcome each, in order. Every item
@@ -58,34 +59,24 @@ class Repeat:
             return []
         now = self.lab.clock.now_ms()
         lab, k = self.lab, self.k
-        if not scripts.stock(lab.scripts, "register"):
-
-            def each(pipe: object) -> None:
-                for name, every_ms, template, first_in_ms in checked:
-                    scripts.register(pipe, lab.scripts, k, name, every_ms, template, now + first_in_ms)
-
-            replies = scripts.batch(lab.client, lab.scripts, each, key=self.registry_key)
-            return [outcome_of("register", reply) for reply in replies]
-
-        calls: list[tuple[list[str], int, str, int]] = []
+        if not lab.scripts.stock("register"):
+            calls = [scripts.register(k, name, every, text, now + first) for name, every, text, first in checked]
+            return [scripts.registered(reply) for reply in scripts.run_all(lab.client, lab.scripts, calls)]
+        groups: list[tuple[list[str], int, str, int]] = []
         for name, every_ms, template, first_in_ms in checked:
-            last = calls[-1] if calls else None
+            last = groups[-1] if groups else None
             if last and len(last[0]) < scripts.MANY and last[1:] == (every_ms, template, now + first_in_ms):
                 last[0].append(name)
             else:
-                calls.append(([name], every_ms, template, now + first_in_ms))
-
-        def build(pipe: object) -> None:
-            for names, every_ms, template, first_ms in calls:
-                scripts.register_many(pipe, lab.scripts, k, names, every_ms, template, first_ms)
-
-        replies = scripts.batch(lab.client, lab.scripts, build, key=self.registry_key)
-        return [outcome for reply in replies for outcome in scripts.register_many_reply(reply)]
+                groups.append(([name], every_ms, template, now + first_in_ms))
+        many = [scripts.register_many(k, *group) for group in groups]
+        replies = scripts.run_all(lab.client, lab.scripts, many)
+        return [outcome for reply in replies for outcome in scripts.registered_many(reply)]
 
     def cancel(self, name: str) -> Outcome:
         """Remove the registry row and the record; afterwards ``name`` registers as fresh."""
         validate.name(name)
-        return scripts.cancel(self.lab.client, self.lab.scripts, self.k, name)
+        return scripts.cancelled(scripts.run(self.lab.scripts, scripts.cancel(self.k, name), self.lab.client))
 
     def advance(self, name: str, every_ms: int, *, read_ms: int | None = None) -> Outcome:
         """Start-to-start: next run = now + every_ms. A missing record sweeps the member. With
@@ -97,14 +88,14 @@ class Repeat:
     def advance_to(self, name: str, next_ms: int, *, read_ms: int | None = None) -> Outcome:
         """The advance script with a next run the caller computed (the pump's rules do)."""
         validate.name(name)
-        return scripts.advance(self.lab.client, self.lab.scripts, self.k, name, next_ms, read_ms)
+        call = scripts.advance(self.k, name, next_ms, read_ms)
+        return scripts.advanced(scripts.run(self.lab.scripts, call, self.lab.client))
 
     def rows(self, *, due_only: bool = False, limit: int | None = None) -> list[Row]:
         """Registry members in score order with their records (None where gone)."""
         if due_only:
-            return scripts.due(
-                self.lab.client, self.lab.scripts, self.k, self.lab.clock.now_ms(), validate.limit(limit or 10**9)
-            )
+            call = scripts.due(self.k, self.lab.clock.now_ms(), validate.limit(limit or 10**9))
+            return scripts.rows(scripts.run(self.lab.scripts, call, self.lab.client))
         members = self.lab.client.zrange(self.registry_key, 0, -1, withscores=True)
         if limit is not None:
             members = members[: validate.limit(limit)]

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import redis
+
 import emq_lab
 from emq_lab import keys
+from emq_lab.keys import QueueKeys
 
 MIN = 60_000  # a minute in ms
 START = "2026-01-05T09:00:00Z"  # where every test's SimClock starts (the course's Monday, 09:00)
@@ -35,5 +40,30 @@ def snapshot(lab: emq_lab.Lab, queue: str) -> dict[str, object]:
             dump[key] = ("list", client.lrange(key, 0, -1))
         else:
             dump[key] = (kind, client.get(key))
-    assert all(keys.slot(k) == keys.slot(keys.registry(queue)) for k in dump)
+    assert all(keys.slot(k) == keys.slot(QueueKeys(queue).registry) for k in dump)
     return dump
+
+
+class CountingConnection(redis.Connection):
+    """A connection that counts what it sends: one per call, one per pipeline."""
+
+    sent = 0
+
+    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        CountingConnection.sent += 1
+        super().send_packed_command(command, check_health)
+
+
+class RoundTrips:
+    """A lab on the same server whose connection counts its round trips (``count`` since the
+    last ``start()``). A connection's handshake happens before the first ``start()``."""
+
+    def __init__(self, lab: emq_lab.Lab) -> None:
+        self.lab = lab
+
+    def start(self) -> None:
+        CountingConnection.sent = 0
+
+    @property
+    def count(self) -> int:
+        return CountingConnection.sent

@@ -8,8 +8,8 @@ import pytest
 from helpers import MIN
 
 import emq_lab
-from emq_lab import keys
 from emq_lab.dives.upsert import Strategy
+from emq_lab.keys import QueueKeys
 from emq_lab.scripts import source
 from emq_lab.widgets.boot import BootCounter, BootPanel
 
@@ -42,7 +42,7 @@ def test_each_strategy_boots_one_to_five(lab: emq_lab.Lab, queue: str, strategy:
     panel.use(strategy)
     for n in range(1, 6):
         panel.boot(n)
-        size = int(lab.client.zcard(keys.registry(queue)))
+        size = int(lab.client.zcard(QueueKeys(queue).registry))
         assert size == SIZES[strategy][n - 1]
         assert readout_field(panel, "registry").endswith(f"size {size}")
         assert readout_field(panel, "outcome").startswith(OUTCOMES[strategy][n - 1])
@@ -92,7 +92,7 @@ def test_buttons_do_what_the_twins_do(lab: emq_lab.Lab, queue: str) -> None:
     assert "no boot yet" in panel.readout and "size 0" in panel.readout
     panel._strategy.value = "naive"
     panel.boot(2)
-    assert int(lab.client.zcard(keys.registry(queue))) == 2
+    assert int(lab.client.zcard(QueueKeys(queue).registry)) == 2
 
 
 def test_use_starts_over_and_names_the_script(lab: emq_lab.Lab, queue: str) -> None:
@@ -121,7 +121,7 @@ def test_naive_and_upsert_show_the_pending_occurrences(lab: emq_lab.Lab, queue: 
 
 
 def test_deploy_day_period(lab: emq_lab.Lab, queue: str) -> None:
-    record = keys.record(queue, "digest")
+    record = QueueKeys(queue).record("digest")
     panel = BootPanel(lab, queue)
     panel.boot(1)
     panel.boot(2, minutes=30)
@@ -188,7 +188,7 @@ def test_a_new_panel_starts_from_an_empty_queue_and_says_so(lab: emq_lab.Lab, qu
     first.boot(2)
     again = BootPanel(lab, queue)  # the cell re-run
     assert again.note == f"a fresh start: this panel emptied queue {queue} (registry size 0)"
-    assert int(lab.client.zcard(keys.registry(queue))) == 0
+    assert int(lab.client.zcard(QueueKeys(queue).registry)) == 0
     assert again.boot(1).tuple == "{:ok, :registered}"
     assert again.boot(1).before.size == 0 and not again.boot(1).before.pending
 

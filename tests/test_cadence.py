@@ -175,7 +175,7 @@ def test_a_start_to_finish_pump_leaves_the_row_for_the_finish(lab: emq_lab.Lab, 
     rep = lab.repeat(queue)
     rep.register("report", 15 * MIN, "t")
     rep.register("gone", 15 * MIN, "t")
-    lab.client.delete(emq_lab.keys.record(queue, "gone"))
+    lab.client.delete(emq_lab.keys.QueueKeys(queue).record("gone"))
     pump = Pump(lab, queue, rule=S2F)
     assert [o.name for o in pump.tick()] == ["report"]
     assert rep.entries() == [("report", START)]  # not advanced at release; the dangling one swept

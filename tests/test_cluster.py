@@ -12,6 +12,7 @@ from servers import ValkeyCluster, kill
 
 import emq_lab
 from emq_lab import Outcome, SimClock, keys
+from emq_lab.keys import QueueKeys
 
 QUEUES = [f"cq{i}" for i in range(24)]
 
@@ -35,14 +36,14 @@ def test_queues_spread_over_the_primaries(
             rep.register("other:name", MIN, "t")
             assert len(lab.pump(q, slot_keyed=q.endswith("1")).tick()) == 2
             assert rep.cancel("other:name") is Outcome.CANCELLED
-        ports = {lab.client.get_node_from_key(keys.registry(q)).port for q in QUEUES}
+        ports = {lab.client.get_node_from_key(QueueKeys(q).registry).port for q in QUEUES}
         assert ports == {node.port for node in valkey_cluster.nodes}  # all three primaries hold queues
         for q in QUEUES:
             found = scanned(lab, q)
             # record, registry, two jobs, wait list (+ the id counter unless slot-keyed)
             assert len(found) == (5 if q.endswith("1") else 6)
-            node = lab.client.get_node_from_key(keys.registry(q))
-            assert {int(lab.client.cluster_keyslot(k)) for k in found} == {keys.slot(keys.registry(q))}
+            node = lab.client.get_node_from_key(QueueKeys(q).registry)
+            assert {int(lab.client.cluster_keyslot(k)) for k in found} == {keys.slot(QueueKeys(q).registry)}
             assert {lab.client.get_node_from_key(k).port for k in found} == {node.port}
         figure("cluster", f"{len(QUEUES)} queues over {len(ports)} primaries, 0 CROSSSLOT")
     finally:
@@ -79,7 +80,7 @@ def test_a_cross_slot_call_would_be_refused(cluster_lab: emq_lab.Lab) -> None:
     never fail this way, really do keep each call on one slot."""
     lab = cluster_lab
     try:
-        crossed = [keys.registry("cq0"), keys.record("cq1", "n")]
+        crossed = [QueueKeys("cq0").registry, QueueKeys("cq1").record("n")]
         assert keys.slot(crossed[0]) != keys.slot(crossed[1])
         with pytest.raises(redis.RedisClusterException, match="slot"):
             lab.scripts.register(keys=crossed, args=["n", 1000, "t", 0])
@@ -98,7 +99,7 @@ def test_a_dead_primary_that_does_not_own_the_queue_leaves_reset_working(valkey_
         rep = lab.repeat("survivor")
         rep.register("report", 15 * MIN, "t")
         lab.pump("survivor").tick()
-        owner = lab.client.get_node_from_key(keys.registry("survivor")).port
+        owner = lab.client.get_node_from_key(QueueKeys("survivor").registry).port
         victim = next(node for node in cluster.nodes if node.port != owner)
         kill(victim)
         assert len(lab.keys("survivor")) == 5  # the record, the registry, a job, the counter, the wait list

@@ -13,7 +13,8 @@ from helpers import MIN, START, scanned
 from servers import ValkeyServer
 
 import emq_lab
-from emq_lab import Outcome, SimClock, keys
+from emq_lab import Outcome, SimClock
+from emq_lab.keys import QueueKeys
 
 PROCESSES = 8
 NAMES = 1000
@@ -84,7 +85,7 @@ def test_eight_processes_boot_the_same_names(
             rep = lab.repeat(q)
             assert rep.count() == NAMES
             found = scanned(lab, q)
-            records = {k.removeprefix(keys.record(q, "")) for k in found if k != keys.registry(q)}
+            records = {k.removeprefix(QueueKeys(q).record("")) for k in found if k != QueueKeys(q).registry}
             assert records == names and len(found) == NAMES + 1  # one row and one record per name
             for name in random.Random(round_).sample(sorted(names), 5):
                 assert rep.record(name) == {"every_ms": str(15 * MIN), "template": template_of(name)}
@@ -153,7 +154,7 @@ def test_a_pump_runs_while_boots_and_cancels_land(
     try:
         rep = lab.repeat(q := queue)
         found = scanned(lab, q)
-        records = {k.removeprefix(keys.record(q, "")) for k in found if k.startswith(keys.record(q, ""))}
+        records = {k.removeprefix(QueueKeys(q).record("")) for k in found if k.startswith(QueueKeys(q).record(""))}
         members = {name for name, _ in rep.entries()}
         assert members == records  # every row has its record, every record its row
         assert rep.count() == len(members)
@@ -163,12 +164,13 @@ def test_a_pump_runs_while_boots_and_cancels_land(
             assert rep.record(name) == {"every_ms": "1000", "template": template_of(name)}
         wait = lab.jobs(q).browse(limit=1_000_000)
         assert len(wait) == len(set(wait)) == fired  # slot-keyed ids: no occurrence twice
-        assert {k.removeprefix(keys.job(q, "")) for k in found if k.startswith(keys.job(q, ""))} == set(wait)
+        assert {k.removeprefix(QueueKeys(q).job("")) for k in found if k.startswith(QueueKeys(q).job(""))} == set(wait)
         # Afterwards the registry is a normal one: a tick far ahead fires every member once.
         clock.advance(hours=1)
         pump = lab.pump(q, batch=MIXED_NAMES)
-        assert sorted(o.name for o in pump.tick()) == sorted(members)
-        assert all(outcome is Outcome.ADVANCED for _, outcome in pump.advanced)
+        result = pump.begin().run()
+        assert sorted(o.name for o in result.fired) == sorted(members)
+        assert all(outcome is Outcome.ADVANCED for _, outcome in result.advanced)
         assert rep.count() == len(members)
     finally:
         lab.reset(queue)

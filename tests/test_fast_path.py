@@ -1,15 +1,14 @@
-"""The fast paths the panels run on: ``Pump.ticks`` fires what ``tick`` + ``clock.advance`` in a
-loop fires, in one round trip a tick. On every backend."""
+"""The fast-forward the panels run on: ``fastforward.forward`` fires what ``tick`` +
+``clock.advance`` in a loop fires, and leaves the same registry and jobs. On every backend."""
 
 from __future__ import annotations
-
-import itertools
 
 import pytest
 from helpers import MIN, START
 
 import emq_lab
 from emq_lab import SimClock, SystemClock
+from emq_lab.fastforward import forward
 
 
 def registered(lab: emq_lab.Lab, queue: str) -> emq_lab.Lab:
@@ -20,44 +19,52 @@ def registered(lab: emq_lab.Lab, queue: str) -> emq_lab.Lab:
 
 
 @pytest.mark.parametrize("slot_keyed", [False, True])
-def test_ticks_fire_what_a_loop_of_tick_and_advance_fires(lab: emq_lab.Lab, queue: str, slot_keyed: bool) -> None:
+@pytest.mark.parametrize("per_call", [1, 7, 100])
+def test_forward_fires_what_a_loop_of_tick_and_advance_fires(
+    lab: emq_lab.Lab, queue: str, slot_keyed: bool, per_call: int
+) -> None:
     loop_queue = f"{queue}-loop"
     try:
         by_loop = registered(lab, loop_queue)
         pump = by_loop.pump(loop_queue, slot_keyed=slot_keyed)
         expected = []
         for _ in range(12):
-            expected.append([(o.job_id, o.name, o.fired_at_ms) for o in pump.tick()])
+            expected += pump.tick()
             by_loop.clock.advance(MIN)  # type: ignore[attr-defined]
+        assert len(expected) == 12 + 4 + 4  # every minute, every 3, from 09:05 every 2
 
-        by_steps = registered(lab, queue)
-        steps = by_steps.pump(queue, slot_keyed=slot_keyed).ticks(step_ms=MIN)
-        got = [[(o.job_id, o.name, o.fired_at_ms) for o in fired] for fired in itertools.islice(steps, 12)]
-
-        assert got == expected
-        assert sum(len(fired) for fired in got) == 12 + 4 + 4  # every minute, every 3, from 09:05 every 2
-        assert by_steps.clock.now_ms() == by_loop.clock.now_ms()
-        assert by_steps.repeat(queue).entries() == by_loop.repeat(loop_queue).entries()
-        assert by_steps.jobs(queue).browse(limit=50) == by_loop.jobs(loop_queue).browse(limit=50)
+        by_calls = registered(lab, queue)
+        chunks = list(forward(by_calls.pump(queue, slot_keyed=slot_keyed), 20, step_ms=MIN, per_call=per_call))
+        assert [o for chunk in chunks for o in chunk] == expected
+        assert all(len(chunk) >= per_call for chunk in chunks[:-1])  # each call fired at least what it was asked
+        assert by_calls.clock.now_ms() == by_loop.clock.now_ms()
+        assert by_calls.repeat(queue).entries() == by_loop.repeat(loop_queue).entries()
+        assert by_calls.jobs(queue).browse(limit=50) == by_loop.jobs(loop_queue).browse(limit=50)
+        jobs = by_calls.jobs(queue)
+        assert [jobs.get(o.job_id) for o in expected] == [by_loop.jobs(loop_queue).get(o.job_id) for o in expected]
     finally:
         lab.reset(loop_queue)
 
 
-def test_ticks_cost_one_round_trip_a_tick(lab: emq_lab.Lab, queue: str, round_trips: list[int]) -> None:
-    timed = registered(lab, queue)
-    steps = timed.pump(queue).ticks(step_ms=MIN)
-    next(steps)  # the first read, then the first tick's writes with the second read
-    round_trips[0] = 0
-    fired = sum(len(next(steps)) for _ in range(10))
-    assert fired > 10
-    assert round_trips[0] == 10
-
-
-def test_ticks_need_a_clock_that_can_move(lab: emq_lab.Lab, queue: str) -> None:
-    with pytest.raises(ValueError, match="clock: ticks"):
-        next(lab.with_clock(SystemClock()).pump(queue).ticks(step_ms=MIN))
+def test_forward_refuses_what_it_cannot_run(lab: emq_lab.Lab, queue: str) -> None:
+    with pytest.raises(ValueError, match="clock: forward"):
+        next(forward(lab.with_clock(SystemClock()).pump(queue), 1, step_ms=MIN))
+    timed = lab.with_clock(SimClock(START))
     with pytest.raises(ValueError, match="step_ms"):
-        next(lab.pump(queue).ticks(step_ms=0))
+        next(forward(timed.pump(queue), 1, step_ms=-1))
+    with pytest.raises(ValueError, match="finish_ms"):
+        next(forward(timed.pump(queue), 1, step_ms=MIN, finish_ms=MIN))  # start-to-start has no finish
+    with pytest.raises(ValueError, match="rule"):
+        next(forward(timed.pump(queue, rule=lambda now, every: now + every), 1, step_ms=MIN))
+    with pytest.raises(ValueError, match="scripts"):
+        next(forward(timed.with_scripts(advance="return 1").pump(queue), 1, step_ms=MIN))
+    assert lab.keys(queue) == []
+
+
+def test_forward_stops_when_nothing_is_registered(lab: emq_lab.Lab, queue: str) -> None:
+    timed = lab.with_clock(SimClock(START))
+    assert list(forward(timed.pump(queue), 5, step_ms=MIN)) == [[]]
+    assert timed.clock.now_ms() == SimClock(START).start_ms
 
 
 SETTINGS = [  # (period, run, cycles, tick) in minutes, minutes, -, seconds: the notebook's and the corners
@@ -92,23 +99,6 @@ def test_the_lanes_side_by_side_run_as_each_lane_alone(
             assert lab.jobs(lane.queue).browse(limit=30) == lab.jobs(one.queue).browse(limit=30)
     finally:
         lab.reset_all(cadence.lane_queue(m, p) for m in cadence.MEASURES for p in (queue, alone))
-
-
-def test_a_slider_move_costs_three_round_trips_whatever_the_cycles(
-    lab: emq_lab.Lab, queue: str, round_trips: list[int]
-) -> None:
-    from emq_lab.dives import cadence
-
-    if "cluster" in lab.describe():
-        pytest.skip("on a cluster the lanes' queues sit on different primaries: a round trip per lane")
-    controls = {"every_ms": 15 * MIN, "run_ms": 4 * MIN, "tick_ms": 120_000, "start_ms": SimClock(START).start_ms}
-    cadence.trace(lab, cycles=2, prefix=queue, **controls)  # the lab's first batch loads the scripts
-    for cycles in (1, 24):
-        round_trips[0] = 0
-        trace = cadence.trace(lab, cycles=cycles, prefix=queue, **controls)
-        assert [len(lane.runs) for lane in trace.lanes] == [cycles] * 3
-        assert round_trips[0] == 2 + 1  # the reset (read, unlink), then every lane's register and ticks
-    lab.reset_all(cadence.lane_queue(m, queue) for m in cadence.MEASURES)
 
 
 def test_reset_all_deletes_each_queue_and_nothing_else(lab: emq_lab.Lab, queue: str) -> None:

@@ -6,6 +6,7 @@ import pytest
 
 from emq_lab import SimClock, keys
 from emq_lab.clock import hhmm
+from emq_lab.keys import QueueKeys
 
 
 @pytest.mark.parametrize(
@@ -23,7 +24,8 @@ def test_slot_uses_only_the_hash_tag() -> None:
 
 
 def test_every_key_builder_carries_the_tag() -> None:
-    built = [keys.registry("q"), keys.record("q", "n"), keys.job_counter("q"), keys.job("q", "J"), keys.wait("q")]
+    k = QueueKeys("q")
+    built = [k.registry, k.record("n"), k.counter, k.job("J"), k.wait]
     assert all(k.startswith("emq:{q}:") for k in built)
     assert len(set(built)) == len(built)
 

@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 import emq_lab
-from emq_lab import Occurrence, Outcome, SimClock, keys
+from emq_lab import Occurrence, Outcome, SimClock
 from emq_lab.dives.crash import PumpCrash, crash_after_enqueue
+from emq_lab.keys import QueueKeys
 
 NAMES = ("daily-report", "a:b", "x y", "ü-name", "new\nline", "n0", "n1", "z")
 PERIODS = (1, 7, 1000, MIN, 15 * MIN)
@@ -120,7 +121,7 @@ class RegistryMachine(RuleBasedStateMachine):
 
     @rule(name=st.sampled_from(NAMES))
     def delete_record_out_of_band(self, name: str) -> None:
-        self.lab.client.delete(keys.record(self.queue, name))
+        self.lab.client.delete(QueueKeys(self.queue).record(name))
         reg = self.model.live.pop(name, None)
         if reg is not None:
             self.model.dangling[name] = reg.next_ms
@@ -133,8 +134,9 @@ class RegistryMachine(RuleBasedStateMachine):
     def tick(self) -> None:
         pump = self.lab.pump(self.queue, slot_keyed=self.slot_keyed)
         due_slots, expected, advanced = self._expect_tick(crash=False)
-        assert pump.tick() == expected
-        assert sorted(pump.advanced) == sorted(advanced)
+        result = pump.begin().run()
+        assert result.fired == expected
+        assert sorted(result.advanced) == sorted(advanced)
         # No loss: every slot that was due at this tick has been produced at least once.
         lost = [slot for slot in due_slots if self.model.slots[slot] == 0]
         self.tally.lost += len(lost)
@@ -147,11 +149,11 @@ class RegistryMachine(RuleBasedStateMachine):
         _, expected, _ = self._expect_tick(crash=True)
         if self.model_crashed:
             with pytest.raises(PumpCrash) as crash:
-                pump.tick(after_enqueue=crash_after_enqueue)
+                pump.begin().run(after_enqueue=crash_after_enqueue)
             assert crash.value.occurrences == expected
             self.tally.crashes += 1
         else:
-            assert pump.tick(after_enqueue=crash_after_enqueue) == expected  # nothing live was due: no crash
+            assert pump.begin().run(after_enqueue=crash_after_enqueue).fired == expected  # nothing live: no crash
 
     @rule(name=st.sampled_from(NAMES), every_ms=st.sampled_from(PERIODS), first_in_ms=st.sampled_from((0, 1, 30 * MIN)))
     def cancel_and_register_between_read_and_advance(self, name: str, every_ms: int, first_in_ms: int) -> None:
@@ -232,7 +234,7 @@ class RegistryMachine(RuleBasedStateMachine):
         # Every live row has its record, stored exactly; no record without a live row.
         pipe = self.lab.client.pipeline(transaction=False)
         for name in NAMES:
-            pipe.hgetall(keys.record(self.queue, name))
+            pipe.hgetall(QueueKeys(self.queue).record(name))
         for name, record in zip(NAMES, pipe.execute(), strict=True):
             reg = model.live.get(name)
             assert record == ({"every_ms": str(reg.every_ms), "template": reg.template} if reg else {})

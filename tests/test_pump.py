@@ -6,7 +6,8 @@ import pytest
 from helpers import MIN
 
 import emq_lab
-from emq_lab import Occurrence, Outcome, keys
+from emq_lab import Occurrence, Outcome
+from emq_lab.keys import QueueKeys
 
 
 def test_two_ticks_mint_two_ids_newest_first(lab: emq_lab.Lab, queue: str) -> None:
@@ -64,10 +65,10 @@ def test_tick_sweeps_a_member_whose_record_is_gone(lab: emq_lab.Lab, queue: str)
     rep, pump = lab.repeat(queue), lab.pump(queue)
     rep.register("gone", 15 * MIN, "t")
     rep.register("kept", 15 * MIN, "t")
-    lab.client.delete(keys.record(queue, "gone"))
-    fired = pump.tick()
-    assert [o.name for o in fired] == ["kept"]
-    assert dict(pump.advanced) == {"gone": Outcome.ABSENT, "kept": Outcome.ADVANCED}
+    lab.client.delete(QueueKeys(queue).record("gone"))
+    result = pump.begin().run()
+    assert [o.name for o in result.fired] == ["kept"]
+    assert dict(result.advanced) == {"gone": Outcome.ABSENT, "kept": Outcome.ADVANCED}
     assert [name for name, _ in rep.entries()] == ["kept"]
 
 
@@ -95,7 +96,7 @@ def test_a_hook_between_enqueue_and_advance_sees_the_jobs_and_can_stop_the_advan
         raise RuntimeError("stop here")
 
     with pytest.raises(RuntimeError, match="stop here"):
-        lab.pump(queue).tick(after_enqueue=stop)
+        lab.pump(queue).begin().run(after_enqueue=stop)
     assert seen == [(1, ["JOB-000001"])]  # the enqueue had landed when the hook ran
     assert dict(rep.entries())["report"] == start  # ... and no advance followed
 

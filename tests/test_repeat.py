@@ -6,6 +6,7 @@ from helpers import MIN, snapshot
 
 import emq_lab
 from emq_lab import Due, Outcome, keys
+from emq_lab.keys import QueueKeys
 
 
 def test_boot_twice_keeps_one_record_and_one_row(lab: emq_lab.Lab, queue: str) -> None:
@@ -54,7 +55,7 @@ def test_cancel_removes_row_and_record_and_frees_the_name(lab: emq_lab.Lab, queu
 def test_cancel_clears_a_dangling_member(lab: emq_lab.Lab, queue: str) -> None:
     rep = lab.repeat(queue)
     rep.register("sync", 15 * MIN, "t")
-    lab.client.delete(keys.record(queue, "sync"))
+    lab.client.delete(QueueKeys(queue).record("sync"))
     assert rep.cancel("sync") is Outcome.CANCELLED
     assert rep.count() == 0
 
@@ -94,7 +95,7 @@ def test_advance_moves_the_next_run_past_now(lab: emq_lab.Lab, queue: str) -> No
 def test_advance_after_record_deleted_sweeps_the_member(lab: emq_lab.Lab, queue: str) -> None:
     rep = lab.repeat(queue)
     rep.register("sync", 15 * MIN, "t")
-    lab.client.delete(keys.record(queue, "sync"))
+    lab.client.delete(QueueKeys(queue).record("sync"))
     assert rep.due() == []  # a member without a record is not due
     assert rep.advance("sync", 15 * MIN) is Outcome.ABSENT
     assert rep.count() == 0
@@ -108,4 +109,4 @@ def test_every_key_of_a_queue_shares_one_slot(lab: emq_lab.Lab, queue: str) -> N
     lab.pump(queue).tick()
     found = lab.keys(queue)
     assert len(found) >= 5
-    assert {keys.slot(k) for k in found} == {keys.slot(keys.registry(queue))}
+    assert {keys.slot(k) for k in found} == {keys.slot(QueueKeys(queue).registry)}

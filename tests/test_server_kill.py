@@ -16,8 +16,9 @@ from servers import ValkeyServer, kill
 from test_health import Timers
 
 import emq_lab
-from emq_lab import Outcome, SimClock, keys
+from emq_lab import Outcome, SimClock
 from emq_lab.health import UNAVAILABLE, Health
+from emq_lab.keys import QueueKeys
 
 pytestmark = pytest.mark.xdist_group("server-kill")  # under -n, one worker takes the module: its fixtures start once
 
@@ -46,8 +47,8 @@ def aof_lab(aof_server: ValkeyServer, queue: str) -> Iterator[emq_lab.Lab]:
 
 def check_intact(lab: emq_lab.Lab, queue: str) -> tuple[set[str], list[str]]:
     """Members == records; job hashes == wait-list ids, each once. Returns (members, wait list)."""
-    registry = keys.registry(queue)
-    job_prefix = keys.job(queue, "")
+    registry = QueueKeys(queue).registry
+    job_prefix = QueueKeys(queue).job("")
     found = scanned(lab, queue)
     members = {name for name, _ in lab.repeat(queue).entries()}
     assert members == records(lab, queue), "a registry row without its record, or a record without its row"
@@ -79,7 +80,7 @@ def test_kill_mid_tick_then_restart(
     faults = [die]  # the first tick dies; the restarted pump's runs clean
 
     def tick() -> list[emq_lab.Occurrence]:
-        return pump.tick(after_enqueue=faults.pop() if faults else None)
+        return pump.begin().run(after_enqueue=faults.pop() if faults else None).fired
 
     health: Health[list[emq_lab.Occurrence]] = Health(later=Timers())
 

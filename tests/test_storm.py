@@ -4,9 +4,6 @@ on every backend."""
 
 from __future__ import annotations
 
-import json
-import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +17,6 @@ from emq_lab.dives.upsert import (
     StormResult,
     beside,
     boot_storm,
-    rate,
     writes_per_name,
 )
 
@@ -85,32 +81,6 @@ def test_a_storm_of_a_bad_size_is_refused_before_any_write(queue: str, names: ob
     assert lab.keys(queue) == []
 
 
-def readme_rows() -> dict[str, list[str]]:
-    """The README's Performance table: its cells by path (the table ``make bench`` printed)."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in readme.splitlines()]
-    return {row[1]: row for row in cells if len(row) == 8 and row[2] == "valkey"}
-
-
-def test_the_stored_bullmq_figures_are_the_run_the_readme_shows() -> None:
-    """Notebook 01 prints the stored figures beside the learner's storm, and the README shows the
-    whole run: a bench run copied into one and not the other fails here."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    found = re.search(r"^machine: [^;]*; (\d{4}-\d\d-\d\d) \d\d:\d\d UTC$", readme, re.MULTILINE)
-    names = re.search(r"^N = ([\d,]+) names;", readme, re.MULTILINE)
-    assert found and names, "the README's Performance section has no machine or N line"
-    assert BULLMQ_MEASURED.when == found.group(1)
-    assert BULLMQ_MEASURED.names == int(names.group(1).replace(",", ""))
-    rows = readme_rows()
-    for number, (theirs, ours) in enumerate(zip(BULLMQ_MEASURED.bullmq, BULLMQ_MEASURED.emq, strict=True), 1):
-        peer = next(row for path, row in rows.items() if path.startswith("BullMQ") and path.endswith(f"boot #{number}"))
-        mine = rows[f"Repeat.register_many, boot #{number}"]
-        assert peer[1].split(",")[0] in BULLMQ_MEASURED.peer  # "BullMQ 6.7.0 upsertJobScheduler"
-        for row, boot in ((peer, theirs), (mine, ours)):
-            assert row[3].split()[0] == rate(boot.per_s), row
-            assert row[5].split()[0] == f"{boot.writes:,}", row
-
-
 def test_the_writes_figure_draws_what_beside_prints() -> None:
     from emq_lab.plots.registry import writes_figure
 
@@ -121,18 +91,3 @@ def test_the_writes_figure_draws_what_beside_prints() -> None:
     assert drawn["emq-lab register (here)"] == (3, 0)
     printed = [line.split()[-2:] for line in beside(storm).splitlines()[1:]]
     assert printed == [[f"{each:,.0f}" for each in bars] for bars in drawn.values()]
-
-
-def test_notebook_01s_prose_states_the_figures_the_package_holds() -> None:
-    """The storm section's sentences quote numbers; they are the stored run's and the script's."""
-    notebook = json.loads((Path(__file__).parent.parent / "notebooks" / "01-upsert.ipynb").read_text())
-    markdown = "".join("".join(cell["source"]) + "\n" for cell in notebook["cells"] if cell["cell_type"] == "markdown")
-    prose = " ".join(markdown.split())  # a sentence may wrap anywhere
-    second = BULLMQ_MEASURED.bullmq[1]
-    for claim in (
-        f"a fresh registration writes {WRITES_PER_REGISTRATION} times",
-        f"A restart of {BULLMQ_MEASURED.names:,} schedules costs BullMQ's server {second.writes:,} changes",
-        f"The guard's restart costs {BULLMQ_MEASURED.names:,} reads and no change",
-        f"measured at {second.writes / BULLMQ_MEASURED.names:.0f} writes per id on every boot",
-    ):
-        assert claim in prose, claim

@@ -4,10 +4,10 @@ drain and register_many, ids minted in the script, and integer clocks. On every 
 from __future__ import annotations
 
 import pytest
-from helpers import MIN
+from helpers import MIN, RoundTrips
 
 import emq_lab
-from emq_lab import Outcome, SimClock
+from emq_lab import Outcome, SimClock, scripts
 from emq_lab.clock import hhmm
 
 
@@ -22,7 +22,7 @@ def test_a_stale_advance_leaves_a_fresh_registration_alone(lab: emq_lab.Lab, que
     assert rep.register("report", 60 * MIN, "t", first_in_ms=30 * MIN) is Outcome.REGISTERED
     assert [o.name for o in tick.enqueue()] == ["report"]  # what the read held still fires
     assert tick.advance() == [("report", Outcome.MOVED)]
-    assert tick.moved == ["report"]
+    assert tick.result.moved == ["report"]
     assert [(name, hhmm(ms)) for name, ms in rep.entries()] == [("report", "09:30")]
 
 
@@ -35,9 +35,10 @@ def test_the_whole_tick_reports_a_moved_row(lab: emq_lab.Lab, queue: str) -> Non
         rep.cancel("report")
         rep.register("report", 60 * MIN, "t", first_in_ms=30 * MIN)
 
-    pump = lab.pump(queue)
-    assert sorted(o.name for o in pump.tick(after_enqueue=reregister)) == ["other", "report"]
-    assert sorted(pump.advanced) == [("other", Outcome.ADVANCED), ("report", Outcome.MOVED)]
+    result = lab.pump(queue).begin().run(after_enqueue=reregister)
+    assert sorted(o.name for o in result.fired) == ["other", "report"]
+    assert sorted(result.advanced) == [("other", Outcome.ADVANCED), ("report", Outcome.MOVED)]
+    assert result.moved == ["report"]
     assert [(name, hhmm(ms)) for name, ms in rep.entries()] == [("other", "09:15"), ("report", "09:30")]
 
 
@@ -57,31 +58,30 @@ def test_phases_go_in_order_once(lab: emq_lab.Lab, queue: str) -> None:
 
 @pytest.mark.parametrize("names", [10, 300])
 def test_a_tick_costs_the_same_round_trips_for_any_number_of_names(
-    lab: emq_lab.Lab, queue: str, round_trips: list[int], names: int
+    round_trips: RoundTrips, queue: str, names: int
 ) -> None:
+    lab = round_trips.lab
     rep = lab.repeat(queue)
     rep.register_many([(f"n{i:04d}", 15 * MIN, "t") for i in range(names)])
     pump = lab.pump(queue, batch=1000)
-    pump.tick()  # the first batch may load scripts
     lab.clock.advance(minutes=15)  # type: ignore[attr-defined]
-    round_trips[0] = 0
+    round_trips.start()
     assert len(pump.tick()) == names
-    assert round_trips[0] == 2  # the due read, then one pipeline of enqueues and advances
+    # the due read, then one pipeline of enqueues and advances (redis-py asks SCRIPT EXISTS first)
+    assert round_trips.count == 3
 
 
-@pytest.mark.parametrize(("per_call", "trips"), [(100, 2), (1000, 1)])
-def test_drain_fires_every_due_name_once_in_one_round_trip_a_call(
-    lab: emq_lab.Lab, queue: str, round_trips: list[int], per_call: int, trips: int
-) -> None:
+def test_drain_fires_every_due_name_once_a_tick_a_batch(round_trips: RoundTrips, queue: str) -> None:
+    lab = round_trips.lab
     rep = lab.repeat(queue)
     rep.register_many([(f"n{i:04d}", 15 * MIN, "t") for i in range(250)])
     rep.register("later", 15 * MIN, "t", first_in_ms=MIN)
     pump = lab.pump(queue, batch=100)
-    pump.tick()  # loads the scripts; fires the first 100
-    round_trips[0] = 0
-    fired = pump.drain(per_call=per_call)
+    assert len(pump.tick()) == 100
+    round_trips.start()
+    fired = pump.drain()
     assert len(fired) == 150 and len({o.name for o in fired}) == 150
-    assert round_trips[0] == trips  # batches of 100 and 50, read and fired in one call or two
+    assert round_trips.count == 2 * 3  # a tick of 100, then one of 50 that tells nothing more is due
     assert [o.job_id for o in fired][:2] == ["JOB-000101", "JOB-000102"]
     assert rep.due() == []
     assert dict(rep.entries())["later"] == lab.clock.now_ms() + MIN  # not due: untouched
@@ -116,28 +116,30 @@ def test_register_many_checks_every_item_before_writing(lab: emq_lab.Lab, queue:
 
 
 def test_ids_are_minted_in_the_script_and_a_refused_call_burns_none(lab: emq_lab.Lab, queue: str) -> None:
-    jobs = lab.jobs(queue)
-    assert jobs.enqueue("report", 1, "t") == (Outcome.ENQUEUED, "JOB-000001")
+    def enqueue(name: str, fired_at_ms: int, template: str, *, job_id: str | None = None) -> tuple[Outcome, str]:
+        call = scripts.enqueue(lab.keyspace(queue), name, fired_at_ms, template, job_id)
+        return scripts.enqueued(scripts.run(lab.scripts, call, lab.client))
+
+    assert enqueue("report", 1, "t") == (Outcome.ENQUEUED, "JOB-000001")
     k = lab.keyspace(queue)
     with pytest.raises(Exception, match="fired_at_ms must be an integer"):
         lab.scripts.enqueue(keys=[k.counter, k.wait, k.job_prefix], args=["", "report", "1.5", "t"])
     with pytest.raises(Exception, match="job_id must be empty"):
-        jobs.enqueue("report", 1, "t", job_id="other:5")
-    assert jobs.enqueue("report", 2, "t") == (Outcome.ENQUEUED, "JOB-000002")
-    assert jobs.enqueue("report", 3, "t", job_id="report:900") == (Outcome.ENQUEUED, "report:900")
-    assert jobs.enqueue("report", 4, "t", job_id="report:900") == (Outcome.DUPLICATE, "report:900")
-    assert jobs.browse() == ["report:900", "JOB-000002", "JOB-000001"]
+        enqueue("report", 1, "t", job_id="other:5")
+    assert enqueue("report", 2, "t") == (Outcome.ENQUEUED, "JOB-000002")
+    assert enqueue("report", 3, "t", job_id="report:900") == (Outcome.ENQUEUED, "report:900")
+    assert enqueue("report", 4, "t", job_id="report:900") == (Outcome.DUPLICATE, "report:900")
+    assert lab.jobs(queue).browse() == ["report:900", "JOB-000002", "JOB-000001"]
 
 
 def test_a_malformed_register_on_a_live_name_is_an_error_not_exists(lab: emq_lab.Lab, queue: str) -> None:
     lab.repeat(queue).register("report", MIN, "t")
     k = lab.keyspace(queue)
-    for script in (lab.scripts.register, lab.scripts.naive, lab.scripts.upsert):
-        for every in ("1e3", "5.0", "0x10", "0", "315360000001"):
-            before = lab.client.hgetall(k.record("report"))
-            with pytest.raises(Exception, match="every_ms must be an integer from 1 to 315360000000"):
-                script(keys=[k.registry, k.record("report"), k.delayed], args=["report", every, "t", 1])
-            assert lab.client.hgetall(k.record("report")) == before
+    for every in ("1e3", "5.0", "0x10", "0", "315360000001"):  # (the contrast scripts check nothing)
+        before = lab.client.hgetall(k.record("report"))
+        with pytest.raises(Exception, match="every_ms must be an integer from 1 to 315360000000"):
+            lab.scripts.register(keys=[k.registry, k.record("report")], args=["report", every, "t", 1])
+        assert lab.client.hgetall(k.record("report")) == before
 
 
 def test_a_rule_function_runs_through_the_pump(lab: emq_lab.Lab, queue: str) -> None:

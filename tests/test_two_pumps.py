@@ -14,7 +14,8 @@ from helpers import START
 from servers import ValkeyServer
 
 import emq_lab
-from emq_lab import SimClock, keys
+from emq_lab import SimClock
+from emq_lab.keys import QueueKeys
 
 NAMES = 200
 EVERY = 1000
@@ -67,7 +68,7 @@ def test_two_pumps_on_one_queue(
         assert len(wait) == len(set(wait)) == sum(fired)
         pipe = lab.client.pipeline(transaction=False)
         for job_id in wait:
-            pipe.hmget(keys.job(queue, job_id), "name", "fired_at_ms")
+            pipe.hmget(QueueKeys(queue).job(job_id), "name", "fired_at_ms")
         produced = Counter((name, int(at)) for name, at in pipe.execute())
         start = SimClock(START).start_ms
         slots = {(f"n{i:03d}", start + t * EVERY) for i in range(NAMES) for t in range(ticks)}

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
-import redis
 from helpers import MIN, snapshot
 
 import emq_lab
-from emq_lab import keys
 from emq_lab.dives.upsert import Schedule, Service, Strategy, code_line, lit_lines, tally
+from emq_lab.keys import QueueKeys
 from emq_lab.scripts import source
 
 EXPECTED_SIZES = {
@@ -19,7 +18,7 @@ EXPECTED_SIZES = {
 
 
 def zcard(lab: emq_lab.Lab, queue: str) -> int:
-    return int(lab.client.zcard(keys.registry(queue)))
+    return int(lab.client.zcard(QueueKeys(queue).registry))
 
 
 @pytest.mark.parametrize("strategy", list(Strategy))
@@ -81,7 +80,7 @@ def test_guard_second_boot_writes_nothing(lab: emq_lab.Lab, queue: str) -> None:
     before = snapshot(lab, queue)
     service.boot()
     assert snapshot(lab, queue) == before
-    assert lab.client.exists(keys.delayed(queue)) == 0
+    assert lab.client.exists(QueueKeys(queue).delayed) == 0
 
 
 def test_naive_appends_a_row_and_an_occurrence_per_boot(lab: emq_lab.Lab, queue: str) -> None:
@@ -89,21 +88,21 @@ def test_naive_appends_a_row_and_an_occurrence_per_boot(lab: emq_lab.Lab, queue:
     first, second = service.boot(), service.boot()
     assert second.verdict == "boot #2 → no probe, HSET + ZADD appends a row, {:ok, :registered}, registry size 2"
     assert "EXISTS" not in " ".join(second.lit_text) and "ZSCORE" not in " ".join(second.lit_text)
-    rows = lab.client.zrange(keys.registry(queue), 0, -1, withscores=True)
+    rows = lab.client.zrange(QueueKeys(queue).registry, 0, -1, withscores=True)
     runs = [first.at_ms + 15 * MIN, second.at_ms + 15 * MIN]
     assert [int(score) for _, score in rows] == runs
-    pending = lab.client.zrange(keys.delayed(queue), 0, -1)
+    pending = lab.client.zrange(QueueKeys(queue).delayed, 0, -1)
     assert pending == [f"repeat:digest:{ms}" for ms in runs]  # two future runs: the double fire
 
 
 def test_upsert_removes_the_stale_occurrence_and_keeps_one_row(lab: emq_lab.Lab, queue: str) -> None:
     service = Service(lab, queue, strategy="upsert")
     first = service.boot()
-    stale = lab.client.zrange(keys.delayed(queue), 0, -1)
+    stale = lab.client.zrange(QueueKeys(queue).delayed, 0, -1)
     second = service.boot()
-    rows = lab.client.zrange(keys.registry(queue), 0, -1, withscores=True)
+    rows = lab.client.zrange(QueueKeys(queue).registry, 0, -1, withscores=True)
     assert [(m, int(s)) for m, s in rows] == [("digest", second.at_ms + 15 * MIN)]
-    pending = lab.client.zrange(keys.delayed(queue), 0, -1)
+    pending = lab.client.zrange(QueueKeys(queue).delayed, 0, -1)
     assert pending == [f"repeat:digest:{second.at_ms + 15 * MIN}"]
     assert stale == [f"repeat:digest:{first.at_ms + 15 * MIN}"] and stale[0] not in pending
     texts = " ".join(second.lit_text)
@@ -112,20 +111,20 @@ def test_upsert_removes_the_stale_occurrence_and_keeps_one_row(lab: emq_lab.Lab,
 
 
 def test_deploy_day_guard_keeps_the_old_period_upsert_applies_the_new(lab: emq_lab.Lab, queue: str) -> None:
-    record = keys.record(queue, "digest")
+    record = QueueKeys(queue).record("digest")
     guard = Service(lab, queue)
     guard.boot()
-    old_rows = lab.client.zrange(keys.registry(queue), 0, -1, withscores=True)
+    old_rows = lab.client.zrange(QueueKeys(queue).registry, 0, -1, withscores=True)
     assert guard.boot(every_ms=30 * MIN).tuple == "{:ok, :exists}"
     assert lab.client.hget(record, "every_ms") == str(15 * MIN)
-    assert lab.client.zrange(keys.registry(queue), 0, -1, withscores=True) == old_rows
+    assert lab.client.zrange(QueueKeys(queue).registry, 0, -1, withscores=True) == old_rows
 
     guard.use("upsert")
     guard.boot()
     second = guard.boot(every_ms=30 * MIN)
     assert second.tuple == "{:ok, :updated}"
     assert lab.client.hget(record, "every_ms") == str(30 * MIN)
-    assert int(lab.client.zscore(keys.registry(queue), "digest")) == second.at_ms + 30 * MIN
+    assert int(lab.client.zscore(QueueKeys(queue).registry, "digest")) == second.at_ms + 30 * MIN
 
 
 def test_boots_are_a_restart_apart_and_leave_the_lab_clock_alone(lab: emq_lab.Lab, queue: str) -> None:
@@ -165,17 +164,6 @@ def test_lit_lines_follow_the_source_not_fixed_numbers() -> None:
         code_line(text, "redis.call('ZADD'")  # two ZADDs: ambiguous
     with pytest.raises(ValueError, match="exactly one"):
         code_line(text, "KEYS[1]  registry")  # only in the header comment
-
-
-@pytest.mark.parametrize("name", ["contrast/naive", "contrast/upsert"])
-def test_contrast_scripts_refuse_a_bad_period_and_write_nothing(lab: emq_lab.Lab, queue: str, name: str) -> None:
-    script = lab.client.register_script(source(name))
-    with pytest.raises(redis.ResponseError, match="every_ms"):
-        script(
-            keys=[keys.registry(queue), keys.record(queue, "x"), keys.delayed(queue)],
-            args=["x", "soon", "t", 1],
-        )
-    assert lab.keys(queue) == []
 
 
 def test_inputs_are_checked_before_any_write(lab: emq_lab.Lab, queue: str) -> None:

@@ -49,7 +49,7 @@ def script_commands() -> tuple[str, ...]:
     from the scripts themselves so a script that starts using a command cannot be forgotten here."""
     root = resources.files("emq_lab.scripts")
     sources = [entry for entry in root.iterdir() if entry.name.endswith(".lua")]
-    for folder in ("contrast", "lib"):  # lib/: the functions enqueue.lua, advance.lua, fire.lua and ticks.lua include
+    for folder in ("contrast", "fast"):  # the contrast scripts and the fast-forward's ticks.lua
         sources += [entry for entry in root.joinpath(folder).iterdir() if entry.name.endswith(".lua")]
     return tuple(sorted({m.lower() for entry in sources for m in _CALL.findall(entry.read_text(encoding="utf-8"))}))
 

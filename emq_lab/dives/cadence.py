@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .. import scripts, validate
+from .. import validate
 from ..clock import SimClock, hhmm, hhmmss
-from ..outcome import Outcome, outcome_of
+from ..fastforward import forward
+from ..outcome import Outcome
 from ..schedule import MINUTE_MS, Measure, next_on_grid, next_start_to_finish, next_start_to_start
 from .common import one_registration, rows
 from .common import start_ms as lab_start_ms
@@ -190,11 +191,6 @@ def _check_controls(every_ms: int, run_ms: int, cycles: int, tick_ms: int) -> No
     validate.limit(cycles, field="cycles")
 
 
-def sim_lab(lab: Lab, start_ms: int) -> Lab:
-    """The lab on the same connection, reading now from a fresh SimClock at ``start_ms``."""
-    return lab.with_clock(SimClock(start_ms))
-
-
 def _one_registration(
     lab: Lab, queue: str, *, start_ms: int, every_ms: int, rule: Measure = Measure.START_TO_START
 ) -> tuple[SimClock, Repeat, Pump]:
@@ -257,24 +253,22 @@ def trace(
     prefix: str = "cadence",
 ) -> Trace:
     """Run every measure for ``cycles`` cycles on the queues ``<prefix>-s2s``, ``<prefix>-s2f``
-    and ``<prefix>-grid``: the runs :func:`run_lane` gives each lane, in one round trip for all
-    three after the reset (on a cluster, one per lane: the queues may sit on different
-    primaries). Each lane registers its name and hands its pump's ticks to ticks.lua, as
-    ``Pump.forward`` does: a tick every ``tick_ms`` that finds the row due, the rule's advance,
-    and under start-to-finish the worker's finish ``run_ms`` after each release, which advances
-    the row (next = finish + period)."""
+    and ``<prefix>-grid``: the runs :func:`run_lane` gives each lane, fast-forwarded. Each lane
+    registers its name due at the start and hands its pump to ``fastforward.forward``: a tick
+    every ``tick_ms`` that finds the row due, the rule's advance, and under start-to-finish the
+    worker's finish ``run_ms`` after each release, which advances the row (next = finish + period)."""
     _check_controls(every_ms, run_ms, cycles, tick_ms)
     if start_ms is None:
         start_ms = lab_start_ms(lab)
     pumps = [lab.with_clock(SimClock(start_ms)).pump(lane_queue(m, prefix), rule=m) for m in MEASURES]
     lab.reset_all(pump.queue for pump in pumps)
-    builds = [(pump.k.registry, _lane_calls(pump, every_ms, run_ms, cycles, tick_ms, start_ms)) for pump in pumps]
     lanes = []
-    replies = scripts.batches(lab.client, lab.scripts, builds)
-    for measure, pump, (registered, ticked) in zip(MEASURES, pumps, replies, strict=True):
-        if outcome_of("register", registered) is not Outcome.REGISTERED:
+    for measure, pump in zip(MEASURES, pumps, strict=True):
+        if pump.lab.repeat(pump.queue).register(NAME, every_ms, TEMPLATE) is not Outcome.REGISTERED:
             raise RuntimeError(f"{pump.queue}: {AGAIN}")
-        fired = pump.forwarded(scripts.ticks_reply(ticked))
+        finish = run_ms if measure is Measure.START_TO_FINISH else None
+        chunks = forward(pump, cycles, step_ms=tick_ms, finish_ms=finish, per_call=cycles)
+        fired = [o for chunk in chunks for o in chunk]
         if len(fired) < cycles:
             raise RuntimeError(f"{pump.queue}: the row was gone before run {cycles}: {AGAIN}")
         runs = tuple(Run(o.job_id, o.slot_ms, o.fired_at_ms, o.fired_at_ms + run_ms) for o in fired)
@@ -283,20 +277,6 @@ def trace(
 
 
 AGAIN = "something else wrote to this lane's queue while it ran; move a slider to run the lanes again"
-
-
-def _lane_calls(
-    pump: Pump, every_ms: int, run_ms: int, cycles: int, tick_ms: int, start_ms: int
-) -> Callable[[Any], None]:
-    """A lane's calls, for a pipeline: register its one name due at the start, then its ticks."""
-    finish = run_ms if pump.rule is Measure.START_TO_FINISH else None
-    ahead = pump.ahead(cycles, tick_ms, finish)
-
-    def build(pipe: Any) -> None:
-        scripts.register(pipe, pump.lab.scripts, pump.k, NAME, every_ms, TEMPLATE, start_ms)
-        scripts.ticks(pipe, pump.lab.scripts, pump.k, **ahead)
-
-    return build
 
 
 # -- the live view and the fast-forward ---------------------------------------------------------
@@ -354,7 +334,7 @@ def fast_forward(
     clock, rep, pump = _one_registration(lab, queue, start_ms=start_ms, every_ms=every_ms)
     fired = 0
     # tick, move the clock a period, ...: ticks.lua takes report_every ticks a round trip
-    for chunk in pump.forward(occurrences, step_ms=every_ms, per_call=report_every):
+    for chunk in forward(pump, occurrences, step_ms=every_ms, per_call=report_every):
         fired += len(chunk)
         if on_progress is not None:
             on_progress(fired)

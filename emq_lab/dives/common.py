@@ -13,12 +13,10 @@ if TYPE_CHECKING:
     from ..lab import Lab
     from ..repeat import Repeat
 
-MIN = MINUTE_MS
-
 
 def period(every_ms: int) -> str:
     """``15 min`` for whole minutes, else ``<n> ms``."""
-    return f"{every_ms // MIN} min" if every_ms % MIN == 0 else f"{every_ms} ms"
+    return f"{every_ms // MINUTE_MS} min" if every_ms % MINUTE_MS == 0 else f"{every_ms} ms"
 
 
 def at(name: str, ms: int) -> str:

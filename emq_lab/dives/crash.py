@@ -13,7 +13,8 @@ from .. import validate
 from ..clock import AdvancingClock, hhmm
 from ..outcome import Outcome
 from ..pump import Occurrence, Tick
-from .common import MIN, move_to, one_registration, rows
+from ..schedule import MINUTE_MS
+from .common import move_to, one_registration, rows
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -86,8 +87,8 @@ def replay_crash(
     *,
     slot_keyed: bool,
     name: str = "report",
-    every_ms: int = 15 * MIN,
-    restart_after_ms: int = MIN,
+    every_ms: int = 15 * MINUTE_MS,
+    restart_after_ms: int = MINUTE_MS,
 ) -> CrashReplay:
     """On a queue of its own (reset first): register ``name`` due now, tick a pump whose
     fault switch is on so it crashes after the enqueue, move a SimClock ``restart_after_ms``
@@ -194,9 +195,9 @@ class CrashBench:
         queue: str,
         *,
         name: str = "report",
-        every_ms: int = 15 * MIN,
+        every_ms: int = 15 * MINUTE_MS,
         template: str = '{"report": "daily"}',
-        restart_after_ms: int = MIN,
+        restart_after_ms: int = MINUTE_MS,
         crash: bool = False,
         slot_keyed: bool = False,
     ) -> None:
@@ -252,8 +253,10 @@ class CrashBench:
         pump = self.lab.pump(self.queue, slot_keyed=self.slot_keyed)
         fault = crash_after_enqueue if self.crash and not restart else None
         kind = RESTART if restart else TICK
+        advanced: dict[str, Outcome] = {}
         try:
-            fired = pump.tick(after_enqueue=fault)
+            result = pump.begin().run(after_enqueue=fault)
+            fired, advanced = result.fired, dict(result.advanced)
         except PumpCrash as crash:
             fired, kind = list(crash.occurrences), CRASH
         self.restart_pending = kind == CRASH
@@ -262,7 +265,7 @@ class CrashBench:
             at_ms=now,
             slot_ms=slot,
             occurrences=tuple(fired),
-            advance=None if kind == CRASH else dict(pump.advanced).get(self.name),
+            advance=advanced.get(self.name),
             registry=tuple(rep.entries()),
         )
         self.ticks.append(taken)
@@ -301,7 +304,7 @@ class CrashBench:
         """The multi-line readout: the switches, every tick, the jobs per slot, the duplicates."""
         fault = "on" if self.crash else "off"
         lines = [
-            f"crash bench: {self.name} every {self.every_ms // MIN} min, queue {self.queue}",
+            f"crash bench: {self.name} every {self.every_ms // MINUTE_MS} min, queue {self.queue}",
             f"fault (crash after enqueue): {fault} | occurrence ids: {self.ids}",
             "ticks:" if self.ticks else "ticks: (none yet)",
         ]

@@ -1,5 +1,5 @@
 """The cancel dive's race: a pump tick taken apart into steps and a cancel that can land
-between any two of them. (The crash between an enqueue and its advance is in ``faults``.)
+between any two of them. (The crash between an enqueue and its advance is in ``dives.crash``.)
 
 The steps are the real tick's phases (``Pump.begin()`` -> ``Tick.read / enqueue / advance``)
 plus ``Repeat.cancel`` (and ``Repeat.register`` for the re-registration race); the CancelPanel
@@ -16,7 +16,8 @@ from .. import validate
 from ..clock import SimClock, hhmm
 from ..outcome import Outcome
 from ..pump import Occurrence, Tick
-from .common import MIN, one_registration, rows
+from ..schedule import MINUTE_MS
+from .common import one_registration, rows
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -40,8 +41,8 @@ PRESETS: dict[str, tuple[str, ...]] = {
 # steps every_order() permutes; a preset of its own.
 REGISTER = "register"
 ALL_LABELS = {**LABELS, REGISTER: "registered anew"}
-REREGISTER_EVERY_MS = 60 * MIN
-REREGISTER_FIRST_IN_MS = 30 * MIN
+REREGISTER_EVERY_MS = 60 * MINUTE_MS
+REREGISTER_FIRST_IN_MS = 30 * MINUTE_MS
 EXTRA_PRESETS: dict[str, tuple[str, ...]] = {
     "re-register": ("read", "cancel", REGISTER, "enqueue", "advance"),
 }
@@ -164,7 +165,7 @@ class Race:
         queue: str = "race",
         *,
         name: str = "report",
-        every_ms: int = 15 * MIN,
+        every_ms: int = 15 * MINUTE_MS,
         template: str = '{"report": "daily"}',
     ) -> None:
         self.lab = lab = lab.with_clock(SimClock(lab.clock.now_ms()))
@@ -260,7 +261,7 @@ class Race:
         if not held:
             return "nothing due: the pump holds nothing this tick", None
         row = held[0]
-        every = "no record" if row.every_ms is None else f"every {row.every_ms // MIN} min"
+        every = "no record" if row.every_ms is None else f"every {row.every_ms // MINUTE_MS} min"
         return f"due: {row.name} @ {hhmm(row.next_ms)} ({every}); the pump now holds it", None
 
     def _cancel(self, before: Keyspace) -> tuple[str, Outcome | None]:
@@ -279,7 +280,7 @@ class Race:
         self._round.registered = outcome
         first = dict(self.repeat.entries()).get(self.name)
         when = f", first run {hhmm(first)}" if first is not None else ""
-        return f"{outcome.tuple}: {self.name} every {REREGISTER_EVERY_MS // MIN} min{when}", outcome
+        return f"{outcome.tuple}: {self.name} every {REREGISTER_EVERY_MS // MINUTE_MS} min{when}", outcome
 
     def _enqueue(self, before: Keyspace) -> tuple[str, Outcome | None]:
         tick = self._round.tick
@@ -340,7 +341,7 @@ class Race:
 
     def text(self) -> str:
         """The multi-line readout: steps taken, their answers, the keyspace, the invariant."""
-        lines = [f"race on {self.name} (every {self.every_ms // MIN} min), queue {self.queue}"]
+        lines = [f"race on {self.name} (every {self.every_ms // MINUTE_MS} min), queue {self.queue}"]
         if self.preset:
             lines[0] += f" - preset: {PRESET_LABELS[self.preset]}"
         order = " -> ".join(s.step for s in self._round.taken) or "(none yet)"
@@ -455,12 +456,12 @@ def without_compare_and_set(lab: Lab, queue: str, *, name: str = "report") -> li
     written = tick.next_run(row)
     outcome = race.repeat.advance_to(name, written)
     record = race.repeat.record(name)
-    every = int(record["every_ms"]) // MIN
+    every = int(record["every_ms"]) // MINUTE_MS
     return [
         f"steps: {' -> '.join(EXTRA_PRESETS['re-register'][:-1])} -> advance without the compare",
         f"  registered anew: {name} every {every} min, first run {hhmm(fresh)}",
         f"  pump advances  {outcome.tuple}: wrote {name} @ {hhmm(written)} "
-        f"(the tick's now {hhmm(tick.now_ms)} + the old period, {(row.every_ms or 0) // MIN} min)",
+        f"(the tick's now {hhmm(tick.now_ms)} + the old period, {(row.every_ms or 0) // MINUTE_MS} min)",
         f"registry: {rows(race.repeat.entries())}; record: every {every} min",
         f"the new registration's first run ({hhmm(fresh)}) is overwritten: it fires at {hhmm(written)}, "
         "on the old period's beat",

@@ -4,8 +4,6 @@ the BootPanel only shows it."""
 
 from __future__ import annotations
 
-import sys
-import threading
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -14,9 +12,53 @@ from .. import scripts, validate
 from ..clock import SimClock, hhmm
 from ..outcome import Outcome, outcome_of
 from ..pump import Occurrence
+from ..schedule import MINUTE_MS
 from ..scripts import source
-from .common import MIN as MINUTE_MS
 from .common import period
+
+# The boots at scale live in dives/storm.py; their names stay importable from here.
+from .storm import (
+    BULLMQ_MEASURED as BULLMQ_MEASURED,
+)
+from .storm import (
+    MAX_STORM as MAX_STORM,
+)
+from .storm import (
+    WRITES_PER_REGISTRATION as WRITES_PER_REGISTRATION,
+)
+from .storm import (
+    Measured as Measured,
+)
+from .storm import (
+    MeasuredBoot as MeasuredBoot,
+)
+from .storm import (
+    Stampede as Stampede,
+)
+from .storm import (
+    StormBoot as StormBoot,
+)
+from .storm import (
+    StormResult as StormResult,
+)
+from .storm import (
+    beside as beside,
+)
+from .storm import (
+    boot_storm as boot_storm,
+)
+from .storm import (
+    rate as rate,
+)
+from .storm import (
+    split_register as split_register,
+)
+from .storm import (
+    stampede as stampede,
+)
+from .storm import (
+    writes_per_name as writes_per_name,
+)
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -105,11 +147,6 @@ def outcome_name(strategy: Strategy | str, raw: int) -> str:
     return outcome_of(Strategy(strategy).script, raw).value
 
 
-def course_tuple(outcome: str) -> str:
-    """``{:ok, :<outcome>}``, as the course writes a reply."""
-    return f"{{:ok, :{outcome}}}"
-
-
 @dataclass(frozen=True)
 class Schedule:
     """What the service registers at each boot; its first run is one period after the boot."""
@@ -170,7 +207,7 @@ class Boot:
 
     @property
     def tuple(self) -> str:
-        return course_tuple(self.outcome)
+        return Outcome(self.outcome).tuple
 
     @property
     def size(self) -> int:
@@ -224,7 +261,10 @@ class Service:
         self.reset()
 
     def reset(self) -> None:
-        """Delete every key of the queue and forget the boots."""
+        """Delete every key of the queue and forget the boots. The naive append's record of the
+        schedule's name is named by no registry member (its rows are ``<name>:<first_ms>``), so
+        it goes by name; ``lab.reset`` finds the rest."""
+        self.lab.client.delete(self.lab.keyspace(self.queue).record(self.schedule.name))
         self.lab.reset(self.queue)
         self.history.clear()
 
@@ -271,9 +311,10 @@ class Service:
         lab, k = self.lab, self.lab.keyspace(self.queue)
         args = (schedule.name, schedule.every_ms, schedule.template, first_ms)
         if self.strategy is Strategy.GUARD:
-            return scripts.register(lab.client, lab.scripts, k, *args).reply
-        script = lab.scripts.naive if self.strategy is Strategy.NAIVE else lab.scripts.upsert
-        return scripts.contrast(lab.client, script, k, *args)
+            call = scripts.register(k, *args)
+        else:
+            call = scripts.contrast("naive" if self.strategy is Strategy.NAIVE else "upsert", k, *args)
+        return int(scripts.run(lab.scripts, call, lab.client))
 
 
 def report(boot: Boot, *, queue: str, of: int, lab: Lab) -> list[str]:
@@ -386,107 +427,6 @@ def fire_after_boots(
     return Fired(boots, start, until, jobs)
 
 
-# -- the register is atomic: many boots at once ------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Stampede:
-    """What ``boots`` concurrent boots of the same ``names`` names left behind."""
-
-    boots: int
-    names: int
-    registered: int
-    exists: int
-    rows: int
-    records: int
-    won_twice: int  # names that more than one boot was told it registered
-
-    def __str__(self) -> str:
-        return "\n".join(
-            [
-                f"{self.boots} boots at once, each registering the same {self.names} names:",
-                f"  answers: {self.registered} registered, {self.exists} exists",
-                f"  names that more than one boot registered: {self.won_twice}",
-                f"  registry rows: {self.rows}; records: {self.records} (one each: "
-                + ("yes)" if self.rows == self.records == self.names else "NO)"),
-            ]
-        )
-
-
-def stampede(lab: Lab, queue: str, *, boots: int = 8, names: int = 300, every_ms: int = 15 * MINUTE_MS) -> Stampede:
-    """Empty ``queue``, then start ``boots`` threads that each register the same ``names`` names
-    (``job-0`` ...) at the same moment, in one pipeline each, on the lab's backend. Every
-    register is one script call, so the server runs each whole, one at a time.
-
-    Where no thread can start (the browser edition: Pyodide has none), the boots run one after
-    another: the answers are the same, since the server serialises them either way."""
-    validate.limit(boots, field="boots")
-    validate.limit(names, field="names")
-    lab.reset(queue)
-    items = [(f"job-{i:04d}", every_ms, '{"boot": "stampede"}') for i in range(names)]
-    gate = threading.Barrier(boots)
-    answers: list[list[Outcome]] = [[] for _ in range(boots)]
-    failures: list[BaseException] = []
-
-    def boot(slot: int) -> None:
-        try:
-            gate.wait(timeout=30)
-            answers[slot] = lab.repeat(queue).register_many(items)
-        except BaseException as error:  # reported below, in the caller's thread
-            failures.append(error)
-
-    if sys.platform == "emscripten":
-        for slot in range(boots):
-            answers[slot] = lab.repeat(queue).register_many(items)
-    else:
-        threads = [threading.Thread(target=boot, args=(i,)) for i in range(boots)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    if failures:
-        raise RuntimeError(f"stampede: a boot failed: {failures[0]}") from failures[0]
-    winners: dict[int, int] = {}
-    for outcomes in answers:
-        for i, outcome in enumerate(outcomes):
-            winners[i] = winners.get(i, 0) + (outcome is Outcome.REGISTERED)
-    flat = [outcome for outcomes in answers for outcome in outcomes]
-    k = lab.keyspace(queue)
-    records = sum(1 for key in lab.keys(queue) if key.startswith(k.record("")))
-    return Stampede(
-        boots=boots,
-        names=names,
-        registered=flat.count(Outcome.REGISTERED),
-        exists=flat.count(Outcome.EXISTS),
-        rows=lab.repeat(queue).count(),
-        records=records,
-        won_twice=sum(1 for count in winners.values() if count > 1),
-    )
-
-
-def split_register(lab: Lab, queue: str, *, name: str = "digest", every_ms: int = 15 * MINUTE_MS) -> list[str]:
-    """Two boots running the register's steps as separate commands from the client, interleaved
-    the unlucky way (both probe, then both write): each is told it registered. The script form
-    cannot interleave, because the server runs a script from its first line to its last. Empties
-    ``queue`` first and leaves the result in it."""
-    lab.reset(queue)
-    k, client, now = lab.keyspace(queue), lab.client, lab.clock.now_ms()
-    lines = []
-    probes = {}
-    for boot in ("A", "B"):
-        probes[boot] = client.exists(k.record(name))
-        lines.append(f"boot {boot}: EXISTS {k.record(name)} -> {probes[boot]}")
-    for boot, every in (("A", every_ms), ("B", 2 * every_ms)):
-        client.hset(k.record(name), mapping={"every_ms": every, "template": "{}"})
-        client.zadd(k.registry, {name: now + every})
-        lines.append(f"boot {boot}: HSET every_ms={every} + ZADD -> thinks it registered")
-    lines.append(
-        f"both were told 'registered'; the record says every {period(int(lab.repeat(queue).record(name)['every_ms']))}"
-        " (the last writer won)"
-    )
-    return lines
-
-
 def deploy_day(lab: Lab, queue: str, *, every_ms: int = 30 * MINUTE_MS) -> list[str]:
     """Deploy day under the guard and the upsert: boot #1 registers the schedule, boot #2 (the
     new release) declares it with period ``every_ms``. One line per strategy: the answer, then
@@ -506,149 +446,3 @@ def deploy_day(lab: Lab, queue: str, *, every_ms: int = 30 * MINUTE_MS) -> list[
         )
         service.reset()
     return lines
-
-
-# -- what "writes nothing" is worth: a boot storm --------------------------------------------------
-
-#: What one fresh registration writes, counted as the server counts changes (INFO's
-#: ``rdb_changes_since_last_save``): HSET of two fields (2) and ZADD of one new member (1).
-#: An EXISTS answer writes nothing. The tests check this figure against INFO on a real server.
-WRITES_PER_REGISTRATION = 3
-MAX_STORM = 100_000
-
-
-@dataclass(frozen=True)
-class StormBoot:
-    """One boot of a storm: how many names registered and how many answered EXISTS."""
-
-    number: int
-    registered: int
-    exists: int
-
-    @property
-    def writes(self) -> int:
-        """The server's changes during this boot: 3 per registration, none per EXISTS."""
-        return self.registered * WRITES_PER_REGISTRATION
-
-
-@dataclass(frozen=True)
-class StormResult:
-    """A service with ``names`` schedules booted twice, each boot one ``register_many``."""
-
-    names: int
-    boots: tuple[StormBoot, StormBoot]
-
-    def lines(self) -> list[str]:
-        lines = [f"boot storm: {self.names:,} names, each boot one register_many call"]
-        for boot in self.boots:
-            lines.append(
-                f"  boot #{boot.number}: {boot.registered:>7,} registered {boot.exists:>7,} exists"
-                f"  -> {boot.writes:>7,} server writes"
-            )
-        return lines
-
-    def __str__(self) -> str:
-        return "\n".join(self.lines())
-
-
-@dataclass(frozen=True)
-class MeasuredBoot:
-    """One boot as ``make bench`` measured it: names per second and the server's changes."""
-
-    per_s: float
-    writes: int
-
-
-def rate(per_s: float) -> str:
-    """A rate as ``make bench``'s table prints it (the bench calls this): ``12.1k/s``."""
-    return f"{per_s / 1000:,.1f}k/s" if per_s >= 1000 else f"{per_s:,.0f}/s"
-
-
-@dataclass(frozen=True)
-class Measured:
-    """A stored table from one ``make bench`` run (figures, not computed here): BullMQ's
-    ``upsertJobScheduler`` and emq-lab's ``register_many`` booting the same ids twice, one after
-    the other on the same server, with the server's changes counted by INFO."""
-
-    when: str
-    machine: str
-    peer: str
-    names: int
-    bullmq: tuple[MeasuredBoot, MeasuredBoot]
-    emq: tuple[MeasuredBoot, MeasuredBoot]
-
-    def lines(self) -> list[str]:
-        lines = [
-            f"measured by `make bench` on {self.when}, not run here ({self.machine})",
-            f"{self.peer}, and emq-lab's register_many:",
-            f"{self.names:,} ids booted twice on the same server, writes counted by INFO",
-        ]
-        for number, (theirs, ours) in enumerate(zip(self.bullmq, self.emq, strict=True), 1):
-            lines.append(
-                f"  boot #{number}: BullMQ {rate(theirs.per_s):>7} {theirs.writes:>8,} writes "
-                f"({theirs.writes / self.names:.0f}/id) | emq-lab {rate(ours.per_s):>8} {ours.writes:>7,} writes"
-            )
-        return lines
-
-    def __str__(self) -> str:
-        return "\n".join(self.lines())
-
-
-#: The peer rows of the README's Performance table: the same ``make bench`` run, rates as it
-#: rounded them (a test holds the two together).
-BULLMQ_MEASURED = Measured(
-    when="2026-12-01",
-    machine="2 cores, Intel Xeon, Valkey 8.0.1",
-    peer="BullMQ 6.7.0 upsertJobScheduler (ioredis 6.0.0), 500 in flight",
-    names=10_000,
-    bullmq=(MeasuredBoot(15_900, 170_003), MeasuredBoot(2_900, 190_000)),
-    emq=(MeasuredBoot(140_300, 30_000), MeasuredBoot(213_000, 0)),
-)
-
-
-def writes_per_name(storm: StormResult, measured: Measured = BULLMQ_MEASURED) -> dict[str, tuple[float, float]]:
-    """Server writes per name on boot #1 and boot #2: this storm's, then the stored BullMQ run's."""
-    return {
-        "emq-lab register (here)": (storm.boots[0].writes / storm.names, storm.boots[1].writes / storm.names),
-        "BullMQ upsert (measured)": (
-            measured.bullmq[0].writes / measured.names,
-            measured.bullmq[1].writes / measured.names,
-        ),
-    }
-
-
-def beside(storm: StormResult, measured: Measured = BULLMQ_MEASURED) -> str:
-    """Server writes per name on each boot: this storm beside the stored BullMQ figures."""
-    rows = [f"{'server writes per name':<30}{'boot #1':>9}{'boot #2':>9}"]
-    for label, boots in writes_per_name(storm, measured).items():
-        rows.append(f"{label:<30}" + "".join(f"{each:>9,.0f}" for each in boots))
-    return "\n".join(rows)
-
-
-def boot_storm(
-    lab: Lab,
-    queue: str = "reports-storm",
-    *,
-    names: int = 1_000,
-    every_ms: int = 15 * MINUTE_MS,
-    template: str = '{"report": "storm"}',
-) -> StormResult:
-    """Empty ``queue`` (its own keys only), then boot a service with ``names`` schedules twice,
-    each boot one ``register_many`` of every name. The writes of each boot are counted from
-    what the script answered (3 per registration, 0 per EXISTS), so they read the same on every
-    backend. The names stay registered afterwards."""
-    validate.name(queue, field="queue")
-    if isinstance(names, bool) or not isinstance(names, int) or not 1 <= names <= MAX_STORM:
-        raise ValueError(f"names: expected an int from 1 to {MAX_STORM:,}, got {names!r}")
-    validate.every_ms(every_ms)
-    validate.template(template)
-    lab.reset(queue)
-    rep = lab.repeat(queue)
-    width = len(str(names - 1))
-    items = [(f"service-{i:0{width}d}", every_ms, template) for i in range(names)]
-    boots = []
-    for number in (1, 2):
-        outcomes = rep.register_many(items)
-        registered = sum(1 for outcome in outcomes if outcome is Outcome.REGISTERED)
-        boots.append(StormBoot(number, registered, len(outcomes) - registered))
-    return StormResult(names, (boots[0], boots[1]))

@@ -20,13 +20,32 @@
 --   record; nothing written
 local registry, record = KEYS[1], KEYS[2]
 local name, next_ms, read_ms, read_every = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
--- @include lib/advance.lua
 
+local function integer(text)
+  return type(text) == 'string' and text:match('^%-?%d+$') ~= nil and #text <= 16
+end
 if type(name) ~= 'string' or record ~= registry .. ':' .. name then
   return redis.error_reply('ERR emq advance: ARGV[1] must be the name whose record is KEYS[2]')
+elseif not integer(next_ms) then
+  return redis.error_reply('ERR emq advance: next_ms must be an integer')
+elseif read_ms ~= '' and not integer(read_ms) then
+  return redis.error_reply('ERR emq advance: read_ms must be an integer or empty')
+elseif read_every ~= nil and read_every ~= '' and not tostring(read_every):match('^[1-9]%d*$') then
+  return redis.error_reply('ERR emq advance: read_every must be a period in ms or empty')
 end
-local bad = advance_args_error(next_ms, read_ms, read_every)
-if bad then
-  return redis.error_reply('ERR emq advance: ' .. bad)
+
+if redis.call('EXISTS', record) == 0 then
+  redis.call('ZREM', registry, name)  -- a dangling member: sweep it
+  return 0
 end
-return advance_one(registry, record, name, next_ms, read_ms, read_every)
+if read_ms ~= '' then
+  local score = redis.call('ZSCORE', registry, name)
+  if not score or tonumber(score) ~= tonumber(read_ms) then
+    return 2
+  end
+end
+if read_every and read_every ~= '' and redis.call('HGET', record, 'every_ms') ~= read_every then
+  return 2
+end
+redis.call('ZADD', registry, next_ms, name)
+return 1

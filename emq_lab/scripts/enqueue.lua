@@ -18,11 +18,32 @@
 --   error reply when ARGV is malformed or the KEYS are not one queue's; nothing written
 local counter, wait, jobs = KEYS[1], KEYS[2], KEYS[3]
 local job_id, name, fired_at, template = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
--- @include lib/enqueue.lua
 
-local bad = enqueue_keys_error(counter, wait, jobs) or enqueue_args_error(job_id, name, fired_at, template)
+local tag = wait:sub(1, -6)  -- emq:{q} of <tag>:wait
+local bad
+if wait:sub(-5) ~= ':wait' or counter ~= tag .. ':id' or jobs ~= tag .. ':job:' then
+  bad = 'KEYS must be one queue\'s counter, wait list and job prefix'
+elseif type(name) ~= 'string' or name == '' then
+  bad = 'name must be a non-empty string'
+elseif type(fired_at) ~= 'string' or not fired_at:match('^%-?%d+$') or #fired_at > 16 then
+  bad = 'fired_at_ms must be an integer'
+elseif type(template) ~= 'string' then
+  bad = 'template is missing'
+elseif type(job_id) ~= 'string' or (job_id ~= ''
+    and (job_id:sub(1, #name + 1) ~= name .. ':' or not job_id:sub(#name + 2):match('^%-?%d+$'))) then
+  bad = 'job_id must be empty (mint one) or <name>:<slot_ms>'
+end
 if bad then
   return redis.error_reply('ERR emq enqueue: ' .. bad)
 end
-local code, id = enqueue_one(counter, wait, jobs, job_id, name, fired_at, template)
-return {code, id}
+
+if job_id == '' then
+  job_id = string.format('JOB-%06d', redis.call('INCR', counter))
+end
+local job = jobs .. job_id
+if redis.call('EXISTS', job) == 1 then
+  return {0, job_id}  -- a replayed slot: the job is there already
+end
+redis.call('HSET', job, 'id', job_id, 'name', name, 'fired_at_ms', fired_at, 'template', template)
+redis.call('LPUSH', wait, job_id)
+return {1, job_id}

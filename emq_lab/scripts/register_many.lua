@@ -9,10 +9,9 @@
 -- ARGV[3]      first_ms  the first-run score in milliseconds (host: now + first_in_ms)
 -- ARGV[3 + i]  name_i    the registration name whose record is KEYS[1 + i]
 --
--- Returns a string of n characters, one per name, in order (one string, not n integers, so a
--- large batch's reply is cheap to read):
---   "1"  the name was fresh: record and registry row written    -> Outcome.REGISTERED
---   "0"  the record exists: nothing written for it              -> Outcome.EXISTS
+-- Returns an array of n integers, one per name, in order:
+--   1  the name was fresh: record and registry row written      -> Outcome.REGISTERED
+--   0  the record exists: nothing written for it                -> Outcome.EXISTS
 --   (a name twice in one call: the first answers 1, the second 0, as two register calls would)
 --   error reply when ARGV is malformed or a name is not the one whose record KEYS holds;
 --   everything is checked before the first write, so then nothing is written.
@@ -41,11 +40,11 @@ local replies = {}
 for i = 1, n do
   local record = KEYS[1 + i]
   if redis.call('EXISTS', record) == 1 then
-    replies[i] = '0'
+    replies[i] = 0
   else
     redis.call('HSET', record, 'every_ms', every, 'template', template)
     redis.call('ZADD', registry, first_ms, ARGV[3 + i])
-    replies[i] = '1'
+    replies[i] = 1
   end
 end
-return table.concat(replies)
+return replies

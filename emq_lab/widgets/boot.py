@@ -1,7 +1,7 @@
 """BootPanel: boot a service twice (or more) over a live registry and see what the register
 script did. BootCounter: boot it N times under every strategy and compare the registry sizes.
 
-Both are views: the boots run in ``emq_lab.upsert``; the panels show what it returns."""
+Both are views: the boots run in ``emq_lab.dives.upsert``; the panels show what it returns."""
 
 from __future__ import annotations
 

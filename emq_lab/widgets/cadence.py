@@ -33,7 +33,7 @@ class CadenceExplorer(View):
     """Sliders for the period, the run duration, the cycles and the pump's tick interval; a
     timeline with one lane per measure and a readout of the release times and the drift.
 
-    Every lane comes from ``emq_lab.cadence.trace``: the real register, pump and advance scripts
+    Every lane comes from ``emq_lab.dives.cadence.trace``: the real register, pump and advance scripts
     on the lab's backend, on SimClocks. Twins: ``set(**controls)``, ``readout``, ``trace``.
     """
 

@@ -1,0 +1,100 @@
+"""The header of a script, parsed for the views: the comment block that opens each ``.lua`` file
+names its purpose, every ``KEYS[i]`` and ``ARGV[i]`` and every return."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+#: The scripts a Lab loads, by field of ``Scripts``: the file under ``emq_lab/scripts/``.
+FILES = {
+    "register": "register",
+    "register_many": "register_many",
+    "advance": "advance",
+    "cancel": "cancel",
+    "enqueue": "enqueue",
+    "due": "due",
+    "ticks": "fast/ticks",
+    "naive": "contrast/naive",
+    "upsert": "contrast/upsert",
+}
+
+
+def source(name: str) -> str:
+    """The text of ``<name>.lua`` (``contrast/<x>`` or ``fast/<x>`` for a script in a folder)."""
+    return resources.files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One KEYS or ARGV entry of a script's header: ``KEYS[1]``, its local name, what it holds."""
+
+    slot: str
+    name: str
+    meaning: str
+
+
+@dataclass(frozen=True)
+class Header:
+    """What a script's opening comment block says: its purpose, KEYS, ARGV and returns."""
+
+    script: str
+    purpose: str
+    keys: tuple[Slot, ...]
+    argv: tuple[Slot, ...]
+    returns: tuple[str, ...]
+
+
+_RETURN_START = re.compile(r"^(-?\d|\{|error reply|a flat array)")
+_SLOT = re.compile(r"^(KEYS|ARGV)\[(\d+)\]\s+(\S+)\s*(.*)$")
+
+
+def header(name: str) -> Header:
+    """Parse the comment block that opens ``<name>.lua`` (see ``source``): the first line's
+    purpose, each ``KEYS[i]`` / ``ARGV[i]`` line (continuation lines joined to it) and the
+    lines under ``Returns``. A script whose header names no KEYS is refused (ValueError)."""
+    comments = []
+    for line in source(name).splitlines():
+        if not line.startswith("--"):
+            break
+        comments.append(line[2:].removeprefix(" "))
+    purpose_lines: list[str] = []
+    for line in comments:
+        if not line.strip():
+            break
+        purpose_lines.append(line.strip())
+    slots: list[Slot] = []
+    returns: list[str] = []
+    section = ""
+    for line in comments[len(purpose_lines) :]:
+        found = _SLOT.match(line)
+        if found:
+            kind, number, local, meaning = found.groups()
+            slots.append(Slot(f"{kind}[{number}]", local, _joined(meaning)))
+            section = "slot"
+        elif line.startswith("Returns"):
+            section = "returns"
+            if line.removeprefix("Returns").strip():
+                returns.append(line.removeprefix("Returns").strip())
+        elif not line.strip():
+            section = "" if section == "slot" else section
+        elif section == "slot" and line.startswith(" ") and slots:
+            last = slots[-1]
+            slots[-1] = Slot(last.slot, last.name, f"{last.meaning} {' '.join(line.split())}")
+        elif section == "returns":
+            entry = line.strip()
+            if returns and not _RETURN_START.match(entry):
+                returns[-1] = f"{returns[-1]} {' '.join(entry.split())}"  # a continuation line
+            else:
+                returns.append(" ".join(entry.split()))
+    purpose = " ".join(purpose_lines)
+    keys = tuple(s for s in slots if s.slot.startswith("KEYS"))
+    if not keys:
+        raise ValueError(f"name: {name}.lua has no KEYS lines in its header")
+    return Header(name, purpose, keys, tuple(s for s in slots if s.slot.startswith("ARGV")), tuple(returns))
+
+
+def _joined(meaning: str) -> str:
+    """A header's columns (separated by two or more spaces) as ``a · b``, spaces within kept."""
+    return " · ".join(part for part in re.split(r"\s{2,}", meaning.strip()) if part)
