@@ -7,7 +7,6 @@ connect, and raises faults in the words of :mod:`emq_lab.errors`."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import socket
 import threading
@@ -91,26 +90,6 @@ def _guard_pipeline(pipe: Any, url: str, timeout_s: float | None) -> Any:
     return pipe
 
 
-def _load_or_find(client: Any, call: Callable[[], Any], args: tuple[Any, ...]) -> Any:
-    """``SCRIPT LOAD``, or, for a user who may not load scripts (a learner on a class server),
-    the script's sha when the server already holds it: that is what SCRIPT LOAD would answer,
-    and redis-py loads scripts this way before a pipeline and after a NOSCRIPT. When the server
-    does not hold it, the refusal goes on (emq_lab.errors says who loads the scripts)."""
-    try:
-        return call()
-    except redis.exceptions.NoPermissionError:
-        if len(args) != 2 or str(args[0]).upper() != "SCRIPT LOAD":
-            raise
-        sha = hashlib.sha1(str(args[1]).encode("utf-8")).hexdigest()
-        try:
-            held = client.script_exists(sha)
-        except redis.exceptions.RedisError:
-            held = [False]
-        if held and all(held):
-            return sha
-        raise
-
-
 class Client(redis.Redis):
     """redis-py's client whose commands and pipelines raise :mod:`emq_lab.errors` faults."""
 
@@ -118,10 +97,9 @@ class Client(redis.Redis):
     emq_timeout_s: float | None = None
 
     def execute_command(self, *args: Any, **options: Any) -> Any:
-        def call() -> Any:
-            return super(Client, self).execute_command(*args, **options)
-
-        return _guarded(lambda: _load_or_find(self, call, args), self.emq_url, args, self.emq_timeout_s)
+        return _guarded(
+            lambda: super(Client, self).execute_command(*args, **options), self.emq_url, args, self.emq_timeout_s
+        )
 
     def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Any:
         return _guard_pipeline(super().pipeline(transaction, shard_hint), self.emq_url, self.emq_timeout_s)
@@ -135,12 +113,7 @@ class ClusterClient(redis.RedisCluster):
     emq_startup: dict[str, Any] = {}  # noqa: RUF012 - replaced per client in open_client
 
     def execute_command(self, *args: Any, **kwargs: Any) -> Any:
-        return _guarded(
-            lambda: _load_or_find(self, lambda: self._execute(*args, **kwargs), args),
-            self.emq_url,
-            args,
-            self.emq_timeout_s,
-        )
+        return _guarded(lambda: self._execute(*args, **kwargs), self.emq_url, args, self.emq_timeout_s)
 
     def _execute(self, *args: Any, **kwargs: Any) -> Any:
         try:
