@@ -198,6 +198,14 @@ def _play(lab: Lab, preset: str) -> race_dive.Race:
     return race
 
 
+def _sweep(lab: Lab) -> tuple[str, int]:
+    """Register ``stale``, delete its record behind the scripts' back, advance it: (answer, rows)."""
+    rep = lab.repeat(QUEUE)
+    rep.register("stale", 15 * MIN, "{}")
+    race_dive.drop_record(lab, QUEUE, "stale")
+    return str(rep.advance("stale", 15 * MIN)), rep.count()
+
+
 def _registry_after(lab: Lab, preset: str) -> str:
     _play(lab, preset)
     return ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in race_dive.keyspace(lab, QUEUE).registry)
@@ -236,6 +244,22 @@ CANCEL = (
         lambda lab: _registry_after(lab, "re-register"),
         _rows,
         lambda rows: f"the registration made after the read keeps its own first run: {rows}",
+        clock="09:15",
+    ),
+    Question(
+        "advance_on_dangling_member",
+        "stale is due at 09:15, but its record was deleted behind the scripts' back: the advance answers?",
+        lambda lab: _sweep(lab)[0],
+        _outcome(ADVANCE_REPLIES),
+        lambda outcome: f"EXISTS finds no record, so the advance sweeps the member: {{:ok, :{outcome}}}",
+        clock="09:15",
+    ),
+    Question(
+        "rows_after_sweep",
+        "after that 09:15 advance, how many registry rows does stale keep?",
+        lambda lab: _sweep(lab)[1],
+        _int,
+        lambda rows: f"the sweep's ZREM removes the dangling member: {rows} rows",
         clock="09:15",
     ),
 )
