@@ -13,6 +13,22 @@ from ..errors import is_transient
 from ..health import Health
 
 
+# Shown with every panel (one <style> per panel; the rules are the same, so repeats are harmless):
+# links in the prose underlined, not told apart by colour alone; readouts in the code font, in
+# the theme's own colours (light or dark), and wrapped at spaces, never inside a word or a time.
+STYLE = """<style>
+.jp-RenderedHTMLCommon a:link, .jp-RenderedHTMLCommon a:visited { text-decoration: underline; }
+.emq-readout, .emq-readout pre, .emq-readout code {
+  font-family: var(--jp-code-font-family, monospace);
+  color: var(--jp-content-font-color1, inherit);
+}
+.emq-readout, .emq-readout pre, .jp-OutputArea-output pre {
+  word-break: normal; overflow-wrap: normal;
+}
+.emq-readout pre { white-space: pre-wrap; overflow-x: auto; }
+</style>"""
+
+
 class View:
     """A panel holds the lab, builds ``self.box`` privately and never calls ``display()``.
 
@@ -76,7 +92,8 @@ class View:
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         self.health  # noqa: B018
         if not hasattr(self, "_outer"):
-            self._outer = widgets.VBox([self._status, self.box])
+            style = widgets.HTML(STYLE, layout=widgets.Layout(height="0px", margin="0"))
+            self._outer = widgets.VBox([style, self._status, self.box])
         bundle = dict(self._outer._repr_mimebundle_(**kwargs) or {})
         try:
             bundle["text/plain"] = self.readout
