@@ -69,14 +69,18 @@ def script_html(text: str, lit: tuple[int, ...], *, context: int = CONTEXT) -> s
     for number in range(header + 1, len(lines) + 1):
         if number in shown:
             if hidden:
-                out.append(_fold(f"lines {hidden[0]}-{hidden[-1]}", [_row(n, lines[n - 1], lit) for n in hidden]))
+                out.append(_fold(_span(hidden[0], hidden[-1]), [_row(n, lines[n - 1], lit) for n in hidden]))
                 hidden = []
             out.append(_row(number, lines[number - 1], lit))
         else:
             hidden.append(number)
     if hidden:
-        out.append(_fold(f"lines {hidden[0]}-{hidden[-1]}", [_row(n, lines[n - 1], lit) for n in hidden]))
+        out.append(_fold(_span(hidden[0], hidden[-1]), [_row(n, lines[n - 1], lit) for n in hidden]))
     return f'<div style="{_PRE}">{"".join(out)}</div>'
+
+
+def _span(first: int, last: int) -> str:
+    return f"line {first}" if first == last else f"lines {first}-{last}"
 
 
 def _table(head: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
@@ -351,6 +355,6 @@ class BootCounter(View):
             (s.label, str(state.size), str(len(state.pending)), "one row" if state.size == 1 else "duplicated")
             for s, state in self._counts.items()
         ]
-        self._table.value = f"<b>after {self.boots} boots</b>" + _table(
+        self._table.value = f"<b>after {self.boots} boot{'s' if self.boots != 1 else ''}</b>" + _table(
             ("strategy", "registry rows", "pending", ""), rows
         )

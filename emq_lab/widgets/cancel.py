@@ -24,7 +24,7 @@ def _keyspace_html(state: Keyspace, queue: str) -> str:
     registry = ", ".join(f"{escape(name)} @ {hhmm(ms)}" for name, ms in state.registry) or "<i>empty</i>"
     records = ", ".join(escape(name) for name in state.records) or "<i>none</i>"
     jobs = ", ".join(escape(job) for job in state.jobs) or "<i>none</i>"
-    colour = "#1a7f37" if state.consistent else "#cf222e"
+    colour = "#009E73" if state.consistent else "#D55E00"
     rows = [
         ("queue", escape(queue)),
         ("registry (ZSET)", registry),
@@ -199,11 +199,11 @@ def _crash_html(bench: CrashBench) -> str:
     ticks = "<br>".join(escape(str(tick)) for tick in bench.ticks) or "<i>no ticks yet</i>"
     rows = "".join(
         f"<tr><th style='text-align:left'>{hhmm(slot)} slot</th><td>{escape(', '.join(ids))}</td>"
-        f"<td style='color:{'#cf222e' if len(ids) > 1 else '#1a7f37'}'>{len(ids) - 1} duplicate(s)</td></tr>"
+        f"<td style='color:{'#D55E00' if len(ids) > 1 else '#009E73'}'>{len(ids) - 1} duplicate(s)</td></tr>"
         for slot, ids in bench.per_slot.items()
     )
     table = f"<table>{rows}</table>" if rows else "<i>no jobs</i>"
-    colour = "#cf222e" if bench.duplicates else "#1a7f37"
+    colour = "#D55E00" if bench.duplicates else "#009E73"
     return (
         f"<div>queue <code>{escape(bench.queue)}</code> · ids: {escape(bench.ids)}</div>"
         f"<div>{ticks}</div><div><b>jobs per slot</b></div>{table}"

@@ -13,7 +13,7 @@ import ipywidgets as widgets
 
 STYLES = {
     "info": "color:#24292f",
-    "done": "color:#1a7f37",
+    "done": "color:#009E73",
     "refused": "color:#9a6700;font-weight:bold",
     "busy": "color:#0969da;font-style:italic",
 }

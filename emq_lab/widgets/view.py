@@ -7,11 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as widgets
+from IPython.display import Javascript
 
 from ..backend import probe
 from ..errors import is_transient
 from ..health import Health
-
 
 # Shown with every panel (one <style> per panel; the rules are the same, so repeats are harmless):
 # links in the prose underlined, not told apart by colour alone; readouts in the code font, in
@@ -27,6 +27,24 @@ STYLE = """<style>
 }
 .emq-readout pre { white-space: pre-wrap; overflow-x: auto; }
 </style>"""
+
+
+# ipywidgets leaves a slider's handle (role="slider") without an accessible name; this names each
+# handle after its slider's description, for screen readers, once per page (Voila's template does
+# the same; JupyterLab runs it from a panel's output, which is trusted).
+NAME_SLIDERS = """(function () {
+  if (window.__emqNamesSliders) { return; }
+  window.__emqNamesSliders = true;
+  function name(root) {
+    root.querySelectorAll('.widget-slider [role="slider"]:not([aria-label])').forEach(function (handle) {
+      var label = handle.closest('.widget-slider').querySelector('.widget-label');
+      if (label && label.textContent.trim()) { handle.setAttribute('aria-label', label.textContent.trim()); }
+    });
+  }
+  new MutationObserver(function () { name(document); })
+    .observe(document.body, { childList: true, subtree: true });
+  name(document);
+})();"""
 
 
 class View:
@@ -93,7 +111,9 @@ class View:
         self.health  # noqa: B018
         if not hasattr(self, "_outer"):
             style = widgets.HTML(STYLE, layout=widgets.Layout(height="0px", margin="0"))
-            self._outer = widgets.VBox([style, self._status, self.box])
+            names = widgets.Output(layout=widgets.Layout(height="0px", margin="0"))
+            names.append_display_data(Javascript(NAME_SLIDERS))
+            self._outer = widgets.VBox([style, names, self._status, self.box])
         bundle = dict(self._outer._repr_mimebundle_(**kwargs) or {})
         try:
             bundle["text/plain"] = self.readout
