@@ -31,7 +31,10 @@ $(TESTING): pyproject.toml | $(VENV)/bin/python
 install: $(TESTING)
 
 ## JupyterLab from the repository root, on the start page 00-start (or NB=...). Honours EMQ_LAB_URL and EMQ_LAB_NAMESPACE.
+# The announcements plugin is turned off in the venv's page config: its "get notified about Jupyter
+# news?" toast would cover the notebook on first open (and a classroom may be offline).
 lab: $(RUNTIME)
+	@$(BIN)/jupyter labextension disable --level=sys_prefix @jupyterlab/apputils-extension:announcements >/dev/null 2>&1
 	$(BIN)/jupyter lab $(ROOT_OK) --ServerApp.root_dir=. --LabApp.news_url=None notebooks/$(NB).ipynb
 
 ## Voila on the notebooks folder, for presenting: make present NB=02-cadence (NB=instructor for the class view).
