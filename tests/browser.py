@@ -72,8 +72,9 @@ class Server:
 
 
 @contextmanager
-def jupyter_process(kind: str, *args: str) -> Iterator[Server]:
-    """Start ``jupyter lab`` or ``voila`` on a free loopback port; yield its URL and runtime dir."""
+def jupyter_process(kind: str, *args: str, dark: bool = False) -> Iterator[Server]:
+    """Start ``jupyter lab`` or ``voila`` on a free loopback port; yield its URL and runtime dir.
+    ``dark``: JupyterLab opens in its dark theme (the learner's setting, in the user settings)."""
     port = free_port()
     home = Path(tempfile.mkdtemp(prefix=f"emq-{kind}-"))
     env = {k: v for k, v in os.environ.items() if k != "EMQ_LAB_URL"}  # the embedded backend
@@ -91,6 +92,10 @@ def jupyter_process(kind: str, *args: str) -> Iterator[Server]:
     (labconfig / "page_config.json").write_text(
         json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
     )
+    if dark:
+        themes = home / "config" / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
+        themes.mkdir(parents=True)
+        (themes / "themes.jupyterlab-settings").write_text(json.dumps({"theme": "JupyterLab Dark"}))
     bin_dir = Path(sys.executable).parent
     if kind == "lab":
         command = [

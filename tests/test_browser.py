@@ -62,6 +62,12 @@ def lab_server(browser: Any) -> Iterator[Server]:
 
 
 @pytest.fixture(scope="module")
+def dark_lab_server(browser: Any) -> Iterator[Server]:
+    with jupyter_process("lab", dark=True) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
 def voila_server(browser: Any) -> Iterator[Server]:
     # One server, a page per notebook; Voila 0.5.8 needs the folder as an absolute path.
     with jupyter_process("voila", str(ROOT / "notebooks")) as server:
@@ -647,3 +653,19 @@ def test_voila_links_lead_on_and_a_closed_page_ends_its_kernel(
 def has_panels(notebook: Any) -> bool:
     """True when the stored notebook displays a widget (every dive does; the start page does not)."""
     return "application/vnd.jupyter.widget-view+json" in notebook.read_text()
+
+
+@pytest.mark.parametrize("notebook", DIVES[1:], ids=[nb.stem for nb in DIVES[1:]])
+def test_the_panels_read_in_jupyterlabs_dark_theme(
+    visit_factory: Callable[..., Visit], dark_lab_server: Server, notebook: Any
+) -> None:
+    """In JupyterLab's dark theme every panel's text keeps its contrast (axe-core's colour-contrast
+    rule among the rest): nothing dark on dark, nothing light on a light highlight."""
+    visit = visit_factory(dark_lab_server, "lab-dark", notebook.stem)
+    run_all_in_lab(visit.page, dark_lab_server.url, notebook.name)
+    assert visit.page.evaluate("document.body.dataset.jpThemeLight") == "false", "not the dark theme"
+    for readout in visit.page.locator(".emq-readout").all()[:3]:
+        top(readout)
+    found = axe_violations(visit.page, [".jp-MarkdownOutput", ".jp-OutputArea"])
+    assert not found, "axe-core in the dark theme, serious or critical:\n" + "\n".join(found)
+    visit.snap(visit.page.locator(".emq-readout").first, "dark")

@@ -22,18 +22,19 @@ if TYPE_CHECKING:
     from ..lab import Lab
 
 PERIODS_MIN = (5, 15, 30, 60)
-_LIT = "background:#fde68a;font-weight:bold"
+_LIT = "background:#fde68a;color:#1f2328;font-weight:bold"  # dark text on yellow in either theme
 # 14 px: readable on a projector (Voila) as in JupyterLab.
 _PRE = "font-family:var(--jp-code-font-family,monospace);font-size:14px;line-height:1.4;margin:0;white-space:pre"
 # A line longer than the column wraps, its continuation indented past the 5-character number
 # gutter, so the whole line is on screen (no sideways scrolling to read the end of a call).
 _WRAP = "white-space:pre-wrap;overflow-wrap:anywhere;padding-left:5ch;text-indent:-5ch"
-_FOLD = "color:#57606a;cursor:pointer;font-style:italic"
+_FOLD = "color:var(--jp-content-font-color2,#57606a);cursor:pointer;font-style:italic"
+_COMMENT = "color:var(--jp-content-font-color2,#555)"
 CONTEXT = 1  # code lines shown around each lit line; the rest fold away
 
 
 def _row(number: int, line: str, lit: tuple[int, ...]) -> str:
-    style = _LIT if number in lit else "color:#555" if line.lstrip().startswith("--") else ""
+    style = _LIT if number in lit else _COMMENT if line.lstrip().startswith("--") else ""
     return f'<div style="{";".join(filter(None, (style, _WRAP)))}">{number:>3}  {html.escape(line)}</div>'
 
 

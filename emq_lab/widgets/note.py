@@ -12,7 +12,7 @@ from typing import Any
 import ipywidgets as widgets
 
 STYLES = {
-    "info": "color:#24292f",
+    "info": "color:var(--jp-content-font-color1,#24292f)",
     "done": "color:#009E73",
     "refused": "color:#9a6700;font-weight:bold",
     "busy": "color:#0969da;font-style:italic",
