@@ -155,7 +155,7 @@ def axe_violations(page: Any, include: list[str]) -> list[str]:
 
 
 def screenshot(page: object, name: str) -> Path:
-    """The viewport (1280x800) as ``test-artifacts/<name>.png``."""
+    """The viewport (1280x720) as ``test-artifacts/<name>.png``."""
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path))  # type: ignore[attr-defined]

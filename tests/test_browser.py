@@ -1,11 +1,11 @@
 """Every notebook in a real browser, as a learner (JupyterLab: Run All, then the panels) and as
-an instructor (Voila) meet it, at 1280x800 in Debian's Chromium driven by Playwright.
+an instructor (Voila) meet it, at 1280x720 in Debian's Chromium driven by Playwright.
 
 Strict: a console error, an uncaught exception, a new Log Console entry or a request that
 leaves loopback fails the test. After each interaction, what the panel's text says, what its
 figure plots (the trace data read from the page) and the package's state (read through a second
 client on the page's own kernel) must agree. Panels are found by their class, not by cell
-index, so cells may move. Each panel state is saved as a 1280x800 screenshot in test-artifacts/.
+index, so cells may move. Each panel state is saved as a 1280x720 screenshot in test-artifacts/.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from browser import (
 pytestmark = pytest.mark.xdist_group("browser")  # under -n, one worker takes the module: its fixtures start once
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-WIDTH, HEIGHT = 1280, 800
+WIDTH, HEIGHT = 1280, 720
 Page = Any  # playwright.sync_api.Page, imported lazily so a missing package can skip loudly
 Locator = Any
 
@@ -258,7 +258,7 @@ def walk_boot(visit: Visit, panel: Locator) -> None:
         ("a lit line", lit.first),
         ("Boot #2", button(panel, "Boot #2")),
     ):
-        assert in_viewport(shown), f"{what} is outside the 1280x800 viewport after Boot #2"
+        assert in_viewport(shown), f"{what} is outside the 1280x720 viewport after Boot #2"
     expect(lit).to_contain_text(["EXISTS", "return 0"])
     screenshot(visit.page, f"{visit.where}-{visit.stem}-boot-2-before-1")
 
@@ -285,7 +285,7 @@ def walk_boot(visit: Visit, panel: Locator) -> None:
         )
         assert cut == 0, f"{strategy}: {cut} element(s) of the script are wider than the view (a line is cut)"
         for what, shown in (("outcome", state.locator("code", has_text=tuple_).first), ("a lit line", lit.last)):
-            assert in_viewport(shown), f"{strategy}: {what} is outside the 1280x800 viewport after Boot #2"
+            assert in_viewport(shown), f"{strategy}: {what} is outside the 1280x720 viewport after Boot #2"
 
     panel.locator("select").first.select_option(label="30 min")
     expect_text(note, "next boot registers every 30 min; boots already run keep their period")
@@ -633,7 +633,9 @@ def test_voila_links_lead_on_and_a_closed_page_ends_its_kernel(
     page.goto(f"{voila_server.url}/voila/render/{notebook.name}", wait_until="commit", timeout=240_000)
     page.locator("text=You are here").first.wait_for(timeout=240_000)
     following = DIVES[(DIVES.index(notebook) + 1) % len(DIVES)]
-    page.locator(".emq-readout").first.wait_for(timeout=240_000)  # the widgets are up: the kernel is connected
+    deadline = time.monotonic() + 120
+    while not visit.watch.kernels and time.monotonic() < deadline:  # the page connects to its kernel
+        page.wait_for_timeout(250)
     assert visit.watch.kernels, "the page opened no kernel"
     left = visit.watch.kernels[0]
     alive = lambda: bool(list(voila_server.runtime.rglob(f"kernel-{left}.json")))  # noqa: E731

@@ -138,7 +138,7 @@ class BootPanel(View):
             style={"button_width": "auto"},
         )
         self._buttons = {n: widgets.Button(description=f"Boot #{n}", button_style="primary") for n in (1, 2)}
-        self._reset = widgets.Button(description="Reset", button_style="warning")
+        self._reset = widgets.Button(description="Reset", button_style="")
         self._period = widgets.Dropdown(
             options=[(f"{m} min", m) for m in PERIODS_MIN],
             value=self.service.schedule.every_ms // MINUTE_MS,
