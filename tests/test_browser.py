@@ -178,6 +178,11 @@ def expect_text(locator: Locator, *texts: str) -> None:
 
 
 def top(locator: Locator) -> None:
+    """Scroll ``locator`` to the top of the view. JupyterLab lays out an off-screen cell only at
+    its estimated size (content-visibility), where an element inside it cannot be scrolled to:
+    the cell comes on screen first, then the element."""
+    locator.evaluate("el => (el.closest('.jp-Cell') || el).scrollIntoView({block: 'start'})")
+    locator.page.wait_for_timeout(300)
     locator.evaluate("el => el.scrollIntoView({block: 'start'})")
 
 

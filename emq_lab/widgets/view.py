@@ -41,8 +41,10 @@ NAME_SLIDERS = """(function () {
       if (label && label.textContent.trim()) { handle.setAttribute('aria-label', label.textContent.trim()); }
     });
   }
-  new MutationObserver(function () { name(document); })
-    .observe(document.body, { childList: true, subtree: true });
+  var queued = false;  // one pass per frame, however many nodes the page adds
+  new MutationObserver(function () {
+    if (!queued) { queued = true; requestAnimationFrame(function () { queued = false; name(document); }); }
+  }).observe(document.body, { childList: true, subtree: true });
   name(document);
 })();"""
 
