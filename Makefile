@@ -8,7 +8,7 @@ NB      ?= 00-start
 WORKERS ?= 3
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: help install lab present test lint bench clean lite fengari
+.PHONY: help install lab present test lint bench clean lite fengari axe
 
 ## List the targets.
 help:
@@ -31,12 +31,18 @@ $(TESTING): pyproject.toml | $(VENV)/bin/python
 install: $(TESTING)
 
 ## JupyterLab from the repository root, on the start page 00-start (or NB=...). Honours EMQ_LAB_URL and EMQ_LAB_NAMESPACE.
+# The announcements plugin is turned off in the venv's page config: its "get notified about Jupyter
+# news?" toast would cover the notebook on first open (and a classroom may be offline).
 lab: $(RUNTIME)
+	@$(BIN)/jupyter labextension disable --level=sys_prefix @jupyterlab/apputils-extension:announcements >/dev/null 2>&1
 	$(BIN)/jupyter lab $(ROOT_OK) --ServerApp.root_dir=. --LabApp.news_url=None notebooks/$(NB).ipynb
 
-## Voila on one notebook, for presenting: make present NB=02-cadence. The class view: EMQ_LAB_URL=<your admin URL> make present NB=instructor.
+## Voila on the notebooks folder, for presenting: make present NB=02-cadence; the class view: EMQ_LAB_URL=<your admin URL> make present NB=instructor.
+# Voila serves the whole folder so a page's links to the other dives open them; a single notebook
+# would answer those links with 403. The page to open is printed; Voila 0.5.8 wants the folder absolute.
 present: $(RUNTIME)
-	$(BIN)/voila notebooks/$(NB).ipynb
+	@echo "Presenting: open http://localhost:8866/voila/render/$(NB).ipynb"
+	$(BIN)/voila $(abspath notebooks) --port=8866 --no-browser
 
 ## ruff check, ruff format --check, mypy.
 lint: $(TESTING)
@@ -44,8 +50,19 @@ lint: $(TESTING)
 	$(BIN)/ruff format --check emq_lab tests
 	$(BIN)/mypy
 
+# axe-core, the accessibility checker the browser tests run on every dive: from npm, pinned,
+# into the venv (gitignored with it); installed once, like the rest of the test tools.
+AXE_VERSION := 4.14.1
+AXE := $(VENV)/node/node_modules/axe-core/axe.min.js
+
+$(AXE): | $(VENV)/bin/python
+	npm install --prefix $(VENV)/node --no-save --no-audit --no-fund axe-core@$(AXE_VERSION)
+
+## Install axe-core for the browser tests (make test does it).
+axe: $(AXE)
+
 ## Lint, type-check, and the whole suite (fakeredis, a throwaway Valkey and cluster, the notebooks), on WORKERS=3 pytest workers.
-test: lint
+test: lint $(AXE)
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup
 
 # The JupyterLite edition in lite/_output (a static site: Pyodide, the notebooks, the Lua on fengari).

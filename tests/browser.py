@@ -72,9 +72,12 @@ class Server:
 
 
 @contextmanager
-def jupyter_process(kind: str, *args: str, extra_env: dict[str, str] | None = None) -> Iterator[Server]:
+def jupyter_process(
+    kind: str, *args: str, extra_env: dict[str, str] | None = None, dark: bool = False
+) -> Iterator[Server]:
     """Start ``jupyter lab`` or ``voila`` on a free loopback port; yield its URL and runtime dir.
-    Its kernels run on the embedded backend unless ``extra_env`` sets ``EMQ_LAB_URL``."""
+    Its kernels run on the embedded backend unless ``extra_env`` sets ``EMQ_LAB_URL``.
+    ``dark``: JupyterLab opens in its dark theme (the learner's setting, in the user settings)."""
     port = free_port()
     home = Path(tempfile.mkdtemp(prefix=f"emq-{kind}-"))
     env = {k: v for k, v in os.environ.items() if k != "EMQ_LAB_URL"}  # the embedded backend
@@ -84,6 +87,7 @@ def jupyter_process(kind: str, *args: str, extra_env: dict[str, str] | None = No
         JUPYTER_DATA_DIR=str(home / "data"),
         JUPYTER_RUNTIME_DIR=str(home / "runtime"),
         IPYTHONDIR=str(home / "ipython"),
+        JUPYTER_PATH=str(ROOT / "share" / "jupyter"),  # the Voila template as checked out, not as installed
     )
     # No "get notified about Jupyter news?" toast over the page (and no request for news).
     labconfig = home / "config" / "labconfig"
@@ -92,6 +96,10 @@ def jupyter_process(kind: str, *args: str, extra_env: dict[str, str] | None = No
     (labconfig / "page_config.json").write_text(
         json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
     )
+    if dark:
+        themes = home / "config" / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
+        themes.mkdir(parents=True)
+        (themes / "themes.jupyterlab-settings").write_text(json.dumps({"theme": "JupyterLab Dark"}))
     bin_dir = Path(sys.executable).parent
     if kind == "lab":
         command = [
@@ -122,6 +130,32 @@ def jupyter_process(kind: str, *args: str, extra_env: dict[str, str] | None = No
         except (ProcessLookupError, subprocess.TimeoutExpired):
             os.killpg(process.pid, signal.SIGKILL)
         shutil.rmtree(home, ignore_errors=True)
+
+
+AXE = ROOT / ".venv" / "node" / "node_modules" / "axe-core" / "axe.min.js"  # make axe (make test does it)
+AXE_FAILS = ("serious", "critical")
+
+
+def axe_violations(page: Any, include: list[str]) -> list[str]:
+    """axe-core's serious and critical WCAG 2 A/AA violations inside the ``include`` selectors
+    of ``page``, one line each (rule, impact, how many nodes, the first node's selector)."""
+    assert AXE.is_file(), f"axe-core is not installed at {AXE}: run make axe (make test installs it)"
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
+    found = page.evaluate(
+        """async (include) => {
+            const result = await axe.run({include: include.map((s) => [s])},
+                {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}});
+            return result.violations.map((v) => ({id: v.id, impact: v.impact, help: v.help,
+                nodes: v.nodes.map((n) => n.target.join(' '))}));
+        }""",
+        include,
+    )
+    return [
+        f"{v['id']} ({v['impact']}, {len(v['nodes'])} node(s), e.g. {v['nodes'][0]}): {v['help']}"
+        for v in found
+        if v["impact"] in AXE_FAILS
+    ]
 
 
 def screenshot(page: object, name: str) -> Path:

@@ -19,7 +19,18 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from browser import CHROMIUM_ARGS, ROOT, Kernel, Server, Watch, chromium_path, jupyter_process, screenshot, skip_or_fail
+from browser import (
+    CHROMIUM_ARGS,
+    ROOT,
+    Kernel,
+    Server,
+    Watch,
+    axe_violations,
+    chromium_path,
+    jupyter_process,
+    screenshot,
+    skip_or_fail,
+)
 
 pytestmark = pytest.mark.xdist_group("browser")  # under -n, one worker takes the module: its fixtures start once
 
@@ -47,6 +58,12 @@ def browser() -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def lab_server(browser: Any) -> Iterator[Server]:
     with jupyter_process("lab") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def dark_lab_server(browser: Any) -> Iterator[Server]:
+    with jupyter_process("lab", dark=True) as server:
         yield server
 
 
@@ -161,6 +178,11 @@ def expect_text(locator: Locator, *texts: str) -> None:
 
 
 def top(locator: Locator) -> None:
+    """Scroll ``locator`` to the top of the view. JupyterLab lays out an off-screen cell only at
+    its estimated size (content-visibility), where an element inside it cannot be scrolled to:
+    the cell comes on screen first, then the element."""
+    locator.evaluate("el => (el.closest('.jp-Cell') || el).scrollIntoView({block: 'start'})")
+    locator.page.wait_for_timeout(300)
     locator.evaluate("el => el.scrollIntoView({block: 'start'})")
 
 
@@ -582,6 +604,9 @@ def test_notebook_in_jupyterlab(visit_factory: Callable[..., Visit], lab_server:
     no_errors_in_outputs(visit.page)
     if has_panels(notebook):  # 00-start has none
         assert walk_panels(visit), "no panel found on the page"
+    # the notebook's own content: its prose and outputs, not JupyterLab's editors and toolbars
+    found = axe_violations(visit.page, [".jp-MarkdownOutput", ".jp-OutputArea"])
+    assert not found, "axe-core, serious or critical:\n" + "\n".join(found)
     visit.watch.assert_clean()
 
 
@@ -594,9 +619,60 @@ def test_notebook_in_voila(visit_factory: Callable[..., Visit], voila_server: Se
     no_errors_in_outputs(visit.page)
     if has_panels(notebook):
         assert walk_panels(visit), "no panel found on the page"
+    found = axe_violations(visit.page, ["body"])
+    assert not found, "axe-core, serious or critical:\n" + "\n".join(found)
     visit.watch.assert_clean()
+
+
+DIVES = [nb for nb in NOTEBOOKS if nb.stem[:2].isdigit()]
+
+
+@pytest.mark.parametrize("notebook", DIVES, ids=[nb.stem for nb in DIVES])
+def test_voila_links_lead_on_and_a_closed_page_ends_its_kernel(
+    visit_factory: Callable[..., Visit], voila_server: Server, notebook: Any
+) -> None:
+    """The **Next:** link (or Back to 00) opens the next dive as a Voila page, not a 403; the page
+    left behind shuts its kernel down (its beacon carries the _xsrf token the server checks)."""
+    visit = visit_factory(voila_server, "voila", f"{notebook.stem}-next")
+    page = visit.page
+    page.goto(f"{voila_server.url}/voila/render/{notebook.name}", wait_until="commit", timeout=240_000)
+    page.locator("text=You are here").first.wait_for(timeout=240_000)
+    following = DIVES[(DIVES.index(notebook) + 1) % len(DIVES)]
+    deadline = time.monotonic() + 120
+    while not visit.watch.kernels and time.monotonic() < deadline:  # the page connects to its kernel
+        page.wait_for_timeout(250)
+    assert visit.watch.kernels, "the page opened no kernel"
+    left = visit.watch.kernels[0]
+    alive = lambda: bool(list(voila_server.runtime.rglob(f"kernel-{left}.json")))  # noqa: E731
+    assert alive()
+    link = page.locator(f'a[href$="{following.name}"]').last
+    assert link.evaluate("a => getComputedStyle(a).textDecorationLine") == "underline"  # not by colour alone
+    link.click()
+    page.wait_for_url(f"**/voila/render/{following.name}", timeout=60_000)
+    page.locator("text=You are here").first.wait_for(timeout=240_000)
+    assert "403" not in page.title()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and alive():
+        time.sleep(0.25)
+    assert not alive(), "the page left behind kept its kernel running"
 
 
 def has_panels(notebook: Any) -> bool:
     """True when the stored notebook displays a widget (every dive does; the start page does not)."""
     return "application/vnd.jupyter.widget-view+json" in notebook.read_text()
+
+
+@pytest.mark.parametrize("notebook", DIVES[1:], ids=[nb.stem for nb in DIVES[1:]])
+def test_the_panels_read_in_jupyterlabs_dark_theme(
+    visit_factory: Callable[..., Visit], dark_lab_server: Server, notebook: Any
+) -> None:
+    """In JupyterLab's dark theme every panel's text keeps its contrast (axe-core's colour-contrast
+    rule among the rest): nothing dark on dark, nothing light on a light highlight."""
+    visit = visit_factory(dark_lab_server, "lab-dark", notebook.stem)
+    run_all_in_lab(visit.page, dark_lab_server.url, notebook.name)
+    assert visit.page.evaluate("document.body.dataset.jpThemeLight") == "false", "not the dark theme"
+    for readout in visit.page.locator(".emq-readout").all()[:3]:
+        top(readout)
+    found = axe_violations(visit.page, [".jp-MarkdownOutput", ".jp-OutputArea"])
+    assert not found, "axe-core in the dark theme, serious or critical:\n" + "\n".join(found)
+    visit.snap(visit.page.locator(".emq-readout").first, "dark")

@@ -155,3 +155,21 @@ def test_fast_forward_twin_refuses_while_a_click_runs(
     panel.wait()
     assert panel.runs == 1 and not panel._button.disabled
     assert panel._label.value.startswith("fired 300 occurrences") and panel.note == ""
+
+
+def test_a_cell_rerun_mid_run_waits_for_the_first_panel_and_counts_right(
+    lab: emq_lab.Lab, queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Re-running the panel's cell while its run goes on makes a second panel on the same queue:
+    its run waits for the first instead of resetting the queue under it."""
+    first = FastForwardPanel(lab, queue, occurrences=3_000)
+    release = threading.Event()
+    fire = first._fire
+    monkeypatch.setattr(first, "_fire", lambda: release.wait() and fire())
+    assert first.start() is not None
+    again = FastForwardPanel(lab, queue, occurrences=3_000)
+    assert again.start() is None and "still working" in again.note  # a click on the new panel
+    threading.Timer(0.2, release.set).start()
+    assert again.run().startswith("fired 3,000 occurrences; registry rows: 1; jobs made: 3,000")
+    first.wait()
+    assert first.readout.startswith("fired 3,000 occurrences; registry rows: 1; jobs made: 3,000")

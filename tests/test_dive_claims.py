@@ -4,7 +4,10 @@ the register is atomic under concurrent boots, and the helpers the notebooks cal
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import MIN
@@ -14,6 +17,7 @@ from emq_lab import dives
 from emq_lab.clock import hhmm, moment
 from emq_lab.dives import cadence, upsert
 from emq_lab.dives.upsert import Strategy
+from emq_lab.plots.course import beside
 from emq_lab.plots.registry import fired_figure, fired_marks
 from emq_lab.plots.source import lua_html, script_view
 from emq_lab.scripts import header, source
@@ -152,3 +156,69 @@ def test_deploy_day_guard_keeps_the_old_period_and_upsert_takes_the_new(lab: emq
     assert guard.endswith("{:ok, :exists}; the registry keeps every 15 min, next run 09:15")
     assert upsert_line.endswith("{:ok, :updated}; the registry keeps every 30 min, next run 09:35")
     assert lab.keys(queue) == []
+
+
+# -- the claims table: notebooks/CLAIMS.md maps each course claim to the cell that shows it ----
+
+CLAIMS = Path(__file__).resolve().parent.parent / "notebooks" / "CLAIMS.md"
+ROW = re.compile(r"^\| *(\d+) *\|")
+
+
+def claim_rows() -> list[tuple[str, str, str, str]]:
+    """(number, notebook, cell id, fact) for each row of the table."""
+    rows = []
+    for line in CLAIMS.read_text(encoding="utf-8").splitlines():
+        if ROW.match(line):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            where, fact = cells[3].strip("`"), cells[4].strip("`").replace("\\|", "|")
+            notebook, cell = where.split("#")
+            rows.append((cells[0], notebook, cell, fact))
+    return rows
+
+
+def cell_text(cell: dict[str, Any]) -> str:
+    """A cell's source and the text of its stored outputs (streams, text/plain, text/html)."""
+    parts = ["".join(cell["source"])]
+    for output in cell.get("outputs", []):
+        parts.append("".join(output.get("text", "")))
+        for kind in ("text/plain", "text/html"):
+            parts.append("".join(output.get("data", {}).get(kind, "")))
+    return "\n".join(parts)
+
+
+def test_the_claims_table_is_numbered_and_covers_every_dive() -> None:
+    rows = claim_rows()
+    assert [int(r[0]) for r in rows] == list(range(1, len(rows) + 1))
+    assert {r[1] for r in rows} >= {"00-start", "01-upsert", "02-cadence", "03-cancel"}
+
+
+@pytest.mark.parametrize("row", claim_rows(), ids=lambda r: f"claim-{r[0]}")
+def test_each_claim_names_a_cell_that_holds_its_fact(row: tuple[str, str, str, str]) -> None:
+    number, notebook, cell_id, fact = row
+    path = CLAIMS.parent / f"{notebook}.ipynb"
+    assert path.is_file(), f"claim {number}: no notebook {notebook}"
+    cells = {cell.get("id"): cell for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]}
+    assert cell_id in cells, f"claim {number}: {notebook} has no cell {cell_id}"
+    assert fact in cell_text(cells[cell_id]), f"claim {number}: {notebook}#{cell_id} no longer says {fact!r}"
+
+
+# -- the course's scripts beside this lab's (plots/course.py) ---------------------------------
+
+
+@pytest.mark.parametrize("name", ["register", "advance", "contrast/upsert"])
+def test_each_page_script_sits_beside_lines_of_ours_that_make_the_same_calls(name: str) -> None:
+    shown = beside(name)
+    ours = shown.excerpt()
+    start, end = shown.lines()
+    assert source(name).splitlines()[start - 1 : end] == ours.splitlines()
+    calls = re.findall(r"\b(EXISTS|HSET|ZADD|ZREM|ZSCORE)\b", shown.course)
+    mine = re.findall(r"'(EXISTS|HSET|ZADD|ZREM|ZSCORE)'", ours)
+    # the page's calls, each in ours, in the page's order (ours may add calls, e.g. the compare)
+    assert list(dict.fromkeys(c for c in mine if c in calls)) == list(dict.fromkeys(calls))
+    assert "line" in repr(shown) and "what differs, and why:" in repr(shown)
+    assert f"{start} to {end}" in shown.span() or start == end
+
+
+def test_beside_refuses_a_script_the_pages_do_not_print() -> None:
+    with pytest.raises(ValueError, match="name: the course pages print no script for 'cancel'"):
+        beside("cancel")

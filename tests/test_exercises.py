@@ -291,7 +291,7 @@ def test_predictions_say_right_and_wrong_with_the_reason(lab: emq_lab.Lab) -> No
     drift = exercises.cadence.predict(lab=lab, finish_based_runs=["09:00", "09:15", "09:30", "09:45"])
     assert "it is [09:00, 09:19, 09:38, 09:57]" in str(drift)
     race = exercises.cancel.predict(
-        lab=lab, advance_answers="absent", advance_after_reregister=":moved", registry_after_reregister="report @ 09:30"
+        lab=lab, advance_answers="absent", advance_after_reregister=":moved", registry_after_reregister="report @ 09:45"
     )
     assert race.passed, str(race)
     assert "it is 1" in str(exercises.cancel.predict(lab=lab, occurrences_if_cancel_after_read=0))
@@ -300,8 +300,8 @@ def test_predictions_say_right_and_wrong_with_the_reason(lab: emq_lab.Lab) -> No
 def test_predict_refuses_unknown_questions_and_malformed_answers() -> None:
     with pytest.raises(ValueError, match="size_after_boot_3: not a question"):
         exercises.upsert.predict(size_after_boot_3=1)
-    with pytest.raises(ValueError, match="next_runs: expected a list"):
-        exercises.cadence.predict(next_runs="09:00")
+    with pytest.raises(ValueError, match="next_runs: expected"):
+        exercises.cadence.predict(next_runs=["nine"])
     with pytest.raises(ValueError, match="answer: give at least one"):
         exercises.cancel.predict()
     assert "size_after_boot_2" in exercises.upsert.questions()

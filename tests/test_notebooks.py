@@ -138,3 +138,30 @@ def test_each_notebook_says_where_you_are_links_onward_and_keeps_cells_short(not
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
             assert 1 <= len("".join(cell["source"]).splitlines()) <= 5, "".join(cell["source"])
+
+
+@pytest.mark.parametrize("notebook", DIVES[1:], ids=[nb.stem for nb in DIVES[1:]])
+def test_each_dive_opens_on_its_question_and_keeps_its_pace(notebook: Path) -> None:
+    """The page's question and the answer the dive reaches come first; then at most 45 cells,
+    1,700 words of prose, and no paragraph of 120 words or more. A course verdict is revealed after
+    a prediction: every dive asks the learner to predict at least once per section with output."""
+    nb = json.loads(notebook.read_text())
+    markdown = ["".join(cell["source"]) for cell in nb["cells"] if cell["cell_type"] == "markdown"]
+    opening = " ".join(markdown[0].split())
+    assert "**The page's question**" in opening and "**The answer this dive reaches:**" in opening
+    assert len(nb["cells"]) <= 45
+    assert sum(len(text.split()) for text in markdown) <= 1_700
+    paragraphs = [p for text in markdown for p in re.split(r"\n\s*\n", text) if not p.lstrip().startswith("|")]
+    assert max(len(p.split()) for p in paragraphs) < 120
+    assert sum("**Predict" in text for text in markdown) >= 4
+    assert not any("Binder" in text or "In Voila the code cells" in text for text in markdown), "said once, in 00"
+
+
+def test_each_script_is_shown_once_across_the_dives() -> None:
+    shown: dict[str, str] = {}
+    for dive in DIVES:
+        cells = json.loads(dive.read_text())["cells"]
+        for source in ("".join(c["source"]) for c in cells if c["cell_type"] == "code"):
+            for name in re.findall(r"script_view\(\"([^\"]+)\"\)", source):
+                assert name not in shown, f"{name}.lua shown in {shown.get(name)} and in {dive.stem}"
+                shown[name] = dive.stem

@@ -383,7 +383,8 @@ class Fired:
 
     def lines(self) -> list[str]:
         """One line per strategy: each job as ``HH:MM JOB-… (row)``."""
-        head = f"the pump from {hhmm(self.start_ms)} to {hhmm(self.until_ms)} after {self.boots} boots:"
+        boots = f"{self.boots} boot{'s' * (self.boots != 1)}"
+        head = f"the pump from {hhmm(self.start_ms)} to {hhmm(self.until_ms)} after {boots}:"
         out = [head]
         for strategy, fired in self.jobs.items():
             jobs = ", ".join(f"{hhmm(o.fired_at_ms)} {o.job_id} (row {o.name})" for o in fired) or "nothing"

@@ -4,22 +4,24 @@ package (the dive's own code) on a fresh queue of its own and reads the answer o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..clock import hhmm
+from ..clock import SimClock, hhmm
 from ..dives import cadence as cadence_dive
 from ..dives import race as race_dive
 from ..dives import upsert as upsert_dive
 from ..schedule import Measure
-from .check import Check, session, sim
+from .check import Check, session
 
 if TYPE_CHECKING:
     from ..lab import Lab
 
 MIN = 60_000
 QUEUE = "exercise-predict"
+DAY = "2026-01-05"  # the dives' simulated day; each question names its time of day
 
 
 @dataclass(frozen=True)
@@ -32,31 +34,79 @@ class Question:
     truth: Callable[[Lab], Any]
     read: Callable[[Any], Any]
     why: Callable[[Any], str]
+    clock: str = "09:00"  # the simulated time the question starts from, as the dive showed it
 
 
-def _outcome(value: Any) -> str:
-    """``"exists"``, ``":exists"``, ``"{:ok, :exists}"`` or an Outcome -> ``"exists"``."""
-    if not isinstance(value, str):
-        raise ValueError(f"expected an outcome such as 'exists', got {value!r}")
-    return value.strip().removeprefix("{:ok,").removesuffix("}").strip().lstrip(":").strip().lower()
+def _outcome(replies: dict[int, str]) -> Callable[[Any], str]:
+    """A reader for an outcome, in any form a dive prints it: ``"exists"``, ``":exists"``,
+    ``"{:ok, :exists}"``, an Outcome, or the script's raw integer (``0``, as in ``raw 0``)."""
+
+    def read(value: Any) -> str:
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value not in replies:
+                raise ValueError(f"{value} is not a reply of this script; it answers {_choices(replies)}")
+            return replies[value]
+        if not isinstance(value, str):
+            raise ValueError(f"expected an outcome such as 'exists' or {_choices(replies)}, got {value!r}")
+        text = value.strip().removeprefix("raw").strip()
+        if text.lstrip("-").isdigit():
+            return read(int(text))
+        text = text.removeprefix("{").removeprefix(":ok,").removeprefix("ok,").removesuffix("}")
+        return text.strip().lstrip(":").lower()
+
+    return read
+
+
+def _choices(replies: dict[int, str]) -> str:
+    return ", ".join(f"{code} ({name})" for code, name in sorted(replies.items()))
+
+
+REGISTER_REPLIES = {1: "registered", 0: "exists"}
+ADVANCE_REPLIES = {1: "advanced", 0: "absent", 2: "moved"}
 
 
 def _int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"expected a whole number, got {value!r}")
-    return value
+    """A whole number: ``3``, ``"3"``, ``"3 rows"``, ``"+12 min"``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.split() and value.split()[0].lstrip("+-").isdigit():
+        return int(value.split()[0])
+    raise ValueError(f"expected a whole number, got {value!r}")
+
+
+_HHMM = re.compile(r"(\d{1,2}):(\d{2})")
+
+
+def _hhmm(text: str) -> str:
+    """Every time in ``text`` written with two digits for the hour: ``9:00`` -> ``09:00``."""
+    return _HHMM.sub(lambda m: f"{int(m[1]):02d}:{m[2]}", text)
 
 
 def _times(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f'expected a list of "HH:MM" strings, got {value!r}')
-    return tuple(v.strip() for v in value)
+    """Times as a list or tuple (``["09:00", "9:15"]``) or one line (``"09:00 09:15"``, commas allowed)."""
+    if isinstance(value, str):
+        value = value.replace(",", " ").split()
+    if not isinstance(value, list | tuple) or not value or not all(isinstance(v, str) for v in value):
+        raise ValueError(f'expected "HH:MM" times, as a list or one line, got {value!r}')
+    times = tuple(_hhmm(v.strip()) for v in value)
+    bad = [t for t in times if not re.fullmatch(r"\d{2}:\d{2}", t)]
+    if bad:
+        raise ValueError(f'expected "HH:MM" times, got {bad[0]!r}')
+    return times
 
 
-def _text(value: Any) -> str:
+def _rows(value: Any) -> str:
+    """Registry rows as the dives print them: ``"report @ 09:45"``, ``"registry: report @ 9:45"``,
+    or a ``("report", "09:45")`` pair."""
+    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
+        value = f"{value[0]} @ {value[1]}"
     if not isinstance(value, str):
-        raise ValueError(f"expected text, got {value!r}")
-    return " ".join(value.split())
+        raise ValueError(f'expected text such as "report @ 09:45", got {value!r}')
+    text = value.strip().removeprefix("registry:")
+    text = re.sub(r"\s*@\s*", " @ ", text)
+    return _hhmm(" ".join(text.split()))
 
 
 # -- dive 1: the upsert ----------------------------------------------------------------------------
@@ -73,28 +123,28 @@ def _boots(lab: Lab, strategy: upsert_dive.Strategy, boots: int, **kwargs: Any) 
 UPSERT = (
     Question(
         "size_after_boot_2",
-        "with the EXISTS guard, how many registry rows after boot #2?",
+        "boot #1 at 09:00, boot #2 at 09:05, EXISTS guard: how many registry rows after boot #2?",
         lambda lab: _boots(lab, upsert_dive.Strategy.GUARD, 2).size,
         _int,
         lambda size: f"boot #2 finds the record (EXISTS = 1), returns 0 and writes nothing: {size} row",
     ),
     Question(
         "boot_2_answers",
-        "with the EXISTS guard, what does boot #2 answer?",
+        "boot #1 at 09:00, boot #2 at 09:05, EXISTS guard: what does boot #2 answer?",
         lambda lab: _boots(lab, upsert_dive.Strategy.GUARD, 2).outcome,
-        _outcome,
+        _outcome(REGISTER_REPLIES),
         lambda outcome: f"the record is live, so the script returns 0 -> {{:ok, :{outcome}}}",
     ),
     Question(
         "naive_rows_after_3_boots",
-        "with the naive append, how many registry rows after boot #3?",
+        "boots at 09:00, 09:05 and 09:10, naive append: how many registry rows after boot #3?",
         lambda lab: _boots(lab, upsert_dive.Strategy.NAIVE, 3).size,
         _int,
         lambda size: f"nothing looks before writing, so every boot appends its own row: {size} rows",
     ),
     Question(
         "period_after_redeploy_min",
-        "boot #1 registers every 15 min, boot #2 every 30 min (EXISTS guard): the period afterwards, in minutes?",
+        "EXISTS guard, boot #1 at 09:00 every 15 min, boot #2 at 09:05 every 30 min: the period after, in min?",
         lambda lab: (
             int(dict(_boots(lab, upsert_dive.Strategy.GUARD, 2, every_ms=30 * MIN).after.record)["every_ms"]) // MIN
         ),
@@ -108,14 +158,14 @@ UPSERT = (
 
 
 def _lane(lab: Lab, measure: Measure) -> cadence_dive.Lane:
-    start = sim(lab)[1].now_ms()
+    start = lab.clock.now_ms()
     return cadence_dive.run_lane(lab, measure, every_ms=15 * MIN, run_ms=4 * MIN, cycles=4, start_ms=start, queue=QUEUE)
 
 
 CADENCE = (
     Question(
         "next_runs",
-        "every 15 min, 4-minute runs, from 09:00, start-to-start: the first four releases?",
+        "every 15 min, 4-minute runs, first release 09:00, start-to-start: the first four releases?",
         lambda lab: tuple(hhmm(ms) for ms in _lane(lab, Measure.START_TO_START).releases),
         _times,
         lambda times: (
@@ -124,14 +174,14 @@ CADENCE = (
     ),
     Question(
         "finish_based_runs",
-        "the same, start-to-finish: the first four releases?",
+        "every 15 min, 4-minute runs, first release 09:00, start-to-finish: the first four releases?",
         lambda lab: tuple(hhmm(ms) for ms in _lane(lab, Measure.START_TO_FINISH).releases),
         _times,
         lambda times: f"each start waits for the finish (4 min) plus the period: {' '.join(times)}",
     ),
     Question(
         "drift_after_4_cycles_min",
-        "start-to-finish: how many minutes behind its :00/:15/:30/:45 mark is the fourth release?",
+        "that start-to-finish lane from 09:00: how many minutes behind its :00/:15/:30/:45 mark is the fourth release?",
         lambda lab: _lane(lab, Measure.START_TO_FINISH).drift_ms // MIN,
         _int,
         lambda minutes: f"every cycle adds the 4-minute run: three gaps, {minutes} min behind",
@@ -148,6 +198,14 @@ def _play(lab: Lab, preset: str) -> race_dive.Race:
     return race
 
 
+def _sweep(lab: Lab) -> tuple[str, int]:
+    """Register ``stale``, delete its record behind the scripts' back, advance it: (answer, rows)."""
+    rep = lab.repeat(QUEUE)
+    rep.register("stale", 15 * MIN, "{}")
+    race_dive.drop_record(lab, QUEUE, "stale")
+    return str(rep.advance("stale", 15 * MIN)), rep.count()
+
+
 def _registry_after(lab: Lab, preset: str) -> str:
     _play(lab, preset)
     return ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in race_dive.keyspace(lab, QUEUE).registry)
@@ -156,33 +214,53 @@ def _registry_after(lab: Lab, preset: str) -> str:
 CANCEL = (
     Question(
         "occurrences_if_cancel_after_read",
-        "the cancel lands between the pump's read and its enqueue: how many occurrences fire?",
+        "report due at 09:15; a cancel lands between the read and the enqueue: how many occurrences fire?",
         lambda lab: len(_play(lab, "after-read").fired),
         _int,
         lambda n: f"the pump enqueues what its read handed it, cancelled or not: {n} occurrence",
+        clock="09:15",
     ),
     Question(
         "advance_answers",
-        "the cancel lands between the enqueue and the advance: what does the advance answer?",
+        "report due at 09:15; a cancel lands between the enqueue and the advance: what does the advance answer?",
         lambda lab: str(_play(lab, "after-enqueue").advance_outcome or "nothing"),
-        _outcome,
+        _outcome(ADVANCE_REPLIES),
         lambda outcome: f"the record is gone, so the guard re-adds nothing and sweeps: {{:ok, :{outcome}}}",
+        clock="09:15",
     ),
     Question(
         "advance_after_reregister",
-        "cancelled and registered anew between the read and the advance: what does the advance answer?",
+        "report due at 09:15, cancelled and registered anew (first run in 30 min) mid-tick: the advance answers?",
         lambda lab: str(_play(lab, "re-register").advance_outcome or "nothing"),
-        _outcome,
+        _outcome(ADVANCE_REPLIES),
         lambda outcome: (
             f"the row holds the new first run, not the score the tick read: {{:ok, :{outcome}}}, nothing written"
         ),
+        clock="09:15",
     ),
     Question(
         "registry_after_reregister",
-        'and the registry afterwards? (as "report @ HH:MM")',
+        'that re-registration at 09:15: the registry afterwards? (as "report @ HH:MM")',
         lambda lab: _registry_after(lab, "re-register"),
-        _text,
+        _rows,
         lambda rows: f"the registration made after the read keeps its own first run: {rows}",
+        clock="09:15",
+    ),
+    Question(
+        "advance_on_dangling_member",
+        "stale is due at 09:15, but its record was deleted behind the scripts' back: the advance answers?",
+        lambda lab: _sweep(lab)[0],
+        _outcome(ADVANCE_REPLIES),
+        lambda outcome: f"EXISTS finds no record, so the advance sweeps the member: {{:ok, :{outcome}}}",
+        clock="09:15",
+    ),
+    Question(
+        "rows_after_sweep",
+        "after that 09:15 advance, how many registry rows does stale keep?",
+        lambda lab: _sweep(lab)[1],
+        _int,
+        lambda rows: f"the sweep's ZREM removes the dangling member: {rows} rows",
+        clock="09:15",
     ),
 )
 
@@ -198,7 +276,8 @@ class Predictions:
         return "\n".join(f"{q.key}: {q.ask}" for q in self._questions.values())
 
     def predict(self, *, lab: Lab | None = None, **answer: Any) -> Check:
-        """Right or wrong, and why, for each answer given; nothing is run before every key is known."""
+        """Right or wrong, and why, for each answer given, and which questions it left out;
+        nothing is run before every key is known."""
         if not answer:
             raise ValueError(f"answer: give at least one of {', '.join(self._questions)}")
         unknown = sorted(set(answer) - set(self._questions))
@@ -214,9 +293,8 @@ class Predictions:
         with session(lab, "predict") as base:
             for key, said in given.items():
                 question = self._questions[key]
-                sim_lab, _ = sim(base)
-                truth = question.truth(sim_lab)
-                truth = question.read(truth)
+                sim_lab = base.with_clock(SimClock(f"{DAY}T{question.clock}:00Z"))
+                truth = question.read(question.truth(sim_lab))
                 base.reset(QUEUE)
                 if said == truth:
                     lines.append(f"{key}: right - {question.why(truth)}")
@@ -225,6 +303,9 @@ class Predictions:
                     lines.append(
                         f"{key}: not quite - you said {_show(said)}, it is {_show(truth)}: {question.why(truth)}"
                     )
+        skipped = [key for key in self._questions if key not in given]
+        if skipped:
+            lines.append(f"not answered: {', '.join(skipped)}")
         return Check(f"{self.dive}.predict", right, "\n".join(lines))
 
 

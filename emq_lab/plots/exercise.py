@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from ..clock import hhmm, hhmmss
 from ..exercises.next_run_check import Timelines
 
-LANES = (("yours", "#d62728"), ("start-to-start", "#1f77b4"))
+LANES = (("yours", "#D55E00"), ("start-to-start", "#0072B2"))  # colour-blind safe (Okabe-Ito)
 PART_COLOUR = "#555555"
 
 

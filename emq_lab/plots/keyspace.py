@@ -16,7 +16,8 @@ Rounds = Mapping[str, Sequence[Mark]]
 
 MEMBER_DX, RECORD_DX = -0.12, 0.12  # the member's and the record's place within a step's column
 FIRED_DY, STEP_DY = 0.3, -0.3  # the star above the pair, the step's name below it
-PRESENT, ABSENT, FIRED, BROKEN, TEXT = "#1a7f37", "#8c959f", "#d97706", "#cf222e", "#444"
+# colour-blind safe (Okabe-Ito); each state also has its own shape (filled, hollow, star, ring)
+PRESENT, ABSENT, FIRED, BROKEN, TEXT = "#009E73", "#8c959f", "#E69F00", "#D55E00", "#444"
 KEY = "each step: the member's next run (- no member), the record (R, - none), * an occurrence fired"
 
 

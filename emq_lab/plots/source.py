@@ -11,7 +11,8 @@ from pygments.lexers import LuaLexer
 
 from ..scripts import Header, header, source
 
-_CODE = "font-family:monospace;font-size:14px;line-height:1.45"
+# a light code block in either theme: the highlighting's colours are made for a light background
+_CODE = "font-family:monospace;font-size:14px;line-height:1.45;background:#f6f8fa;color:#1f2328;padding:4px 6px"
 _TD = "padding:2px 8px;vertical-align:top;text-align:left;border-bottom:1px solid #ddd"
 
 

@@ -11,10 +11,11 @@ from ..clock import hhmm, hhmmss
 from ..dives.cadence import Trace
 from ..schedule import Measure
 
+# Okabe and Ito's colour-blind-safe palette; the lanes are also told apart by their row and name.
 COLOURS = {
-    Measure.START_TO_START: "#1f77b4",
-    Measure.START_TO_FINISH: "#d62728",
-    Measure.GRID: "#2ca02c",
+    Measure.START_TO_START: "#0072B2",
+    Measure.START_TO_FINISH: "#D55E00",
+    Measure.GRID: "#009E73",
 }
 MARK_COLOUR = "#9a9a9a"
 MAX_TICKS = 13  # at most this many period marks are drawn and labelled; more would merge into a hatch

@@ -22,18 +22,19 @@ if TYPE_CHECKING:
     from ..lab import Lab
 
 PERIODS_MIN = (5, 15, 30, 60)
-_LIT = "background:#fde68a;font-weight:bold"
+_LIT = "background:#fde68a;color:#1f2328;font-weight:bold"  # dark text on yellow in either theme
 # 14 px: readable on a projector (Voila) as in JupyterLab.
 _PRE = "font-family:var(--jp-code-font-family,monospace);font-size:14px;line-height:1.4;margin:0;white-space:pre"
 # A line longer than the column wraps, its continuation indented past the 5-character number
 # gutter, so the whole line is on screen (no sideways scrolling to read the end of a call).
 _WRAP = "white-space:pre-wrap;overflow-wrap:anywhere;padding-left:5ch;text-indent:-5ch"
-_FOLD = "color:#57606a;cursor:pointer;font-style:italic"
+_FOLD = "color:var(--jp-content-font-color2,#57606a);cursor:pointer;font-style:italic"
+_COMMENT = "color:var(--jp-content-font-color2,#555)"
 CONTEXT = 1  # code lines shown around each lit line; the rest fold away
 
 
 def _row(number: int, line: str, lit: tuple[int, ...]) -> str:
-    style = _LIT if number in lit else "color:#555" if line.lstrip().startswith("--") else ""
+    style = _LIT if number in lit else _COMMENT if line.lstrip().startswith("--") else ""
     return f'<div style="{";".join(filter(None, (style, _WRAP)))}">{number:>3}  {html.escape(line)}</div>'
 
 
@@ -69,14 +70,18 @@ def script_html(text: str, lit: tuple[int, ...], *, context: int = CONTEXT) -> s
     for number in range(header + 1, len(lines) + 1):
         if number in shown:
             if hidden:
-                out.append(_fold(f"lines {hidden[0]}-{hidden[-1]}", [_row(n, lines[n - 1], lit) for n in hidden]))
+                out.append(_fold(_span(hidden[0], hidden[-1]), [_row(n, lines[n - 1], lit) for n in hidden]))
                 hidden = []
             out.append(_row(number, lines[number - 1], lit))
         else:
             hidden.append(number)
     if hidden:
-        out.append(_fold(f"lines {hidden[0]}-{hidden[-1]}", [_row(n, lines[n - 1], lit) for n in hidden]))
+        out.append(_fold(_span(hidden[0], hidden[-1]), [_row(n, lines[n - 1], lit) for n in hidden]))
     return f'<div style="{_PRE}">{"".join(out)}</div>'
+
+
+def _span(first: int, last: int) -> str:
+    return f"line {first}" if first == last else f"lines {first}-{last}"
 
 
 def _table(head: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
@@ -133,7 +138,7 @@ class BootPanel(View):
             style={"button_width": "auto"},
         )
         self._buttons = {n: widgets.Button(description=f"Boot #{n}", button_style="primary") for n in (1, 2)}
-        self._reset = widgets.Button(description="Reset", button_style="warning")
+        self._reset = widgets.Button(description="Reset", button_style="")
         self._period = widgets.Dropdown(
             options=[(f"{m} min", m) for m in PERIODS_MIN],
             value=self.service.schedule.every_ms // MINUTE_MS,
@@ -351,6 +356,6 @@ class BootCounter(View):
             (s.label, str(state.size), str(len(state.pending)), "one row" if state.size == 1 else "duplicated")
             for s, state in self._counts.items()
         ]
-        self._table.value = f"<b>after {self.boots} boots</b>" + _table(
+        self._table.value = f"<b>after {self.boots} boot{'s' if self.boots != 1 else ''}</b>" + _table(
             ("strategy", "registry rows", "pending", ""), rows
         )

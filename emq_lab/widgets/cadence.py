@@ -169,6 +169,17 @@ class CadenceExplorer(View):
         return f"<pre style='{style}'>{escape(self.readout)}</pre>"
 
 
+RUN_WAIT_S = 120  # how long the twin run() waits for a run already going on the same queue
+_QUEUE_LOCKS: dict[tuple[str | None, str], threading.Lock] = {}
+_QUEUE_LOCKS_GUARD = threading.Lock()
+
+
+def _queue_lock(lab: Lab, queue: str) -> threading.Lock:
+    """The lock of ``queue`` (in ``lab``'s namespace), the same for every panel in this kernel."""
+    with _QUEUE_LOCKS_GUARD:
+        return _QUEUE_LOCKS.setdefault((lab.namespace, queue), threading.Lock())
+
+
 class FastForwardPanel(View):
     """A progress bar over ``cadence.fast_forward``: tick the pump once per period on a SimClock
     until it fired ``occurrences`` times. Twins: ``run()``, ``readout``, ``result``.
@@ -186,7 +197,10 @@ class FastForwardPanel(View):
         self.result: cadence.FastForward | None = None
         self.runs = 0  # runs finished
         self.starts = 0  # runs begun (a click or the twin)
-        self._lock = threading.Lock()
+        # one lock per queue, shared by every panel on it: a cell re-run mid-run makes a new panel
+        # on the same queue, whose run must not reset the queue under the first one's feet
+        self._lock = _queue_lock(lab, queue)
+        self._mine = False  # this panel holds the queue's lock
         self._worker: threading.Thread | None = None
         self._bar = widgets.IntProgress(value=0, min=0, max=occurrences, description="occurrences")
         self._label = widgets.Label(self.readout)
@@ -204,7 +218,8 @@ class FastForwardPanel(View):
 
     def run(self) -> str:
         """Reset the queue, fire every occurrence (moving the bar), and return the readout."""
-        if not self._lock.acquire(blocking=False):
+        # this panel's own click still running: refuse; another panel's run on the queue: wait for it
+        if self._mine or not self._lock.acquire(timeout=RUN_WAIT_S):
             raise ValueError(f"fast-forward: {BUSY}")
         self._running()
         return self._run_locked()
@@ -228,6 +243,7 @@ class FastForwardPanel(View):
             result = self.act(self._fire)
         finally:
             self._finished()
+            self._mine = False
             self._lock.release()
         return self.readout if result is not None else self._note.text
 
@@ -258,6 +274,7 @@ class FastForwardPanel(View):
         return self.result
 
     def _running(self) -> None:
+        self._mine = True
         self.starts += 1
         self._button.disabled = True
         self.result = None

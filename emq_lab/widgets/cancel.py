@@ -12,7 +12,7 @@ import ipywidgets as widgets
 from ..clock import hhmm
 from ..dives.crash import CrashBench
 from ..dives.race import ALL_LABELS, LABELS, PRESET_LABELS, STEPS, Keyspace, Race, keyspace
-from .note import ALREADY_RAN, Note, click, set_disabled
+from .note import ALREADY_RAN, BAD, GOOD, Note, click, set_disabled
 from .view import View
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ def _keyspace_html(state: Keyspace, queue: str) -> str:
     registry = ", ".join(f"{escape(name)} @ {hhmm(ms)}" for name, ms in state.registry) or "<i>empty</i>"
     records = ", ".join(escape(name) for name in state.records) or "<i>none</i>"
     jobs = ", ".join(escape(job) for job in state.jobs) or "<i>none</i>"
-    colour = "#1a7f37" if state.consistent else "#cf222e"
+    colour = GOOD if state.consistent else BAD
     rows = [
         ("queue", escape(queue)),
         ("registry (ZSET)", registry),
@@ -65,9 +65,9 @@ class CancelPanel(View):
             layout=widgets.Layout(width="auto"),
         )
         self._preset.observe(self._on_preset, names="value")
-        self._play = widgets.Button(description="play preset", button_style="info")
+        self._play = widgets.Button(description="play preset", button_style="primary")
         self._play.on_click(lambda _: self._click(lambda: self.play(str(self._preset.value))))
-        self._reset = widgets.Button(description="reset", button_style="warning")
+        self._reset = widgets.Button(description="reset", button_style="")
         self._reset.on_click(lambda _: self._click(self.reset))
         self._log = widgets.HTML()
         self._keyspace = widgets.HTML()
@@ -199,11 +199,11 @@ def _crash_html(bench: CrashBench) -> str:
     ticks = "<br>".join(escape(str(tick)) for tick in bench.ticks) or "<i>no ticks yet</i>"
     rows = "".join(
         f"<tr><th style='text-align:left'>{hhmm(slot)} slot</th><td>{escape(', '.join(ids))}</td>"
-        f"<td style='color:{'#cf222e' if len(ids) > 1 else '#1a7f37'}'>{len(ids) - 1} duplicate(s)</td></tr>"
+        f"<td style='color:{BAD if len(ids) > 1 else GOOD}'>{len(ids) - 1} duplicate(s)</td></tr>"
         for slot, ids in bench.per_slot.items()
     )
     table = f"<table>{rows}</table>" if rows else "<i>no jobs</i>"
-    colour = "#cf222e" if bench.duplicates else "#1a7f37"
+    colour = BAD if bench.duplicates else GOOD
     return (
         f"<div>queue <code>{escape(bench.queue)}</code> · ids: {escape(bench.ids)}</div>"
         f"<div>{ticks}</div><div><b>jobs per slot</b></div>{table}"
@@ -250,10 +250,10 @@ class CrashPanel(View):
         )
         self._ids_switch.observe(self._on_ids, names="value")
         self._tick_button = widgets.Button(
-            description="Tick (and restart)", button_style="info", layout=widgets.Layout(width="auto")
+            description="Tick (and restart)", button_style="primary", layout=widgets.Layout(width="auto")
         )
         self._tick_button.on_click(lambda _: self._click(self.tick))
-        self._reset_button = widgets.Button(description="Reset", button_style="warning")
+        self._reset_button = widgets.Button(description="Reset", button_style="")
         self._reset_button.on_click(lambda _: self._click(self.reset))
         self._readout = widgets.HTML()
         self._readout.add_class("emq-readout")  # findable by a browser test

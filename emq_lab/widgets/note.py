@@ -11,11 +11,15 @@ from typing import Any
 
 import ipywidgets as widgets
 
+# Text colours with contrast in JupyterLab's light and dark themes and in Voila: the theme's own
+# colours, whose defaults (for a page without them) pass on white. The words say the state too.
+GOOD = "var(--jp-success-color0,#1b5e20)"
+BAD = "var(--jp-error-color1,#d32f2f)"
 STYLES = {
-    "info": "color:#24292f",
-    "done": "color:#1a7f37",
-    "refused": "color:#9a6700;font-weight:bold",
-    "busy": "color:#0969da;font-style:italic",
+    "info": "color:var(--jp-content-font-color1,#24292f)",
+    "done": f"color:{GOOD}",
+    "refused": f"color:{BAD};font-weight:bold",
+    "busy": "color:var(--jp-content-font-color2,#57606a);font-style:italic",
 }
 ALREADY_RAN = "that step already ran — press Reset or pick the next step"
 BUSY = "still working on the last click — wait for it to finish"

@@ -7,10 +7,46 @@ from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as widgets
+from IPython.display import Javascript
 
 from ..backend import probe
 from ..errors import is_transient
 from ..health import Health
+
+# Shown with every panel (one <style> per panel; the rules are the same, so repeats are harmless):
+# links in the prose underlined, not told apart by colour alone; readouts in the code font, in
+# the theme's own colours (light or dark), and wrapped at spaces, never inside a word or a time.
+STYLE = """<style>
+.jp-RenderedHTMLCommon a:link, .jp-RenderedHTMLCommon a:visited { text-decoration: underline; }
+.emq-readout, .emq-readout pre, .emq-readout code {
+  font-family: var(--jp-code-font-family, monospace);
+  color: var(--jp-content-font-color1, inherit);
+}
+.emq-readout, .emq-readout pre, .jp-OutputArea-output pre {
+  word-break: normal; overflow-wrap: normal;
+}
+.emq-readout pre { white-space: pre-wrap; overflow-x: auto; }
+</style>"""
+
+
+# ipywidgets leaves a slider's handle (role="slider") without an accessible name; this names each
+# handle after its slider's description, for screen readers, once per page (Voila's template does
+# the same; JupyterLab runs it from a panel's output, which is trusted).
+NAME_SLIDERS = """(function () {
+  if (window.__emqNamesSliders) { return; }
+  window.__emqNamesSliders = true;
+  function name(root) {
+    root.querySelectorAll('.widget-slider [role="slider"]:not([aria-label])').forEach(function (handle) {
+      var label = handle.closest('.widget-slider').querySelector('.widget-label');
+      if (label && label.textContent.trim()) { handle.setAttribute('aria-label', label.textContent.trim()); }
+    });
+  }
+  var queued = false;  // one pass per frame, however many nodes the page adds
+  new MutationObserver(function () {
+    if (!queued) { queued = true; requestAnimationFrame(function () { queued = false; name(document); }); }
+  }).observe(document.body, { childList: true, subtree: true });
+  name(document);
+})();"""
 
 
 class View:
@@ -76,7 +112,10 @@ class View:
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         self.health  # noqa: B018
         if not hasattr(self, "_outer"):
-            self._outer = widgets.VBox([self._status, self.box])
+            style = widgets.HTML(STYLE, layout=widgets.Layout(height="0px", margin="0"))
+            names = widgets.Output(layout=widgets.Layout(height="0px", margin="0"))
+            names.append_display_data(Javascript(NAME_SLIDERS))
+            self._outer = widgets.VBox([style, names, self._status, self.box])
         bundle = dict(self._outer._repr_mimebundle_(**kwargs) or {})
         try:
             bundle["text/plain"] = self.readout

@@ -1,0 +1,77 @@
+"""Predict, then check: every form a dive prints for an answer is read as that answer, each
+question states the clock it assumes (the dive's), and a check names the questions left out."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import emq_lab
+from emq_lab import exercises
+
+
+def test_a_boot_2_answer_in_any_printed_form_is_right(lab: emq_lab.Lab) -> None:
+    for said in ("exists", ":exists", "{:ok, :exists}", "EXISTS", 0, "raw 0", emq_lab.Outcome.EXISTS):
+        check = exercises.upsert.predict(lab=lab, boot_2_answers=said)
+        assert check.passed, (said, str(check))
+    wrong = exercises.upsert.predict(lab=lab, boot_2_answers=1)
+    assert "you said registered, it is exists" in str(wrong)
+
+
+def test_counts_read_as_numbers_with_or_without_their_unit(lab: emq_lab.Lab) -> None:
+    check = exercises.upsert.predict(lab=lab, size_after_boot_2="1 row", naive_rows_after_3_boots="3")
+    assert check.passed, str(check)
+    drift = exercises.cadence.predict(lab=lab, drift_after_4_cycles_min="+12 min")
+    assert drift.passed, str(drift)
+
+
+def test_times_without_a_leading_zero_or_on_one_line_are_right(lab: emq_lab.Lab) -> None:
+    for said in (["9:00", "9:15", "9:30", "9:45"], ("09:00", "09:15", "09:30", "09:45"), "09:00 09:15 9:30, 9:45"):
+        check = exercises.cadence.predict(lab=lab, next_runs=said)
+        assert check.passed, (said, str(check))
+    late = exercises.cadence.predict(lab=lab, finish_based_runs="9:00 9:15 9:30 9:45")
+    assert "it is [09:00, 09:19, 09:38, 09:57]" in str(late)
+
+
+def test_the_cancel_questions_run_on_the_dives_clock(lab: emq_lab.Lab) -> None:
+    assert "09:15" in exercises.cancel.questions()
+    for said in ("report @ 09:45", "registry: report @ 9:45", ("report", "09:45"), "report@09:45"):
+        check = exercises.cancel.predict(lab=lab, registry_after_reregister=said)
+        assert check.passed, (said, str(check))
+    check = exercises.cancel.predict(lab=lab, advance_answers=0, advance_after_reregister=2)
+    assert check.passed, str(check)
+
+
+def test_a_check_names_the_questions_it_was_not_given(lab: emq_lab.Lab) -> None:
+    check = exercises.upsert.predict(lab=lab, size_after_boot_2=1)
+    assert "not answered: boot_2_answers, naive_rows_after_3_boots, period_after_redeploy_min" in str(check)
+    full = exercises.cadence.predict(
+        lab=lab,
+        next_runs="09:00 09:15 09:30 09:45",
+        finish_based_runs="09:00 09:19 09:38 09:57",
+        drift_after_4_cycles_min=12,
+    )
+    assert full.passed and "not answered" not in str(full)
+
+
+def test_every_question_states_a_time_of_day() -> None:
+    for dive in (exercises.upsert, exercises.cadence, exercises.cancel):
+        for line in dive.questions().splitlines():
+            assert re.search(r"\b\d{2}:\d{2}\b", line), line
+
+
+def test_answers_that_are_not_an_answer_are_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="boot_2_answers: 7 is not a reply"):
+        exercises.upsert.predict(boot_2_answers=7)
+    with pytest.raises(ValueError, match='next_runs: expected "HH:MM" times'):
+        exercises.cadence.predict(next_runs=["nine"])
+    with pytest.raises(ValueError, match="size_after_boot_2: expected a whole number"):
+        exercises.upsert.predict(size_after_boot_2="one")
+
+
+def test_the_exists_sweep_is_a_question_of_dive_3(lab: emq_lab.Lab) -> None:
+    check = exercises.cancel.predict(lab=lab, advance_on_dangling_member="{:ok, :absent}", rows_after_sweep=0)
+    assert check.passed, str(check)
+    wrong = exercises.cancel.predict(lab=lab, advance_on_dangling_member="advanced", rows_after_sweep=1)
+    assert "you said advanced, it is absent" in str(wrong) and "you said 1, it is 0" in str(wrong)
