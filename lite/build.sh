@@ -78,7 +78,7 @@ course_files() {
   if git -C "$repo" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     git ls-files -z -- .
   else
-    find . -name '.*' -prune -o -type f -print0
+    find . -mindepth 1 -name '.*' -prune -o -type f -print0
   fi
 }
 (cd "$repo/notebooks" && course_files | while IFS= read -r -d '' file; do
