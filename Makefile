@@ -8,7 +8,7 @@ NB      ?= 00-start
 WORKERS ?= 3
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: help install lab present test lint bench clean lite fengari axe
+.PHONY: help install lab present test lint bench bench-lite clean lite fengari axe
 
 ## List the targets.
 help:
@@ -68,7 +68,7 @@ test: lint $(AXE)
 # The JupyterLite edition in lite/_output (a static site: Pyodide, the notebooks, the Lua on fengari).
 # Needs Python >= 3.12 and npm; versions in lite/pins.env. Rebuilt only when an input changed.
 LITE_STAMP  := lite/_output/.built
-LITE_INPUTS := lite/pins.env lite/build.sh lite/jupyter_lite_config.json lite/jupyter-lite.json pyproject.toml \
+LITE_INPUTS := lite/pins.env lite/build.sh lite/slim.py lite/pycompile.mjs lite/jupyter_lite_config.json lite/jupyter-lite.json pyproject.toml \
 	$(wildcard notebooks/*.ipynb) $(shell find emq_lab -type f -not -path '*/__pycache__/*' -not -name '*.pyc')
 
 $(LITE_STAMP): $(LITE_INPUTS)
@@ -82,11 +82,16 @@ lite: $(LITE_STAMP)
 fengari:
 	bash lite/build-fengari.sh
 
-## The benchmarks (figures for the README).
+## The benchmarks (figures for the README), then the browser edition's (bench-lite).
 bench: $(TESTING)
 	$(BIN)/python bench/bench.py
+	$(MAKE) bench-lite
+
+## The browser edition's waits, cold and warm, per notebook (builds the site first): bench/lite.py.
+bench-lite: $(TESTING) $(LITE_STAMP)
+	$(BIN)/python bench/lite.py
 
 ## Remove .venv and the caches.
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache test-artifacts
-	rm -rf lite/_output lite/.cache lite/.venv-build lite/static lite/.jupyterlite.doit.db lite/.build.lock
+	rm -rf lite/_output lite/_contents lite/.cache lite/.venv-build lite/static lite/.jupyterlite.doit.db lite/.build.lock

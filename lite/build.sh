@@ -68,9 +68,30 @@ lock["packages"] = {}
 json.dump(lock, open(sys.argv[2], "w", encoding="utf-8"), indent=1)
 PY
 
-# 4. The site, from scratch: doit's incremental runs can skip re-patching jupyter-lite.json (and
+# 4. The site's files: the course's notebooks only. After a learner's session notebooks/ also holds
+#    .ipynb_checkpoints, .hypothesis, .virtual_documents and the learner's own files; in a git
+#    checkout only the tracked files go in, elsewhere every file that is not hidden.
+contents="$here/_contents"
+rm -rf "$contents"
+mkdir -p "$contents"
+course_files() {
+  if git -C "$repo" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git ls-files -z -- .
+  else
+    find . -mindepth 1 -name '.*' -prune -o -type f -print0
+  fi
+}
+(cd "$repo/notebooks" && course_files | while IFS= read -r -d '' file; do
+  [ ! -f "$file" ] || cp --parents "$file" "$contents"
+done)
+
+# 5. The site, from scratch: doit's incremental runs can skip re-patching jupyter-lite.json (and
 #    then lose pyodideUrl) when only the inputs' config changed. Downloads stay cached in .cache.
 cd "$here"
 rm -rf "$here/_output" "$here/.jupyterlite.doit.db"
 "$venv/bin/jupyter" lite build --lite-dir "$here" --output-dir "$here/_output"
+
+# 6. Out with what no page uses; the kernel's packages in one parallel batch; bytecode into the
+#    wheels (see lite/slim.py).
+"$venv/bin/python" "$here/slim.py" "$here/_output" "$npm_dir/node_modules/pyodide" "$contents"
 du -sh "$here/_output"

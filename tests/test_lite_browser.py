@@ -33,6 +33,8 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SHOTS = ARTIFACTS / "lite"
 COMPARED = ("text/plain", "text/html")
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}
+# under -n, one worker takes the site's tests: test_lite_build.py rebuilds the site these serve
+pytestmark = pytest.mark.xdist_group("lite")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,448 @@
+"""The browser edition's timings: how long a learner waits, cold and warm, per notebook.
+
+    make bench-lite                          # = .venv/bin/python bench/lite.py (make bench runs it too)
+    .venv/bin/python bench/lite.py --runs 3 --notebooks 01-upsert
+
+Serves the built site (``make lite``, lite/_output) on 127.0.0.1 from a thread of this process, as
+a static host such as GitHub Pages does (``Cache-Control: max-age=600``, ``Last-Modified``, 304 on
+revalidation; no compression), and drives headless Chromium (/usr/bin/chromium) at 1280x800 with
+every request off loopback refused. The server counts what it sends, so bytes and responses
+include the kernel's web worker and exclude whatever the browser took from its caches.
+
+Per notebook and run, three visits:
+  cold    a fresh browser profile: the notebook shown, the kernel Idle, the first code cell's
+          output and the end of Run All (pressed as soon as the kernel is Idle);
+  panel   (the dives) a fresh profile again: the cells up to the first panel run, then its primary
+          button (Boot #1, ...) is clicked; the time from opening the link to the panel changing;
+  warm    a second visit in the cold visit's profile (its HTTP and service-worker caches): Idle
+          and Run All again.
+Nothing here asserts a time; the targets of issue 28 are printed beside the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import http.server
+import json
+import os
+import platform
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "lite" / "_output"
+sys.path.insert(0, str(ROOT / "tests"))
+
+from browser import CHROMIUM_ARGS, chromium_path  # noqa: E402
+from test_browser import WALKS  # noqa: E402
+
+NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+DIVES = [name for name in NOTEBOOKS if name[:2].isdigit() and name[:2] != "00"]
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+MB = 1_000_000
+TIMEOUT_MS = 300_000
+
+# issue 28's targets (cold cache, loopback, this machine)
+TARGET_IDLE_S = 5.0
+TARGET_PANEL_S = 8.0
+TARGET_RUN_ALL_S = 4.0
+TARGET_BYTES_MB = 25.0
+TARGET_WARM_IDLE_S = 3.0
+
+
+# -- the static host ------------------------------------------------------------------------------
+
+
+@dataclass
+class Sent:
+    at: float  # time.monotonic() when the body was written
+    path: str
+    status: int
+    size: int
+
+
+class Log:
+    def __init__(self, site: Path) -> None:
+        self.site = site
+        self.sent: list[Sent] = []
+        self.lock = threading.Lock()
+        self.gzip_sizes: dict[str, int] = {}
+
+    def gzipped(self, sent: list[Sent]) -> int:
+        """What these responses would weigh from a host that gzips them (GitHub Pages does, for text)."""
+        total = 0
+        for s in sent:
+            path = s.path.split("?")[0].lstrip("/") or "index.html"
+            if path not in self.gzip_sizes:
+                file = self.site / path
+                file = file / "index.html" if file.is_dir() else file
+                self.gzip_sizes[path] = len(gzip.compress(file.read_bytes(), 6)) if file.is_file() else 0
+            total += self.gzip_sizes[path] if s.size else 0
+        return total
+
+    def mark(self) -> int:
+        with self.lock:
+            return len(self.sent)
+
+    def since(self, mark: int, until: float = float("inf")) -> list[Sent]:
+        with self.lock:
+            return [s for s in self.sent[mark:] if s.at <= until]
+
+
+def handler(log: Log, max_age: int | None, site: Path) -> type[http.server.SimpleHTTPRequestHandler]:
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        extensions_map = {
+            **http.server.SimpleHTTPRequestHandler.extensions_map,
+            ".wasm": "application/wasm",
+            ".mjs": "text/javascript",
+            ".whl": "application/octet-stream",
+        }
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(site), **kwargs)
+
+        def send_response(self, code: int, message: str | None = None) -> None:
+            self._status, self._size = code, 0
+            super().send_response(code, message)
+
+        def send_header(self, keyword: str, value: str) -> None:
+            if keyword.lower() == "content-length":
+                self._size = int(value)
+            super().send_header(keyword, value)
+
+        def end_headers(self) -> None:
+            if max_age is not None:
+                self.send_header("Cache-Control", f"max-age={max_age}")
+            super().end_headers()
+
+        def do_GET(self) -> None:
+            super().do_GET()
+            body = self._size if self._status == 200 else 0
+            with log.lock:
+                log.sent.append(Sent(time.monotonic(), self.path, self._status, body))
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+@contextmanager
+def serve(log: Log, max_age: int | None, site: Path) -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler(log, max_age, site))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# -- one visit ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Visit:
+    shown: float = float("nan")
+    idle: float = float("nan")
+    first_output: float = float("nan")
+    run_all: float = float("nan")
+    answered: float = float("nan")  # the panel visit: opening the link -> the readout changed
+    bytes_idle: int = 0
+    gzip_idle: int = 0
+    responses_idle: int = 0
+    bytes_total: int = 0
+    downloads: list[Sent] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def open_page(context: Any, visit: Visit) -> Any:
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.on("console", lambda m: m.type == "error" and visit.errors.append(m.text))
+    page.on("pageerror", lambda e: visit.errors.append(f"pageerror: {e}"))
+    return page
+
+
+def open_notebook(page: Any, url: str, visit: Visit, log: Log) -> tuple[float, int]:
+    """Open the link; the notebook shown and the kernel Idle, in seconds from the click."""
+    mark = log.mark()
+    start = time.monotonic()
+    page.goto(url, wait_until="commit")
+    page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(state="visible")
+    visit.shown = time.monotonic() - start
+    page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for()
+    visit.idle = time.monotonic() - start
+    before = log.since(mark, start + visit.idle)
+    visit.bytes_idle = sum(s.size for s in before)
+    visit.gzip_idle = log.gzipped(before)
+    visit.responses_idle = len(before)
+    return start, mark
+
+
+CELLS = "window.jupyterapp.shell.currentWidget.content.model.cells"
+FIRST_RAN = f"""() => {{
+  const cells = {CELLS};
+  for (let i = 0; i < cells.length; i++) {{
+    const cell = cells.get(i);
+    if (cell.type === "code") return cell.outputs.length > 0 || cell.executionCount !== null;
+  }}
+  return true;
+}}"""
+ALL_RAN = f"""() => {{
+  const cells = {CELLS};
+  for (let i = 0; i < cells.length; i++) {{
+    const cell = cells.get(i);
+    if (cell.type !== "code") continue;
+    if (cell.outputs.toJSON().some((o) => o.output_type === "error")) return true;
+    if (cell.executionCount === null) return false;
+  }}
+  return true;
+}}"""
+
+
+def run_all(page: Any, visit: Visit, start: float) -> None:
+    pressed = time.monotonic()
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")  # not awaited
+    page.wait_for_function(FIRST_RAN, polling=50)
+    visit.first_output = time.monotonic() - start
+    page.wait_for_function(ALL_RAN, polling=50)
+    page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for()
+    visit.run_all = time.monotonic() - pressed
+
+
+def first_panel_cell(notebook: str) -> int | None:
+    cells = json.loads((ROOT / "notebooks" / f"{notebook}.ipynb").read_text(encoding="utf-8"))["cells"]
+    for index, cell in enumerate(cells):
+        for output in cell.get("outputs", []):
+            if "application/vnd.jupyter.widget-view+json" in output.get("data", {}):
+                return index
+    return None
+
+
+def click_first_panel(page: Any, visit: Visit, start: float, cell: int) -> None:
+    page.evaluate(
+        f"""async () => {{
+          const app = window.jupyterapp;
+          app.shell.currentWidget.content.activeCellIndex = {cell};
+          await app.commands.execute('notebook:run-all-above');
+          await app.commands.execute('notebook:run-cell');
+        }}"""
+    )
+    panel = page.locator(", ".join(WALKS)).first
+    readout = panel.locator(".emq-readout").first
+    page.wait_for_function("el => el.innerText.trim().length > 0", arg=readout.element_handle())
+    before = panel.inner_text()
+    primary = panel.locator("button.mod-primary:not([disabled])")  # Boot #1, Tick, ...: the panel's action
+    (primary if primary.count() else panel.locator("button:not([disabled]):not(.mod-active)")).first.click()
+    page.wait_for_function(
+        "([el, text]) => el.innerText !== text", arg=[panel.element_handle(), before], polling=50, timeout=60_000
+    )
+    visit.answered = time.monotonic() - start
+
+
+def downloads(log: Log, mark: int) -> list[Sent]:
+    return sorted(log.since(mark), key=lambda s: -s.size)
+
+
+@contextmanager
+def profile(playwright: Any, directory: Path, offsite: list[str]) -> Iterator[Any]:
+    """Chromium on the profile in ``directory`` (a real one, with its disk cache: a fresh
+    directory is a first visit, the same one again a second visit). Requests off loopback fail in
+    name resolution and are listed; Playwright's routing is not used, since it turns the HTTP cache off."""
+    context = playwright.chromium.launch_persistent_context(
+        str(directory), executable_path=chromium_path(), headless=True, viewport={"width": 1280, "height": 800},
+        args=[*CHROMIUM_ARGS, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"],
+    )  # fmt: skip
+    context.on("request", lambda r: (urlsplit(r.url).hostname or "") in LOOPBACK or r.url.startswith(("data:", "blob:"))
+               or offsite.append(r.url))  # fmt: skip
+    try:
+        yield context
+    finally:
+        context.close()
+
+
+def measure(playwright: Any, base: str, log: Log, notebook: str, offsite: list[str]) -> tuple[Visit, Visit, Visit]:
+    url = f"{base}/lab/index.html?path={notebook}.ipynb"
+    cold, panel, warm = Visit(), Visit(), Visit()
+    with tempfile.TemporaryDirectory(prefix="emq-lite-bench-") as home:
+        with profile(playwright, Path(home), offsite) as context:
+            page = open_page(context, cold)
+            start, mark = open_notebook(page, url, cold, log)
+            run_all(page, cold, start)
+            cold.bytes_total = sum(s.size for s in log.since(mark))
+            cold.downloads = downloads(log, mark)
+        with profile(playwright, Path(home), offsite) as context:
+            page = open_page(context, warm)
+            start, mark = open_notebook(page, url, warm, log)
+            run_all(page, warm, start)
+            warm.bytes_total = sum(s.size for s in log.since(mark))
+            warm.downloads = downloads(log, mark)
+
+    cell = first_panel_cell(notebook) if notebook in DIVES else None
+    if cell is not None:
+        with (
+            tempfile.TemporaryDirectory(prefix="emq-lite-bench-") as home,
+            profile(playwright, Path(home), offsite) as context,
+        ):
+            page = open_page(context, panel)
+            start, _ = open_notebook(page, url, panel, log)
+            click_first_panel(page, panel, start, cell)
+    return cold, panel, warm
+
+
+# -- the report -----------------------------------------------------------------------------------
+
+
+def span(values: list[float], unit: str = " s", digits: int = 1) -> str:
+    found = [v for v in values if v == v]  # not NaN
+    if not found:
+        return "—"
+    low, high = min(found), max(found)
+    if len(found) == 1 or round(low, digits) == round(high, digits):
+        return f"{low:.{digits}f}{unit}"
+    return f"{low:.{digits}f}–{high:.{digits}f}{unit}"
+
+
+def table(results: dict[str, list[tuple[Visit, Visit, Visit]]]) -> list[str]:
+    lines = [
+        "| notebook | shown | Idle | 1st output | Run All | panel answers | MB / responses before Idle "
+        "| warm: Idle | warm: Run All | warm: MB before Idle |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for notebook, runs in results.items():
+        cold = [r[0] for r in runs]
+        panel = [r[1] for r in runs]
+        warm = [r[2] for r in runs]
+        lines.append(
+            f"| {notebook} | {span([v.shown for v in cold])} | {span([v.idle for v in cold])} "
+            f"| {span([v.first_output for v in cold])} | {span([v.run_all for v in cold])} "
+            f"| {span([v.answered for v in panel])} "
+            f"| {span([v.bytes_idle / MB for v in cold], ' MB')} "
+            f"({span([v.gzip_idle / MB for v in cold], ' MB')} gzipped) "
+            f"/ {span([v.responses_idle for v in cold], '', 0)} "
+            f"| {span([v.idle for v in warm])} | {span([v.run_all for v in warm])} "
+            f"| {span([v.bytes_idle / MB for v in warm], ' MB', 2)} |"
+        )
+    return lines
+
+
+def largest(visit: Visit, count: int) -> list[str]:
+    idle_bytes = visit.bytes_idle
+    lines = [f"The largest downloads of one cold visit ({visit.bytes_total / MB:.1f} MB in all, "
+             f"{idle_bytes / MB:.1f} MB of it before Idle):", ""]  # fmt: skip
+    lines += [f"- {s.size / MB:5.2f} MB  {s.path.split('?')[0]}" for s in visit.downloads[:count]]
+    return lines
+
+
+def targets(results: dict[str, list[tuple[Visit, Visit, Visit]]]) -> list[str]:
+    def best(values: list[float]) -> float:
+        found = [v for v in values if v == v]
+        return min(found) if found else float("nan")
+
+    def worst(values: list[float]) -> float:
+        found = [v for v in values if v == v]
+        return max(found) if found else float("nan")
+
+    cold = [r[0] for runs in results.values() for r in runs]
+    warm = [r[2] for runs in results.values() for r in runs]
+    dives = [r for name, runs in results.items() if name in DIVES for r in runs]
+    first = results.get(DIVES[0], []) if DIVES else []
+    checks = [
+        ("kernel Idle, cold", [v.idle for v in cold], TARGET_IDLE_S, " s"),
+        (f"first dive ({DIVES[0] if DIVES else '-'}): its first panel answers a click",
+         [r[1].answered for r in first], TARGET_PANEL_S, " s"),
+        ("Run All, each dive, cold", [r[0].run_all for r in dives], TARGET_RUN_ALL_S, " s"),
+        ("bytes before Idle, cold", [v.bytes_idle / MB for v in cold], TARGET_BYTES_MB, " MB"),
+        ("the same, from a host that gzips", [v.gzip_idle / MB for v in cold], TARGET_BYTES_MB, " MB"),
+        ("kernel Idle, warm", [v.idle for v in warm], TARGET_WARM_IDLE_S, " s"),
+    ]  # fmt: skip
+    lines = ["| target | limit | fastest | slowest | met |", "|---|---|---|---|---|"]
+    for name, values, limit, unit in checks:
+        low, high = best(values), worst(values)
+        met = "yes" if high <= limit else ("in the fastest run" if low <= limit else "no")
+        lines.append(f"| {name} | ≤ {limit:g}{unit} | {low:.1f}{unit} | {high:.1f}{unit} | {met} |")
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3, help="visits of each kind per notebook (default 3)")
+    parser.add_argument("--notebooks", nargs="*", default=NOTEBOOKS, help="stems, e.g. 01-upsert")
+    parser.add_argument("--max-age", type=int, default=600, help="Cache-Control max-age; -1 sends none")
+    parser.add_argument("--site", type=Path, default=SITE, help="the built site (default lite/_output)")
+    parser.add_argument("--json", type=Path, help="also write every visit's figures here")
+    args = parser.parse_args()
+    if not (args.site / "jupyter-lite.json").exists():
+        print("bench/lite.py: no site in lite/_output; run `make lite` first", file=sys.stderr)
+        return 2
+    executable = chromium_path()
+    if executable is None:
+        print("bench/lite.py: no Chromium (/usr/bin/chromium)", file=sys.stderr)
+        return 2
+    from playwright.sync_api import sync_playwright
+
+    log = Log(args.site)
+    results: dict[str, list[tuple[Visit, Visit, Visit]]] = {name: [] for name in args.notebooks}
+    errors: list[str] = []
+    offsite: list[str] = []
+    with serve(log, None if args.max_age < 0 else args.max_age, args.site) as base, sync_playwright() as playwright:
+        for run in range(args.runs):
+            for notebook in args.notebooks:
+                visits = measure(playwright, base, log, notebook, offsite)
+                results[notebook].append(visits)
+                cold, panel, warm = visits
+                errors += [f"{notebook}: {e}" for v in visits for e in v.errors]
+                print(
+                    f"run {run + 1} {notebook}: shown {cold.shown:.1f} s, Idle {cold.idle:.1f} s "
+                    f"({cold.bytes_idle / MB:.1f} MB, {cold.responses_idle} responses), "
+                    f"1st output {cold.first_output:.1f} s, Run All {cold.run_all:.1f} s, "
+                    f"panel {panel.answered:.1f} s; warm Idle {warm.idle:.1f} s, Run All {warm.run_all:.1f} s "
+                    f"({warm.bytes_total / MB:.2f} MB in all)",
+                    flush=True,
+                )
+
+    site_mb = sum(f.stat().st_size for f in args.site.rglob("*") if f.is_file()) / MB
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    print()
+    print(f"bench/lite.py, {when}, {args.runs} run(s), {platform.machine()} with {os.cpu_count()} cores, "
+          f"Chromium headless 1280x800, site {site_mb:.0f} MB, Cache-Control max-age={args.max_age}")  # fmt: skip
+    print()
+    print("\n".join(table(results)))
+    print()
+    print("\n".join(targets(results)))
+    print()
+    first = next(iter(results.values()))[0][0]
+    print("\n".join(largest(first, 12)))
+    missing = sorted({s.path for s in log.sent if s.status == 404})
+    if missing:
+        print("\nnot found (404): " + ", ".join(missing))
+    if offsite:
+        print("\nrequests off loopback (failed): " + ", ".join(sorted(set(offsite))))
+    if errors:
+        print("\nconsole errors:\n" + "\n".join(sorted(set(errors))))
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {name: [[{k: v for k, v in vars(x).items() if k != "downloads"} for x in r] for r in runs]
+                 for name, runs in results.items()},
+                indent=1,
+            )
+        )  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
