@@ -10,7 +10,7 @@ import itertools
 import shlex
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import redis
@@ -20,7 +20,7 @@ from redis.exceptions import NoPermissionError
 from servers import ValkeyServer
 
 import emq_lab
-from emq_lab import classroom, keys, progress
+from emq_lab import classroom, keys, progress, scripts
 from emq_lab.errors import BackendBusy
 from emq_lab.widgets import ClassroomPanel
 
@@ -291,3 +291,88 @@ def test_the_auto_refresh_outlives_a_failing_refresh_and_says_when_it_last_worke
     assert first == "last refreshed 09:00:00 UTC"
     assert failing.startswith("last refreshed 09:00:00 UTC — <b>the last refresh failed</b>") and "SCAN" in failing
     assert again == "last refreshed 09:00:30 UTC"
+
+
+def max_ping_while(url: str, action: Callable[[], object]) -> tuple[float, object]:
+    """The slowest PING a second learner's client sees while ``action`` runs, and what it gave
+    (the exception it raised, when it raised one)."""
+    other = raw(url)
+    other.ping()
+    slowest, done = 0.0, threading.Event()
+
+    def ping() -> None:
+        nonlocal slowest
+        while not done.is_set():
+            start = time.monotonic()
+            try:
+                other.ping()
+            except redis.RedisError:
+                slowest = max(slowest, 99.0)  # BUSY or no answer: the class is frozen
+            slowest = max(slowest, time.monotonic() - start)
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=ping)
+    thread.start()
+    try:
+        result: object = action()
+    except redis.RedisError as exc:
+        result = exc
+    finally:
+        done.set()
+        thread.join()
+        other.close()
+    return slowest, result
+
+
+def test_the_worst_arguments_a_stock_script_takes_keep_the_class_answering(
+    class_server: ClassServer, learners: list[classroom.Learner]
+) -> None:
+    """B1: each stock script's work per call is bounded inside the script, so a learner calling it
+    by hand with the largest ARGV it accepts (or the reviewer's huge ones) never holds the server:
+    another learner's PING answers within 0.5 s."""
+    eve, bob = learners
+    url = class_server.admin_url
+    hand = redis.Redis.from_url(eve.url(url), decode_responses=True, socket_timeout=30)
+    lab = emq_lab.connect(eve.url(url), namespace=eve.namespace)
+    k = lab.keyspace("q")
+    sha = {field: getattr(lab.scripts, field).sha for field in ("register", "register_many", "due", "ticks")}
+    pipe = hand.pipeline(transaction=False)
+    for i in range(6000):  # 6000 names due at once, every 1 ms, 1 KB templates: a tick fires a whole batch
+        pipe.evalsha(sha["register"], 2, k.registry, k.record(f"n{i}"), f"n{i}", 1, "t" * 1000, 0)
+    pipe.execute()
+    ticks_keys = (k.registry, k.counter, k.wait, k.job_prefix)
+
+    def ticks(batch: int, reads: int, want: int) -> object:
+        args = (0, 0, batch, reads, want, "fresh", "start-to-start", "")
+        return hand.evalsha(sha["ticks"], 4, *ticks_keys, *args)
+
+    many = [f"m{i}" for i in range(scripts.MAX_MANY)]
+    calls: dict[str, Callable[[], object]] = {
+        "ticks, the reviewer's ARGV": lambda: ticks(100_000, 30_000, 10**9),
+        "ticks, the largest accepted": lambda: ticks(scripts.MAX_BATCH, scripts.MAX_READS, scripts.MAX_WANT),
+        "register_many, the most names": lambda: hand.evalsha(
+            sha["register_many"], 1 + len(many), k.registry, *(k.record(m) for m in many),
+            1, "t" * (scripts.MAX_MANY_BYTES // len(many)), 0, *many,
+        ),
+        "due, the largest limit": lambda: hand.evalsha(sha["due"], 1, k.registry, 10**15, scripts.MAX_DUE),
+    }  # fmt: skip
+    for label, call in calls.items():
+        slowest, result = max_ping_while(bob.url(url), call)
+        assert slowest < 0.5, f"{label}: the other learner's PING took {slowest:.2f} s"
+        if label == "ticks, the reviewer's ARGV":
+            assert isinstance(result, redis.ResponseError) and "batch must be an integer from 1 to 1000" in str(result)
+        else:
+            assert not isinstance(result, Exception), f"{label}: {result}"
+    done = scripts.ticked(ticks(scripts.MAX_BATCH, scripts.MAX_READS, scripts.MAX_WANT))
+    assert done.more  # stopped at its work bound, with more to do
+    with pytest.raises(redis.ResponseError, match="at most 1000 names"):
+        more = [*many, "one-too-many"]
+        hand.evalsha(sha["register_many"], 1 + len(more), k.registry, *(k.record(m) for m in more), 1, "t", 0, *more)
+    with pytest.raises(redis.ResponseError, match="limit must be an integer from 1 to 5000"):
+        hand.evalsha(sha["due"], 1, k.registry, 10**15, scripts.MAX_DUE + 1)
+    admin = class_server.admin()
+    for key in admin.scan_iter(match=f"emq:ns:{{{eve.namespace}:q}}:*", count=1000):
+        admin.unlink(key)
+    admin.close()
+    hand.close()
+    lab.close()
