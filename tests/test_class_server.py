@@ -6,6 +6,8 @@ command, BUSY is a retry, and one learner's broken keys never break the instruct
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import itertools
 import shlex
 import threading
@@ -21,6 +23,8 @@ from servers import ValkeyServer
 
 import emq_lab
 from emq_lab import classroom, keys, progress, scripts
+from emq_lab.classroom import cli as classroom_cli
+from emq_lab.classroom.overview import MAX_QUEUES_SHOWN
 from emq_lab.errors import BackendBusy
 from emq_lab.widgets import ClassroomPanel
 
@@ -376,3 +380,79 @@ def test_the_worst_arguments_a_stock_script_takes_keep_the_class_answering(
     admin.close()
     hand.close()
     lab.close()
+
+
+BAD_PROGRESS = ("passed 99999999999999999999999999", "passed 253402300800000", "passed ²", "failed -1")
+
+
+def test_a_bad_progress_value_is_reported_on_its_learners_row(
+    class_server: ClassServer, learners: list[classroom.Learner]
+) -> None:
+    """B2: a progress value whose time no date can show (too many digits, past year 9999, not
+    ASCII digits) is a problem on that learner's row; the overview, its command and the panel
+    show the whole class."""
+    ann, bob = learners
+    prefix = ann.name[:-2]
+    hand = raw(ann.url(class_server.admin_url))
+    b = emq_lab.connect(bob.url(class_server.admin_url), clock=emq_lab.SimClock(START), namespace=bob.namespace)
+    assert progress.record(b, "register", True, at_ms=START_MS)
+    instructor = emq_lab.connect(class_server.admin_url, clock=emq_lab.SimClock(START))
+    try:
+        for value in BAD_PROGRESS:
+            hand.hset(keys.progress(ann.namespace), "register", value)
+            rows = {s.namespace: s for s in classroom.overview(instructor.client, prefix=prefix).learners}
+            assert any(value in problem for problem in rows[ann.name].problems), value
+            assert ("register", "passed", START_MS) in rows[bob.name].exercises()
+            panel = ClassroomPanel(instructor, prefix=prefix, every_s=None)
+            assert bob.name in panel.readout and "register passed 09:00" in panel.readout
+            assert panel.status == ""
+            panel.close()
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                assert classroom_cli.main(["overview", "--url", class_server.admin_url, "--prefix", prefix]) == 0
+            assert f"{bob.name}: 0 queue(s)" in printed.getvalue()
+    finally:
+        hand.delete(keys.progress(ann.namespace))
+        hand.close()
+        for closing in (b, instructor):
+            closing.close()
+
+
+def test_one_learners_junk_keys_never_hide_another_learner(
+    class_server: ClassServer, learners: list[classroom.Learner]
+) -> None:
+    """B3: each learner's keys are counted with their own bound, so Ann's thousands of junk keys
+    (past the search's whole bound) leave Bob's queue and Ann's passed check in view; Ann's row
+    lists 20 queues and says how many more."""
+    ann, bob = learners
+    prefix = ann.name[:-2]
+    hand = raw(ann.url(class_server.admin_url))
+    junk = [keys.QueueKeys(f"j{i:04d}", ann.namespace).counter for i in range(1500)]
+    pipe = hand.pipeline(transaction=False)
+    for key in junk:
+        pipe.set(key, "1")
+    pipe.execute()
+    a = emq_lab.connect(ann.url(class_server.admin_url), clock=emq_lab.SimClock(START), namespace=ann.namespace)
+    assert progress.record(a, "register", True, at_ms=START_MS)
+    b = emq_lab.connect(bob.url(class_server.admin_url), clock=emq_lab.SimClock(START), namespace=bob.namespace)
+    b.repeat("reports").register("r", MIN, "t")
+    instructor = emq_lab.connect(class_server.admin_url, clock=emq_lab.SimClock(START))
+    try:
+        view = classroom.overview(instructor.client, prefix=prefix, max_keys=1000, per_learner=1200)
+        rows = {s.namespace: s for s in view.learners}
+        assert [(q.queue, q.registrations) for q in rows[bob.name].queues] == [("reports", 1)]
+        assert ("register", "passed", START_MS) in rows[ann.name].exercises()
+        assert len(rows[ann.name].queues) == MAX_QUEUES_SHOWN
+        lines = rows[ann.name].lines()
+        counted = MAX_QUEUES_SHOWN + len(rows[ann.name].unlisted)
+        assert counted in (1199, 1200)  # 1200 keys counted: her progress key may be one of them
+        assert lines[0].startswith(f"{ann.name}: {counted} queue(s)")
+        assert f"  … and {counted - MAX_QUEUES_SHOWN} more queue(s)" in lines
+        assert any("more than 1200 keys" in line for line in lines)
+        assert len(view.readout.splitlines()) < 40
+        assert f"… and {len(junk) - MAX_QUEUES_SHOWN} more queue(s)" in ClassroomPanel(instructor, prefix=prefix, every_s=None)._table.value
+    finally:
+        instructor.client.delete(*junk)
+        for closing in (a, b, instructor):
+            closing.close()
+        hand.close()
