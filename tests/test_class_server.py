@@ -456,3 +456,29 @@ def test_one_learners_junk_keys_never_hide_another_learner(
         for closing in (a, b, instructor):
             closing.close()
         hand.close()
+
+
+def test_any_user_on_without_a_password_is_refused_and_flagged(
+    class_server: ClassServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """B4: not only the default user: a ``guest`` on with no password (default off) lets anyone
+    in as well; users refuses (nothing written) and doctor says FIX, each naming the command."""
+    admin = class_server.admin()
+    admin.execute_command("ACL", "SETUSER", "guest", "on", "nopass", "~*", "&*", "+@all")
+    admin.execute_command("ACL", "SETUSER", "boss", "on", ">boss-pw", "~*", "&*", "+@all")
+    try:
+        url = class_server.admin_url
+        assert classroom.main(["users", "--url", url, "--learners", "2", "--prefix", "guestcls"]) == 2
+        err = capsys.readouterr().err
+        assert "guest are on with no password" in err and "ACL SETUSER guest off" in err
+        assert classroom.existing_users(admin, prefix="guestcls") == []  # nothing written
+        assert classroom.main(["doctor", "--url", url]) == 1
+        rows = {line.split("  ")[0]: line for line in capsys.readouterr().out.splitlines()}
+        assert "FIX" in rows["users, no password"] and "ACL SETUSER guest off" in rows["users, no password"]
+        assert "warn" in rows["admins"] and "ACL DELUSER boss" in rows["admins"]
+    finally:
+        admin.execute_command("ACL", "DELUSER", "guest", "boss")
+    assert classroom.main(["doctor", "--url", class_server.admin_url]) in (0, 1)
+    rows = {line.split("  ")[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert " ok" in rows["users, no password"] and " ok" in rows["admins"]
+    admin.close()
