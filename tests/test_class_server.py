@@ -482,3 +482,28 @@ def test_any_user_on_without_a_password_is_refused_and_flagged(
     rows = {line.split("  ")[0]: line for line in capsys.readouterr().out.splitlines()}
     assert " ok" in rows["users, no password"] and " ok" in rows["admins"]
     admin.close()
+
+
+def test_scripts_and_users_empty_the_script_cache_so_no_admin_script_stays_callable(
+    class_server: ClassServer, learners: list[classroom.Learner], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """B6: a script the admin once sent with EVAL is in the server's cache, where a learner could
+    EVALSHA it; the instructor's ``scripts`` (and ``users``) empty the cache, then load the stock
+    scripts, so after them only those run."""
+    eve, _ = learners
+    url = class_server.admin_url
+    admin = class_server.admin()
+    hand = raw(eve.url(url))
+    lab = emq_lab.connect(eve.url(url), clock=emq_lab.SimClock(START), namespace=eve.namespace)
+    for command in (["scripts", "--url", url], ["users", "--url", url, "--learners", "1", "--prefix", "flush"]):
+        admin.eval("return 'admin only'", 0)
+        sha = admin.script_load("return 'admin only'")
+        assert hand.evalsha(sha, 0) == "admin only"  # the hole: a learner may run it
+        assert classroom.main(command) == 0
+        capsys.readouterr()
+        with pytest.raises(redis.exceptions.NoScriptError):
+            hand.evalsha(sha, 0)
+        assert lab.repeat("q").register(f"after-{command[0]}", MIN, "t") is emq_lab.Outcome.REGISTERED
+    classroom.revoke_users(admin, prefix="flush")
+    for closing in (hand, admin, lab):
+        closing.close()

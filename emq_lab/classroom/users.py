@@ -60,10 +60,14 @@ ALLOWED_COMMANDS: tuple[str, ...] = tuple(
 
 
 def load_scripts(client: Any) -> list[str]:
-    """SCRIPT LOAD every stock script, as the package's :class:`~emq_lab.scripts.Scripts` sends
-    it (on a cluster, on every primary); returns their shas. Run after every server restart."""
+    """Empty the server's script cache (SCRIPT FLUSH, on every node of a cluster), then SCRIPT
+    LOAD every stock script, as the package's :class:`~emq_lab.scripts.Scripts` sends it;
+    returns their shas. Run after every server restart. The flush matters: a learner may EVALSHA
+    any script in the cache, so a script an admin once sent with EVAL would stay callable by
+    every learner until the cache is emptied."""
     scripts = Scripts.load(client)  # registers locally: the texts a Lab's EVALSHA names
     texts = [getattr(scripts, field.name).script for field in fields(scripts)]
+    on_every_node(client, "SCRIPT", "FLUSH")
     return [str(client.script_load(text)) for text in texts]
 
 
