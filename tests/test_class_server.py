@@ -450,7 +450,10 @@ def test_one_learners_junk_keys_never_hide_another_learner(
         assert f"  … and {counted - MAX_QUEUES_SHOWN} more queue(s)" in lines
         assert any("more than 1200 keys" in line for line in lines)
         assert len(view.readout.splitlines()) < 40
-        assert f"… and {len(junk) - MAX_QUEUES_SHOWN} more queue(s)" in ClassroomPanel(instructor, prefix=prefix, every_s=None)._table.value
+        assert (
+            f"… and {len(junk) - MAX_QUEUES_SHOWN} more queue(s)"
+            in ClassroomPanel(instructor, prefix=prefix, every_s=None)._table.value
+        )
     finally:
         instructor.client.delete(*junk)
         for closing in (a, b, instructor):

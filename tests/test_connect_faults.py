@@ -86,7 +86,10 @@ def locked_server() -> Iterator[ValkeyServer]:
         ("redis://127.0.0.1:6379/0?db=1&db=2", "sets an option twice"),
         # B5: a percent-encoded password= is redacted as the plain one is
         ("redis://127.0.0.1:6379/0?username=admin&%70assword=pw&db=x", "?username=admin&%70assword=***&db=x has ?db=x"),
-        ("redis://127.0.0.1:6379/0?%70assword=pw&health_check_interval=3", "%70assword=***&health_check_interval=3 sets"),
+        (
+            "redis://127.0.0.1:6379/0?%70assword=pw&health_check_interval=3",
+            "%70assword=***&health_check_interval=3 sets",
+        ),
     ],
 )
 def test_a_malformed_url_is_a_value_error_naming_it(url: object, said: str) -> None:
@@ -109,7 +112,10 @@ def test_the_password_never_shows() -> None:
     assert redact("redis://admin:a/b#c?d@e@127.0.0.1:6379/0") == "redis://admin:***@127.0.0.1:6379/0"
     assert redact("redis://h/0\n\x1b[2J") == "redis://h/0\\x0a\\x1b[2J"  # one line, no terminal escape
     # B5: a query's names are read percent-decoded, and only known harmless values are shown
-    assert redact("redis://h:1/0?%70assword=hunter2&PASS%57ORD=x&db=2") == "redis://h:1/0?%70assword=***&PASS%57ORD=***&db=2"
+    assert (
+        redact("redis://h:1/0?%70assword=hunter2&PASS%57ORD=x&db=2")
+        == "redis://h:1/0?%70assword=***&PASS%57ORD=***&db=2"
+    )
     assert redact("redis://h:1/0?pasword=hunter2;username=ann") == "redis://h:1/0?pasword=***;username=ann"
 
 

@@ -67,12 +67,26 @@ def _other_users(client: Any) -> list[Row]:
         return [Row("other users", f"not readable ({type(exc).__name__})", "warn", "run doctor as an admin")]
     rows = []
     if open_:
-        rows.append(Row("users, no password", ", ".join(open_) + ": on, no password", "FIX", " ; ".join(user_fix(u) for u in open_)))
+        rows.append(
+            Row(
+                "users, no password",
+                ", ".join(open_) + ": on, no password",
+                "FIX",
+                " ; ".join(user_fix(u) for u in open_),
+            )
+        )
     else:
         rows.append(Row("users, no password", "none", "ok"))
     more = [user for user in powerful if user != me]
     if more:
-        rows.append(Row("admins", f"{me} and {', '.join(more)}: every key and command", "warn", " ; ".join(f"ACL DELUSER {u}" for u in more) + " (if not needed)"))
+        rows.append(
+            Row(
+                "admins",
+                f"{me} and {', '.join(more)}: every key and command",
+                "warn",
+                " ; ".join(f"ACL DELUSER {u}" for u in more) + " (if not needed)",
+            )
+        )
     else:
         rows.append(Row("admins", f"{me} only", "ok"))
     return rows

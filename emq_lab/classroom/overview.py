@@ -91,7 +91,8 @@ class LearnerSummary:
             return [f"{name}: not started"]
         got = ", ".join(self.dives) or "no dive yet"
         passed = sum(1 for _, state, _ in self.exercises() if state == "passed")
-        head = f"{name}: {len(self.queues) + len(self.unlisted)} queue(s) · dives: {got} · checks passed {passed}/{len(progress.EXERCISES)}"
+        count = len(self.queues) + len(self.unlisted)
+        head = f"{name}: {count} queue(s) · dives: {got} · checks passed {passed}/{len(progress.EXERCISES)}"
         lines = [head, f"  checks: {self.progress_text()}"]
         for q in self.queues:
             if q.problem:
@@ -122,7 +123,9 @@ class Overview:
         if self.users_note:
             lines.append(f"({shown(self.users_note)})")
         if not self.complete:
-            lines.append(f"(stopped looking for other namespaces after {self.scanned} keys: the list may be incomplete)")
+            lines.append(
+                f"(stopped looking for other namespaces after {self.scanned} keys: the list may be incomplete)"
+            )
         return lines
 
     @property
@@ -214,7 +217,9 @@ def overview(
     found: dict[str, _Found] = {}
     for name in dict.fromkeys((*users, *learners)):
         found[name] = _Found()
-        _, whole = _scan(client, keys.namespace_pattern(name), count=count, bound=per_learner, found=found, per=per_learner)
+        _, whole = _scan(
+            client, keys.namespace_pattern(name), count=count, bound=per_learner, found=found, per=per_learner
+        )
         found[name].capped = not whole
     known = dict(found)
     others: dict[str, _Found] = {}
@@ -251,7 +256,9 @@ def overview(
         if trouble:
             problems.append(trouble)
         else:
-            recorded = {name: value for name, value in zip(progress.EXERCISES, values, strict=True) if value is not None}
+            recorded = {
+                name: value for name, value in zip(progress.EXERCISES, values, strict=True) if value is not None
+            }
             attempts, problems = progress.parse(recorded)
         if seen.capped:
             problems.append(f"more than {per_learner} keys: only the first {per_learner} are counted")

@@ -173,7 +173,9 @@ def open_users(client: Any) -> list[str]:
     """Every user that is on and needs no password (the default or any other): anyone who
     connects may be it (``AUTH <user> <anything>``, ``HELLO 3 AUTH <user> x``)."""
     found = {
-        words[1] for words in acl_list(client) if len(words) > 2 and words[0] == "user" and {"on", "nopass"} <= set(words[2:])
+        words[1]
+        for words in acl_list(client)
+        if len(words) > 2 and words[0] == "user" and {"on", "nopass"} <= set(words[2:])
     }
     return sorted(found)
 
@@ -191,7 +193,9 @@ def all_powerful_users(client: Any) -> list[str]:
 
 def user_fix(user: str) -> str:
     """The command that closes an open user other than the default."""
-    return f"ACL SETUSER {user} off (or ACL DELUSER {user}, or give it a password: ACL SETUSER {user} resetpass >PASSWORD)"
+    return (
+        f"ACL SETUSER {user} off (or ACL DELUSER {user}, or give it a password: ACL SETUSER {user} resetpass >PASSWORD)"
+    )
 
 
 def refuse_open_default(client: Any) -> None:
