@@ -163,6 +163,12 @@ MAX_HOST = 253  # characters of a DNS name (labels of at most 63)
 #: Query options that would undo the timeouts every client here has (redis-py's URL options win
 #: over its keyword arguments); ``connect(url, timeout_s=...)`` sets them instead.
 TIMEOUT_OPTIONS = ("socket_timeout", "socket_connect_timeout", "retry_on_timeout", "health_check_interval")
+#: The query options a URL may set (redis-py would pass any other name to the client as a
+#: keyword and fail with a TypeError).
+URL_OPTIONS = (
+    "db", "username", "password", "client_name",
+    "ssl_cert_reqs", "ssl_ca_certs", "ssl_ca_path", "ssl_certfile", "ssl_keyfile", "ssl_check_hostname",
+)  # fmt: skip
 
 
 def _parse(target: str) -> tuple[SplitResult, str, bool]:
@@ -199,7 +205,16 @@ def _parse(target: str) -> tuple[SplitResult, str, bool]:
     path = parts.path.strip("/")
     if path and not path.isdigit():
         raise ValueError(f"url: {shown} ends in /{path}, which is not a database number; write /0 (or another integer)")
-    options = dict(parse_qsl(parts.query))
+    pairs = parse_qsl(parts.query, keep_blank_values=True)  # names percent-decoded, as redis-py reads them
+    options = dict(pairs)
+    for option, _ in pairs:
+        if option not in URL_OPTIONS and option not in TIMEOUT_OPTIONS:
+            raise ValueError(
+                f"url: its query sets '{errors.shown_text(option)}', which is not an option emq-lab takes; "
+                f"the options are {', '.join(URL_OPTIONS)}"
+            )
+    if len(options) < len(pairs):
+        raise ValueError(f"url: {shown} sets an option twice; set each once")
     for option in TIMEOUT_OPTIONS:
         if option in options:
             raise ValueError(

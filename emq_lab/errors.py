@@ -11,7 +11,7 @@ import builtins
 import re
 import socket
 from collections.abc import Sequence
-from urllib.parse import urlsplit
+from urllib.parse import unquote_plus, urlsplit
 
 from redis import exceptions
 
@@ -50,14 +50,38 @@ class BackendBusy(BackendUnavailable):
 LOAD_SCRIPTS = "python -m emq_lab.classroom scripts --url <the instructor's URL>"
 
 
-_SECRET_PARAMS = re.compile(r"(?i)((?:^|[?&;])(?:password|passwd|pass|pwd|auth|token|secret)=)[^&;#]*")
+#: Query options whose values an error may show; every other value is shown as ``***`` (a
+#: password may hide behind any name: ``%70assword``, a misspelt ``pasword``).
+SHOWN_PARAMS = frozenset(
+    ("db", "username", "protocol", "client_name", "ssl_cert_reqs", "ssl_check_hostname", "ssl_min_version",
+     "socket_timeout", "socket_connect_timeout", "retry_on_timeout", "health_check_interval", "timeout")
+)  # fmt: skip
+_QUERY_PARTS = re.compile(r"([&;])")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 MAX_SHOWN = 200  # characters of a URL an error shows
 
 
+def _redacted_query(query: str) -> str:
+    """Each ``name=value`` of a query with its value ``***`` unless its name (percent-decoded,
+    any case) is one of :data:`SHOWN_PARAMS`."""
+    out = []
+    for part in _QUERY_PARTS.split(query):
+        name, eq, _ = part.partition("=")
+        if eq and unquote_plus(name).strip().lower() not in SHOWN_PARAMS:
+            part = f"{name}=***"
+        out.append(part)
+    return "".join(out)
+
+
+def shown_text(text: str, most: int = 40) -> str:
+    """``text`` one line (control characters escaped) and at most ``most`` characters."""
+    text = _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", str(text))
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
 def redact(url: str) -> str:
     """``url`` with every password replaced by ``***``: the user-info's (the user name is kept)
-    and any ``password=`` (or ``pass``, ``pwd``, ``auth``, ``token``, ``secret``) in the query.
+    and every query value but those of :data:`SHOWN_PARAMS` (names percent-decoded first).
 
     Done on the text, not on a parse, so a URL that does not parse (a password holding ``/``,
     ``#`` or ``?``) is redacted too: everything between ``://`` and the last ``@`` is user-info.
@@ -71,7 +95,7 @@ def redact(url: str) -> str:
         text = f"{scheme}://{rest}"
     head, question, query = text.partition("?")
     if question:
-        text = head + question + _SECRET_PARAMS.sub(r"\1***", query)
+        text = head + question + _redacted_query(query)
     text = _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
 

@@ -14,15 +14,17 @@ from .outcome import Outcome
 from .pump import Occurrence, Pump
 from .schedule import Measure
 
-#: The most ticks one ticks.lua call takes: it bounds how long the server runs one call.
-TICKS_PER_CALL = 10_000
+#: The most ticks one ticks.lua call takes: it bounds how long the server runs one call (the
+#: script refuses more than ``scripts.MAX_READS``, and stops itself at its work bound).
+TICKS_PER_CALL = scripts.MAX_READS
 
 
 def forward(
     pump: Pump, occurrences: int, *, step_ms: int, finish_ms: int | None = None, per_call: int = 100
 ) -> Iterator[list[Occurrence]]:
     """Tick ``pump`` from its SimClock's now every ``step_ms`` (0: at each moment a row falls due)
-    until ``occurrences`` have fired, ``per_call`` of them a round trip; yields what each call
+    until ``occurrences`` have fired, ``per_call`` of them a round trip (at most
+    ``scripts.MAX_WANT``: one call's work stays small on a shared server); yields what each call
     fired and leaves the clock at the tick after the last one taken. A tick that would find
     nothing due is passed over (it would read nothing and write nothing). ``finish_ms``
     (start-to-finish only): each run finishes that long after its release, and its finish
@@ -48,7 +50,7 @@ def forward(
         raise ValueError("scripts: forward() runs the shipped enqueue and advance; tick a learner's with tick()")
     left = occurrences
     while left > 0:
-        want = min(left, per_call)
+        want = min(left, per_call, scripts.MAX_WANT)
         call = scripts.ticks(
             pump.k,
             now_ms=clock.now_ms(),

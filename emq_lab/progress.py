@@ -7,6 +7,7 @@ instructor: a check's answer never depends on whether it could be recorded."""
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,11 @@ EXERCISES: tuple[str, ...] = (
     "cancel.predict",
     "advance",
 )
+
+
+#: The last millisecond a date can show (9999-12-31 23:59:59.999 UTC): a later one is not a time.
+LAST_MS = 253_402_300_799_999
+_MS = re.compile(r"[0-9]{1,15}")  # ASCII digits only ("²".isdigit() is True, int("²") fails)
 
 
 @dataclass(frozen=True)
@@ -55,7 +61,7 @@ def parse(fields: dict[str, Any]) -> tuple[dict[str, Attempt], list[str]]:
     problems: list[str] = []
     for exercise, value in sorted(fields.items()):
         verdict, _, when = str(value).partition(" ")
-        if verdict not in ("passed", "failed") or not when.isdigit():
+        if verdict not in ("passed", "failed") or not _MS.fullmatch(when) or int(when) > LAST_MS:
             problems.append(f"progress field {exercise!r} holds {str(value)[:40]!r}, not 'passed|failed <ms>'")
             continue
         attempts[exercise] = Attempt(exercise, verdict == "passed", int(when))

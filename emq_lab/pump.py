@@ -94,7 +94,7 @@ class Tick:
         ``passing``: names to pass over (a drain fired them already and they are still due)."""
         self._enter("read")
         p = self.pump
-        call = scripts.due(p.k, self.now_ms, p.batch + len(passing))
+        call = scripts.due(p.k, self.now_ms, min(p.batch + len(passing), scripts.MAX_DUE))
         try:
             found = scripts.rows(scripts.run(p.lab.scripts, call, p.lab.client))
         except RedisError as exc:
@@ -236,6 +236,8 @@ class Pump:
         self.queue = validate.name(queue, field="queue")
         self.k = lab.keyspace(self.queue)
         self.batch = validate.limit(batch, field="batch")
+        if self.batch > scripts.MAX_BATCH:
+            raise ValueError(f"batch: at most {scripts.MAX_BATCH} rows a tick, got {batch}")
         self.rule: Measure | Callable[[int, int], int]
         if callable(rule):
             self.rule = rule

@@ -65,7 +65,7 @@ class Repeat:
         groups: list[tuple[list[str], int, str, int]] = []
         for name, every_ms, template, first_in_ms in checked:
             last = groups[-1] if groups else None
-            if last and len(last[0]) < scripts.MANY and last[1:] == (every_ms, template, now + first_in_ms):
+            if last and len(last[0]) < _group_size(template) and last[1:] == (every_ms, template, now + first_in_ms):
                 last[0].append(name)
             else:
                 groups.append(([name], every_ms, template, now + first_in_ms))
@@ -170,3 +170,10 @@ def _checked_all(items: Iterable[Registration]) -> list[tuple[str, int, str, int
         if spec is not None:
             seen.add(spec)
     return checked
+
+
+def _group_size(template: str) -> int:
+    """How many names one register_many.lua call takes with ``template``: :data:`scripts.MANY`,
+    fewer when their templates together would pass what one call may write."""
+    size = len(template.encode("utf-8"))
+    return max(1, min(scripts.MANY, scripts.MAX_MANY_BYTES // max(size, 1)))

@@ -6,11 +6,13 @@ command, BUSY is a retry, and one learner's broken keys never break the instruct
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import itertools
 import shlex
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import redis
@@ -20,7 +22,9 @@ from redis.exceptions import NoPermissionError
 from servers import ValkeyServer
 
 import emq_lab
-from emq_lab import classroom, keys, progress
+from emq_lab import classroom, keys, progress, scripts
+from emq_lab.classroom import cli as classroom_cli
+from emq_lab.classroom.overview import MAX_QUEUES_SHOWN
 from emq_lab.errors import BackendBusy
 from emq_lab.widgets import ClassroomPanel
 
@@ -291,3 +295,218 @@ def test_the_auto_refresh_outlives_a_failing_refresh_and_says_when_it_last_worke
     assert first == "last refreshed 09:00:00 UTC"
     assert failing.startswith("last refreshed 09:00:00 UTC — <b>the last refresh failed</b>") and "SCAN" in failing
     assert again == "last refreshed 09:00:30 UTC"
+
+
+def max_ping_while(url: str, action: Callable[[], object]) -> tuple[float, object]:
+    """The slowest PING a second learner's client sees while ``action`` runs, and what it gave
+    (the exception it raised, when it raised one)."""
+    other = raw(url)
+    other.ping()
+    slowest, done = 0.0, threading.Event()
+
+    def ping() -> None:
+        nonlocal slowest
+        while not done.is_set():
+            start = time.monotonic()
+            try:
+                other.ping()
+            except redis.RedisError:
+                slowest = max(slowest, 99.0)  # BUSY or no answer: the class is frozen
+            slowest = max(slowest, time.monotonic() - start)
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=ping)
+    thread.start()
+    try:
+        result: object = action()
+    except redis.RedisError as exc:
+        result = exc
+    finally:
+        done.set()
+        thread.join()
+        other.close()
+    return slowest, result
+
+
+def test_the_worst_arguments_a_stock_script_takes_keep_the_class_answering(
+    class_server: ClassServer, learners: list[classroom.Learner]
+) -> None:
+    """B1: each stock script's work per call is bounded inside the script, so a learner calling it
+    by hand with the largest ARGV it accepts (or the reviewer's huge ones) never holds the server:
+    another learner's PING answers within 0.5 s."""
+    eve, bob = learners
+    url = class_server.admin_url
+    hand = redis.Redis.from_url(eve.url(url), decode_responses=True, socket_timeout=30)
+    lab = emq_lab.connect(eve.url(url), namespace=eve.namespace)
+    k = lab.keyspace("q")
+    sha = {field: getattr(lab.scripts, field).sha for field in ("register", "register_many", "due", "ticks")}
+    pipe = hand.pipeline(transaction=False)
+    for i in range(6000):  # 6000 names due at once, every 1 ms, 1 KB templates: a tick fires a whole batch
+        pipe.evalsha(sha["register"], 2, k.registry, k.record(f"n{i}"), f"n{i}", 1, "t" * 1000, 0)
+    pipe.execute()
+    ticks_keys = (k.registry, k.counter, k.wait, k.job_prefix)
+
+    def ticks(batch: int, reads: int, want: int) -> object:
+        args = (0, 0, batch, reads, want, "fresh", "start-to-start", "")
+        return hand.evalsha(sha["ticks"], 4, *ticks_keys, *args)
+
+    many = [f"m{i}" for i in range(scripts.MAX_MANY)]
+    calls: dict[str, Callable[[], object]] = {
+        "ticks, the reviewer's ARGV": lambda: ticks(100_000, 30_000, 10**9),
+        "ticks, the largest accepted": lambda: ticks(scripts.MAX_BATCH, scripts.MAX_READS, scripts.MAX_WANT),
+        "register_many, the most names": lambda: hand.evalsha(
+            sha["register_many"], 1 + len(many), k.registry, *(k.record(m) for m in many),
+            1, "t" * (scripts.MAX_MANY_BYTES // len(many)), 0, *many,
+        ),
+        "due, the largest limit": lambda: hand.evalsha(sha["due"], 1, k.registry, 10**15, scripts.MAX_DUE),
+    }  # fmt: skip
+    for label, call in calls.items():
+        slowest, result = max_ping_while(bob.url(url), call)
+        assert slowest < 0.5, f"{label}: the other learner's PING took {slowest:.2f} s"
+        if label == "ticks, the reviewer's ARGV":
+            assert isinstance(result, redis.ResponseError) and "batch must be an integer from 1 to 1000" in str(result)
+        else:
+            assert not isinstance(result, Exception), f"{label}: {result}"
+    done = scripts.ticked(ticks(scripts.MAX_BATCH, scripts.MAX_READS, scripts.MAX_WANT))
+    assert done.more  # stopped at its work bound, with more to do
+    with pytest.raises(redis.ResponseError, match="at most 1000 names"):
+        more = [*many, "one-too-many"]
+        hand.evalsha(sha["register_many"], 1 + len(more), k.registry, *(k.record(m) for m in more), 1, "t", 0, *more)
+    with pytest.raises(redis.ResponseError, match="limit must be an integer from 1 to 5000"):
+        hand.evalsha(sha["due"], 1, k.registry, 10**15, scripts.MAX_DUE + 1)
+    admin = class_server.admin()
+    for key in admin.scan_iter(match=f"emq:ns:{{{eve.namespace}:q}}:*", count=1000):
+        admin.unlink(key)
+    admin.close()
+    hand.close()
+    lab.close()
+
+
+BAD_PROGRESS = ("passed 99999999999999999999999999", "passed 253402300800000", "passed ²", "failed -1")
+
+
+def test_a_bad_progress_value_is_reported_on_its_learners_row(
+    class_server: ClassServer, learners: list[classroom.Learner]
+) -> None:
+    """B2: a progress value whose time no date can show (too many digits, past year 9999, not
+    ASCII digits) is a problem on that learner's row; the overview, its command and the panel
+    show the whole class."""
+    ann, bob = learners
+    prefix = ann.name[:-2]
+    hand = raw(ann.url(class_server.admin_url))
+    b = emq_lab.connect(bob.url(class_server.admin_url), clock=emq_lab.SimClock(START), namespace=bob.namespace)
+    assert progress.record(b, "register", True, at_ms=START_MS)
+    instructor = emq_lab.connect(class_server.admin_url, clock=emq_lab.SimClock(START))
+    try:
+        for value in BAD_PROGRESS:
+            hand.hset(keys.progress(ann.namespace), "register", value)
+            rows = {s.namespace: s for s in classroom.overview(instructor.client, prefix=prefix).learners}
+            assert any(value in problem for problem in rows[ann.name].problems), value
+            assert ("register", "passed", START_MS) in rows[bob.name].exercises()
+            panel = ClassroomPanel(instructor, prefix=prefix, every_s=None)
+            assert bob.name in panel.readout and "register passed 09:00" in panel.readout
+            assert panel.status == ""
+            panel.close()
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                assert classroom_cli.main(["overview", "--url", class_server.admin_url, "--prefix", prefix]) == 0
+            assert f"{bob.name}: 0 queue(s)" in printed.getvalue()
+    finally:
+        hand.delete(keys.progress(ann.namespace))
+        hand.close()
+        for closing in (b, instructor):
+            closing.close()
+
+
+def test_one_learners_junk_keys_never_hide_another_learner(
+    class_server: ClassServer, learners: list[classroom.Learner]
+) -> None:
+    """B3: each learner's keys are counted with their own bound, so Ann's thousands of junk keys
+    (past the search's whole bound) leave Bob's queue and Ann's passed check in view; Ann's row
+    lists 20 queues and says how many more."""
+    ann, bob = learners
+    prefix = ann.name[:-2]
+    hand = raw(ann.url(class_server.admin_url))
+    junk = [keys.QueueKeys(f"j{i:04d}", ann.namespace).counter for i in range(1500)]
+    pipe = hand.pipeline(transaction=False)
+    for key in junk:
+        pipe.set(key, "1")
+    pipe.execute()
+    a = emq_lab.connect(ann.url(class_server.admin_url), clock=emq_lab.SimClock(START), namespace=ann.namespace)
+    assert progress.record(a, "register", True, at_ms=START_MS)
+    b = emq_lab.connect(bob.url(class_server.admin_url), clock=emq_lab.SimClock(START), namespace=bob.namespace)
+    b.repeat("reports").register("r", MIN, "t")
+    instructor = emq_lab.connect(class_server.admin_url, clock=emq_lab.SimClock(START))
+    try:
+        view = classroom.overview(instructor.client, prefix=prefix, max_keys=1000, per_learner=1200)
+        rows = {s.namespace: s for s in view.learners}
+        assert [(q.queue, q.registrations) for q in rows[bob.name].queues] == [("reports", 1)]
+        assert ("register", "passed", START_MS) in rows[ann.name].exercises()
+        assert len(rows[ann.name].queues) == MAX_QUEUES_SHOWN
+        lines = rows[ann.name].lines()
+        counted = MAX_QUEUES_SHOWN + len(rows[ann.name].unlisted)
+        assert counted in (1199, 1200)  # 1200 keys counted: her progress key may be one of them
+        assert lines[0].startswith(f"{ann.name}: {counted} queue(s)")
+        assert f"  … and {counted - MAX_QUEUES_SHOWN} more queue(s)" in lines
+        assert any("more than 1200 keys" in line for line in lines)
+        assert len(view.readout.splitlines()) < 40
+        assert (
+            f"… and {len(junk) - MAX_QUEUES_SHOWN} more queue(s)"
+            in ClassroomPanel(instructor, prefix=prefix, every_s=None)._table.value
+        )
+    finally:
+        instructor.client.delete(*junk)
+        for closing in (a, b, instructor):
+            closing.close()
+        hand.close()
+
+
+def test_any_user_on_without_a_password_is_refused_and_flagged(
+    class_server: ClassServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """B4: not only the default user: a ``guest`` on with no password (default off) lets anyone
+    in as well; users refuses (nothing written) and doctor says FIX, each naming the command."""
+    admin = class_server.admin()
+    admin.execute_command("ACL", "SETUSER", "guest", "on", "nopass", "~*", "&*", "+@all")
+    admin.execute_command("ACL", "SETUSER", "boss", "on", ">boss-pw", "~*", "&*", "+@all")
+    try:
+        url = class_server.admin_url
+        assert classroom.main(["users", "--url", url, "--learners", "2", "--prefix", "guestcls"]) == 2
+        err = capsys.readouterr().err
+        assert "guest are on with no password" in err and "ACL SETUSER guest off" in err
+        assert classroom.existing_users(admin, prefix="guestcls") == []  # nothing written
+        assert classroom.main(["doctor", "--url", url]) == 1
+        rows = {line.split("  ")[0]: line for line in capsys.readouterr().out.splitlines()}
+        assert "FIX" in rows["users, no password"] and "ACL SETUSER guest off" in rows["users, no password"]
+        assert "warn" in rows["admins"] and "ACL DELUSER boss" in rows["admins"]
+    finally:
+        admin.execute_command("ACL", "DELUSER", "guest", "boss")
+    assert classroom.main(["doctor", "--url", class_server.admin_url]) in (0, 1)
+    rows = {line.split("  ")[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert " ok" in rows["users, no password"] and " ok" in rows["admins"]
+    admin.close()
+
+
+def test_scripts_and_users_empty_the_script_cache_so_no_admin_script_stays_callable(
+    class_server: ClassServer, learners: list[classroom.Learner], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """B6: a script the admin once sent with EVAL is in the server's cache, where a learner could
+    EVALSHA it; the instructor's ``scripts`` (and ``users``) empty the cache, then load the stock
+    scripts, so after them only those run."""
+    eve, _ = learners
+    url = class_server.admin_url
+    admin = class_server.admin()
+    hand = raw(eve.url(url))
+    lab = emq_lab.connect(eve.url(url), clock=emq_lab.SimClock(START), namespace=eve.namespace)
+    for command in (["scripts", "--url", url], ["users", "--url", url, "--learners", "1", "--prefix", "flush"]):
+        admin.eval("return 'admin only'", 0)
+        sha = admin.script_load("return 'admin only'")
+        assert hand.evalsha(sha, 0) == "admin only"  # the hole: a learner may run it
+        assert classroom.main(command) == 0
+        capsys.readouterr()
+        with pytest.raises(redis.exceptions.NoScriptError):
+            hand.evalsha(sha, 0)
+        assert lab.repeat("q").register(f"after-{command[0]}", MIN, "t") is emq_lab.Outcome.REGISTERED
+    classroom.revoke_users(admin, prefix="flush")
+    for closing in (hand, admin, lab):
+        closing.close()

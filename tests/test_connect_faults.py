@@ -80,6 +80,16 @@ def locked_server() -> Iterator[ValkeyServer]:
         ("valkey+cluster://127.0.0.1:7000?db=1", "a cluster has only database 0"),
         (f"redis://{'h' * 300}:6379/0", "its host name is 300 characters long"),
         ("redis://u:pw/ss#x?y@127.0.0.1:6379/0", "redis://u:***@127.0.0.1:6379/0 is not a valid URL"),
+        # B5: a query name the client would not take is a ValueError listing the ones it takes
+        ("redis://127.0.0.1:6379/0?pasword=pw", "url: its query sets 'pasword', which is not an option emq-lab"),
+        ("redis://127.0.0.1:6379/0?pasword=pw", "the options are db, username, password, client_name"),
+        ("redis://127.0.0.1:6379/0?db=1&db=2", "sets an option twice"),
+        # B5: a percent-encoded password= is redacted as the plain one is
+        ("redis://127.0.0.1:6379/0?username=admin&%70assword=pw&db=x", "?username=admin&%70assword=***&db=x has ?db=x"),
+        (
+            "redis://127.0.0.1:6379/0?%70assword=pw&health_check_interval=3",
+            "%70assword=***&health_check_interval=3 sets",
+        ),
     ],
 )
 def test_a_malformed_url_is_a_value_error_naming_it(url: object, said: str) -> None:
@@ -101,6 +111,12 @@ def test_the_password_never_shows() -> None:
     # A password holding "/", "#", "?" or "@" breaks the parse; the text is redacted all the same.
     assert redact("redis://admin:a/b#c?d@e@127.0.0.1:6379/0") == "redis://admin:***@127.0.0.1:6379/0"
     assert redact("redis://h/0\n\x1b[2J") == "redis://h/0\\x0a\\x1b[2J"  # one line, no terminal escape
+    # B5: a query's names are read percent-decoded, and only known harmless values are shown
+    assert (
+        redact("redis://h:1/0?%70assword=hunter2&PASS%57ORD=x&db=2")
+        == "redis://h:1/0?%70assword=***&PASS%57ORD=***&db=2"
+    )
+    assert redact("redis://h:1/0?pasword=hunter2;username=ann") == "redis://h:1/0?pasword=***;username=ann"
 
 
 def test_a_database_the_server_lacks_says_so(valkey_server: ValkeyServer) -> None:

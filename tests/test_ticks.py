@@ -377,13 +377,15 @@ MALFORMED: list[Any] = [
     pytest.param({0: ""}, "now_ms must be an integer", id="now_ms-empty"),
     pytest.param({1: "-1"}, "tick_ms must be an integer >= 0", id="tick_ms-negative"),
     pytest.param({1: "1m"}, "tick_ms must be an integer >= 0", id="tick_ms-text"),
-    pytest.param({2: "0"}, "batch must be an integer from 1 to 100000", id="batch-0"),
-    pytest.param({2: "100001"}, "batch must be an integer from 1 to 100000", id="batch-over"),
-    pytest.param({2: "1e3"}, "batch must be an integer from 1 to 100000", id="batch-1e3"),
-    pytest.param({3: "0"}, "reads must be an integer from 1 to 100000", id="reads-0"),
-    pytest.param({3: "100001"}, "reads must be an integer from 1 to 100000", id="reads-over"),
-    pytest.param({4: "0"}, "want must be an integer >= 1", id="want-0"),
-    pytest.param({4: "all"}, "want must be an integer >= 1", id="want-text"),
+    pytest.param({2: "0"}, "batch must be an integer from 1 to 1000", id="batch-0"),
+    pytest.param({2: "1001"}, "batch must be an integer from 1 to 1000", id="batch-over"),
+    pytest.param({2: "100000"}, "batch must be an integer from 1 to 1000", id="batch-100000"),
+    pytest.param({2: "1e3"}, "batch must be an integer from 1 to 1000", id="batch-1e3"),
+    pytest.param({3: "0"}, "reads must be an integer from 1 to 10000", id="reads-0"),
+    pytest.param({3: "10001"}, "reads must be an integer from 1 to 10000", id="reads-over"),
+    pytest.param({4: "0"}, "want must be an integer from 1 to 10000", id="want-0"),
+    pytest.param({4: "1000000000"}, "want must be an integer from 1 to 10000", id="want-over"),
+    pytest.param({4: "all"}, "want must be an integer from 1 to 10000", id="want-text"),
     pytest.param({5: "mine"}, 'ids must be "fresh" or "slot"', id="ids"),
     pytest.param({6: "grid"}, "rule must be", id="rule"),
     pytest.param({7: "5"}, "finish must be", id="finish-not-start-to-finish"),
@@ -477,3 +479,61 @@ def test_a_learners_acl_lets_ticks_lua_run(learner_lab: emq_lab.Lab, queue: str)
     assert [o.name for o in pump.drain()] == ["a", "b"]
     assert [len(chunk) for chunk in forward(pump, 6, step_ms=15 * MIN, per_call=4)] == [4, 2]
     assert timed.jobs(queue).count() == 8
+
+
+def test_forward_splits_a_large_class_of_due_rows_into_calls_within_the_bounds(
+    lab: emq_lab.Lab, queue: str, other: str
+) -> None:
+    """B1: one ticks.lua call reads at most 5000 registry rows and wants at most MAX_WANT
+    occurrences; forward asks for more than that and gets, call after call, what the ticks fire."""
+    names = [(f"n{i:04d}", 30 * MIN, "t") for i in range(6000)]  # 6000 due at once: 6 full batches
+    occurrences = 12_000
+    stepped = lab.with_clock(SimClock(START))
+    stepped.repeat(other).register_many(names)
+    clock = stepped.clock
+    assert isinstance(clock, SimClock)
+    each_tick = by_ticks(stepped.pump(other, batch=scripts.MAX_BATCH), clock, occurrences, MIN)
+    expected = [o for fired in each_tick for o in fired]
+
+    forwarded = lab.with_clock(SimClock(START))
+    forwarded.repeat(queue).register_many(names)
+    pump = forwarded.pump(queue, batch=scripts.MAX_BATCH)
+    chunks = list(forward(pump, occurrences, step_ms=MIN, per_call=occurrences))
+
+    assert [o for chunk in chunks for o in chunk] == expected
+    assert len(chunks) >= 3 and max(len(chunk) for chunk in chunks) <= scripts.MAX_WANT
+    assert_same_queues(forwarded, queue, stepped, other)
+
+
+def test_ticks_stops_inside_a_tick_at_its_byte_bound_and_the_next_call_goes_on(lab: emq_lab.Lab, queue: str) -> None:
+    """Templates of 60 KiB: a call copies about 4 MiB of them into jobs, then stops inside the
+    tick; the next call takes up the same tick, so every name fires once, at that tick's now."""
+    rep = lab.with_clock(SimClock(START)).repeat(queue)
+    rep.register_many([(f"n{i:03d}", 30 * MIN, "x" * 60 * 1024) for i in range(200)])
+    pump = lab.with_clock(SimClock(START)).pump(queue, batch=scripts.MAX_BATCH)
+    chunks = list(forward(pump, 200, step_ms=MIN))
+    fired = [o for chunk in chunks for o in chunk]
+    assert len(chunks) >= 3  # about 68 rows a call
+    assert sorted(o.name for o in fired) == [f"n{i:03d}" for i in range(200)]
+    assert {o.fired_at_ms for o in fired} == {START_MS}
+
+
+def test_the_stock_scripts_refuse_work_past_their_bounds(lab: emq_lab.Lab, queue: str) -> None:
+    k = lab.keyspace(queue)
+    with pytest.raises(ValueError, match="^batch: at most 1000 rows a tick"):
+        lab.pump(queue, batch=scripts.MAX_BATCH + 1)
+    big = "x" * (64 * 1024 + 1)
+    with pytest.raises(redis.ResponseError, match="template must be text of at most 65536 bytes"):
+        lab.scripts.register(keys=[k.registry, k.record("a")], args=["a", MIN, big, 0])
+    with pytest.raises(redis.ResponseError, match="template must be at most 65536 bytes"):
+        lab.scripts.register_many(keys=[k.registry, k.record("a")], args=[MIN, big, 0, "a"])
+    with pytest.raises(redis.ResponseError, match="names times its size at most 4194304"):
+        many = [f"m{i}" for i in range(100)]
+        args = [MIN, "x" * 50_000, 0, *many]
+        lab.scripts.register_many(keys=[k.registry, *(k.record(m) for m in many)], args=args)
+    with pytest.raises(redis.ResponseError, match="template must be text of at most 65536 bytes"):
+        lab.scripts.enqueue(keys=[k.counter, k.wait, k.job_prefix], args=["", "a", 0, big])
+    assert lab.keys(queue) == []
+    # what the API sends stays within them: 500 names of 60 KiB go in calls of at most 4 MiB
+    outcomes = lab.repeat(queue).register_many([(f"n{i}", MIN, "y" * 60 * 1024) for i in range(500)])
+    assert outcomes == [Outcome.REGISTERED] * 500

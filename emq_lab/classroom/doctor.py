@@ -13,7 +13,7 @@ from typing import Any
 from redis import RedisCluster
 from redis.exceptions import RedisError
 
-from .users import DEFAULT_FIX, default_user
+from .users import DEFAULT_FIX, all_powerful_users, default_user, open_users, user_fix
 
 #: The Lua engine CVEs of October 2025 (CVE-2025-49844 use-after-free in the parser and
 #: CVE-2025-46817 unpack overflow: remote code execution; CVE-2025-46818: a script runs as
@@ -56,6 +56,42 @@ def _config(client: Any, name: str) -> str | None:
     return None if name not in reply else str(reply[name])
 
 
+def _other_users(client: Any) -> list[Row]:
+    """The users beside the default: none on without a password; one admin (with every key and
+    command) is needed, each more is flagged."""
+    try:
+        open_ = [user for user in open_users(client) if user != "default"]
+        powerful = [user for user in all_powerful_users(client) if user not in ("default", *open_)]
+        me = str(client.execute_command("ACL", "WHOAMI"))
+    except RedisError as exc:
+        return [Row("other users", f"not readable ({type(exc).__name__})", "warn", "run doctor as an admin")]
+    rows = []
+    if open_:
+        rows.append(
+            Row(
+                "users, no password",
+                ", ".join(open_) + ": on, no password",
+                "FIX",
+                " ; ".join(user_fix(u) for u in open_),
+            )
+        )
+    else:
+        rows.append(Row("users, no password", "none", "ok"))
+    more = [user for user in powerful if user != me]
+    if more:
+        rows.append(
+            Row(
+                "admins",
+                f"{me} and {', '.join(more)}: every key and command",
+                "warn",
+                " ; ".join(f"ACL DELUSER {u}" for u in more) + " (if not needed)",
+            )
+        )
+    else:
+        rows.append(Row("admins", f"{me} only", "ok"))
+    return rows
+
+
 def check(client: Any) -> list[Row]:
     """The table for one server (a plain client on it, logged in as an admin)."""
     rows = []
@@ -69,6 +105,7 @@ def check(client: Any) -> list[Row]:
             rows.append(Row("default user", "on, with a password", "warn", DEFAULT_FIX[1] + " (after making an admin)"))
     except RedisError as exc:
         rows.append(Row("default user", f"not readable ({type(exc).__name__})", "warn", "run doctor as an admin"))
+    rows += _other_users(client)
 
     info = client.info("server")
     server = "valkey" if "valkey_version" in info else "redis"

@@ -60,10 +60,14 @@ ALLOWED_COMMANDS: tuple[str, ...] = tuple(
 
 
 def load_scripts(client: Any) -> list[str]:
-    """SCRIPT LOAD every stock script, as the package's :class:`~emq_lab.scripts.Scripts` sends
-    it (on a cluster, on every primary); returns their shas. Run after every server restart."""
+    """Empty the server's script cache (SCRIPT FLUSH, on every node of a cluster), then SCRIPT
+    LOAD every stock script, as the package's :class:`~emq_lab.scripts.Scripts` sends it;
+    returns their shas. Run after every server restart. The flush matters: a learner may EVALSHA
+    any script in the cache, so a script an admin once sent with EVAL would stay callable by
+    every learner until the cache is emptied."""
     scripts = Scripts.load(client)  # registers locally: the texts a Lab's EVALSHA names
     texts = [getattr(scripts, field.name).script for field in fields(scripts)]
+    on_every_node(client, "SCRIPT", "FLUSH")
     return [str(client.script_load(text)) for text in texts]
 
 
@@ -158,8 +162,53 @@ def open_default(client: Any) -> str | None:
     return None
 
 
+def acl_list(client: Any) -> list[list[str]]:
+    """``ACL LIST`` of every node, each user's rule as its words: ``user <name> on nopass ~* ...``."""
+    replies = on_every_node(client, "ACL", "LIST")
+    per_node = replies.values() if isinstance(client, RedisCluster) and isinstance(replies, dict) else [replies]
+    return [str(line).split() for lines in per_node for line in lines]
+
+
+def open_users(client: Any) -> list[str]:
+    """Every user that is on and needs no password (the default or any other): anyone who
+    connects may be it (``AUTH <user> <anything>``, ``HELLO 3 AUTH <user> x``)."""
+    found = {
+        words[1]
+        for words in acl_list(client)
+        if len(words) > 2 and words[0] == "user" and {"on", "nopass"} <= set(words[2:])
+    }
+    return sorted(found)
+
+
+def all_powerful_users(client: Any) -> list[str]:
+    """Every user that is on with every key and every command (``~*`` and ``+@all``): an admin.
+    A class server needs one; each more is one more password that opens every learner's keys."""
+    found = set()
+    for words in acl_list(client):
+        rules = set(words[2:])
+        if len(words) > 2 and words[0] == "user" and "on" in rules and "~*" in rules and "+@all" in rules:
+            found.add(words[1])
+    return sorted(found)
+
+
+def user_fix(user: str) -> str:
+    """The command that closes an open user other than the default."""
+    return (
+        f"ACL SETUSER {user} off (or ACL DELUSER {user}, or give it a password: ACL SETUSER {user} resetpass >PASSWORD)"
+    )
+
+
 def refuse_open_default(client: Any) -> None:
-    """ValueError naming the two lines that fix it, when the default user lets anyone in."""
+    """ValueError naming the lines that fix it, when the default user, or any other user, lets
+    anyone in without a password."""
+    others = [user for user in open_users(client) if user != "default"]
+    if others:
+        fixes = "\n".join(f"  {user_fix(user)}" for user in others)
+        raise ValueError(
+            f"server: the user(s) {', '.join(others)} are on with no password: anyone who connects may "
+            f"log in as them, so the learners' ACL users would protect nothing. Run, as an admin:\n{fixes}\n"
+            "then run users again"
+        )
     why = open_default(client)
     if why is not None:
         raise ValueError(
@@ -173,7 +222,8 @@ def refuse_open_default(client: Any) -> None:
 def create_users(client: Any, *, learners: int, prefix: str = "learner", check: bool = True) -> list[Learner]:
     """One ACL user per learner with a fresh random password (running it again rotates them).
 
-    Refused (ValueError, nothing written) on a server whose default user lets anyone in;
+    Refused (ValueError, nothing written) on a server whose default user, or any other user,
+    is on with no password;
     ``check=False`` skips that test (only for a throwaway server of the test suite)."""
     names = learner_names(prefix, learners)
     if check:

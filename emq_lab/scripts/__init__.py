@@ -105,9 +105,19 @@ def register(k: QueueKeys, name: str, every_ms: int, template: str, first_ms: in
 #: Names per register_many.lua call: a few thousand names are a few calls in one round trip.
 MANY = 500
 
+# What one call of a script may do, whatever its ARGV (the scripts refuse more): every learner
+# of a class shares one server, and a long call holds it for all of them.
+#: register_many.lua: names a call, and names times template bytes a call.
+MAX_MANY, MAX_MANY_BYTES = 1000, 4 * 1024 * 1024
+#: due.lua's limit.
+MAX_DUE = 5000
+#: ticks.lua: rows a tick (a pump's batch), ticks a call, occurrences wanted a call.
+MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10_000, 10_000
+
 
 def register_many(k: QueueKeys, names: Sequence[str], every_ms: int, template: str, first_ms: int) -> Call:
-    """register_many.lua for ``names`` (at most :data:`MANY`) sharing a period, template and first run."""
+    """register_many.lua for ``names`` (at most :data:`MAX_MANY`, and at most
+    :data:`MAX_MANY_BYTES` of template in all) sharing a period, template and first run."""
     return Call(
         "register_many", (k.registry, *(k.record(name) for name in names)), (every_ms, template, first_ms, *names)
     )

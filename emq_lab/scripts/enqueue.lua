@@ -10,7 +10,7 @@
 --                    <name>:<slot_ms>
 -- ARGV[2]  name      the registration that produced the occurrence
 -- ARGV[3]  fired_at  the pump's "now" for the tick, in milliseconds
--- ARGV[4]  template  the registration's payload template
+-- ARGV[4]  template  the registration's payload template, at most 65536 bytes
 --
 -- Returns {code, job_id}
 --   {1, id}  the job was stored and pushed                                 -> Outcome.ENQUEUED
@@ -27,8 +27,8 @@ elseif type(name) ~= 'string' or name == '' then
   bad = 'name must be a non-empty string'
 elseif type(fired_at) ~= 'string' or not fired_at:match('^%-?%d+$') or #fired_at > 16 then
   bad = 'fired_at_ms must be an integer'
-elseif type(template) ~= 'string' then
-  bad = 'template is missing'
+elseif type(template) ~= 'string' or #template > 65536 then
+  bad = 'template must be text of at most 65536 bytes'
 elseif type(job_id) ~= 'string' or (job_id ~= ''
     and (job_id:sub(1, #name + 1) ~= name .. ':' or not job_id:sub(#name + 2):match('^%-?%d+$'))) then
   bad = 'job_id must be empty (mint one) or <name>:<slot_ms>'

@@ -4,7 +4,7 @@
 -- KEYS[2]  record    emq:{q}:repeat:<name>  HASH: every_ms, template
 -- ARGV[1]  name      the registration name (the registry member)
 -- ARGV[2]  every_ms  the period in milliseconds, an integer from 1 to ten years
--- ARGV[3]  template  the payload template, stored verbatim
+-- ARGV[3]  template  the payload template, stored verbatim, at most 65536 bytes
 -- ARGV[4]  first_ms  the first-run score in milliseconds (host: now + first_in_ms)
 --
 -- Returns
@@ -23,8 +23,8 @@ if type(every) ~= 'string' or not every:match('^[1-9]%d*$')
     or #every > #MAX_EVERY_MS or (#every == #MAX_EVERY_MS and every > MAX_EVERY_MS) then
   return redis.error_reply('ERR emq register: every_ms must be an integer from 1 to ' .. MAX_EVERY_MS)
 end
-if type(template) ~= 'string' then
-  return redis.error_reply('ERR emq register: template is missing')
+if type(template) ~= 'string' or #template > 65536 then
+  return redis.error_reply('ERR emq register: template must be text of at most 65536 bytes')
 end
 if type(first) ~= 'string' or not first:match('^%-?%d+$') or #first > 16 then
   return redis.error_reply('ERR emq register: first_ms must be an integer')

@@ -3,9 +3,10 @@
 -- untouched; a fresh name gets its record and its registry row.
 --
 -- KEYS[1]      registry  emq:{q}:repeat             ZSET, member = name, score = next run (ms)
--- KEYS[1 + i]  record    emq:{q}:repeat:<name_i>    HASH: every_ms, template; i = 1 .. n
+-- KEYS[1 + i]  record    emq:{q}:repeat:<name_i>    HASH: every_ms, template; i = 1 .. n, n <= 1000
 -- ARGV[1]      every_ms  the period in milliseconds, an integer from 1 to ten years
--- ARGV[2]      template  the payload template, stored verbatim
+-- ARGV[2]      template  the payload template, stored verbatim, at most 65536 bytes; n times its
+--                        size at most 4 MiB (one call's writes stay small)
 -- ARGV[3]      first_ms  the first-run score in milliseconds (host: now + first_in_ms)
 -- ARGV[3 + i]  name_i    the registration name whose record is KEYS[1 + i]
 --
@@ -19,9 +20,17 @@ local registry = KEYS[1]
 local every, template, first = ARGV[1], ARGV[2], ARGV[3]
 local n = #KEYS - 1
 local MAX_EVERY_MS = '315360000000'  -- ten years of 365 days, as validate.py (text: exact in any Lua)
+local MAX_NAMES, MAX_TEMPLATE, MAX_BYTES = 1000, 65536, 4 * 1024 * 1024  -- as scripts/__init__.py
 
 if n < 1 or #ARGV ~= 3 + n then
   return redis.error_reply('ERR emq register_many: expected every_ms, template, first_ms and one name per record')
+end
+if n > MAX_NAMES then
+  return redis.error_reply('ERR emq register_many: at most ' .. MAX_NAMES .. ' names (KEYS) a call')
+end
+if #template > MAX_TEMPLATE or n * #template > MAX_BYTES then
+  return redis.error_reply('ERR emq register_many: template must be at most ' .. MAX_TEMPLATE
+    .. ' bytes, and the names times its size at most ' .. MAX_BYTES)
 end
 if not every:match('^[1-9]%d*$') or #every > #MAX_EVERY_MS or (#every == #MAX_EVERY_MS and every > MAX_EVERY_MS) then
   return redis.error_reply('ERR emq register_many: every_ms must be an integer from 1 to ' .. MAX_EVERY_MS)

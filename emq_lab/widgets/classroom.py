@@ -44,6 +44,8 @@ def _learner_row(learner: LearnerSummary) -> str:
         f"waiting {q.waiting} · keys {q.keys}</span>"
         for q in learner.queues
     )
+    if learner.unlisted:
+        queues += f"<br><i>… and {len(learner.unlisted)} more queue(s)</i>"
     checks = "".join(
         f"<span style='color:{_MARK[state][1]};white-space:nowrap;margin-right:10px' title='{escape(state)}'>"
         f"{_MARK[state][0]} {_h(exercise)}{f' {hhmm(at)}' if at is not None else ''}</span>"
@@ -63,7 +65,7 @@ def overview_html(view: classroom.Overview) -> str:
         rows.append(f"<tr><td colspan=5 style='{_CELL}'><i>no learner found yet</i></td></tr>")
     notes = [view.users_note] if view.users_note else []
     if not view.complete:
-        notes.append(f"stopped after {view.scanned} keys: the list may be incomplete")
+        notes.append(f"stopped looking for other namespaces after {view.scanned} keys: the list may be incomplete")
     note = "".join(f"<p><i>{_h(n)}</i></p>" for n in notes)
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>{note}"
 

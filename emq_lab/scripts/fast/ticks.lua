@@ -12,9 +12,14 @@
 -- ARGV[2]  tick_ms   the time between two ticks; 0 = a tick at each moment a row falls due. A
 --                    tick that would find nothing due is passed over (it would read nothing and
 --                    write nothing)
--- ARGV[3]  batch     the most rows one tick takes, an integer from 1 to 100000
--- ARGV[4]  reads     the most ticks this call takes (bounds its time), an integer from 1 to 100000
--- ARGV[5]  want      stop after the tick at which this many occurrences have fired, >= 1
+-- ARGV[3]  batch     the most rows one tick takes, an integer from 1 to 1000
+-- ARGV[4]  reads     the most ticks this call takes, an integer from 1 to 10000
+-- ARGV[5]  want      stop after the tick at which this many occurrences have fired, 1 to 10000
+--
+-- One call's work is bounded whatever its ARGV, so that it never holds the server (every
+-- learner of a class shares it) for long: larger batch, reads or want are refused, and the call
+-- stops (more = 1) once it has read 5000 registry rows or copied 4 MiB of templates into jobs.
+-- A stop inside a tick leaves next_now at that tick, so the next call takes up its other rows.
 -- ARGV[6]  ids       "fresh" = mint JOB-000001 from the counter; "slot" = <name>:<slot_ms>
 -- ARGV[7]  rule      "start-to-start": next = now + every_ms; "fixed grid": the slot after the
 --                    one that fired, missed slots skipped; "start-to-finish": the pump leaves the
@@ -25,8 +30,8 @@
 -- Returns {next_now, more, then six entries a row taken, in order:
 --          name, job_id, slot_ms, fired_at_ms, enqueued, advanced}
 --   next_now     the now the next call takes up from (the tick after the last one taken), text
---   more         1 when the call stopped at its reads (more may be due), 0 when it fired what it
---                wanted or nothing is registered
+--   more         1 when the call stopped at its reads or its work bound (more may be due), 0
+--                when it fired what it wanted or nothing is registered
 --   name, job_id the row's name and its job's id ("" when its record was gone)
 --   slot_ms, fired_at_ms  the score the tick read and the tick's now, as text (ms)
 --   enqueued     1 stored (Outcome.ENQUEUED), 0 the id exists (DUPLICATE), -1 record gone
@@ -35,6 +40,8 @@
 --   error reply when the KEYS are not one queue's or ARGV is malformed; nothing is written
 local registry, counter, wait, jobs = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local ids, rule, finish = ARGV[6], ARGV[7], ARGV[8]
+local MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10000, 10000  -- scripts/__init__.py says the same
+local MAX_ROWS, MAX_BYTES = 5000, 4 * 1024 * 1024  -- registry rows read, template bytes copied
 
 -- The error text when counter, wait and jobs are not one queue's keys; nil when they are.
 local function enqueue_keys_error(counter, wait, jobs)
@@ -86,12 +93,12 @@ elseif not bad and not now then
   bad = 'now_ms must be an integer'
 elseif not bad and not tick then
   bad = 'tick_ms must be an integer >= 0'
-elseif not bad and (not batch or batch > 100000) then
-  bad = 'batch must be an integer from 1 to 100000'
-elseif not bad and (not reads or reads > 100000) then
-  bad = 'reads must be an integer from 1 to 100000'
-elseif not bad and not want then
-  bad = 'want must be an integer >= 1'
+elseif not bad and (not batch or batch > MAX_BATCH) then
+  bad = 'batch must be an integer from 1 to ' .. MAX_BATCH
+elseif not bad and (not reads or reads > MAX_READS) then
+  bad = 'reads must be an integer from 1 to ' .. MAX_READS
+elseif not bad and (not want or want > MAX_WANT) then
+  bad = 'want must be an integer from 1 to ' .. MAX_WANT
 elseif not bad and ids ~= 'fresh' and ids ~= 'slot' then
   bad = 'ids must be "fresh" or "slot"'
 elseif not bad and rule ~= 'start-to-start' and rule ~= 'fixed grid' and rule ~= 'start-to-finish' then
@@ -133,15 +140,20 @@ end
 local records = {}  -- name -> {every_ms, template}: nothing in this call writes a record
 local pushed = {}  -- the job ids, pushed once at the end (nothing here reads the wait list)
 local out, fired, more = {'', 0}, 0, 0
+local read, copied = 0, 0  -- the work bounds' counts
 
 -- One tick at now: each row due at now, at most batch, is enqueued and advanced by the rule.
--- Returns the runs left for their finish.
+-- Returns the runs left for their finish, and true when the call's template bytes ran out
+-- before the tick's last due row (the next call takes up the tick).
 local function one_tick(members)
   local at, released = ms(now), {}
   for i = 1, math.min(#members, 2 * batch), 2 do
     local name, slot = members[i], tonumber(members[i + 1])
     if slot > now then
       break
+    end
+    if copied >= MAX_BYTES then
+      return released, true
     end
     local record = records[name]
     if not record then
@@ -154,6 +166,7 @@ local function one_tick(members)
       local job_id = ids == 'slot' and name .. ':' .. ms(slot) or ''
       enqueued, id = enqueue_one(jobs, job_id, name, at, template or '', pushed)
       fired = fired + 1
+      copied = copied + #(template or '') + #name
       local score = next_run(slot, tonumber(every))
       if score then
         redis.call('ZADD', registry, ms(score), name)
@@ -169,12 +182,17 @@ local function one_tick(members)
     out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5], out[n + 6] =
       name, id, ms(slot), at, enqueued, advanced
   end
-  return released
+  return released, false
 end
 
 local unpack = unpack or table.unpack  -- Lua 5.1 (the server) or 5.3 (fengari)
 for _ = 1, reads do
+  if read >= MAX_ROWS then
+    more = 1  -- the call's work bound: the next call goes on
+    break
+  end
   local members = redis.call('ZRANGE', registry, 0, batch - 1, 'WITHSCORES')
+  read = read + #members / 2
   if #members == 0 then
     more = 0  -- nothing is registered: no tick would fire
     break
@@ -183,10 +201,15 @@ for _ = 1, reads do
   if first > now then  -- the ticks before it would find nothing due: pass them over
     now = tick == 0 and first or now + math.ceil((first - now) / tick) * tick
   end
-  for _, run in ipairs(one_tick(members)) do  -- the worker finishes the run, then advances the row
+  local released, cut = one_tick(members)
+  for _, run in ipairs(released) do  -- the worker finishes the run, then advances the row
     if finish ~= '' then  -- (its record was read just now: Repeat.advance's ZADD)
       redis.call('ZADD', registry, ms(now + tonumber(finish) + run[2]), run[1])
     end
+  end
+  if cut then
+    more = 1  -- stopped inside this tick: next_now stays at it
+    break
   end
   now = now + tick
   if fired >= want then
