@@ -106,12 +106,17 @@ def test_binder_start_runs_a_valkey_and_keeps_the_embedded_default(tmp_path: Pat
             time.sleep(0.2)
 
 
-def test_every_notebook_offers_the_binder_valkey() -> None:
-    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        prose = "".join(
-            "".join(c["source"]) for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "markdown"
-        )
-        assert 'os.environ["EMQ_LAB_VALKEY_URL"]' in prose, notebook.name
+def test_the_start_page_offers_the_binder_valkey_and_every_dive_links_to_it() -> None:
+    """The Binder note (how to switch to its Valkey) is said once, on the start page; each dive
+    links back to that page."""
+
+    def prose(name: str) -> str:
+        cells = json.loads((ROOT / "notebooks" / name).read_text())["cells"]
+        return "".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+
+    assert 'os.environ["EMQ_LAB_VALKEY_URL"]' in prose("00-start.ipynb")
+    for notebook in sorted((ROOT / "notebooks").glob("0[1-9]-*.ipynb")):
+        assert "(00-start.ipynb)" in prose(notebook.name), notebook.name
 
 
 def test_the_lite_site_serves_the_widget_release_the_package_requires() -> None:

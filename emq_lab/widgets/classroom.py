@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..lab import Lab
 
 EVERY_S = 5.0
-_MARK = {"passed": ("✓", "#1a7f37"), "failed": ("✗", "#cf222e"), "not tried": ("○", "#8c959f")}
+_MARK = {"passed": ("✓", "#1a7f37"), "failed": ("✗", "#cf222e"), "not tried": ("○", "#57606a")}
 _CELL = "padding:2px 10px;vertical-align:top;text-align:left"
 
 
@@ -34,7 +34,7 @@ def _h(text: str) -> str:
 def _learner_row(learner: LearnerSummary) -> str:
     name = f"<code style='white-space:nowrap'>{_h(learner.namespace)}</code>"
     if not learner.started and not learner.problems:
-        grey = f"{_CELL};color:#8c959f"
+        grey = f"{_CELL};color:#57606a"
         return f"<tr><td style='{_CELL}'>{name}</td><td style='{grey}' colspan=4><i>not started</i></td></tr>"
     dives = _h(", ".join(learner.dives) or "no dive yet")
     queues = "<br>".join(
