@@ -49,6 +49,25 @@ def skip_or_fail(reason: str) -> None:
     pytest.skip(f"BROWSER TESTS SKIPPED: {reason}")
 
 
+@contextmanager
+def launched_chromium() -> Iterator[Any]:
+    """Debian's Chromium, headless, through Playwright (never a browser Playwright downloads);
+    skips, or fails under EMQ_LAB_REQUIRE_BROWSER, when either is missing."""
+    executable = chromium_path()
+    if executable is None:
+        skip_or_fail("no Chromium at /usr/bin/chromium (Debian: apt-get install --no-install-recommends chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        skip_or_fail("the Python package 'playwright' is not installed (pip install -e '.[test]')")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
 def _wait_http(url: str, process: subprocess.Popen[bytes], log: Path, timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

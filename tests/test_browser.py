@@ -20,16 +20,14 @@ from typing import Any
 
 import pytest
 from browser import (
-    CHROMIUM_ARGS,
     ROOT,
     Kernel,
     Server,
     Watch,
     axe_violations,
-    chromium_path,
     jupyter_process,
+    launched_chromium,
     screenshot,
-    skip_or_fail,
 )
 
 pytestmark = pytest.mark.xdist_group("browser")  # under -n, one worker takes the module: its fixtures start once
@@ -42,17 +40,8 @@ Locator = Any
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    executable = chromium_path()
-    if executable is None:
-        skip_or_fail("no Chromium at /usr/bin/chromium (Debian: apt-get install --no-install-recommends chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        skip_or_fail("the Python package 'playwright' is not installed (pip install -e '.[test]')")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+    with launched_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser import CHROMIUM_ARGS, ROOT, Watch, chromium_path, jupyter_process, screenshot, skip_or_fail
+from browser import ROOT, Watch, jupyter_process, launched_chromium, screenshot
 from class_server import ADMIN_PASSWORD, ClassServer, started_class_server
 from helpers import MIN, START
 
@@ -22,17 +22,8 @@ PREFIX = "pupil"
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    executable = chromium_path()
-    if executable is None:
-        skip_or_fail("no Chromium at /usr/bin/chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        skip_or_fail("the Python package 'playwright' is not installed (pip install -e '.[test]')")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+    with launched_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 def test_the_instructor_page_shows_three_learners_on_the_class_server(browser: Any) -> None:

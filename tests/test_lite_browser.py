@@ -23,8 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from browser import ARTIFACTS, CHROMIUM_ARGS, VERSION_MISMATCH, chromium_path
-from browser import skip_or_fail as browser_skip_or_fail
+from browser import ARTIFACTS, VERSION_MISMATCH, launched_chromium
 from litesite import ROOT, site
 from servers import free_port
 from test_browser import WALKS, expect_text, top
@@ -63,17 +62,8 @@ def served() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    executable = chromium_path()
-    if executable is None:
-        browser_skip_or_fail("no Chromium at /usr/bin/chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        browser_skip_or_fail("the Python package 'playwright' is not installed (pip install -e '.[test]')")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+    with launched_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 class Guard:
