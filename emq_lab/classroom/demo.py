@@ -10,12 +10,12 @@ from .. import keys, progress, validate
 from ..backend import in_process
 from ..clock import SimClock
 from ..lab import Lab
+from ..schedule import MINUTE_MS
 
 ENV_PREFIX = "EMQ_LAB_CLASS_PREFIX"
 DEMO_PREFIX = "demo-"
 DEMO_LEARNERS = ("demo-ada", "demo-bo", "demo-cy")
 DEMO_QUEUES = ("reports", "cadence-live", "cancel")
-MIN = 60_000
 START = "2026-01-05T09:00:00Z"
 
 
@@ -63,10 +63,10 @@ def _play(lab: Lab) -> None:
     for learner in (ada, bo, cy):
         learner.reset_all(DEMO_QUEUES)
         learner.client.delete(keys.progress(learner.namespace))
-    ada.repeat("reports").register("digest", 15 * MIN, '{"report": "digest"}')
+    ada.repeat("reports").register("digest", 15 * MINUTE_MS, '{"report": "digest"}')
     progress.record(ada, "upsert.predict", True, at_ms=clock.now_ms())
-    bo.repeat("cadence-live").register("report", 15 * MIN, '{"report": "daily"}')
-    bo.repeat("cancel").register("report", 15 * MIN, '{"report": "daily"}')
+    bo.repeat("cadence-live").register("report", 15 * MINUTE_MS, '{"report": "daily"}')
+    bo.repeat("cancel").register("report", 15 * MINUTE_MS, '{"report": "daily"}')
     progress.record(bo, "cadence.predict", False, at_ms=clock.now_ms())
     clock.advance(minutes=15)
     bo.pump("cancel").tick()

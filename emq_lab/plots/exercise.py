@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from ..clock import hhmm, hhmmss
 from ..exercises.next_run_check import Timelines
+from ..schedule import MINUTE_MS
 
 LANES = (("yours", "#D55E00"), ("start-to-start", "#0072B2"))  # colour-blind safe (Okabe-Ito)
 PART_COLOUR = "#555555"
@@ -17,7 +18,7 @@ PART_COLOUR = "#555555"
 
 def _x(lines: Timelines, ms: int) -> float:
     """Minutes since the start (a numeric axis labelled HH:MM, as the cadence timeline)."""
-    return (ms - lines.start_ms) / 60_000
+    return (ms - lines.start_ms) / MINUTE_MS
 
 
 def traces(lines: Timelines) -> list[dict[str, Any]]:
@@ -33,7 +34,7 @@ def traces(lines: Timelines) -> list[dict[str, Any]]:
                 "name": f"{label} runs",
                 "orientation": "h",
                 "base": [_x(lines, ms) for ms in releases],
-                "x": [lines.run_ms / 60_000] * len(releases),
+                "x": [lines.run_ms / MINUTE_MS] * len(releases),
                 "y": [y] * len(releases),
                 "width": 0.5,
                 "marker": {"color": colour, "opacity": 0.5},
@@ -79,7 +80,7 @@ def timelines_figure(lines: Timelines) -> go.Figure:
     """The two lanes; the x axis from the start to the last finish, HH:MM at each reference release."""
     every = [*lines.yours, *lines.reference]
     end = max(every, default=lines.start_ms) + lines.run_ms
-    pad = max(lines.setting.every_ms // 4, 60_000)
+    pad = max(lines.setting.every_ms // 4, MINUTE_MS)
     ticks = sorted(set(lines.reference))
     shapes, notes = _part(lines)
     layout = {
@@ -89,7 +90,7 @@ def timelines_figure(lines: Timelines) -> go.Figure:
             "range": [_x(lines, lines.start_ms - pad), _x(lines, end + pad)],
             "tickmode": "array",
             "tickvals": [_x(lines, ms) for ms in ticks],
-            "ticktext": [hhmm(ms) if ms % 60_000 == 0 else hhmmss(ms) for ms in ticks],
+            "ticktext": [hhmm(ms) if ms % MINUTE_MS == 0 else hhmmss(ms) for ms in ticks],
             "title": {"text": "time (UTC)"},
         },
         "yaxis": {

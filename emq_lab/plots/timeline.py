@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from ..clock import hhmm, hhmmss
 from ..dives.cadence import Trace
-from ..schedule import Measure
+from ..schedule import MINUTE_MS, Measure
 
 # Okabe and Ito's colour-blind-safe palette; the lanes are also told apart by their row and name.
 COLOURS = {
@@ -34,7 +34,7 @@ def shown_marks(trace: Trace) -> list[int]:
 def minutes(trace: Trace, ms: int) -> float:
     """The x coordinate of instant ``ms``: minutes since the trace's start. (A plain numeric
     axis labelled with HH:MM: a date axis renders as raw epoch numbers in a FigureWidget.)"""
-    return (ms - trace.start_ms) / 60_000
+    return (ms - trace.start_ms) / MINUTE_MS
 
 
 def _lane_y(trace: Trace) -> dict[Measure, int]:
@@ -78,7 +78,7 @@ def traces(trace: Trace) -> list[dict[str, Any]]:
                 "name": f"{lane.measure.value} runs",
                 "orientation": "h",
                 "base": [minutes(trace, run.release_ms) for run in lane.runs],
-                "x": [(run.finish_ms - run.release_ms) / 60_000 for run in lane.runs],
+                "x": [(run.finish_ms - run.release_ms) / MINUTE_MS for run in lane.runs],
                 "y": [y] * len(lane.runs),
                 "width": 0.5,
                 "marker": {"color": colour, "opacity": 0.6},
@@ -108,7 +108,7 @@ def layout(trace: Trace) -> dict[str, Any]:
     ys = _lane_y(trace)
     marks = trace.period_marks()
     end = max(marks[-1], *(run.finish_ms for lane in trace.lanes for run in lane.runs))
-    pad = max(trace.every_ms // 4, 60_000)
+    pad = max(trace.every_ms // 4, MINUTE_MS)
     shown = shown_marks(trace)
     return {
         # Left-aligned, so the plot's toolbar (top right, on hover) never covers it.

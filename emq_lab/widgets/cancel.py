@@ -12,6 +12,7 @@ import ipywidgets as widgets
 from ..clock import hhmm
 from ..dives.crash import CrashBench
 from ..dives.race import ALL_LABELS, LABELS, PRESET_LABELS, STEPS, Keyspace, Race, keyspace
+from ..schedule import MINUTE_MS
 from .note import ALREADY_RAN, BAD, GOOD, Note, click, set_disabled
 from .view import View
 
@@ -45,7 +46,7 @@ class CancelPanel(View):
     the same words (the twin); nothing reaches the Log Console.
     """
 
-    def __init__(self, lab: Lab, queue: str = "race", *, name: str = "report", every_ms: int = 15 * 60_000) -> None:
+    def __init__(self, lab: Lab, queue: str = "race", *, name: str = "report", every_ms: int = 15 * MINUTE_MS) -> None:
         self.lab = lab
         self._race: Race | None = None
         self._new_race = lambda: Race(lab, queue, name=name, every_ms=every_ms)
@@ -227,7 +228,7 @@ class CrashPanel(View):
     """
 
     def __init__(
-        self, lab: Lab, queue: str = "crash-panel", *, name: str = "report", every_ms: int = 15 * 60_000
+        self, lab: Lab, queue: str = "crash-panel", *, name: str = "report", every_ms: int = 15 * MINUTE_MS
     ) -> None:
         self.lab = lab
         self._bench: CrashBench | None = None
