@@ -130,11 +130,6 @@ class Health(Generic[T]):
         return len(self._waiting)
 
     @property
-    def scheduled(self) -> bool:
-        """True while a retry is scheduled (there is at most one)."""
-        return self._handle is not None
-
-    @property
     def every_s(self) -> float:
         """The delay of the scheduled retry."""
         return self.delays[min(max(self._step - 1, 0), len(self.delays) - 1)]

@@ -11,7 +11,7 @@ import emq_lab
 from emq_lab.dives.upsert import Strategy
 from emq_lab.keys import QueueKeys
 from emq_lab.scripts import source
-from emq_lab.widgets.boot import BootCounter, BootPanel, _span
+from emq_lab.widgets.boot import BootCounter, BootPanel, line_span
 
 pytestmark = pytest.mark.embedded_only  # the logic is the package's; the backend tests cover the servers
 
@@ -226,4 +226,4 @@ def test_the_lit_lines_stay_open_and_the_rest_folds(lab: emq_lab.Lab, queue: str
 def test_one_boot_and_one_hidden_line_read_in_the_singular(lab: emq_lab.Lab, queue: str) -> None:
     counter = BootCounter(lab, queue, boots=1)
     assert "after 1 boot<" in counter._table.value and "after 1 boots" not in counter._table.value
-    assert _span(47, 47) == "line 47" and _span(3, 5) == "lines 3-5"
+    assert line_span(47, 47) == "line 47" and line_span(3, 5) == "lines 3-5"

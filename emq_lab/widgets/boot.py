@@ -70,17 +70,18 @@ def script_html(text: str, lit: tuple[int, ...], *, context: int = CONTEXT) -> s
     for number in range(header + 1, len(lines) + 1):
         if number in shown:
             if hidden:
-                out.append(_fold(_span(hidden[0], hidden[-1]), [_row(n, lines[n - 1], lit) for n in hidden]))
+                out.append(_fold(line_span(hidden[0], hidden[-1]), [_row(n, lines[n - 1], lit) for n in hidden]))
                 hidden = []
             out.append(_row(number, lines[number - 1], lit))
         else:
             hidden.append(number)
     if hidden:
-        out.append(_fold(_span(hidden[0], hidden[-1]), [_row(n, lines[n - 1], lit) for n in hidden]))
+        out.append(_fold(line_span(hidden[0], hidden[-1]), [_row(n, lines[n - 1], lit) for n in hidden]))
     return f'<div style="{_PRE}">{"".join(out)}</div>'
 
 
-def _span(first: int, last: int) -> str:
+def line_span(first: int, last: int) -> str:
+    """"line 47", or "lines 3-5": how a folded run of script lines is labelled."""
     return f"line {first}" if first == last else f"lines {first}-{last}"
 
 
