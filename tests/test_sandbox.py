@@ -413,7 +413,7 @@ def test_a_check_has_one_deadline(lab: emq_lab.Lab, workdir: Path) -> None:
     took = time.monotonic() - start
     assert not check.passed
     assert took < LIMIT_S, f"{took:.1f} s"
-    assert f"line 2: {CHECK_LIMIT}" in str(check), str(check)
+    assert CHECK_LIMIT in str(check), str(check)  # in whichever script ran at that moment
     assert exercises.register(REGISTER, lab).passed
 
 
