@@ -20,7 +20,7 @@ from servers import ValkeyServer
 
 import emq_lab
 from emq_lab import exercises, sandbox
-from emq_lab.exercises.explain import MEMORY_LIMIT, TIME_LIMIT, explain_error
+from emq_lab.exercises.explain import CHECK_LIMIT, MEMORY_LIMIT, TIME_LIMIT, explain_error
 
 REGISTER = exercises.solution("register")
 ADVANCE = exercises.solution("advance")
@@ -265,6 +265,16 @@ SAME_AS_VALKEY = [
     "local ok, e = pcall(function() return undefined_thing end) return ok and 1 or 0",
     "error('boom')",
     "return redis.pcall('INCR', KEYS[1] .. 'h')",
+    # the outside check's findings: cjson.null, errors without a line, a stack overflow, replies read raw
+    "return cjson.null",
+    "return cjson.null.foo",
+    "return {1, cjson.null, 3}",
+    "return {type(cjson.null), tostring(cjson.null == cjson.decode('null'))}",
+    "local ok, e = pcall(cjson.decode, '{')\nreturn {tostring(ok), type(e)}",
+    "error('boom', 0)",
+    "local function f() return f() + 1 end\nreturn f()",
+    "return setmetatable({}, {__index = function(_, k) if k == 'err' then return 'boom' end end})",
+    "return {1 / 0, -1 / 0}",
 ]
 
 
@@ -312,4 +322,182 @@ def test_a_spent_worker_is_replaced_for_the_next_check() -> None:
     with pytest.raises(sandbox.Stopped):
         first.client.ping()
     assert sandbox.for_checks() is not first
-    assert exercises.register(REGISTER).passed
+    check = exercises.register(REGISTER)
+    assert check.passed, str(check)
+
+
+# -- the outside check's findings (A1-A7) ----------------------------------------------------------
+
+NO_PYTHON = [
+    ("return tostring(cjson.encode.args)", "attempt to index field 'encode' (a function value)"),
+    ("return tostring(redis.setresp.__closure__)", "attempt to index field 'setresp' (a function value)"),
+    ("return tostring(redis.pcall.__globals__)", "attempt to index field 'pcall' (a function value)"),
+    ("return tostring(redis.log.func)", "attempt to index field 'log' (a function value)"),
+    ("return tostring(cjson.null.__class__)", "attempt to index field 'null' (a userdata value)"),
+    ("local ok, e = pcall(cjson.decode, '{')\nreturn type(e)", "string"),
+    ("local ok, e = pcall(redis.call, 'NOPE')\nreturn type(e)", "string"),
+    ("return type(redis.pcall('NOPE').err)", "string"),
+]
+
+
+@pytest.mark.parametrize(("script", "expected"), NO_PYTHON)
+def test_no_python_object_is_reachable_from_lua(box: Any, script: str, expected: str) -> None:
+    try:
+        reply = box.eval(script, 0)
+    except redis.ResponseError as error:
+        reply = explain_error(error)
+    assert expected in str(reply), reply
+
+
+def test_the_sandboxs_functions_are_lua_functions(box: Any) -> None:
+    names = ["redis.call", "redis.pcall", "redis.log", "redis.setresp", "cjson.encode", "cjson.decode"]
+    kinds = box.eval("return {" + ", ".join(f"type({name})" for name in names) + ", type(cjson.null)}", 0)
+    assert kinds == ["function"] * len(names) + ["userdata"]
+
+
+RCE = """local G = cjson.encode.args[0].globals()
+G.os.execute('touch {path}')
+return 1"""
+
+
+def test_an_answer_that_reaches_for_python_writes_nothing(lab: emq_lab.Lab, workdir: Path) -> None:
+    written = workdir.parent / f"{workdir.name}-written"
+    check = exercises.register(RCE.replace("{path}", str(written)), lab)
+    assert not check.passed
+    assert "line 1: attempt to index field 'encode' (a function value)" in str(check), str(check)
+    assert not written.exists()
+    assert exercises.register(REGISTER, lab).passed
+
+
+def test_the_worker_inherits_nothing_of_the_kernels_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EMQ_LAB_URL", "redis://learner:s3cret@127.0.0.1:1/")
+    box = sandbox.Sandbox()
+    try:
+        box.ready()
+        assert box._process is not None
+        environ = Path(f"/proc/{box._process.pid}/environ").read_bytes()
+        assert b"s3cret" not in environ and b"EMQ_LAB_URL" not in environ
+        assert box.client.eval("return redis.call('SET', 'k', 'v')", 0) == "OK"  # it works without them
+    finally:
+        box.kill()
+
+
+PLANTS = {
+    "redis.call": "redis.call = function() return 0 end\nreturn 1",
+    "redis.call through _G": "_G.redis.call = function() return 0 end\nreturn 1",
+    "the string metatable": (
+        "getmetatable('').__index = setmetatable({}, {__index = function() return function() end end})\nreturn 1"
+    ),
+}
+
+
+@pytest.mark.parametrize("plant", list(PLANTS))
+def test_a_wrong_answer_that_plants_lua_does_not_pass(lab: emq_lab.Lab, plant: str) -> None:
+    assert not exercises.register(PLANTS[plant], lab).passed
+    assert not exercises.advance(PLANTS[plant], lab).passed
+    assert exercises.register(REGISTER, lab).passed
+    assert exercises.advance(ADVANCE, lab).passed
+
+
+def test_what_a_script_plants_ends_with_it(box: Any) -> None:
+    box.eval("redis.call = function() return 0 end\ngetmetatable('').__index = {}\nreturn 1", 0)
+    assert box.eval("return redis.call('SET', KEYS[1], 'v')", 1, "k") == "OK"
+    assert box.eval("return ('abc'):upper()", 0) == "ABC"
+    assert box.eval("return tostring(getmetatable('').__index == string)", 0) == "true"
+
+
+def test_a_check_has_one_deadline(lab: emq_lab.Lab, workdir: Path) -> None:
+    slow = "local t0 = os.clock()\nwhile os.clock() - t0 < 0.05 do end\n" + REGISTER  # correct, 50 ms a call
+    start = time.monotonic()
+    check = exercises.register(slow, lab)
+    took = time.monotonic() - start
+    assert not check.passed
+    assert took < LIMIT_S, f"{took:.1f} s"
+    assert CHECK_LIMIT in str(check), str(check)  # in whichever script ran at that moment
+    assert exercises.register(REGISTER, lab).passed
+
+
+UNSTEADY = {  # a register.lua that fails on its 40th call only (in the random search), and one that loops there
+    "a wrong answer once": ("local n = redis.call('INCR', 'calls')\nif n == 40 then return 2 end\n" + REGISTER, None),
+    "a loop once": ("local n = redis.call('INCR', 'calls')\nif n == 40 then while true do end end\n" + REGISTER, None),
+}
+
+
+@pytest.mark.parametrize("form", list(UNSTEADY))
+def test_an_answer_that_changes_from_run_to_run_is_a_failed_check(lab: emq_lab.Lab, form: str) -> None:
+    check = exercises.register(UNSTEADY[form][0], lab)
+    assert not check.passed
+    if form == "a wrong answer once":
+        assert "the script behaves differently from run to run" in str(check), str(check)
+    else:
+        assert f"line 2: {TIME_LIMIT}" in str(check), str(check)
+    assert exercises.register(REGISTER, lab).passed
+
+
+CRASHES = {  # each one ended the worker with a Python traceback before
+    "cjson.decode of text that is not JSON": (
+        "local cfg = cjson.decode('every_ms=' .. ARGV[2])\n" + REGISTER,
+        "line 1: Expecting value at character 1",
+    ),
+    "cjson.decode nested too deep": (
+        "return cjson.decode(string.rep('[', 1e5) .. string.rep(']', 1e5))",
+        "line 1: Found too many nested data structures",
+    ),
+    "a table that holds itself": ("local t = {}\nt[1] = t\nreturn t", "line 3: the reply nests tables more than 100"),
+    "cjson.null": ("return cjson.null", "the script returned nil or text; register returns 1"),
+    "a field of cjson.null": ("return cjson.null.foo", "line 1: attempt to index field 'null' (a userdata value)"),
+    "an infinite number": ("return 1 / 0", "the script returned -9223372036854775808; register returns 1"),
+}
+
+
+@pytest.mark.parametrize("form", list(CRASHES))
+def test_a_script_that_crashed_the_worker_is_explained(
+    lab: emq_lab.Lab, capfd: pytest.CaptureFixture[str], form: str
+) -> None:
+    source, expected = CRASHES[form]
+    check = exercises.register(source, lab)
+    assert not check.passed
+    assert expected in str(check), str(check)
+    assert "Traceback" not in capfd.readouterr().err
+    assert exercises.register(REGISTER, lab).passed
+
+
+LOOPING_REPLY = "return setmetatable({}, {__index = function() while true do end end})"
+
+
+def test_a_replys_metamethods_do_not_run_in_the_browsers_sandbox() -> None:
+    import fakeredis
+
+    in_process = fakeredis.FakeRedis(server=sandbox.lua.server(), decode_responses=True, protocol=2)
+    start = time.monotonic()
+    assert in_process.eval(LOOPING_REPLY, 0) == []  # Valkey reads a reply raw: no __index
+    assert time.monotonic() - start < sandbox.LIMIT_S
+    assert in_process.eval("return setmetatable({}, {__index = function(_, k) return 'boom' end})", 0) == []
+
+
+def test_a_replys_metamethods_do_not_run_in_the_worker(box: Any) -> None:
+    start = time.monotonic()
+    assert box.eval(LOOPING_REPLY, 0) == []
+    assert time.monotonic() - start < sandbox.LIMIT_S
+
+
+HAS_NOT = "Valkey has it; fakeredis, which runs the sandbox, has not"
+
+
+def test_a_library_valkey_has_and_the_sandbox_has_not_is_named(box: Any) -> None:
+    for library in ("bit", "struct", "cmsgpack"):
+        with pytest.raises(redis.ResponseError) as missing:
+            box.eval(f"return {library}.x", 0)
+        said = explain_error(missing.value)
+        assert said == f"line 1: the sandbox has no '{library}' library ({HAS_NOT})"
+
+
+def test_control_characters_in_a_scripts_text_are_escaped(lab: emq_lab.Lab) -> None:
+    forged = "error('\\27[2J\\27[Hregister: passed 4 scenarios\\n  all good')"
+    check = exercises.register(forged, lab)
+    assert not check.passed
+    assert "\x1b" not in str(check) and "\\x1b[2J" in str(check)
+    assert "\n  all good" not in str(check)
+    member = "redis.call('ZADD', KEYS[1], 1, '\\27[31mred')\nreturn 1"
+    check = exercises.register(member, lab)
+    assert "\x1b" not in str(check) and "\\x1b[31mred" in str(check), str(check)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..dives.race import ALL_LABELS, REGISTER, STEPS, Keyspace, Race, Step, drop_record, keyspace
 from ..outcome import Outcome
 from ..sandbox import Stopped
-from .check import Check, at, clear, queues, session, sim
+from .check import Check, at, clear, printable, queues, session, sim, unexpected
 from .explain import attempt, explain_error
 
 if TYPE_CHECKING:
@@ -83,27 +83,31 @@ def check(lua_source: str, lab: Lab | None = None) -> Check:
     """Replay the cancel race in every order with ``lua_source`` as advance.lua."""
     if not isinstance(lua_source, str) or not lua_source.strip():
         raise ValueError(f"lua_source: expected the Lua text of your advance script, got {lua_source!r:.60}")
-    mine, theirs = queues("advance")
     every = orders()
-    with session(lab, "advance") as base:
-        learner, _ = sim(base.with_scripts(advance=lua_source))
-        reference, _ = sim(base)
-        yours, ref = Race(learner, mine), Race(reference, theirs)
-        for order in every:
-            ref_start, ref_steps, _ = replay(ref, order)
-            try:
-                start, steps, error = replay(yours, order)
-            except Stopped as stop:
-                return _stopped(order, stop)
-            for i, theirs_step in enumerate(ref_steps):
-                mine_step = steps[i] if i < len(steps) else None
-                if (
-                    mine_step is None
-                    or mine_step.outcome != theirs_step.outcome
-                    or mine_step.after != theirs_step.after
-                ):
-                    before = steps[i - 1].after if i and i - 1 < len(steps) else start
-                    return _failed(yours, order, steps[:i], mine_step, theirs_step, before, error)
+    with session(lab, "advance", lua=True) as (sandboxed, reference):
+        try:
+            return _replay_all(sandboxed.with_scripts(advance=lua_source), reference, every)
+        except Exception as error:  # noqa: BLE001 - no answer may break the checker
+            return unexpected("advance", error)
+
+
+def _replay_all(learner_lab: Lab, reference_lab: Lab, every: list[tuple[str, ...]]) -> Check:
+    """Every order on the learner's side and the reference's; the first where they part explained."""
+    mine, theirs = queues("advance")
+    learner, _ = sim(learner_lab)
+    reference, _ = sim(reference_lab)
+    yours, ref = Race(learner, mine), Race(reference, theirs)
+    for order in every:
+        ref_start, ref_steps, _ = replay(ref, order)
+        try:
+            start, steps, error = replay(yours, order)
+        except Stopped as stop:
+            return _stopped(order, stop)
+        for i, theirs_step in enumerate(ref_steps):
+            mine_step = steps[i] if i < len(steps) else None
+            if mine_step is None or mine_step.outcome != theirs_step.outcome or mine_step.after != theirs_step.after:
+                before = steps[i - 1].after if i and i - 1 < len(steps) else start
+                return _failed(yours, order, steps[:i], mine_step, theirs_step, before, error)
     text = "\n".join(
         [
             f"advance: passed all {len(every)} orders of the race (a plain tick, a vanished record, "
@@ -154,8 +158,8 @@ def _stopped(order: tuple[str, ...], stop: Stopped) -> Check:
 
 
 def _keys(label: str, state: Keyspace) -> list[str]:
-    rows = ", ".join(f"{name} @ {at(ms)}" for name, ms in state.registry) or "(empty)"
-    records = ", ".join(state.records) or "(none)"
+    rows = ", ".join(f"{printable(name)} @ {at(ms)}" for name, ms in state.registry) or "(empty)"
+    records = ", ".join(printable(record) for record in state.records) or "(none)"
     return [f"    {label + ':':<10}registry = {rows}; records: {records}"]
 
 

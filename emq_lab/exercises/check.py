@@ -4,6 +4,7 @@ fixed start instant, how an instant is written, and the settings hypothesis sear
 from __future__ import annotations
 
 import atexit
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -15,7 +16,7 @@ from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, Phase, Verbosity, configuration, find, settings
 from hypothesis import strategies as st
-from hypothesis.errors import NoSuchExample
+from hypothesis.errors import Flaky, NoSuchExample
 
 from .. import sandbox
 from ..clock import SimClock
@@ -39,11 +40,49 @@ class Check:
     scenario: str | None = None  # the failing scenario's name (None when passed)
     detail: Any = None  # exercise-specific data a figure draws (next_run: the Timelines)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", printable(self.text, keep="\n"))
+
     def __str__(self) -> str:
         return self.text
 
     def __repr__(self) -> str:
         return f"<Check {self.exercise}: {'passed' if self.passed else 'failed'}>"
+
+
+class Unsteady(Exception):
+    """The learner's script answered the same scenario differently from one run to the next."""
+
+
+def unsteady(exercise: str, scenario: str) -> Check:
+    """The failed Check for a script whose answers change from run to run."""
+    text = (
+        f'{exercise}: FAILED in scenario "{scenario}"\n'
+        "  what went wrong: the script behaves differently from run to run: the same steps failed once "
+        "and passed when run again (math.random, os.clock, or a limit it only sometimes reaches?); "
+        "a script's answer must follow from its keys and arguments alone"
+    )
+    return Check(exercise, False, text, scenario=scenario)
+
+
+def unexpected(exercise: str, error: Exception) -> Check:
+    """The failed Check for an answer that made the checker itself fail: no exception escapes."""
+    text = f"{exercise}: FAILED: the check could not finish on this answer ({type(error).__name__}: {error})"
+    return Check(exercise, False, text[:2000])
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with its control characters (but those in ``keep``) escaped: ``\\x1b``, ``\\n``;
+    a script's text cannot clear the screen or forge a line of the explanation."""
+
+    def escape(found: re.Match[str]) -> str:
+        char = found.group()
+        return char if char in keep else repr(char)[1:-1]
+
+    return _CONTROL.sub(escape, text)
 
 
 def at(ms: int) -> str:
@@ -72,17 +111,31 @@ def queues(exercise: str) -> tuple[str, str]:
 
 
 @contextmanager
-def session(lab: Lab | None, exercise: str, names: tuple[str, ...] = ()) -> Iterator[Lab]:
-    """The lab a checker runs on: the kernel's sandbox (:func:`emq_lab.sandbox.for_checks`),
-    wiped, reading now from START. The learner's ``lab`` is not touched: nothing is read from
-    it or written to it, whatever its server (one that refuses a learner's EVAL included)."""
-    box = sandbox.for_checks()
+def session(lab: Lab | None, exercise: str, *, lua: bool = False) -> Iterator[tuple[Lab, Lab]]:
+    """The two labs a checker runs on, reading now from START: the kernel's sandbox
+    (:func:`emq_lab.sandbox.for_checks`, wiped; with ``lua``, the check of a learner's Lua, its
+    scripts all stop after :data:`~emq_lab.sandbox.CHECK_S`), where the learner's script runs, and the
+    reference's: a private fakeredis of this check's own in this process, where no learner's
+    script ever runs, so nothing a script plants in its Lua state can reach the reference. The
+    learner's ``lab`` is not touched: nothing is read from it or written to it, whatever its
+    server (one that refuses a learner's EVAL included)."""
+    import fakeredis
+
+    box = sandbox.for_checks(sandbox.CHECK_S if lua else None)
     if sandbox.BROWSER:  # the tab's kernel is busy until the check ends: say so, and for how long at most
         print(
-            f"checking {exercise} in the sandbox; a script still running after {sandbox.LIMIT_S:g} s is stopped there",
+            f"checking {exercise} in the sandbox; a script still running after {sandbox.LIMIT_S:g} s is stopped "
+            f"there" + (f", and the whole check after {sandbox.CHECK_S:g} s" if lua else ""),
             flush=True,
         )
-    yield Lab(box.client, SimClock(START), "the exercises' sandbox")
+    reference = fakeredis.FakeRedis(server=fakeredis.FakeServer(), decode_responses=True, protocol=2)
+    try:
+        yield (
+            Lab(box.client, SimClock(START), "the exercises' sandbox"),
+            Lab(reference, SimClock(START), "the exercises' reference (private fakeredis)"),
+        )
+    finally:
+        reference.close()
 
 
 def clear(lab: Lab, queue: str) -> None:
@@ -95,7 +148,20 @@ def clear(lab: Lab, queue: str) -> None:
 
 def smallest(strategy: st.SearchStrategy[T], fails: Callable[[T], bool], *, examples: int = EXAMPLES) -> T | None:
     """The smallest value of ``strategy`` for which ``fails`` is true, shrunk by hypothesis
-    (fixed seed, no example database), or None when ``examples`` draws found none."""
+    (fixed seed, no example database), or None when ``examples`` draws found none. A script
+    stopped at a limit ends the search at once and raises :class:`~emq_lab.sandbox.Stopped`
+    here; a ``fails`` that changes its mind on the same value raises :class:`Unsteady`."""
+    stopped: list[sandbox.Stopped] = []
+
+    def condition(value: T) -> bool:
+        if stopped:  # the rest of the search would only meet the limit again: end it
+            return True
+        try:
+            return fails(value)
+        except sandbox.Stopped as stop:
+            stopped.append(stop)
+            return True
+
     search = settings(
         max_examples=examples,
         derandomize=True,
@@ -107,9 +173,14 @@ def smallest(strategy: st.SearchStrategy[T], fails: Callable[[T], bool], *, exam
     )
     with _hypothesis_home():
         try:
-            return find(strategy, fails, settings=search)
+            found = find(strategy, condition, settings=search)
         except NoSuchExample:
-            return None
+            found = None
+        except Flaky as flaky:
+            raise Unsteady(str(flaky)) from None
+    if stopped:
+        raise stopped[0]
+    return found
 
 
 _home: list[str] = []

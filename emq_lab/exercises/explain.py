@@ -14,7 +14,8 @@ from typing import TypeVar
 
 from redis.exceptions import ResponseError
 
-from ..sandbox import LIMIT_S, MEMORY_BYTES, Stopped
+from ..sandbox import CHECK_S, LIMIT_S, MEMORY_BYTES, Stopped
+from .check import printable
 
 T = TypeVar("T")
 
@@ -26,7 +27,11 @@ MEMORY_LIMIT = (
     f"the script held more than {MEMORY_BYTES >> 20} MB of memory, the limit, so the sandbox stopped it there "
     "(a table or a string that grows without end?)"
 )
-LIMITS = (TIME_LIMIT, MEMORY_LIMIT)
+CHECK_LIMIT = (
+    f"the check had run for {CHECK_S:g} s in all, the limit for one check, so the sandbox stopped the script "
+    "there (a script that is slow on every call? a check calls it hundreds of times)"
+)
+LIMITS = (TIME_LIMIT, MEMORY_LIMIT, CHECK_LIMIT)
 
 
 # -- errors ------------------------------------------------------------------------------------
@@ -51,6 +56,7 @@ _CANON: tuple[tuple[str, str], ...] = (
     (r"^Script killed by user with SCRIPT KILL.*$", TIME_LIMIT),  # Valkey's words for a script stopped
     (r"^emq-lab stop$", TIME_LIMIT),
     (r"^emq-lab memory$", MEMORY_LIMIT),
+    (r"^emq-lab check$", CHECK_LIMIT),
     (r"^(?:ERR )?emq-lab reply: (\d+) MB, (.*)$", r"the script's reply is \1 MB, \2 limit"),
 )
 
@@ -65,8 +71,12 @@ def _canonical(message: str) -> str:
 
 def explain_error(exc: BaseException) -> str:
     """One line for a script error, the same on fakeredis and Valkey: ``line 3: <what>``, or
-    ``syntax error on line 1: <what>``, or the message alone when no line is known."""
-    text = str(exc)
+    ``syntax error on line 1: <what>``, or the message alone when no line is known; control
+    characters escaped (``\\n``, ``\\x1b``)."""
+    return printable(_explained(str(exc)))
+
+
+def _explained(text: str) -> str:
     piped = re.search(r"of pipeline caused error: (.*)$", text, flags=re.DOTALL)
     if piped:
         text = piped.group(1)

@@ -141,7 +141,7 @@ def check(fn: Callable[..., Any], lab: Lab | None = None) -> Check:
     _arity(fn)
     mine, theirs = queues("next-run")
     start = parse_instant("2026-01-05T09:00:00Z")
-    with session(lab, "next-run") as base:
+    with session(lab, "next-run") as (base, _):
 
         def compare(setting: Setting) -> tuple[Timelines, str | None]:
             ref = releases(base, theirs, setting, Measure.START_TO_START)

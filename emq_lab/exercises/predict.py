@@ -290,7 +290,7 @@ class Predictions:
             except ValueError as exc:
                 raise ValueError(f"{key}: {exc}") from None
         lines, right = [], True
-        with session(lab, "predict") as base:
+        with session(lab, "predict") as (base, _):
             for key, said in given.items():
                 question = self._questions[key]
                 sim_lab = base.with_clock(SimClock(f"{DAY}T{question.clock}:00Z"))

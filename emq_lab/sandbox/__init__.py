@@ -4,7 +4,9 @@ On CPython the sandbox is a worker process (:mod:`emq_lab.sandbox.worker`) servi
 fakeredis on a unix socket in a private temp directory; a client here talks to it with
 redis-py, so every verb, the pump and the checkers run on it unchanged. Its Lua (see
 ``runner.lua``) has Valkey's globals and no more, and a line hook the script cannot reach stops
-it after :data:`LIMIT_S` seconds or :data:`~emq_lab.sandbox.lua.MEMORY_BYTES` of Lua memory. What
+it after :data:`LIMIT_S` seconds or :data:`~emq_lab.sandbox.lua.MEMORY_BYTES` of Lua memory, and
+every script of one check once the check has run :data:`CHECK_S` seconds in all. No Python object
+is reachable from its Lua, and the worker inherits nothing of the kernel's environment. What
 the hook cannot stop (a long call into the server), the parent does: a reply that has not come
 after :data:`HARD_S` seconds, or a Ctrl-C / Jupyter interrupt, kills the worker at once. Then
 the sandbox is spent: every later call raises :class:`Stopped` with the line the script was on.
@@ -12,7 +14,8 @@ the sandbox is spent: every later call raises :class:`Stopped` with the line the
 In the browser (Pyodide, no processes) the sandbox is a second fakeredis in this process with the
 same Lua environment and hook; the hook is the only limit there.
 
-- :func:`for_checks`: the kernel's warm worker for the exercises' checkers, wiped before each check.
+- :func:`for_checks`: the kernel's warm worker for the exercises' checkers, wiped before each check
+  (the checkers run their reference side elsewhere: never in a Lua state a learner's script ran in).
 - :func:`shared`: the worker ``Lab.with_scripts`` runs a learner's scripts on (not wiped).
 """
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import select
 import shutil
 import struct
@@ -37,12 +41,14 @@ from redis.retry import Retry
 
 from .lua import LIMIT_S, MEMORY_BYTES
 
-__all__ = ["HARD_S", "LIMIT_S", "MEMORY_BYTES", "Sandbox", "Stopped", "for_checks", "owns", "shared"]
+__all__ = ["CHECK_S", "HARD_S", "LIMIT_S", "MEMORY_BYTES", "Sandbox", "Stopped", "for_checks", "owns", "shared"]
 
 T = TypeVar("T")
 
 #: Seconds a call may wait for the worker's reply before the worker is killed.
 HARD_S = LIMIT_S + 2.0
+#: Seconds all the scripts of one check may run in all (a check stops within CHECK_S + HARD_S).
+CHECK_S = 6.0
 #: Seconds a new worker may take to start (import fakeredis and lupa).
 START_S = 30.0
 BROWSER = sys.platform == "emscripten"
@@ -87,7 +93,9 @@ class Sandbox:
             [sys.executable, "-m", "emq_lab.sandbox.worker", str(self._dir)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,  # its errors come back as error replies, not on the kernel's stderr
             cwd=self._dir,
+            env=_environment(),
             start_new_session=True,  # a terminal's Ctrl-C reaches the kernel, which kills this
             text=True,
         )
@@ -103,7 +111,7 @@ class Sandbox:
         self.client = client
 
     @staticmethod
-    def _in_process() -> Any:
+    def _in_process(check_s: float | None = None) -> Any:
         from .. import _browser
 
         _browser.install()
@@ -111,7 +119,7 @@ class Sandbox:
 
         from . import lua
 
-        return fakeredis.FakeRedis(server=lua.server(), decode_responses=True, protocol=2)
+        return fakeredis.FakeRedis(server=lua.server(None, check_s), decode_responses=True, protocol=2)
 
     def _wait(self, answer: str) -> None:
         assert self._process is not None and self._process.stdout is not None
@@ -127,17 +135,18 @@ class Sandbox:
             self._wait("ready")
             self._ready = True
 
-    def wipe(self) -> None:
-        """Empty the sandbox: a new server, its data and Lua state fresh."""
+    def wipe(self, check_s: float | None = None) -> None:
+        """Empty the sandbox: a new server, its data and Lua state fresh, whose scripts stop
+        ``check_s`` seconds from now (None: no limit but each script's own)."""
         if self.spent is not None:
             raise Stopped(self.spent)
         if self._process is None:
-            self.client = self._in_process()
+            self.client = self._in_process(check_s)
             return
         self.ready()
         assert self._process.stdin is not None
         self.client.connection_pool.disconnect()
-        self._process.stdin.write("wipe\n")
+        self._process.stdin.write(f"wipe {check_s or ''}\n")
         self._process.stdin.flush()
         self._wait("wiped")
 
@@ -186,6 +195,12 @@ class Sandbox:
         self.spent = self.spent or "user_script:0: emq-lab stop"
 
 
+def _environment() -> dict[str, str]:
+    """The worker's environment: where Python finds emq_lab and its packages, and nothing else
+    of the kernel's (no EMQ_LAB_URL, no password, no token)."""
+    return {"PYTHONPATH": os.pathsep.join(path for path in sys.path if path), "LC_ALL": "C.UTF-8"}
+
+
 _lock = threading.Lock()
 _boxes: dict[str, Sandbox] = {}
 
@@ -217,10 +232,12 @@ def _replace(spent: Sandbox) -> None:
                 _boxes[role] = Sandbox()
 
 
-def for_checks() -> Sandbox:
-    """The worker a check runs on, wiped; a new one (started at once) when the last was spent."""
+def for_checks(check_s: float | None = None) -> Sandbox:
+    """The worker a check runs on, wiped; a new one (started at once) when the last was spent.
+    With ``check_s`` (a check that runs a learner's Lua: :data:`CHECK_S`), every script stops
+    ``check_s`` seconds from now."""
     box = _box("checks")
-    box.wipe()
+    box.wipe(check_s)
     return box
 
 

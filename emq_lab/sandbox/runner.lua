@@ -8,32 +8,38 @@
 --                   clock in seconds (nil: os.clock, as in the browser, where there is no parent)
 -- ...[2] limit_s    seconds a script may run before the hook stops it
 -- ...[3] memory_kb  KB of Lua memory a script may hold before the hook stops it
--- ...[4] describe   describe(error): the text of an error raised by a Python function (nil: tostring)
+-- ...[4] describe   describe(error): the text of an error raised by a Python function
+-- ...[5] check_s    seconds every script of one check may take together, from now (nil: no limit)
+-- ...[6] encode     cjson.encode, ...[7] decode: cjson.decode (Python functions, see lua.py)
 --
 -- Lua 5.1 (lupa) gives a chunk its globals with setfenv, Lua 5.3 (fengari, in the browser) with
 -- load's env argument: compile() does either.
 --
--- Returns run(source): compiles `source` as user_script, runs it with KEYS and ARGV, returns its
--- reply; errors as Valkey words them (user_script:<line>: <message>), and when a limit stops the
--- script, user_script:<line>: emq-lab stop / emq-lab memory.
+-- Returns run(source), which compiles `source` as user_script, runs it with KEYS and ARGV and
+-- returns its reply (plain tables only); errors as Valkey words them (user_script:<line>:
+-- <message>), and when a limit stops the script, user_script:<line>: emq-lab stop (its time),
+-- emq-lab check (the check's time) or emq-lab memory. Returns cjson.null second.
+--
+-- No Python object reaches a script: every Python function it can call is wrapped in a Lua
+-- function that hands back Lua values only, and a Python error as its text.
 
-local tick, limit_s, memory_kb, describe = ...
+local tick, limit_s, memory_kb, describe, check_s, encode, decode = ...
 local os = os
 local G = _G
-local sethook, getinfo = debug.sethook, debug.getinfo
+local sethook, getinfo, setmeta = debug.sethook, debug.getinfo, debug.setmetatable
 local loadstring, load, setfenv, setmetatable, pcall, error = loadstring, load, setfenv, setmetatable, pcall, error
-local tostring, type, unpack, select, rawset = tostring, type, unpack, select, rawset
-local byte, concat = string.byte, table.concat
+local tostring, type, unpack, select, rawset, rawget, next = tostring, type, unpack, select, rawset, rawget, next
+local byte, find, concat = string.byte, string.find, table.concat
 local create, resume = coroutine.create, coroutine.resume
 local collect = collectgarbage
-local clock = os.clock
+local clock, huge = os.clock, math.huge
 tick = tick or function()
   return clock()
 end
-describe = describe or tostring
 
 local OURS = debug.getinfo(1, 'S').source
-local line, deadline, stopping = 0, math.huge, false
+local line, deadline, stopping = 0, huge, false
+local check_deadline = check_s and tick(0) + check_s or huge
 local current -- the environment of the script that runs
 
 local function compile(source, chunkname, env)
@@ -45,6 +51,14 @@ local function compile(source, chunkname, env)
     return fn, message
   end
   return load(source, chunkname, 't', env)
+end
+
+local function copy(t)
+  local out = {}
+  for key, value in next, t do
+    out[key] = value
+  end
+  return out
 end
 
 -- The hook, on every new line of Lua (a loop's jump back and a function's start are new
@@ -61,8 +75,9 @@ local function hook(_, at)
     line = at
   end
   if not stopping then
-    if tick(line) >= deadline then
-      stopping = 'emq-lab stop'
+    local now = tick(line)
+    if now >= deadline then
+      stopping = now >= check_deadline and 'emq-lab check' or 'emq-lab stop'
     elseif collect('count') > memory_kb then
       stopping = 'emq-lab memory'
     else
@@ -72,16 +87,25 @@ local function hook(_, at)
   error('user_script:' .. line .. ': ' .. stopping, 0)
 end
 
+-- A Python function as a Lua function: Lua values in and out, a Python error as its text
+-- (run() names the script's line when the error ends the script, as Valkey does).
+local function from_python(fn)
+  return function(...)
+    local ok, result = pcall(fn, ...)
+    if ok then
+      return result
+    end
+    error(type(result) == 'string' and result or describe(result), 0)
+  end
+end
+
 -- A coroutine gets the hook too (Lua 5.1 does not hand a Lua hook on to a new coroutine).
 local function hooked(co)
   sethook(co, hook, 'l')
   return co
 end
 
-local sandboxed_coroutine = {}
-for name, fn in pairs(coroutine) do
-  sandboxed_coroutine[name] = fn
-end
+local sandboxed_coroutine = copy(coroutine)
 sandboxed_coroutine.create = function(fn)
   return hooked(create(fn))
 end
@@ -131,66 +155,132 @@ local function sandboxed_load(reader, chunkname)
   return compile(text_only(concat(pieces)), named(chunkname, '=(load)'), current)
 end
 
--- redis.call names the learner's line in its error, as Valkey does.
-local real_call = G.redis.call
+-- cjson.null: a userdata of its own that no script can index or change, as Valkey's.
+local null = newproxy and newproxy(false) or G.cjson.null
 local sandboxed_redis = {}
-for name, value in pairs(G.redis) do
-  sandboxed_redis[name] = value
+for name, value in next, G.redis do -- functions (Python's, and two of Lua's) and LOG_* numbers
+  sandboxed_redis[name] = type(value) == 'number' and value or from_python(value)
 end
-sandboxed_redis.call = function(...)
-  local ok, result = pcall(real_call, ...)
+local python_call = G.redis.call
+sandboxed_redis.pcall = function(...) -- an error as {err = text}, as Valkey's (fakeredis's holds a Python str)
+  local ok, result = pcall(python_call, ...)
   if ok then
     return result
   end
-  error('user_script:' .. line .. ': ' .. (type(result) == 'string' and result or describe(result)), 0)
+  return { err = type(result) == 'string' and result or describe(result) }
 end
+local sandboxed_cjson = { encode = from_python(encode), decode = from_python(decode), null = null }
 
--- What a script sees: Valkey 9's globals, no more (no debug, io, os beyond os.clock, package,
--- require, loadfile, dofile, getfenv/setfenv, newproxy, python).
-local SAFE = {
+-- What a script sees: Valkey's globals, no more (no debug, io, os beyond os.clock, package,
+-- require, loadfile, dofile, getfenv/setfenv, newproxy, python). The libraries are copied for
+-- each script, so that what one script changes in them ends with it.
+local LIBRARIES = {
+  string = copy(string),
+  table = copy(table),
+  math = copy(math),
+  os = { clock = clock },
+  coroutine = sandboxed_coroutine,
+  cjson = sandboxed_cjson,
+  redis = sandboxed_redis,
+}
+local FUNCTIONS = {
+  loadstring = sandboxed_loadstring,
+  load = sandboxed_load,
+}
+for _, name in ipairs({
   'assert', 'error', 'ipairs', 'next', 'pairs', 'pcall', 'rawequal', 'rawget', 'rawset', 'select',
   'tonumber', 'tostring', 'type', 'unpack', 'xpcall', 'getmetatable', 'setmetatable', 'gcinfo',
-  'collectgarbage', '_VERSION', 'string', 'table', 'math', 'cjson', 'bit', 'struct', 'cmsgpack',
-}
-local safe = {}
-for _, name in ipairs(SAFE) do
-  safe[name] = G[name]
+  'collectgarbage', '_VERSION',
+}) do
+  FUNCTIONS[name] = G[name]
 end
-safe.os = { clock = os.clock }
-safe.coroutine = sandboxed_coroutine
-safe.loadstring = sandboxed_loadstring
-safe.load = sandboxed_load
-safe.redis = sandboxed_redis
-if G.server ~= nil then
-  safe.server = sandboxed_redis
+-- Valkey has these libraries; fakeredis, which the sandbox runs on, has not.
+local MISSING = { bit = true, struct = true, cmsgpack = true }
+local server_alias = G.server ~= nil
+
+local function environment()
+  local libraries = {}
+  for name, library in next, LIBRARIES do
+    libraries[name] = copy(library)
+  end
+  if server_alias then
+    libraries.server = libraries.redis
+  end
+  setmeta('', { __index = libraries.string }) -- the string metatable too: fresh for each script
+  local env = { KEYS = G.KEYS, ARGV = G.ARGV }
+  env._G = env
+  return setmetatable(env, {
+    __index = function(_, name)
+      local value = libraries[name] or FUNCTIONS[name]
+      if value == nil and MISSING[name] then
+        error("the sandbox has no '" .. name .. "' library (Valkey has it; fakeredis, which runs the sandbox, has not)", 2)
+      elseif value == nil then
+        error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+      end
+      return value
+    end,
+    __newindex = function()
+      error('Attempt to modify a readonly table', 2)
+    end,
+    __metatable = false,
+  })
 end
 
-local globals = {
-  __index = function(_, name)
-    local value = safe[name]
-    if value == nil then
-      error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+-- The reply as plain tables, read raw (no metamethod of the script's runs here, outside the
+-- hook's reach, nor later, when fakeredis reads the reply): the fields fakeredis reads (ok, err, double, map) and the array part, as
+-- Valkey reads them; cjson.null, a function or a coroutine is a nil reply (false), and a number
+-- that is not finite is -2^63, as on Valkey.
+local DEPTH = 100
+local FIELDS = { 'ok', 'err', 'double' }
+local function plain(value, depth)
+  local kind = type(value)
+  if kind ~= 'table' then
+    if kind == 'userdata' or kind == 'function' or kind == 'thread' then
+      return false
+    elseif kind == 'number' and (value ~= value or value == huge or value == -huge) then
+      return -2 ^ 63
     end
     return value
-  end,
-  __newindex = function()
-    error('Attempt to modify a readonly table', 2)
-  end,
-  __metatable = false,
-}
+  end
+  if depth >= DEPTH then
+    error('user_script:' .. line .. ': the reply nests tables more than ' .. DEPTH .. ' deep (a table that holds itself?)', 0)
+  end
+  local out = {}
+  for _, field in ipairs(FIELDS) do
+    out[field] = plain(rawget(value, field), depth + 1)
+  end
+  local map = rawget(value, 'map')
+  if type(map) == 'table' then
+    out.map = {}
+    for key, item in next, map do
+      out.map[plain(key, depth + 1)] = plain(item, depth + 1)
+    end
+  end
+  local i = 1
+  while rawget(value, i) ~= nil do
+    out[i] = plain(rawget(value, i), depth + 1)
+    i = i + 1
+  end
+  return out
+end
 
-return function(source)
-  local env = setmetatable({ KEYS = G.KEYS, ARGV = G.ARGV }, globals)
-  rawset(env, '_G', env)
+local function run(source)
+  local env = environment()
   local fn, message = compile(text_only(source), '@user_script', env)
   if not fn then
     error('Error compiling script (new function): ' .. message, 0)
   end
   current = env
-  line, stopping, deadline = 0, false, tick(0) + limit_s
+  collect('restart') -- a script's collectgarbage('stop') ends with it
+  line, stopping = 0, false
+  local now = tick(0)
+  deadline = now + limit_s < check_deadline and now + limit_s or check_deadline
   sethook(hook, 'l')
   local ok, result = pcall(fn)
   sethook()
+  if ok then
+    ok, result = pcall(plain, result, 0) -- raw reads only: nothing of the script's runs in it
+  end
   if ok then
     return result
   end
@@ -198,5 +288,13 @@ return function(source)
     collect()
     error('user_script:' .. line .. ': emq-lab memory', 0)
   end
+  if type(result) == 'string' and not find(result, '^user_script:') then
+    if find(result, 'stack overflow', 1, true) then
+      result = 'stack overflow' -- raised in the hook, and named by its line: the script's line instead
+    end
+    result = 'user_script:' .. line .. ': ' .. result -- an error without a line, named as Valkey names it
+  end
   error(result, 0)
 end
+
+return run, null

@@ -3,8 +3,11 @@
 It serves one private fakeredis (:func:`emq_lab.sandbox.lua.server`) on the unix socket
 ``<dir>/socket`` and writes the line a script is on into ``<dir>/line`` (8 bytes, shared by
 mmap), so the parent can name it after killing a script that outran every limit. Its address
-space is bounded (RLIMIT_AS). On stdin it takes ``wipe`` (a new, empty server: data and Lua
-state) and answers ``wiped`` on stdout; at the end of stdin (the parent is gone) it exits.
+space is bounded (RLIMIT_AS). On stdin it takes ``wipe [<seconds>]`` (a new, empty server: data
+and Lua state, whose scripts all stop ``<seconds>`` from now: one check's time) and answers
+``wiped`` on stdout; at the end of stdin (the parent is gone) it exits. A command that fails in
+fakeredis (a Python error: a script's reply it cannot convert, say) is an error reply, never the
+worker's end; the parent starts it with no environment of its own (nothing of the kernel's).
 """
 
 from __future__ import annotations
@@ -71,13 +74,13 @@ class Worker:
         struct.pack_into("q", self._line, 0, line)
         return time.monotonic()
 
-    def _fresh(self) -> Any:
-        return self._lua.server(self._tick)
+    def _fresh(self, check_s: float | None = None) -> Any:
+        return self._lua.server(self._tick, check_s)
 
-    def wipe(self) -> None:
+    def wipe(self, check_s: float | None) -> None:
         for sock in list(self.connections):
             self.drop(sock)
-        self.server = self._fresh()
+        self.server = self._fresh(check_s)
 
     def accept(self, sock: socket.socket) -> Any:
         import fakeredis
@@ -96,7 +99,14 @@ class Worker:
 
     def serve(self, sock: socket.socket, data: bytes) -> None:
         connection = self.connections[sock]
-        connection.send_packed_command([data])
+        try:
+            connection.send_packed_command([data])  # fakeredis runs the command(s) here
+        except MemoryError:
+            self.reply(sock, Exception(f"user_script:{self.line()}: emq-lab memory"))
+            return
+        except Exception as error:  # noqa: BLE001 - a fakeredis failure is the command's error reply
+            self.reply(sock, Exception(f"{type(error).__name__}: {error}"))
+            return
         out = []
         while connection.can_read(0):
             try:
@@ -110,6 +120,16 @@ class Worker:
             out.append(encoded)
         if out:
             sock.sendall(b"".join(out))
+
+    def reply(self, sock: socket.socket, error: Exception) -> None:
+        """Answer ``error`` to a command fakeredis failed on, on a fresh connection (the old one
+        may be mid-command)."""
+        self.connections.pop(sock).disconnect()
+        self.accept(sock)
+        sock.sendall(_encode(error))
+
+    def line(self) -> int:
+        return int(struct.unpack_from("q", self._line, 0)[0])
 
 
 def _bound_memory() -> None:
@@ -140,12 +160,12 @@ def main(directory: Path) -> None:
                 worker.accept(sock)
                 selector.register(sock, selectors.EVENT_READ, "client")
             elif key.data == "control":
-                command = sys.stdin.readline()
+                command = sys.stdin.readline().split()
                 if not command:
                     return
                 for sock in list(worker.connections):
                     selector.unregister(sock)
-                worker.wipe()
+                worker.wipe(float(command[1]) if len(command) > 1 else None)
                 sys.stdout.write("wiped\n")
                 sys.stdout.flush()
             else:
