@@ -122,20 +122,38 @@ def session(lab: Lab | None, exercise: str, *, lua: bool = False) -> Iterator[tu
     import fakeredis
 
     box = sandbox.for_checks(sandbox.CHECK_S if lua else None)
-    if sandbox.BROWSER:  # the tab's kernel is busy until the check ends: say so, and for how long at most
-        print(
-            f"checking {exercise} in the sandbox; a script still running after {sandbox.LIMIT_S:g} s is stopped "
-            f"there" + (f", and the whole check after {sandbox.CHECK_S:g} s" if lua else ""),
-            flush=True,
-        )
     reference = fakeredis.FakeRedis(server=fakeredis.FakeServer(), decode_responses=True, protocol=2)
     try:
-        yield (
-            Lab(box.client, SimClock(START), "the exercises' sandbox"),
-            Lab(reference, SimClock(START), "the exercises' reference (private fakeredis)"),
-        )
+        with _notice(exercise, shown=sandbox.BROWSER and lua):
+            yield (
+                Lab(box.client, SimClock(START), "the exercises' sandbox"),
+                Lab(reference, SimClock(START), "the exercises' reference (private fakeredis)"),
+            )
     finally:
         reference.close()
+
+
+@contextmanager
+def _notice(exercise: str, *, shown: bool) -> Iterator[None]:
+    """In the browser the tab's kernel is busy until a check of a learner's Lua ends: while it
+    runs, the cell says so and when it will be stopped; the line is taken back after, so the cell
+    then shows what it shows on CPython."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.display import display
+
+    if not (shown and InteractiveShell.initialized()):
+        yield
+        return
+    text = (
+        f"checking {exercise} in the sandbox: a script still running after {sandbox.LIMIT_S:g} s is stopped there, "
+        f"and the whole check after {sandbox.CHECK_S:g} s"
+    )
+    handle = display({"text/plain": text}, raw=True, display_id=True)
+    try:
+        yield
+    finally:
+        if handle is not None:
+            handle.update({}, raw=True)
 
 
 def clear(lab: Lab, queue: str) -> None:
