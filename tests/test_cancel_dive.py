@@ -28,8 +28,8 @@ from emq_lab.dives.race import (
     Race,
     drop_record,
     every_order,
-    keyspace,
     preset_marks,
+    snapshot,
 )
 from emq_lab.plots.keyspace import keyspace_figure, keyspace_marks
 
@@ -47,7 +47,7 @@ def test_every_preset_ends_consistent_and_empty(lab: emq_lab.Lab, queue: str, pr
     race = Race(lab, queue)
     taken = race.play(preset)
     fired, advance = EXPECTED[preset]
-    state = keyspace(lab, queue)
+    state = snapshot(lab, queue)
     assert [s.step for s in taken] == list(PRESETS[preset])
     assert all(s.after.consistent for s in taken)
     assert {name for name, _ in state.registry} <= set(state.records)
@@ -104,12 +104,12 @@ def test_every_order_the_pump_allows_keeps_the_invariant(lab: emq_lab.Lab, queue
 
 def test_a_refused_step_changes_nothing(lab: emq_lab.Lab, queue: str) -> None:
     race = Race(lab, queue)
-    before = keyspace(lab, queue)
+    before = snapshot(lab, queue)
     with pytest.raises(ValueError, match="enqueue: .*take read first"):
         race.step("enqueue")
     with pytest.raises(ValueError, match="advance: .*take enqueue first"):
         race.step("advance")
-    assert keyspace(lab, queue) == before and race.taken == []
+    assert snapshot(lab, queue) == before and race.taken == []
     race.step("cancel")
     with pytest.raises(ValueError, match="already taken"):
         race.step("cancel")
@@ -122,7 +122,7 @@ def test_a_refused_step_changes_nothing(lab: emq_lab.Lab, queue: str) -> None:
 def test_a_dropped_record_dangles_until_the_advance_sweeps_it(lab: emq_lab.Lab, queue: str) -> None:
     race = Race(lab, queue)
     assert drop_record(lab, queue, "report")
-    assert keyspace(lab, queue).dangling == ("report",)
+    assert snapshot(lab, queue).dangling == ("report",)
     read = race.step("read")
     enqueue = race.step("enqueue")
     advance = race.step("advance")
@@ -169,7 +169,7 @@ def test_preset_marks_are_what_the_scripts_left(lab: emq_lab.Lab, queue: str) ->
         ]
         assert got == expected, preset
         assert all(m.consistent for m in rounds[PRESET_LABELS[preset]])
-    assert keyspace(lab, queue).registry == (("report", start),)  # reset at the end
+    assert snapshot(lab, queue).registry == (("report", start),)  # reset at the end
 
 
 def test_the_keyspace_figure_draws_the_marks(lab: emq_lab.Lab, queue: str) -> None:

@@ -59,7 +59,7 @@ PRESET_LABELS = {
 
 
 @dataclass(frozen=True)
-class Keyspace:
+class Snapshot:
     """What one queue holds: registry rows, the names that have a record, the waiting jobs."""
 
     registry: tuple[tuple[str, int], ...]
@@ -96,7 +96,7 @@ class Keyspace:
         return "\n".join(self.lines())
 
 
-def keyspace(lab: Lab, queue: str) -> Keyspace:
+def snapshot(lab: Lab, queue: str) -> Snapshot:
     """Read the registry, the records and the wait list of ``queue``."""
     k = lab.keyspace(queue)
     prefix = k.record("")
@@ -105,7 +105,7 @@ def keyspace(lab: Lab, queue: str) -> Keyspace:
     pipe.zrange(k.registry, 0, -1, withscores=True)
     pipe.lrange(k.wait, 0, -1)
     members, jobs = pipe.execute()
-    return Keyspace(
+    return Snapshot(
         registry=tuple((name, int(score)) for name, score in members),
         records=tuple(records),
         jobs=tuple(jobs),
@@ -128,7 +128,7 @@ class Step:
 
     step: str
     note: str
-    after: Keyspace
+    after: Snapshot
     outcome: Outcome | None = None
 
 
@@ -179,13 +179,13 @@ class Race:
 
     # -- the round ---------------------------------------------------------------------------
 
-    def reset(self) -> Keyspace:
+    def reset(self) -> Snapshot:
         """Empty the queue, register ``name`` due now, forget the steps taken."""
         one_registration(self.lab, self.queue, self.name, self.every_ms, self.template)
         self.pump = self.lab.pump(self.queue)
         self._round = _Round()
         self.preset = None
-        self.start = keyspace(self.lab, self.queue)
+        self.start = snapshot(self.lab, self.queue)
         return self.start
 
     @property
@@ -233,9 +233,9 @@ class Race:
         reason = self.why_not(step)
         if reason is not None:
             raise ValueError(reason)
-        before = keyspace(self.lab, self.queue)
+        before = snapshot(self.lab, self.queue)
         note, outcome = getattr(self, f"_{step}")(before)
-        taken = Step(step, note, keyspace(self.lab, self.queue), outcome)
+        taken = Step(step, note, snapshot(self.lab, self.queue), outcome)
         self._round.taken.append(taken)
         return taken
 
@@ -255,7 +255,7 @@ class Race:
 
     # -- the steps ---------------------------------------------------------------------------
 
-    def _read(self, before: Keyspace) -> tuple[str, Outcome | None]:
+    def _read(self, before: Snapshot) -> tuple[str, Outcome | None]:
         tick = self._round.tick = self.pump.begin()
         held = tick.read()
         if not held:
@@ -264,7 +264,7 @@ class Race:
         every = "no record" if row.every_ms is None else f"every {row.every_ms // MINUTE_MS} min"
         return f"due: {row.name} @ {hhmm(row.next_ms)} ({every}); the pump now holds it", None
 
-    def _cancel(self, before: Keyspace) -> tuple[str, Outcome | None]:
+    def _cancel(self, before: Snapshot) -> tuple[str, Outcome | None]:
         outcome = self.repeat.cancel(self.name)
         self._round.cancelled = outcome
         scores = dict(before.registry)
@@ -275,14 +275,14 @@ class Race:
             return f"{outcome.tuple}: record of {self.name} deleted", outcome
         return f"{outcome.tuple}: nothing to delete", outcome
 
-    def _register(self, before: Keyspace) -> tuple[str, Outcome | None]:
+    def _register(self, before: Snapshot) -> tuple[str, Outcome | None]:
         outcome = self.repeat.register(self.name, REREGISTER_EVERY_MS, self.template, REREGISTER_FIRST_IN_MS)
         self._round.registered = outcome
         first = dict(self.repeat.entries()).get(self.name)
         when = f", first run {hhmm(first)}" if first is not None else ""
         return f"{outcome.tuple}: {self.name} every {REREGISTER_EVERY_MS // MINUTE_MS} min{when}", outcome
 
-    def _enqueue(self, before: Keyspace) -> tuple[str, Outcome | None]:
+    def _enqueue(self, before: Snapshot) -> tuple[str, Outcome | None]:
         tick = self._round.tick
         assert tick is not None  # why_not: enqueue comes after the read
         if not tick.rows:
@@ -300,7 +300,7 @@ class Race:
             notes.append(f"{occurrence.job_id} enqueued for the {hhmm(row.next_ms)} slot{late}")
         return "; ".join(notes), Outcome.ENQUEUED if fired else None
 
-    def _advance(self, before: Keyspace) -> tuple[str, Outcome | None]:
+    def _advance(self, before: Snapshot) -> tuple[str, Outcome | None]:
         tick = self._round.tick
         assert tick is not None  # why_not: advance comes after the enqueue
         if not tick.rows:
@@ -329,7 +329,7 @@ class Race:
 
     def verdict(self) -> str:
         """One line: occurrences fired, what the advance answered, the registry, the invariant."""
-        now = keyspace(self.lab, self.queue)
+        now = snapshot(self.lab, self.queue)
         label = PRESET_LABELS.get(self.preset or "", "your order")
         advance = self.advance_outcome.tuple if self.advance_outcome else "nothing (the pump held nothing)"
         registry = rows(now.registry, empty="empty")
@@ -351,7 +351,7 @@ class Race:
         advance = self.advance_outcome.tuple if self.advance_outcome else "-"
         lines.append(f"advance outcome: {advance}")
         lines.append(f"occurrences fired: {len(self._round.fired)}")
-        lines.extend(keyspace(self.lab, self.queue).lines())
+        lines.extend(snapshot(self.lab, self.queue).lines())
         left = [LABELS[s] for s in STEPS if self.allowed(s)]
         if REGISTER in {s.step for s in self._round.taken} or self.preset == "re-register":
             left = [ALL_LABELS[s] for s in (*STEPS, REGISTER) if self.allowed(s)]
@@ -417,10 +417,10 @@ class Mark:
         return self.next_ms is not None
 
 
-def marks(name: str, start: Keyspace, taken: list[Step] | tuple[Step, ...]) -> tuple[Mark, ...]:
+def marks(name: str, start: Snapshot, taken: list[Step] | tuple[Step, ...]) -> tuple[Mark, ...]:
     """The marks of one round: the start, then one per step taken (a pure function)."""
     out: list[Mark] = []
-    before: Keyspace | None = None
+    before: Snapshot | None = None
     for step, state in [("start", start), *((s.step, s.after) for s in taken)]:
         fired = 0 if before is None else max(0, len(state.jobs) - len(before.jobs))
         out.append(Mark(step, dict(state.registry).get(name), name in state.records, fired, state.consistent))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from itertools import permutations
 from typing import TYPE_CHECKING
 
-from ..dives.race import ALL_LABELS, REGISTER, STEPS, Keyspace, Race, Step, drop_record, keyspace
+from ..dives.race import ALL_LABELS, REGISTER, STEPS, Race, Snapshot, Step, drop_record, snapshot
 from ..outcome import Outcome
 from ..sandbox import Stopped
 from .check import Check, at, clear, printable, queues, session, sim, unexpected
@@ -38,7 +38,7 @@ def orders() -> list[tuple[str, ...]]:
     return [*out, (VANISHED, *tick)]
 
 
-def replay(race: Race, order: tuple[str, ...]) -> tuple[Keyspace, list[Step], str | None]:
+def replay(race: Race, order: tuple[str, ...]) -> tuple[Snapshot, list[Step], str | None]:
     """Reset the race and take ``order``; stops at a step whose script failed."""
     clear(race.lab, race.queue)  # a wrong script may have left a key reset cannot read
     start = race.reset()
@@ -46,7 +46,7 @@ def replay(race: Race, order: tuple[str, ...]) -> tuple[Keyspace, list[Step], st
     for step in order:
         if step == VANISHED:
             drop_record(race.lab, race.queue, race.name)
-            start = _keyspace(race)
+            start = _snapshot(race)
             continue
         try:
             took, error = _step(race, step)
@@ -60,8 +60,8 @@ def replay(race: Race, order: tuple[str, ...]) -> tuple[Keyspace, list[Step], st
     return start, taken, None
 
 
-def _keyspace(race: Race) -> Keyspace:
-    return keyspace(race.lab, race.queue)
+def _snapshot(race: Race) -> Snapshot:
+    return snapshot(race.lab, race.queue)
 
 
 def _step(race: Race, step: str) -> tuple[Step | None, str | None]:
@@ -127,7 +127,7 @@ def _failed(
     taken: list[Step],
     mine: Step | None,
     theirs: Step,
-    before: Keyspace,
+    before: Snapshot,
     error: str | None,
 ) -> Check:
     scenario = _name(order)
@@ -157,7 +157,7 @@ def _stopped(order: tuple[str, ...], stop: Stopped) -> Check:
     return Check("advance", False, "\n".join(lines), scenario=scenario)
 
 
-def _keys(label: str, state: Keyspace) -> list[str]:
+def _keys(label: str, state: Snapshot) -> list[str]:
     rows = ", ".join(f"{printable(name)} @ {at(ms)}" for name, ms in state.registry) or "(empty)"
     records = ", ".join(printable(record) for record in state.records) or "(none)"
     return [f"    {label + ':':<10}registry = {rows}; records: {records}"]

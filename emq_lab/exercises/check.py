@@ -21,6 +21,7 @@ from hypothesis.errors import Flaky, NoSuchExample
 from .. import sandbox
 from ..clock import SimClock
 from ..lab import Lab
+from ..schedule import MINUTE_MS
 
 T = TypeVar("T")
 
@@ -89,7 +90,7 @@ def at(ms: int) -> str:
     """An instant as the explanations write it: 09:15, 09:15:30, or 09:15:00.001 when it
     falls between seconds (an off-by-one must be visible)."""
     moment = datetime.fromtimestamp(ms / 1000, UTC)
-    if ms % 60_000 == 0:
+    if ms % MINUTE_MS == 0:
         return moment.strftime("%H:%M")
     if ms % 1000 == 0:
         return moment.strftime("%H:%M:%S")
@@ -98,8 +99,8 @@ def at(ms: int) -> str:
 
 def span(ms: int) -> str:
     """A duration: ``15 min``, ``90 s``, ``1 ms``."""
-    if ms % 60_000 == 0:
-        return f"{ms // 60_000} min"
+    if ms % MINUTE_MS == 0:
+        return f"{ms // MINUTE_MS} min"
     if ms % 1000 == 0:
         return f"{ms // 1000} s"
     return f"{ms} ms"

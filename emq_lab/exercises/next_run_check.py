@@ -16,13 +16,12 @@ from hypothesis import strategies as st
 from ..clock import parse_instant
 from ..dives.cadence import first_tick_at_or_after
 from ..dives.common import one_registration
-from ..schedule import Measure
+from ..schedule import MINUTE_MS, Measure
 from .check import Check, at, queues, session, sim, smallest, span
 
 if TYPE_CHECKING:
     from ..lab import Lab
 
-MIN = 60_000
 CYCLES = 5
 EXAMPLES = 15  # random settings: each drives two lanes of CYCLES ticks
 NAME = "report"
@@ -122,14 +121,14 @@ def _wrapped(fn: Callable[..., Any], setting: Setting) -> Callable[[int, int], i
 
 
 FIXED = (
-    ("every 15 min, runs of 4 min", Setting(15 * MIN, 4 * MIN)),
-    ("a pump that ticks every minute", Setting(15 * MIN, 4 * MIN, MIN, 0)),
+    ("every 15 min, runs of 4 min", Setting(15 * MINUTE_MS, 4 * MINUTE_MS)),
+    ("a pump that ticks every minute", Setting(15 * MINUTE_MS, 4 * MINUTE_MS, MINUTE_MS, 0)),
 )
 SETTINGS = st.builds(
     Setting,
-    st.integers(1, 60).map(lambda m: m * MIN),
-    st.integers(0, 50).map(lambda m: m * MIN),
-    st.sampled_from((0, MIN, 30_000, 5 * MIN, 7_000)),
+    st.integers(1, 60).map(lambda m: m * MINUTE_MS),
+    st.integers(0, 50).map(lambda m: m * MINUTE_MS),
+    st.sampled_from((0, MINUTE_MS, 30_000, 5 * MINUTE_MS, 7_000)),
     st.integers(0, 4).map(lambda k: k * 7_000),
 )
 

@@ -13,13 +13,12 @@ from ..clock import SimClock, hhmm
 from ..dives import cadence as cadence_dive
 from ..dives import race as race_dive
 from ..dives import upsert as upsert_dive
-from ..schedule import Measure
+from ..schedule import MINUTE_MS, Measure
 from .check import Check, session
 
 if TYPE_CHECKING:
     from ..lab import Lab
 
-MIN = 60_000
 QUEUE = "exercise-predict"
 DAY = "2026-01-05"  # the dives' simulated day; each question names its time of day
 
@@ -146,7 +145,8 @@ UPSERT = (
         "period_after_redeploy_min",
         "EXISTS guard, boot #1 at 09:00 every 15 min, boot #2 at 09:05 every 30 min: the period after, in min?",
         lambda lab: (
-            int(dict(_boots(lab, upsert_dive.Strategy.GUARD, 2, every_ms=30 * MIN).after.record)["every_ms"]) // MIN
+            int(dict(_boots(lab, upsert_dive.Strategy.GUARD, 2, every_ms=30 * MINUTE_MS).after.record)["every_ms"])
+            // MINUTE_MS
         ),
         _int,
         lambda minutes: f"register is insert-if-absent: boot #2 answers exists and the record keeps {minutes} min",
@@ -159,7 +159,9 @@ UPSERT = (
 
 def _lane(lab: Lab, measure: Measure) -> cadence_dive.Lane:
     start = lab.clock.now_ms()
-    return cadence_dive.run_lane(lab, measure, every_ms=15 * MIN, run_ms=4 * MIN, cycles=4, start_ms=start, queue=QUEUE)
+    return cadence_dive.run_lane(
+        lab, measure, every_ms=15 * MINUTE_MS, run_ms=4 * MINUTE_MS, cycles=4, start_ms=start, queue=QUEUE
+    )
 
 
 CADENCE = (
@@ -182,7 +184,7 @@ CADENCE = (
     Question(
         "drift_after_4_cycles_min",
         "that start-to-finish lane from 09:00: how many minutes behind its :00/:15/:30/:45 mark is the fourth release?",
-        lambda lab: _lane(lab, Measure.START_TO_FINISH).drift_ms // MIN,
+        lambda lab: _lane(lab, Measure.START_TO_FINISH).drift_ms // MINUTE_MS,
         _int,
         lambda minutes: f"every cycle adds the 4-minute run: three gaps, {minutes} min behind",
     ),
@@ -201,14 +203,14 @@ def _play(lab: Lab, preset: str) -> race_dive.Race:
 def _sweep(lab: Lab) -> tuple[str, int]:
     """Register ``stale``, delete its record behind the scripts' back, advance it: (answer, rows)."""
     rep = lab.repeat(QUEUE)
-    rep.register("stale", 15 * MIN, "{}")
+    rep.register("stale", 15 * MINUTE_MS, "{}")
     race_dive.drop_record(lab, QUEUE, "stale")
-    return str(rep.advance("stale", 15 * MIN)), rep.count()
+    return str(rep.advance("stale", 15 * MINUTE_MS)), rep.count()
 
 
 def _registry_after(lab: Lab, preset: str) -> str:
     _play(lab, preset)
-    return ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in race_dive.keyspace(lab, QUEUE).registry)
+    return ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in race_dive.snapshot(lab, QUEUE).registry)
 
 
 CANCEL = (

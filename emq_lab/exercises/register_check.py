@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 
 from ..outcome import Outcome
 from ..sandbox import Stopped
+from ..schedule import MINUTE_MS
 from .check import Check, Unsteady, at, clear, printable, queues, session, sim, smallest, span, unexpected, unsteady
 from .explain import attempt, explain_error
 
 if TYPE_CHECKING:
     from ..lab import Lab
 
-MIN = 60_000
 NAMES = ("report", "digest")
 
 
@@ -28,25 +28,25 @@ def template_of(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class Boot:
+class BootOp:
     """A service boots and registers ``name``."""
 
     name: str
-    every_ms: int = 15 * MIN
-    first_in_ms: int = 15 * MIN
+    every_ms: int = 15 * MINUTE_MS
+    first_in_ms: int = 15 * MINUTE_MS
 
 
 @dataclass(frozen=True)
-class Cancel:
+class CancelOp:
     name: str
 
 
 @dataclass(frozen=True)
-class Wait:
+class WaitOp:
     ms: int
 
 
-Op = Boot | Cancel | Wait
+Op = BootOp | CancelOp | WaitOp
 
 
 def short(text: str, width: int = 40) -> str:
@@ -96,7 +96,7 @@ def read_state(lab: Lab, queue: str, names: tuple[str, ...]) -> State:
 
 
 @dataclass(frozen=True)
-class Step:
+class Played:
     op: Op
     label: str
     at_ms: int
@@ -107,41 +107,41 @@ class Step:
 
 
 def describe(op: Op, number: int, now_ms: int) -> str:
-    if isinstance(op, Boot):
+    if isinstance(op, BootOp):
         first = f"first run in {span(op.first_in_ms)}" if op.first_in_ms else "first run now"
         return f"boot #{number} at {at(now_ms)}: register {op.name} every {span(op.every_ms)}, {first}"
-    if isinstance(op, Cancel):
+    if isinstance(op, CancelOp):
         return f"cancel {op.name} at {at(now_ms)}"
     return f"wait {span(op.ms)}"
 
 
-def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Step]:
+def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Played]:
     """Run ``ops`` on an emptied ``queue`` from START; stops after a step that failed."""
     clear(lab, queue)
     sim_lab, clock = sim(lab)
     rep = sim_lab.repeat(queue)
-    names = tuple(sorted({op.name for op in ops if not isinstance(op, Wait)}))
+    names = tuple(sorted({op.name for op in ops if not isinstance(op, WaitOp)}))
     state = read_state(lab, queue, names)
-    steps: list[Step] = []
+    steps: list[Played] = []
     boots = 0
     for op in ops:
-        if isinstance(op, Wait):
+        if isinstance(op, WaitOp):
             clock.advance(op.ms)
             continue
-        boots += isinstance(op, Boot)
+        boots += isinstance(op, BootOp)
         label = describe(op, boots, clock.now_ms())
-        if isinstance(op, Boot):
+        if isinstance(op, BootOp):
             verb = partial(rep.register, op.name, op.every_ms, template_of(op.name), op.first_in_ms)
         else:
             verb = partial(rep.cancel, op.name)
         try:
             answer, error = _call(verb)
         except Stopped as stop:
-            steps.append(Step(op, label, clock.now_ms(), None, explain_error(stop), state, state))
+            steps.append(Played(op, label, clock.now_ms(), None, explain_error(stop), state, state))
             stop.steps = steps  # type: ignore[attr-defined]
             raise
         before, state = state, read_state(lab, queue, names)
-        steps.append(Step(op, label, clock.now_ms(), answer, error, before, state))
+        steps.append(Played(op, label, clock.now_ms(), answer, error, before, state))
         if error:
             break
     return steps
@@ -159,28 +159,31 @@ def _call(verb: Callable[[], Outcome]) -> tuple[Outcome | None, str | None]:
 
 # -- the scenarios -------------------------------------------------------------------------------
 
-REPORT = Boot("report")
+REPORT = BootOp("report")
 FIXED: tuple[tuple[str, tuple[Op, ...]], ...] = (
-    ("two boots", (REPORT, Wait(5 * MIN), REPORT)),
-    ("a changed period", (REPORT, Wait(5 * MIN), Boot("report", every_ms=30 * MIN, first_in_ms=30 * MIN))),
-    ("register after cancel", (REPORT, Wait(5 * MIN), Cancel("report"), Wait(5 * MIN), REPORT)),
+    ("two boots", (REPORT, WaitOp(5 * MINUTE_MS), REPORT)),
+    (
+        "a changed period",
+        (REPORT, WaitOp(5 * MINUTE_MS), BootOp("report", every_ms=30 * MINUTE_MS, first_in_ms=30 * MINUTE_MS)),
+    ),
+    ("register after cancel", (REPORT, WaitOp(5 * MINUTE_MS), CancelOp("report"), WaitOp(5 * MINUTE_MS), REPORT)),
 )
-TWENTY = ("twenty boots", tuple(op for _ in range(20) for op in (REPORT, Wait(5 * MIN))))
+TWENTY = ("twenty boots", tuple(op for _ in range(20) for op in (REPORT, WaitOp(5 * MINUTE_MS))))
 
 _ops = st.one_of(
     st.builds(
-        Boot,
+        BootOp,
         st.sampled_from(NAMES),
-        st.sampled_from((15 * MIN, MIN, 30 * MIN)),
-        st.sampled_from((15 * MIN, 0, 5 * MIN)),
+        st.sampled_from((15 * MINUTE_MS, MINUTE_MS, 30 * MINUTE_MS)),
+        st.sampled_from((15 * MINUTE_MS, 0, 5 * MINUTE_MS)),
     ),
-    st.builds(Cancel, st.sampled_from(NAMES)),
-    st.builds(Wait, st.sampled_from((5 * MIN, MIN))),
+    st.builds(CancelOp, st.sampled_from(NAMES)),
+    st.builds(WaitOp, st.sampled_from((5 * MINUTE_MS, MINUTE_MS))),
 )
 INTERLEAVINGS = st.lists(_ops, min_size=1, max_size=8).map(tuple)
 
 
-def _parted(yours: list[Step], ref: list[Step]) -> int | None:
+def _parted(yours: list[Played], ref: list[Played]) -> int | None:
     """The index of the first step where the learner's run leaves the reference's, else None."""
     for i, (mine, theirs) in enumerate(zip(yours, ref, strict=False)):
         if mine.error or mine.answer != theirs.answer or mine.after != theirs.after:
@@ -210,7 +213,7 @@ def _search(reference: Lab, learner: Lab, scenario: list[str]) -> Check:
     """Every scenario in turn (``scenario[0]`` names the one running), the first that fails explained."""
     mine, theirs = queues("register")
 
-    def compare(ops: tuple[Op, ...]) -> tuple[list[Step], list[Step], int | None]:
+    def compare(ops: tuple[Op, ...]) -> tuple[list[Played], list[Played], int | None]:
         yours = run(learner, mine, ops)
         ref = run(reference, theirs, ops)
         return yours, ref, _parted(yours, ref)
@@ -254,7 +257,7 @@ def _search(reference: Lab, learner: Lab, scenario: list[str]) -> Check:
     return Check("register", True, text)
 
 
-def _stopped(scenario: str, steps: list[Step]) -> Check:
+def _stopped(scenario: str, steps: list[Played]) -> Check:
     """The check ends where a limit stopped the script: the steps up to it, and the limit."""
     lines = [f'register: FAILED in scenario "{scenario}"']
     lines += [f"  {step.label} -> {step.answer.tuple if step.answer else '?'}" for step in steps[:-1]]
@@ -264,7 +267,7 @@ def _stopped(scenario: str, steps: list[Step]) -> Check:
     return Check("register", False, "\n".join(lines), scenario=scenario)
 
 
-def _failed(scenario: str, yours: list[Step], ref: list[Step], i: int) -> Check:
+def _failed(scenario: str, yours: list[Played], ref: list[Played], i: int) -> Check:
     mine, theirs = yours[i], ref[i]
     lines = [f'register: FAILED in scenario "{scenario}"']
     lines += [f"  {step.label} -> {step.answer.tuple if step.answer else '?'}" for step in yours[:i]]
@@ -276,7 +279,7 @@ def _failed(scenario: str, yours: list[Step], ref: list[Step], i: int) -> Check:
     return Check("register", False, "\n".join(lines), scenario=scenario)
 
 
-def why(mine: Step, ref: Step) -> str:
+def why(mine: Played, ref: Played) -> str:
     """The difference between the learner's step and the reference's, in words."""
     if mine.error:
         return f"the script failed: {mine.error}"
@@ -284,7 +287,7 @@ def why(mine: Step, ref: Step) -> str:
     if mine.answer != ref.answer:
         assert ref.answer is not None
         reason = "its record exists" if ref.answer is Outcome.EXISTS else "it has no record"
-        if isinstance(mine.op, Cancel):
+        if isinstance(mine.op, CancelOp):
             reason = "it was registered" if ref.answer is Outcome.CANCELLED else "nothing was registered"
         said = f"{mine.answer.tuple} ({mine.answer.reply})" if mine.answer else "nothing"
         return f"{what} answered {said}; {reason}, so the answer is {ref.answer.tuple} ({ref.answer.reply})"

@@ -81,7 +81,7 @@ def script_html(text: str, lit: tuple[int, ...], *, context: int = CONTEXT) -> s
 
 
 def line_span(first: int, last: int) -> str:
-    """"line 47", or "lines 3-5": how a folded run of script lines is labelled."""
+    """ "line 47", or "lines 3-5": how a folded run of script lines is labelled."""
     return f"line {first}" if first == last else f"lines {first}-{last}"
 
 

@@ -11,7 +11,7 @@ import ipywidgets as widgets
 
 from ..clock import hhmm
 from ..dives.crash import CrashBench
-from ..dives.race import ALL_LABELS, LABELS, PRESET_LABELS, STEPS, Keyspace, Race, keyspace
+from ..dives.race import ALL_LABELS, LABELS, PRESET_LABELS, STEPS, Race, Snapshot, snapshot
 from ..schedule import MINUTE_MS
 from .note import ALREADY_RAN, BAD, GOOD, Note, click, set_disabled
 from .view import View
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..lab import Lab
 
 
-def _keyspace_html(state: Keyspace, queue: str) -> str:
+def _keyspace_html(state: Snapshot, queue: str) -> str:
     """The registry, records and jobs of the race's queue as a small HTML table."""
     registry = ", ".join(f"{escape(name)} @ {hhmm(ms)}" for name, ms in state.registry) or "<i>empty</i>"
     records = ", ".join(escape(name) for name in state.records) or "<i>none</i>"
@@ -161,9 +161,9 @@ class CancelPanel(View):
                 button.disabled = True
             self._log.value = "<i>waiting for the backend</i>"
             return
-        self._draw(keyspace(self.lab, self.race.queue))
+        self._draw(snapshot(self.lab, self.race.queue))
 
-    def _draw(self, state: Keyspace) -> None:
+    def _draw(self, state: Snapshot) -> None:
         """Set every child from the race, the keyspace shown being ``state``."""
         self._enable_steps()
         lines = [f"<b>{escape(ALL_LABELS[s.step])}</b>: {escape(s.note)}" for s in self.race.taken]
