@@ -6,8 +6,8 @@
 -- ARGV[1]  now_ms    the tick's "now" in milliseconds
 -- ARGV[2]  limit     the most rows to return, an integer from 1 to 5000 (bounds the call's work)
 -- ARGV[3]  offset    optional, default 0: due rows to pass over first, an integer from 0 to
---                    1000000 (a drain passes the rows it left at their score; the server skips
---                    them in C, a few milliseconds at the bound, and no Lua runs for them)
+--                    1000000 (a drain passes the rows it left at their score). No Lua runs for
+--                    them: the server skips them itself, under a millisecond at the bound.
 --
 -- Returns a flat array, four entries a row: name, score (ms, as text), every_ms, template;
 --   every_ms and template are nil when the record is gone (a dangling member, which the
