@@ -6,11 +6,13 @@ A tick has three phases, and the dives step through exactly these: ``read`` (due
 rows and their records, one call), ``enqueue`` (enqueue.lua per live row, the job id minted in
 the script) and ``advance`` (advance.lua per row: a compare-and-set against the score and period
 read, or the sweep of a member whose record is gone). ``Pump.tick()`` runs the three; the
-enqueues and advances go in one pipeline. ``Pump.drain()`` is a loop of ticks.
+enqueues and advances go in one pipeline, each row's advance right after its enqueue.
+``Pump.drain()`` is a loop of ticks.
 
 A fault mid-tick or mid-drain raises the backend's error with ``.fired``: the occurrences stored
-before it. Nothing is sent twice: the client's retry policy does not re-send a call whose reply
-was lost (see ``backend.retry_policy``).
+before it, and ``.in_doubt``: the names whose enqueue was in the pipeline whose reply was lost
+(each may or may not have a job). Nothing is sent twice: the client's retry policy does not
+re-send a call whose reply was lost (see ``backend.retry_policy``).
 """
 
 from __future__ import annotations
@@ -59,13 +61,20 @@ class TickResult:
         return [name for name, outcome in self.advanced if outcome is Outcome.MOVED]
 
 
-def carrying(error: RedisError, fired: list[Occurrence]) -> None:
-    """``error`` with ``fired`` (the occurrences stored before it) on its ``.fired`` and a note
-    saying so. The calls of the step that failed may or may not have run on the server (a reply
-    lost is not a call undone), and none is sent again: read the wait list before ticking on."""
+def carrying(error: RedisError, fired: list[Occurrence], in_doubt: list[str] | None = None) -> None:
+    """``error`` with ``fired`` (the occurrences stored before it) on its ``.fired``, the names
+    whose enqueue was in the step that failed on its ``.in_doubt`` (kept from an inner call when
+    not given), and a note saying so. The calls of the step that failed may or may not have run
+    on the server (a reply lost is not a call undone), and none is sent again: read the wait list
+    before ticking on."""
     if not hasattr(error, "fired"):
-        error.add_note("the occurrences fired before this error are on its .fired; read the wait list first")
+        error.add_note(
+            "the occurrences fired before this error are on its .fired, the names that may or may not"
+            " have fired on its .in_doubt; read the wait list first"
+        )
     error.fired = fired  # type: ignore[attr-defined]
+    if in_doubt is not None or not hasattr(error, "in_doubt"):
+        error.in_doubt = list(in_doubt or [])  # type: ignore[attr-defined]
 
 
 def slot_id(name: str, slot_ms: int) -> str:
@@ -89,16 +98,17 @@ class Tick:
     done: list[str] = field(default_factory=list)  # phases taken, in order
     more: bool = False  # the read was full: more rows may be due
 
-    def read(self, *, passing: Collection[str] = ()) -> list[Row]:
+    def read(self, *, skip: int = 0, passing: Collection[str] = ()) -> list[Row]:
         """The due read: members scored at or before now, in score order, one batch, with records.
-        ``passing``: names to pass over (a drain fired them already and they are still due)."""
+        A drain passes what it fired and is still due: ``skip`` rows at the front (left at their
+        score), and ``passing``, names to pass over wherever they sit (moved, still due)."""
         self._enter("read")
         p = self.pump
-        call = scripts.due(p.k, self.now_ms, min(p.batch + len(passing), scripts.MAX_DUE))
+        call = scripts.due(p.k, self.now_ms, min(p.batch + len(passing), scripts.MAX_DUE), skip)
         try:
             found = scripts.rows(scripts.run(p.lab.scripts, call, p.lab.client))
         except RedisError as exc:
-            carrying(exc, list(self.fired))
+            carrying(exc, list(self.fired), [])
             raise
         self.rows = [row for row in found if row.name not in passing][: p.batch]
         self.more = len(found) == call.args[1]  # the read was full: more may be due
@@ -107,7 +117,7 @@ class Tick:
     def enqueue(self) -> list[Occurrence]:
         """Enqueue one occurrence per live row read (a gone record, or a replayed slot, makes none)."""
         self._enter("enqueue")
-        self._send(self._enqueues(), [])
+        self._send(enqueue=True, advance=False)
         return self.fired
 
     def advance(self) -> list[tuple[str, Outcome]]:
@@ -115,14 +125,14 @@ class Tick:
         not), sweep each whose record is gone. Under start-to-finish a live row is left for the
         worker that finishes the run."""
         self._enter("advance")
-        self._send([], self._advances())
+        self._send(enqueue=False, advance=True)
         return self.advanced
 
     def fire(self) -> list[Occurrence]:
-        """The enqueue and advance phases at once, in one pipeline."""
+        """The enqueue and advance phases at once, in one pipeline: each row's enqueue, then its advance."""
         self._enter("enqueue")
         self._enter("advance")
-        self._send(self._enqueues(), self._advances())
+        self._send(enqueue=True, advance=True)
         return self.fired
 
     def run(self, *, after_enqueue: Callable[[Tick], None] | None = None) -> TickResult:
@@ -145,14 +155,21 @@ class Tick:
         """The score the pump's rule gives ``row`` after this tick's release."""
         return self.pump.next_run(row, self.now_ms)
 
+    def left(self) -> list[str]:
+        """Names this tick read and left at their score for the finish (start-to-finish): no
+        advance was sent, so each keeps its place in the score order."""
+        return [row.name for row in self.rows if self.pump.leaves_for_finish(row)]
+
     def still_due(self) -> set[str]:
-        """Names this tick fired whose row may still be due at its now: left for the finish,
-        moved by someone else, or given a next run at or before now (the grid's next slot)."""
+        """Names this tick fired whose row moved and may still be due at its now: moved by someone
+        else, or to a next run at or before now (the grid's next slot, a rule's). Not the ``left``."""
         outcomes = dict(self.advanced)
         return {
             row.name
             for row, nxt in self._plan()
-            if row.every_ms is not None and (nxt <= self.now_ms or outcomes.get(row.name) is not Outcome.ADVANCED)
+            if row.every_ms is not None
+            and not self.pump.leaves_for_finish(row)
+            and (nxt <= self.now_ms or outcomes.get(row.name) is not Outcome.ADVANCED)
         }
 
     # -- inside -------------------------------------------------------------------------------
@@ -165,22 +182,18 @@ class Tick:
             raise ValueError(f"{phase}: a tick goes read -> enqueue -> advance; take {expected} first")
         self.done.append(phase)
 
-    def _enqueues(self) -> list[tuple[Row, Call]]:
+    def _calls(self, *, enqueue: bool, advance: bool) -> list[tuple[str, Row, Call]]:
+        """Per row, in order: its enqueue (a live row), then its advance (unless left for its
+        finish). A cut pipeline then leaves at most the row in flight enqueued but not advanced."""
         p = self.pump
-        self._plan()  # a rule that fails, fails before the tick writes anything
-        return [
-            (row, scripts.enqueue(p.k, row.name, self.now_ms, row.template or "", self._job_id(row)))
-            for row in self.rows
-            if row.every_ms is not None
-        ]
-
-    def _advances(self) -> list[tuple[Row, Call]]:
-        p = self.pump
-        return [
-            (row, scripts.advance(p.k, row.name, nxt, row.next_ms, row.every_ms))
-            for row, nxt in self._plan()
-            if not p.leaves_for_finish(row)
-        ]
+        calls: list[tuple[str, Row, Call]] = []
+        for row, nxt in self._plan():  # a rule that fails, fails before the tick writes anything
+            if enqueue and row.every_ms is not None:
+                job = scripts.enqueue(p.k, row.name, self.now_ms, row.template or "", self._job_id(row))
+                calls.append(("enqueue", row, job))
+            if advance and not p.leaves_for_finish(row):
+                calls.append(("advance", row, scripts.advance(p.k, row.name, nxt, row.next_ms, row.every_ms)))
+        return calls
 
     def _plan(self) -> list[tuple[Row, int]]:
         """Each row with the score its advance writes (a dangling member is swept whatever the score)."""
@@ -196,22 +209,24 @@ class Tick:
     def _job_id(self, row: Row) -> str | None:
         return slot_id(row.name, row.next_ms) if self.pump.slot_keyed else None
 
-    def _send(self, enqueues: list[tuple[Row, Call]], advances: list[tuple[Row, Call]]) -> None:
-        """One pipeline: the enqueues, then the advances; their replies go into ``fired`` and
-        ``advanced``. A fault raises the error carrying what was fired before this pipeline."""
+    def _send(self, *, enqueue: bool, advance: bool) -> None:
+        """One pipeline of the phase's calls, row by row; their replies go into ``fired`` and
+        ``advanced``. A fault raises the error carrying what was fired before this pipeline and,
+        in doubt, the names whose enqueue was in it."""
         p = self.pump
-        calls = [call for _, call in enqueues + advances]
+        calls = self._calls(enqueue=enqueue, advance=advance)
         try:
-            replies = scripts.run_all(p.lab.client, p.lab.scripts, calls)
+            replies = scripts.run_all(p.lab.client, p.lab.scripts, [call for _, _, call in calls])
         except RedisError as exc:
-            carrying(exc, list(self.fired))
+            carrying(exc, list(self.fired), [row.name for kind, row, _ in calls if kind == "enqueue"])
             raise
-        for (row, _), reply in zip(enqueues, replies, strict=False):
+        for (kind, row, _), reply in zip(calls, replies, strict=True):
+            if kind == "advance":
+                self.advanced.append((row.name, scripts.advanced(reply)))
+                continue
             outcome, job_id = scripts.enqueued(reply)
             if outcome is Outcome.ENQUEUED:
                 self.fired.append(Occurrence(job_id, row.name, self.now_ms, row.next_ms))
-        for (row, _), reply in zip(advances, replies[len(enqueues) :], strict=True):
-            self.advanced.append((row.name, scripts.advanced(reply)))
 
 
 class Pump:
@@ -263,22 +278,43 @@ class Pump:
         """Every occurrence due now, tick after tick at the same now, with the rules of ``tick``.
         A name fires once per drain; names that stay due (left for the finish, on the grid's next
         slot, or registered anew due now by someone else) are left for the next drain or tick.
-        A fault raises its error carrying every occurrence the drain fired before it (``.fired``)."""
+
+        Each read passes over what the drain fired and is still due. The rows left at their
+        score for the finish sit at the front of the due rows and are skipped by count (due.lua's
+        offset, so the work stays linear in the rows due); the rare names moved to a later score
+        still due are passed over by name. A finish, cancel or registration by someone else during
+        a drain shifts that front, so a due row may wait for the next drain (none fires twice). A drain
+        that cannot see past what it passed (more than ``scripts.MAX_OFFSET`` rows left, or the
+        names moved fill a read) raises ``RuntimeError`` rather than return short.
+
+        A fault raises its error carrying every occurrence the drain fired before it
+        (``.fired``) and the names whose enqueue was in the pipeline whose reply was lost
+        (``.in_doubt``: each may or may not have a job on the wait list; read it first)."""
         now = self.lab.clock.now_ms()
         fired: list[Occurrence] = []
-        passing: set[str] = set()  # fired by this drain and still due
+        left: set[str] = set()  # rows this drain left at their score: the front of the due rows
+        passing: set[str] = set()  # names this drain fired and moved, still due
         while True:
+            if len(left) > scripts.MAX_OFFSET:
+                raise RuntimeError(f"drain: {len(left)} rows left due, past due.lua's bound {scripts.MAX_OFFSET}")
             tick = Tick(self, now)
             try:
-                tick.read(passing=passing)
+                tick.read(skip=len(left), passing=passing)
+                tick.rows = [row for row in tick.rows if row.name not in left]  # shifted by someone else
                 tick.fire()
             except RedisError as exc:
                 carrying(exc, fired + tick.fired)
                 raise
             fired += tick.fired
+            left.update(tick.left())
             passing |= tick.still_due()
-            if not tick.more or not tick.rows:
+            if not tick.more:
                 return fired
+            if not tick.rows:
+                raise RuntimeError(
+                    f"drain: the read holds only names it fired and are still due ({len(passing)} moved,"
+                    f" {len(left)} left); the rows after them were not read: tick, or drain again later"
+                )
 
     def run(self, *, until_ms: int, step_ms: int) -> list[Occurrence]:
         """Tick, then move a SimClock by ``step_ms``, until now passes ``until_ms``."""

@@ -359,6 +359,9 @@ def test_the_worst_arguments_a_stock_script_takes_keep_the_class_answering(
             1, "t" * (scripts.MAX_MANY_BYTES // len(many)), 0, *many,
         ),
         "due, the largest limit": lambda: hand.evalsha(sha["due"], 1, k.registry, 10**15, scripts.MAX_DUE),
+        "due, the largest offset": lambda: hand.evalsha(
+            sha["due"], 1, k.registry, 10**15, scripts.MAX_DUE, scripts.MAX_OFFSET,
+        ),
     }  # fmt: skip
     for label, call in calls.items():
         slowest, result = max_ping_while(bob.url(url), call)
@@ -374,6 +377,8 @@ def test_the_worst_arguments_a_stock_script_takes_keep_the_class_answering(
         hand.evalsha(sha["register_many"], 1 + len(more), k.registry, *(k.record(m) for m in more), 1, "t", 0, *more)
     with pytest.raises(redis.ResponseError, match="limit must be an integer from 1 to 5000"):
         hand.evalsha(sha["due"], 1, k.registry, 10**15, scripts.MAX_DUE + 1)
+    with pytest.raises(redis.ResponseError, match="offset must be an integer from 0 to 1000000"):
+        hand.evalsha(sha["due"], 1, k.registry, 10**15, scripts.MAX_DUE, scripts.MAX_OFFSET + 1)
     admin = class_server.admin()
     for key in admin.scan_iter(match=f"emq:ns:{{{eve.namespace}:q}}:*", count=1000):
         admin.unlink(key)

@@ -4,6 +4,7 @@ drain and register_many, ids minted in the script, and integer clocks. On every 
 from __future__ import annotations
 
 import pytest
+import redis
 from helpers import MIN, RoundTrips
 
 import emq_lab
@@ -195,3 +196,22 @@ def test_a_registration_made_anew_at_the_same_score_with_another_period_is_moved
     lab.clock.advance(minutes=1)  # type: ignore[attr-defined]
     lab.pump(queue).tick()  # the new registration, due since 09:00, fires by its own period
     assert [(name, hhmm(ms)) for name, ms in rep.entries()] == [("report", "10:01")]
+
+
+def test_a_fault_names_the_batch_in_doubt_next_to_what_was_fired(lab: emq_lab.Lab, queue: str) -> None:
+    # An enqueue that fails for n4 (a copy of the stock script): the second tick's pipeline
+    # (n3, n4, n5) answers with an error. The drain raises it carrying the first tick's jobs
+    # (.fired) and the three names whose enqueue was in that pipeline (.in_doubt): n3 and n5 ran.
+    failing = "if ARGV[2] == 'n4' then return redis.error_reply('ERR a fault') end\n" + scripts.source("enqueue")
+    mine = emq_lab.Lab(lab.client, lab.clock, "mine", scripts=lab.scripts.replacing(lab.client, enqueue=failing))
+    mine.repeat(queue).register_many([(f"n{i}", 15 * MIN, "t") for i in range(7)])
+    try:
+        with pytest.raises(redis.ResponseError, match="a fault") as caught:
+            mine.pump(queue, batch=3).drain()
+        stored = {mine.jobs(queue).get(job_id)["name"] for job_id in mine.jobs(queue).browse()}
+    finally:
+        mine.reset(queue)
+    assert [o.name for o in caught.value.fired] == ["n0", "n1", "n2"]  # type: ignore[attr-defined]
+    assert caught.value.in_doubt == ["n3", "n4", "n5"]  # type: ignore[attr-defined]
+    assert stored == {"n0", "n1", "n2", "n3", "n5"}  # in doubt: two of the three ran
+    assert any(".in_doubt" in note for note in caught.value.__notes__)

@@ -537,3 +537,69 @@ def test_the_stock_scripts_refuse_work_past_their_bounds(lab: emq_lab.Lab, queue
     # what the API sends stays within them: 500 names of 60 KiB go in calls of at most 4 MiB
     outcomes = lab.repeat(queue).register_many([(f"n{i}", MIN, "y" * 60 * 1024) for i in range(500)])
     assert outcomes == [Outcome.REGISTERED] * 500
+
+
+MANY_DUE = 6_200  # more than due.lua's largest read (5,000): a drain must see past what it left
+
+
+def test_drain_under_start_to_finish_fires_thousands_of_due_names_once(lab: emq_lab.Lab, queue: str) -> None:
+    # Start-to-finish leaves every fired row at its score for the worker's finish: the rows a
+    # drain left sit before the ones it has not read, and every read must pass them.
+    rep = lab.repeat(queue)
+    names = [f"n{i:05d}" for i in range(MANY_DUE)]
+    rep.register_many([(name, 15 * MIN, "t") for name in names])
+    fired = lab.pump(queue, rule="start-to-finish").drain()
+    assert sorted(o.name for o in fired) == names  # each once, none left out
+    assert len({o.job_id for o in fired}) == MANY_DUE
+    assert {ms for _, ms in rep.entries()} == {lab.clock.now_ms()}  # all left for their finish
+
+
+def finish(lab: emq_lab.Lab, queue: str, fired: list[Occurrence], run_ms: int) -> None:
+    """The worker: each run finishes ``run_ms`` after its release and advances its row."""
+    rep = lab.repeat(queue)
+    for o in fired:
+        assert rep.advance_to(o.name, o.fired_at_ms + run_ms + 15 * MIN, read_ms=o.slot_ms) is Outcome.ADVANCED
+
+
+@pytest.mark.parametrize("rule", ["start-to-start", "fixed grid", "start-to-finish"])
+def test_drain_is_a_loop_of_ticks_at_one_now(lab: emq_lab.Lab, queue: str, rule: str) -> None:
+    # a0-a9 due since 09:00, b0-b9 due at 09:05 (their names sort first), batches of 4. The ticks
+    # at 09:05 go on until one fires nothing; under start-to-finish a worker finishes each tick's
+    # runs before the next (the drain's runs finish after it): the same jobs, the same registry.
+    clock = SimClock(START)
+    timed = lab.with_clock(clock)
+    other = f"{queue}-ticks"
+    for q in (queue, other):
+        timed.repeat(q).register_many([(f"b{i}", 15 * MIN, "t", 5 * MIN) for i in range(10)])
+        timed.repeat(q).register_many([(f"a{i}", 15 * MIN, "t") for i in range(10)])
+    clock.advance(5 * MIN)
+    drained = timed.pump(queue, batch=4, rule=rule).drain()
+    ticked: list[Occurrence] = []
+    pump = timed.pump(other, batch=4, rule=rule)
+    while tick := pump.tick():
+        ticked += tick
+        if rule == "start-to-finish":
+            finish(timed, other, tick, MIN)
+    if rule == "start-to-finish":
+        finish(timed, queue, drained, MIN)
+    try:
+        assert [(o.name, o.slot_ms) for o in drained][:10] == [(f"a{i}", START_MS) for i in range(10)]
+        assert len(drained) == 20
+        assert drained == ticked
+        assert timed.repeat(queue).entries() == timed.repeat(other).entries()
+    finally:
+        timed.reset(other)
+
+
+def test_a_drain_that_cannot_see_past_the_names_it_moved_raises(
+    lab: emq_lab.Lab, queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A rule that gives each row a next run at now keeps every fired name due: the reads grow by
+    # their count up to due.lua's largest (here made 10); past it the drain cannot see the rest
+    # and says so instead of returning short.
+    monkeypatch.setattr(scripts, "MAX_DUE", 10)
+    lab.repeat(queue).register_many([(f"n{i:02d}", 15 * MIN, "t") for i in range(20)])
+    pump = lab.pump(queue, batch=5, rule=lambda release_ms, every_ms: release_ms)
+    with pytest.raises(RuntimeError, match="the rows after them were not read"):
+        pump.drain()
+    assert lab.jobs(queue).count() == 10  # each fired once before it stopped
