@@ -182,15 +182,16 @@ def ticks(
 
 
 def integer(reply: Reply) -> int:
-    """An integer reply (a Lua number; a learner's script may answer it as a string)."""
+    """An integer reply (a Lua number; a learner's script may answer it as a string). A TypeError
+    for nil or an array, a ValueError for other text, as ``int()`` raises (the exercises say which)."""
     if not isinstance(reply, int | str):
-        raise RuntimeError(f"a script answered {reply!r:.60} where an integer belongs")
+        raise TypeError(f"a script answered {reply!r:.60} where an integer belongs")
     return int(reply)
 
 
 def _array(reply: Reply) -> list[Reply]:
     if not isinstance(reply, list):
-        raise RuntimeError(f"a script answered {reply!r:.60} where an array belongs")
+        raise TypeError(f"a script answered {reply!r:.60} where an array belongs")
     return reply
 
 
