@@ -11,11 +11,13 @@ import os
 import socket
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import SplitResult, parse_qsl, urlsplit, urlunsplit
 
 import redis
 from redis.backoff import ExponentialBackoff
+from redis.client import Pipeline
+from redis.cluster import ClusterNode, ClusterPipeline
 from redis.retry import Retry
 
 from . import _browser, errors
@@ -46,7 +48,7 @@ def embedded_server() -> fakeredis.FakeServer:
         return _server
 
 
-def in_process(client: Any) -> bool:
+def in_process(client: redis.Redis | redis.RedisCluster) -> bool:
     """True when ``client`` is a fakeredis one: its server runs in this process, so a call never
     waits on a socket (there is no wait for other work to fill)."""
     return any(each.__module__.partition(".")[0] == "fakeredis" for each in type(client).__mro__)
@@ -69,7 +71,11 @@ def retry_policy() -> Retry:
     return Retry(ExponentialBackoff(cap=0.5, base=0.05), RETRIES, supported_errors=(redis.ConnectionError,))
 
 
-def _guarded(call: Callable[..., Any], url: str, command: tuple[Any, ...], timeout_s: float | None) -> Any:
+T = TypeVar("T")
+P = TypeVar("P", Pipeline, ClusterPipeline)
+
+
+def _guarded(call: Callable[[], T], url: str, command: tuple[object, ...], timeout_s: float | None) -> T:
     try:
         return call()
     except Exception as exc:
@@ -79,14 +85,14 @@ def _guarded(call: Callable[..., Any], url: str, command: tuple[Any, ...], timeo
         raise better from exc
 
 
-def _guard_pipeline(pipe: Any, url: str, timeout_s: float | None) -> Any:
+def _guard_pipeline(pipe: P, url: str, timeout_s: float | None) -> P:
     """Make ``pipe.execute()`` raise faults in the words of :mod:`emq_lab.errors`."""
     execute = pipe.execute
 
-    def guarded_execute(*args: Any, **kwargs: Any) -> Any:
+    def guarded_execute(*args: Any, **kwargs: Any) -> list[Any]:
         return _guarded(lambda: execute(*args, **kwargs), url, (), timeout_s)
 
-    pipe.execute = guarded_execute
+    pipe.execute = guarded_execute  # type: ignore[method-assign]
     return pipe
 
 
@@ -101,7 +107,7 @@ class Client(redis.Redis):
             lambda: super(Client, self).execute_command(*args, **options), self.emq_url, args, self.emq_timeout_s
         )
 
-    def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Any:
+    def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Pipeline:
         return _guard_pipeline(super().pipeline(transaction, shard_hint), self.emq_url, self.emq_timeout_s)
 
 
@@ -110,7 +116,7 @@ class ClusterClient(redis.RedisCluster):
 
     emq_url = ""
     emq_timeout_s: float | None = None
-    emq_startup: dict[str, Any] = {}  # noqa: RUF012 - replaced per client in open_client
+    emq_startup: dict[str, ClusterNode] = {}  # noqa: RUF012 - replaced per client in open_client
 
     def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         return _guarded(lambda: self._execute(*args, **kwargs), self.emq_url, args, self.emq_timeout_s)
@@ -130,14 +136,14 @@ class ClusterClient(redis.RedisCluster):
                     self.nodes_manager.initialize()
             raise
 
-    def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> Any:
+    def pipeline(self, transaction: bool | None = None, shard_hint: str | None = None) -> ClusterPipeline:
         return _guard_pipeline(super().pipeline(transaction, shard_hint), self.emq_url, self.emq_timeout_s)
 
 
-_embedded_class: type | None = None
+_embedded_class: type[fakeredis.FakeRedis] | None = None
 
 
-def embedded_client() -> Any:
+def embedded_client() -> redis.Redis:
     """A fakeredis client on the process-wide server that raises faults as the real clients do
     (switch the server off, ``embedded_server().connected = False``, to rehearse an outage).
     fakeredis is imported here only: a lab on a URL never imports it."""
@@ -152,7 +158,7 @@ def embedded_client() -> Any:
                 call = super().execute_command
                 return _guarded(lambda: call(*args, **options), EMBEDDED, args, None)
 
-            def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Any:
+            def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Pipeline:
                 return _guard_pipeline(super().pipeline(transaction, shard_hint), EMBEDDED, None)
 
         _embedded_class = EmbeddedClient
@@ -255,7 +261,7 @@ def _probe_tls(parts: SplitResult, shown: str, timeout_s: float) -> None:
         )
 
 
-def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[Any, str]:
+def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[redis.Redis | redis.RedisCluster, str]:
     """A decoding redis-py client for ``url`` and a short description of the backend.
 
     A real server must accept a connection within ``min(timeout_s, 2 s)`` and answer one PING
@@ -279,22 +285,22 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[An
         _probe_tls(parts, shown, connect_s)
     plain = urlunsplit(parts._replace(scheme=scheme))
     where = f"{parts.hostname}:{parts.port or 6379}"
-    options: dict[str, Any] = {
+    options: dict[str, object] = {
         "decode_responses": True,
         "socket_timeout": float(timeout_s),
         "socket_connect_timeout": connect_s,
         "retry": retry_policy(),
     }
-    client: Any
+    client: Client | ClusterClient  # cast below: redis-py's from_url is typed to return the base class
     if cluster:
         try:
-            client = ClusterClient.from_url(plain, **options)
+            client = cast(ClusterClient, ClusterClient.from_url(plain, **options))
         except Exception as exc:
             raise _connect_error(exc, target, connect_s) from exc
         client.emq_url, client.emq_timeout_s = target, float(timeout_s)
         client.emq_startup = dict(client.nodes_manager.startup_nodes)
         return client, f"cluster at {where}"
-    client = Client.from_url(plain, **options)
+    client = cast(Client, Client.from_url(plain, **options))
     client.emq_url, client.emq_timeout_s = target, float(timeout_s)  # the PING waits the socket timeout
     try:
         with contextlib.suppress(redis.exceptions.NoPermissionError):  # refused, so it answered
@@ -309,7 +315,7 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[An
 PROBE_S = 0.5  # how long a panel's background retry waits for a PING before it tries its actions
 
 
-def probe(client: Any, *, timeout_s: float = PROBE_S) -> None:
+def probe(client: redis.Redis | redis.RedisCluster, *, timeout_s: float = PROBE_S) -> None:
     """One PING on a fresh connection that waits at most ``timeout_s``; raises
     :class:`emq_lab.errors.BackendUnavailable` when the server does not answer.
 

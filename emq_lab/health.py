@@ -13,7 +13,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from .errors import BUSY, BackendUnavailable, busy, is_transient, reason
 
@@ -25,7 +25,7 @@ T = TypeVar("T")
 
 
 class Cancellable(Protocol):
-    def cancel(self) -> Any: ...
+    def cancel(self) -> object: ...
 
 
 Later = Callable[[float, Callable[[], None]], Cancellable]

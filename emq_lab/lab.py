@@ -16,7 +16,7 @@ from .namespace import resolve_namespace
 from .pump import Pump, Rule
 from .repeat import Repeat
 from .schedule import Measure
-from .scripts import Scripts
+from .scripts import Client, Scripts
 
 
 class Lab:
@@ -24,14 +24,15 @@ class Lab:
 
     def __init__(
         self,
-        client: Any,
+        client: Client,
         clock: Clock,
         description: str,
         *,
         namespace: str | None = None,
         scripts: Scripts | None = None,
     ) -> None:
-        self.client = client
+        # Typed Any: redis-py annotates every reply as bytes | str, though this client decodes to str.
+        self.client: Any = client
         self.clock = clock
         self.namespace = None if namespace is None else validate.namespace(namespace)
         self.scripts = scripts if scripts is not None else Scripts.load(client)

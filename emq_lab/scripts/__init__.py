@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any
 
 from redis.client import Pipeline, Redis
 from redis.cluster import RedisCluster
@@ -27,7 +26,7 @@ __all__ = ["Call", "Header", "Row", "Scripts", "Slot", "Ticked", "header", "run"
 Client = Redis | RedisCluster
 Runner = Client | Pipeline
 #: What redis-py hands back for a call (``decode_responses=True``): an int, a str, a list, None.
-Reply = Any
+Reply = int | str | list["Reply"] | None
 
 
 @dataclass(frozen=True)
@@ -182,27 +181,41 @@ def ticks(
 # -- the replies, one function per script --------------------------------------------------------
 
 
+def integer(reply: Reply) -> int:
+    """An integer reply (a Lua number; a learner's script may answer it as a string). A TypeError
+    for nil or an array, a ValueError for other text, as ``int()`` raises (the exercises say which)."""
+    if not isinstance(reply, int | str):
+        raise TypeError(f"a script answered {reply!r:.60} where an integer belongs")
+    return int(reply)
+
+
+def _array(reply: Reply) -> list[Reply]:
+    if not isinstance(reply, list):
+        raise TypeError(f"a script answered {reply!r:.60} where an array belongs")
+    return reply
+
+
 def registered(reply: Reply) -> Outcome:
-    return outcome_of("register", reply)
+    return outcome_of("register", integer(reply))
 
 
 def registered_many(reply: Reply) -> list[Outcome]:
     """register_many.lua's array of 1 (REGISTERED) and 0 (EXISTS), one per name."""
-    return [outcome_of("register", code) for code in reply]
+    return [outcome_of("register", integer(code)) for code in _array(reply)]
 
 
 def cancelled(reply: Reply) -> Outcome:
-    return outcome_of("cancel", reply)
+    return outcome_of("cancel", integer(reply))
 
 
 def advanced(reply: Reply) -> Outcome:
-    return outcome_of("advance", reply)
+    return outcome_of("advance", integer(reply))
 
 
 def enqueued(reply: Reply) -> tuple[Outcome, str]:
     """enqueue.lua's ``{code, job_id}``."""
-    code, job_id = reply
-    return outcome_of("enqueue", code), str(job_id)
+    code, job_id = _array(reply)
+    return outcome_of("enqueue", integer(code)), str(job_id)
 
 
 @dataclass(frozen=True)
@@ -217,9 +230,14 @@ class Row:
 
 def rows(reply: Reply) -> list[Row]:
     """due.lua's flat array, four entries a row (name, score, every_ms, template)."""
-    flat = list(reply)
+    flat = _array(reply)
     return [
-        Row(str(name), int(float(score)), None if every is None else int(every), template)
+        Row(
+            str(name),
+            int(float(str(score))),
+            None if every is None else integer(every),
+            None if template is None else str(template),
+        )
         for name, score, every, template in zip(flat[0::4], flat[1::4], flat[2::4], flat[3::4], strict=True)
     ]
 
@@ -253,11 +271,11 @@ _ADVANCED = {1: Outcome.ADVANCED, 0: Outcome.ABSENT, -1: None}
 
 def ticked(reply: Reply) -> Ticked:
     """ticks.lua's ``{next_now, more, then name, job_id, slot, fired_at, enqueued, advanced a row}``."""
-    next_now, more, *flat = reply
+    next_now, more, *flat = _array(reply)
     if len(flat) % 6:
         raise RuntimeError(f"ticks.lua answered {len(flat)} entries, not six a row")
     out = [
-        TickedRow(name, job_id, int(slot), int(at), _ENQUEUED[int(e)], _ADVANCED[int(a)])
+        TickedRow(str(name), str(job_id), integer(slot), integer(at), _ENQUEUED[integer(e)], _ADVANCED[integer(a)])
         for name, job_id, slot, at, e, a in zip(*(flat[i::6] for i in range(6)), strict=True)
     ]
-    return Ticked(out, int(next_now), bool(int(more)))
+    return Ticked(out, integer(next_now), bool(integer(more)))
