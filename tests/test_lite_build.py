@@ -7,6 +7,7 @@ import fcntl
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from litesite import LITE, ROOT, site
@@ -14,12 +15,12 @@ from litesite import LITE, ROOT, site
 # What a session leaves in notebooks/: Jupyter's checkpoints and virtual documents, hypothesis's
 # example database (an exercise check), and files the learner made.
 LEFT_BEHIND = {
-    ".ipynb_checkpoints/01-upsert-checkpoint.ipynb": '{"cells": [], "nbformat": 4, "nbformat_minor": 5}',
-    ".virtual_documents/01-upsert.ipynb": "import emq_lab\n",
-    ".hypothesis/examples/5f1d/9a0c": "\x00\x01",
-    ".DS_Store": "",
-    "scratch.py": "print('mine')\n",
-    "answers/register.lua": "return 1\n",
+    ".ipynb_checkpoints/emq-lite-test-checkpoint.ipynb": '{"cells": [], "nbformat": 4, "nbformat_minor": 5}',
+    ".virtual_documents/emq-lite-test.ipynb": "import emq_lab\n",
+    ".hypothesis/examples/emq-lite-test/9a0c": "\x00\x01",
+    ".emq-lite-test.DS_Store": "",
+    "emq-lite-test-scratch.py": "print('mine')\n",
+    "emq-lite-test-answers/register.lua": "return 1\n",
 }
 
 
@@ -27,19 +28,25 @@ LEFT_BEHIND = {
 def test_make_lite_leaves_a_learners_files_out_of_the_site() -> None:
     site()  # skips (or fails) here when this machine cannot build the site at all
     notebooks = ROOT / "notebooks"
-    course = sorted(p.name for p in notebooks.glob("*.ipynb"))
-    tops = {notebooks / name.split("/")[0] for name in LEFT_BEHIND}
-    assert not any(p.exists() for p in tops), "notebooks/ already holds one of this test's files"
+    course = sorted(p.name for p in notebooks.iterdir() if p.is_file() and not p.name.startswith("."))  # + CLAIMS.md
+    # A browser test's JupyterLab may have made .ipynb_checkpoints already: this test adds files of
+    # its own names and removes only what it made.
+    made: list[Path] = []
     with open(LITE / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             for name, text in LEFT_BEHIND.items():
-                (notebooks / name).parent.mkdir(parents=True, exist_ok=True)
-                (notebooks / name).write_text(text, encoding="utf-8")
+                path = notebooks / name
+                for folder in reversed([*path.relative_to(notebooks).parents][:-1]):
+                    if not (notebooks / folder).exists():
+                        (notebooks / folder).mkdir()
+                        made.append(notebooks / folder)
+                path.write_text(text, encoding="utf-8")
+                made.append(path)
             run = subprocess.run(["make", "-B", "lite"], cwd=ROOT, capture_output=True, text=True, timeout=1800)
         finally:
-            for top in tops:
-                shutil.rmtree(top) if top.is_dir() else top.unlink(missing_ok=True)
+            for path in reversed(made):
+                shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
     assert run.returncode == 0, f"make lite failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
 
     files = LITE / "_output" / "files"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import atexit
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -139,12 +140,12 @@ def _notice(exercise: str, *, shown: bool) -> Iterator[None]:
     """In the browser the tab's kernel is busy until a check of a learner's Lua ends: while it
     runs, the cell says so and when it will be stopped; the line is taken back after, so the cell
     then shows what it shows on CPython."""
-    from IPython.core.interactiveshell import InteractiveShell
-    from IPython.display import display
-
-    if not (shown and InteractiveShell.initialized()):
+    ipython = sys.modules.get("IPython")  # in a kernel it is imported; elsewhere there is no cell to show
+    if not (shown and ipython is not None and ipython.get_ipython() is not None):
         yield
         return
+    from IPython.display import display
+
     text = (
         f"checking {exercise} in the sandbox: a script still running after {sandbox.LIMIT_S:g} s is stopped there, "
         f"and the whole check after {sandbox.CHECK_S:g} s"
