@@ -45,12 +45,17 @@ def test_the_cancel_questions_run_on_the_dives_clock(lab: emq_lab.Lab) -> None:
 
 def test_a_check_names_the_questions_it_was_not_given(lab: emq_lab.Lab) -> None:
     check = exercises.upsert.predict(lab=lab, size_after_boot_2=1)
-    assert "not answered: boot_2_answers, naive_rows_after_3_boots, period_after_redeploy_min" in str(check)
+    assert (
+        "not answered: boot_2_answers, naive_rows_after_3_boots, period_after_redeploy_min, writes_on_boot_2_of_1000"
+        in str(check)
+    )
     full = exercises.cadence.predict(
         lab=lab,
         next_runs="09:00 09:15 09:30 09:45",
         finish_based_runs="09:00 09:19 09:38 09:57",
         drift_after_4_cycles_min=12,
+        rows_after_4_ticks="1 row",
+        jobs_after_4_ticks=4,
     )
     assert full.passed and "not answered" not in str(full)
 
@@ -112,3 +117,13 @@ def test_a_number_with_its_label_or_unit_is_read_and_two_numbers_are_refused(lab
     for said in ("1 or 2", "1 2", "1 banana"):
         with pytest.raises(ValueError, match="size_after_boot_2: expected one whole number"):
             exercises.upsert.predict(size_after_boot_2=said)
+
+
+def test_the_sections_predictions_have_questions_of_their_own(lab: emq_lab.Lab) -> None:
+    check = exercises.cadence.predict(lab=lab, rows_after_4_ticks=1, jobs_after_4_ticks="4 jobs")
+    assert check.passed, str(check)
+    wrong = exercises.cadence.predict(lab=lab, rows_after_4_ticks=4, jobs_after_4_ticks=1)
+    assert "you said 4, it is 1" in str(wrong) and "you said 1, it is 4" in str(wrong)
+    storm = exercises.upsert.predict(lab=lab, writes_on_boot_2_of_1000=0)
+    assert storm.passed, str(storm)
+    assert "you said 3000, it is 0" in str(exercises.upsert.predict(lab=lab, writes_on_boot_2_of_1000=3000))

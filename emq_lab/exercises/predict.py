@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..clock import SimClock, hhmm
 from ..dives import cadence as cadence_dive
 from ..dives import race as race_dive
+from ..dives import storm as storm_dive
 from ..dives import upsert as upsert_dive
 from ..schedule import MINUTE_MS, Measure
 from .check import Check, session
@@ -187,6 +188,13 @@ UPSERT = (
         _int,
         lambda minutes: f"register is insert-if-absent: boot #2 answers exists and the record keeps {minutes} min",
     ),
+    Question(
+        "writes_on_boot_2_of_1000",
+        "1,000 names, boot #1 at 09:00 and boot #2 right after, one register_many each: how many writes on boot #2?",
+        lambda lab: storm_dive.boot_storm(lab, QUEUE, names=1_000).boots[1].writes,
+        _int,
+        lambda writes: f"every name answers exists, and an EXISTS writes nothing: {writes} writes",
+    ),
 )
 
 
@@ -200,7 +208,32 @@ def _lane(lab: Lab, measure: Measure) -> cadence_dive.Lane:
     )
 
 
+def _four_ticks(lab: Lab) -> tuple[int, int]:
+    """Register a report every 15 min, tick now and at each of the next three periods: (rows, jobs)."""
+    rep, pump = lab.repeat(QUEUE), lab.pump(QUEUE)
+    rep.register("report", 15 * MINUTE_MS, "{}")
+    jobs = len(pump.tick())
+    for _ in range(3):
+        lab.clock.advance(minutes=15)
+        jobs += len(pump.tick())
+    return rep.count(), jobs
+
+
 CADENCE = (
+    Question(
+        "rows_after_4_ticks",
+        "report every 15 min, ticks at 09:00, 09:15, 09:30 and 09:45: how many registry rows afterwards?",
+        lambda lab: _four_ticks(lab)[0],
+        _int,
+        lambda rows: f"each advance rewrites the one row's score; it never appends: {rows} row",
+    ),
+    Question(
+        "jobs_after_4_ticks",
+        "those four ticks, 09:00 to 09:45: how many jobs were enqueued?",
+        lambda lab: _four_ticks(lab)[1],
+        _int,
+        lambda jobs: f"each tick mints a fresh JOB id for the due row: {jobs} jobs",
+    ),
     Question(
         "next_runs",
         "every 15 min, 4-minute runs, first release 09:00, start-to-start: the first four releases?",
