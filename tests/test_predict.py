@@ -127,3 +127,9 @@ def test_the_sections_predictions_have_questions_of_their_own(lab: emq_lab.Lab) 
     storm = exercises.upsert.predict(lab=lab, writes_on_boot_2_of_1000=0)
     assert storm.passed, str(storm)
     assert "you said 3000, it is 0" in str(exercises.upsert.predict(lab=lab, writes_on_boot_2_of_1000=3000))
+
+
+def test_the_crash_prediction_counts_the_duplicate_of_a_fresh_id_pump(lab: emq_lab.Lab) -> None:
+    check = exercises.cancel.predict(lab=lab, jobs_in_slot_after_crash="2 jobs")
+    assert check.passed, str(check)
+    assert "you said 1, it is 2" in str(exercises.cancel.predict(lab=lab, jobs_in_slot_after_crash=1))

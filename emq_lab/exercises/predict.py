@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..clock import SimClock, hhmm
 from ..dives import cadence as cadence_dive
+from ..dives import crash as crash_dive
 from ..dives import race as race_dive
 from ..dives import storm as storm_dive
 from ..dives import upsert as upsert_dive
@@ -332,6 +333,14 @@ CANCEL = (
         lambda lab: _sweep(lab)[1],
         _int,
         lambda rows: f"the sweep's ZREM removes the dangling member: {rows} rows",
+        clock="09:15",
+    ),
+    Question(
+        "jobs_in_slot_after_crash",
+        "report due at 09:15; the pump (fresh ids) crashes after the enqueue, restarts at 09:16: jobs for the slot?",
+        lambda lab: len(crash_dive.replay_crash(lab, QUEUE, slot_keyed=False).jobs),
+        _int,
+        lambda jobs: f"the crash left the row at 09:15, so the restart enqueues it again with a fresh id: {jobs} jobs",
         clock="09:15",
     ),
 )
