@@ -201,8 +201,11 @@ def test_next_run_text_is_the_same_on_every_backend(lab: emq_lab.Lab) -> None:
 SWEEP = "  redis.call('ZREM', registry, name)\n"
 CAS = (
     "local score = redis.call('ZSCORE', registry, name)\n"
-    "if not score or tonumber(score) ~= tonumber(read_ms) then\n  return 2\nend\n"
+    "local every = redis.call('HGET', record, 'every_ms')\n"
+    "if not score or tonumber(score) ~= tonumber(read_ms) or every ~= read_every then\n  return 2\nend\n"
 )
+SAME_SCORE = "registered anew at the same score"
+PERIOD = "only the period (ARGV[4], the every_ms the tick read) tells it from the old one"
 
 TYPO = "'raed_ms' is not defined (a typo, or a missing local?)"
 
@@ -214,6 +217,21 @@ ADVANCE_VARIANTS: dict[str, tuple[str, list[str]]] = {
             "it overwrote a newer registration: report was registered anew (first run 09:30) after the read, "
             "and the advance wrote 09:15 over it",
         ],
+    ),
+    "without the period compare": (
+        mutant(ADVANCE, " or every ~= read_every", ""),
+        [
+            f"pump reads due -> cancel lands -> {SAME_SCORE}",
+            "it overwrote a newer registration: report was registered anew (first run 09:00) after the read, "
+            "and the advance wrote 09:15 over it",
+            PERIOD,
+        ],
+    ),
+    "a period check that never fires": (
+        mutant(
+            mutant(ADVANCE, "'every_ms')", "'every')"), "or every ~= read_every", "or (every and every ~= read_every)"
+        ),
+        [SAME_SCORE, PERIOD, "before:   registry = report @ 09:00", "expected: registry = report @ 09:00"],
     ),
     "without the sweep": (
         mutant(ADVANCE, SWEEP, ""),
@@ -263,7 +281,7 @@ def test_advance_catches_each_wrong_variant(lab: emq_lab.Lab, variant: str) -> N
 def test_advance_reference_passes_every_order(lab: emq_lab.Lab) -> None:
     check = exercises.advance(ADVANCE, lab)
     assert check.passed, str(check)
-    assert "passed all 16 orders" in str(check)
+    assert "passed all 18 orders" in str(check)
 
 
 def test_advance_text_is_the_same_on_every_backend(lab: emq_lab.Lab) -> None:

@@ -45,12 +45,17 @@ def test_the_cancel_questions_run_on_the_dives_clock(lab: emq_lab.Lab) -> None:
 
 def test_a_check_names_the_questions_it_was_not_given(lab: emq_lab.Lab) -> None:
     check = exercises.upsert.predict(lab=lab, size_after_boot_2=1)
-    assert "not answered: boot_2_answers, naive_rows_after_3_boots, period_after_redeploy_min" in str(check)
+    assert (
+        "not answered: boot_2_answers, naive_rows_after_3_boots, period_after_redeploy_min, writes_on_boot_2_of_1000"
+        in str(check)
+    )
     full = exercises.cadence.predict(
         lab=lab,
         next_runs="09:00 09:15 09:30 09:45",
         finish_based_runs="09:00 09:19 09:38 09:57",
         drift_after_4_cycles_min=12,
+        rows_after_4_ticks="1 row",
+        jobs_after_4_ticks=4,
     )
     assert full.passed and "not answered" not in str(full)
 
@@ -66,7 +71,7 @@ def test_answers_that_are_not_an_answer_are_refused_by_name() -> None:
         exercises.upsert.predict(boot_2_answers=7)
     with pytest.raises(ValueError, match='next_runs: expected "HH:MM" times'):
         exercises.cadence.predict(next_runs=["nine"])
-    with pytest.raises(ValueError, match="size_after_boot_2: expected a whole number"):
+    with pytest.raises(ValueError, match="size_after_boot_2: expected one whole number"):
         exercises.upsert.predict(size_after_boot_2="one")
 
 
@@ -75,3 +80,56 @@ def test_the_exists_sweep_is_a_question_of_dive_3(lab: emq_lab.Lab) -> None:
     assert check.passed, str(check)
     wrong = exercises.cancel.predict(lab=lab, advance_on_dangling_member="advanced", rows_after_sweep=1)
     assert "you said advanced, it is absent" in str(wrong) and "you said 1, it is 0" in str(wrong)
+
+
+def test_the_forms_the_headers_and_checkers_print_are_right_in_any_case(lab: emq_lab.Lab) -> None:
+    for said in ("Outcome.EXISTS", "outcome.exists", "Exists"):
+        check = exercises.upsert.predict(lab=lab, boot_2_answers=said)
+        assert check.passed, (said, str(check))
+    assert "you said registered, it is exists" in str(
+        exercises.upsert.predict(lab=lab, boot_2_answers="Outcome.REGISTERED")
+    )
+    check = exercises.cancel.predict(
+        lab=lab, advance_answers="Outcome.ABSENT", advance_after_reregister="Outcome.MOVED"
+    )
+    assert check.passed, str(check)
+    for said in ("registry = report @ 09:45", "Report @ 09:45", "REGISTRY: report @ 9:45"):
+        check = exercises.cancel.predict(lab=lab, registry_after_reregister=said)
+        assert check.passed, (said, str(check))
+    wrong = exercises.cancel.predict(lab=lab, registry_after_reregister="registry = report @ 09:30")
+    assert "you said report @ 09:30, it is report @ 09:45" in str(wrong)
+
+
+def test_bare_minutes_are_read_on_the_questions_clock(lab: emq_lab.Lab) -> None:
+    for said in (":00, :15, :30, :45", ":00/:15/:30/:45", [":00", ":15", ":30", ":45"]):
+        check = exercises.cadence.predict(lab=lab, next_runs=said)
+        assert check.passed, (said, str(check))
+    late = exercises.cadence.predict(lab=lab, finish_based_runs=":00, :15, :30, :45")
+    assert "you said [09:00, 09:15, 09:30, 09:45], it is [09:00, 09:19, 09:38, 09:57]" in str(late)
+    assert exercises.cancel.predict(lab=lab, registry_after_reregister="report @ :45").passed
+
+
+def test_a_number_with_its_label_or_unit_is_read_and_two_numbers_are_refused(lab: emq_lab.Lab) -> None:
+    check = exercises.upsert.predict(lab=lab, size_after_boot_2="size 1", period_after_redeploy_min="every 15 min")
+    assert check.passed, str(check)
+    wrong = exercises.upsert.predict(lab=lab, period_after_redeploy_min="every 30 min")
+    assert "you said 30, it is 15" in str(wrong)
+    for said in ("1 or 2", "1 2", "1 banana"):
+        with pytest.raises(ValueError, match="size_after_boot_2: expected one whole number"):
+            exercises.upsert.predict(size_after_boot_2=said)
+
+
+def test_the_sections_predictions_have_questions_of_their_own(lab: emq_lab.Lab) -> None:
+    check = exercises.cadence.predict(lab=lab, rows_after_4_ticks=1, jobs_after_4_ticks="4 jobs")
+    assert check.passed, str(check)
+    wrong = exercises.cadence.predict(lab=lab, rows_after_4_ticks=4, jobs_after_4_ticks=1)
+    assert "you said 4, it is 1" in str(wrong) and "you said 1, it is 4" in str(wrong)
+    storm = exercises.upsert.predict(lab=lab, writes_on_boot_2_of_1000=0)
+    assert storm.passed, str(storm)
+    assert "you said 3000, it is 0" in str(exercises.upsert.predict(lab=lab, writes_on_boot_2_of_1000=3000))
+
+
+def test_the_crash_prediction_counts_the_duplicate_of_a_fresh_id_pump(lab: emq_lab.Lab) -> None:
+    check = exercises.cancel.predict(lab=lab, jobs_in_slot_after_crash="2 jobs")
+    assert check.passed, str(check)
+    assert "you said 1, it is 2" in str(exercises.cancel.predict(lab=lab, jobs_in_slot_after_crash=1))

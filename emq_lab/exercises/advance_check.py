@@ -2,16 +2,29 @@
 cancel race (``dives.race.Race``: the real tick in phases, a cancel, a registration anew) is
 replayed in every order the pump allows, with their script as the advance and, on a second
 queue, with the package's own. The first step where the two keyspaces part is explained: a
-dangling member, a cancelled name brought back, a newer registration overwritten."""
+dangling member, a cancelled name brought back, a newer registration overwritten (one made at
+another first run, or at the very score the tick read with another period)."""
 
 from __future__ import annotations
 
 from itertools import permutations
 from typing import TYPE_CHECKING
 
-from ..dives.race import ALL_LABELS, REGISTER, STEPS, Race, Snapshot, Step, drop_record, snapshot
+from ..clock import hhmm
+from ..dives.race import (
+    ALL_LABELS,
+    REGISTER,
+    REREGISTER_EVERY_MS,
+    STEPS,
+    Race,
+    Snapshot,
+    Step,
+    drop_record,
+    snapshot,
+)
 from ..outcome import Outcome
 from ..sandbox import Stopped
+from ..schedule import MINUTE_MS
 from .check import Check, at, clear, printable, queues, session, sim, unexpected
 from .explain import attempt, explain_error
 
@@ -19,11 +32,35 @@ if TYPE_CHECKING:
     from ..lab import Lab
 
 VANISHED = "vanished"  # the record deleted out of band before the tick: the sweep's scenario
+# Cancelled and registered again due at the very score the tick read, but with another period:
+# only the period (ARGV[4]) tells the new registration from the one the tick read.
+SAME_SCORE = "register_same_score"
+LABELS = {**ALL_LABELS, SAME_SCORE: "registered anew at the same score"}
+
+
+class CheckRace(Race):
+    """The dive's race with one step more: :data:`SAME_SCORE`, after the cancel, in place of
+    the dive's registration anew (first run in 30 min)."""
+
+    def why_not(self, step: str) -> str | None:
+        if step != SAME_SCORE:
+            return super().why_not(step)
+        done = {s.step for s in self.taken}
+        if "cancel" not in done or step in done or REGISTER in done:
+            return f"{step}: only once, after the cancel, instead of register"
+        return None
+
+    def _register_same_score(self, before: Snapshot) -> tuple[str, Outcome | None]:
+        outcome = self.repeat.register(self.name, REREGISTER_EVERY_MS, self.template)
+        first = dict(self.repeat.entries()).get(self.name)
+        when = f", first run {hhmm(first)}" if first is not None else ""
+        return f"{outcome.tuple}: {self.name} every {REREGISTER_EVERY_MS // MINUTE_MS} min{when}", outcome
 
 
 def orders() -> list[tuple[str, ...]]:
     """Every order the pump allows: a plain tick, the cancel anywhere in the tick, cancel and
-    register anew anywhere in it (register after cancel), then the record gone before the tick.
+    register anew anywhere in it (register after cancel), cancel and register anew at the score the
+    tick read with another period, then the record gone before the tick.
     The race comes before the vanished record: it is the dive's lesson, and a guard missing
     there shows as a resurrected name rather than as a dangling member."""
     tick = ("read", "enqueue", "advance")
@@ -35,7 +72,11 @@ def orders() -> list[tuple[str, ...]]:
             if REGISTER in order and order.index(REGISTER) < order.index("cancel"):
                 continue
             out.append(order)
-    return [*out, (VANISHED, *tick)]
+    same_score = [
+        ("read", "cancel", SAME_SCORE, "enqueue", "advance"),
+        ("read", "enqueue", "cancel", SAME_SCORE, "advance"),
+    ]
+    return [*out, *same_score, (VANISHED, *tick)]
 
 
 def replay(race: Race, order: tuple[str, ...]) -> tuple[Snapshot, list[Step], str | None]:
@@ -75,7 +116,7 @@ def _step(race: Race, step: str) -> tuple[Step | None, str | None]:
 
 
 def _name(order: tuple[str, ...]) -> str:
-    words = {VANISHED: "record deleted out of band", **ALL_LABELS}
+    words = {VANISHED: "record deleted out of band", **LABELS}
     return " -> ".join(words[s] for s in order)
 
 
@@ -96,7 +137,7 @@ def _replay_all(learner_lab: Lab, reference_lab: Lab, every: list[tuple[str, ...
     mine, theirs = queues("advance")
     learner, _ = sim(learner_lab)
     reference, _ = sim(reference_lab)
-    yours, ref = Race(learner, mine), Race(reference, theirs)
+    yours, ref = CheckRace(learner, mine), CheckRace(reference, theirs)
     for order in every:
         ref_start, ref_steps, _ = replay(ref, order)
         try:
@@ -111,10 +152,11 @@ def _replay_all(learner_lab: Lab, reference_lab: Lab, every: list[tuple[str, ...
     text = "\n".join(
         [
             f"advance: passed all {len(every)} orders of the race (a plain tick, a vanished record, "
-            "a cancel anywhere in the tick, a cancel and a registration anew anywhere in it)",
+            "a cancel anywhere in the tick, a cancel and a registration anew anywhere in it, "
+            "one anew at the score the tick read with another period)",
             "  no order leaves a registry member without its record (the sweep)",
             "  no cancelled name comes back (the record guard)",
-            "  a registration made after the tick's read keeps its own first run (the compare-and-set)",
+            "  a registration made after the tick's read keeps its own first run and period (the compare-and-set)",
             "  the answers: 1 advanced, 0 absent (swept), 2 moved (nothing written)",
         ]
     )
@@ -132,8 +174,8 @@ def _failed(
 ) -> Check:
     scenario = _name(order)
     lines = [f"advance: FAILED in the order {scenario}"]
-    lines += [f"  {ALL_LABELS[s.step]:<16} {s.note}".rstrip() for s in taken]
-    lines.append(f"  {ALL_LABELS[theirs.step]}")
+    lines += [f"  {LABELS[s.step]:<16} {s.note}".rstrip() for s in taken]
+    lines.append(f"  {LABELS[theirs.step]}")
     if mine is None:
         lines.append(f"    what went wrong: the script failed: {error}")
         lines += _keys("before", before)
@@ -148,8 +190,8 @@ def _stopped(order: tuple[str, ...], stop: Stopped) -> Check:
     scenario = _name(order)
     taken: list[Step] = getattr(stop, "taken", [])
     lines = [f"advance: FAILED in the order {scenario}"]
-    lines += [f"  {ALL_LABELS[s.step]:<16} {s.note}".rstrip() for s in taken]
-    lines.append(f"  {ALL_LABELS.get(getattr(stop, 'step', ''), 'pump advances')}")
+    lines += [f"  {LABELS[s.step]:<16} {s.note}".rstrip() for s in taken]
+    lines.append(f"  {LABELS.get(getattr(stop, 'step', ''), 'pump advances')}")
     lines.append(f"    what went wrong: the script failed: {explain_error(stop)}")
     start = getattr(stop, "start", None)
     if start is not None:
@@ -172,13 +214,20 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
         if "cancel" in taken and REGISTER not in taken:
             return f"it resurrected the cancelled {name}: its row is back with no record (a dangling member)"
         return f"it left a dangling member: {name} has a registry row but no record"
-    if REGISTER in taken and name in want and rows.get(name) != want[name]:
+    if {REGISTER, SAME_SCORE} & set(taken) and name in want and rows.get(name) != want[name]:
         first = at(want[name])
         got = at(rows[name]) if name in rows else "no row"
-        return (
+        said = (
             f"it overwrote a newer registration: {name} was registered anew (first run {first}) after the read, "
             f"and the advance wrote {got} over it"
         )
+        if SAME_SCORE in taken:
+            said += (
+                f"; the new registration is due at the score the tick read but every "
+                f"{REREGISTER_EVERY_MS // MINUTE_MS} min, so only the period (ARGV[4], the every_ms the tick read) "
+                "tells it from the old one"
+            )
+        return said
     if rows != want:
         got = ", ".join(f"{n} @ {at(ms)}" for n, ms in rows.items()) or "(empty)"
         exp = ", ".join(f"{n} @ {at(ms)}" for n, ms in want.items()) or "(empty)"

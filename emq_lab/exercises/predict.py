@@ -11,8 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..clock import SimClock, hhmm
 from ..dives import cadence as cadence_dive
+from ..dives import crash as crash_dive
 from ..dives import race as race_dive
+from ..dives import storm as storm_dive
 from ..dives import upsert as upsert_dive
+from ..dives.common import move_to
 from ..schedule import MINUTE_MS, Measure
 from .check import Check, session
 
@@ -38,7 +41,8 @@ class Question:
 
 def _outcome(replies: dict[int, str]) -> Callable[[Any], str]:
     """A reader for an outcome, in any form a dive prints it: ``"exists"``, ``":exists"``,
-    ``"{:ok, :exists}"``, an Outcome, or the script's raw integer (``0``, as in ``raw 0``)."""
+    ``"{:ok, :exists}"``, ``"Outcome.EXISTS"`` (as the script headers print it), an Outcome, or the
+    script's raw integer (``0``, as in ``raw 0``); any case."""
 
     def read(value: Any) -> str:
         if isinstance(value, int) and not isinstance(value, bool):
@@ -47,11 +51,11 @@ def _outcome(replies: dict[int, str]) -> Callable[[Any], str]:
             return replies[value]
         if not isinstance(value, str):
             raise ValueError(f"expected an outcome such as 'exists' or {_choices(replies)}, got {value!r}")
-        text = value.strip().removeprefix("raw").strip()
+        text = value.strip().lower().removeprefix("raw").strip()
         if text.lstrip("-").isdigit():
             return read(int(text))
         text = text.removeprefix("{").removeprefix(":ok,").removeprefix("ok,").removesuffix("}")
-        return text.strip().lstrip(":").lower()
+        return text.strip().removeprefix("outcome.").lstrip(":")
 
     return read
 
@@ -64,15 +68,24 @@ REGISTER_REPLIES = {1: "registered", 0: "exists"}
 ADVANCE_REPLIES = {1: "advanced", 0: "absent", 2: "moved"}
 
 
+# A number as the dives print one: an optional label ("size 1", "every 15 min"), the number, and an
+# optional unit word ("3 rows", "+12 min"). Anything else around it ("1 or 2") is not one answer.
+_NUMBER = re.compile(
+    r"(?:(?:every|size|rows|count)\s*[:=]?\s*)?([+-]?\d+)\s*"
+    r"(?:rows?|min|mins|minutes?|occurrences?|jobs?|members?)?",
+    re.IGNORECASE,
+)
+
+
 def _int(value: Any) -> int:
-    """A whole number: ``3``, ``"3"``, ``"3 rows"``, ``"+12 min"``."""
+    """A whole number: ``3``, ``"3"``, ``"3 rows"``, ``"+12 min"``, ``"every 15 min"``, ``"size 1"``."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.split() and value.split()[0].lstrip("+-").isdigit():
-        return int(value.split()[0])
-    raise ValueError(f"expected a whole number, got {value!r}")
+    if isinstance(value, str) and (match := _NUMBER.fullmatch(value.strip())):
+        return int(match[1])
+    raise ValueError(f"expected one whole number (a unit word may follow), got {value!r}")
 
 
 _HHMM = re.compile(r"(\d{1,2}):(\d{2})")
@@ -83,10 +96,36 @@ def _hhmm(text: str) -> str:
     return _HHMM.sub(lambda m: f"{int(m[1]):02d}:{m[2]}", text)
 
 
+_MINUTES = re.compile(r"(?<![\d:])(?<!\w)(:)(\d{2})\b")
+
+
+def _on_the_clock(value: Any, clock: str) -> Any:
+    """Bare minutes (``":00, :15, :30, :45"``, as the dives print the grid) read on the question's
+    clock: they start in its hour and move to the next hour each time a minute goes back down."""
+    hour, last = int(clock[:2]), int(clock[3:])
+
+    def fill(text: str) -> str:
+        def at(match: re.Match[str]) -> str:
+            nonlocal hour, last
+            minute = int(match[2])
+            if minute < last:
+                hour += 1
+            last = minute
+            return f"{hour % 24:02d}:{match[2]}"
+
+        return _MINUTES.sub(at, text)
+
+    if isinstance(value, str):
+        return fill(value)
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return type(value)(fill(v) for v in value)
+    return value
+
+
 def _times(value: Any) -> tuple[str, ...]:
     """Times as a list or tuple (``["09:00", "9:15"]``) or one line (``"09:00 09:15"``, commas allowed)."""
     if isinstance(value, str):
-        value = value.replace(",", " ").split()
+        value = value.replace(",", " ").replace("/", " ").split()
     if not isinstance(value, list | tuple) or not value or not all(isinstance(v, str) for v in value):
         raise ValueError(f'expected "HH:MM" times, as a list or one line, got {value!r}')
     times = tuple(_hhmm(v.strip()) for v in value)
@@ -97,13 +136,13 @@ def _times(value: Any) -> tuple[str, ...]:
 
 
 def _rows(value: Any) -> str:
-    """Registry rows as the dives print them: ``"report @ 09:45"``, ``"registry: report @ 9:45"``,
-    or a ``("report", "09:45")`` pair."""
+    """Registry rows as the dives print them, in any case: ``"report @ 09:45"``,
+    ``"registry: report @ 9:45"``, ``"registry = report @ 09:45"`` or a ``("report", "09:45")`` pair."""
     if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
         value = f"{value[0]} @ {value[1]}"
     if not isinstance(value, str):
         raise ValueError(f'expected text such as "report @ 09:45", got {value!r}')
-    text = value.strip().removeprefix("registry:")
+    text = re.sub(r"^registry\s*[:=]", "", value.strip().lower())
     text = re.sub(r"\s*@\s*", " @ ", text)
     return _hhmm(" ".join(text.split()))
 
@@ -151,6 +190,13 @@ UPSERT = (
         _int,
         lambda minutes: f"register is insert-if-absent: boot #2 answers exists and the record keeps {minutes} min",
     ),
+    Question(
+        "writes_on_boot_2_of_1000",
+        "1,000 names, boot #1 at 09:00 and boot #2 right after, one register_many each: how many writes on boot #2?",
+        lambda lab: storm_dive.boot_storm(lab, QUEUE, names=1_000).boots[1].writes,
+        _int,
+        lambda writes: f"every name answers exists, and an EXISTS writes nothing: {writes} writes",
+    ),
 )
 
 
@@ -164,7 +210,32 @@ def _lane(lab: Lab, measure: Measure) -> cadence_dive.Lane:
     )
 
 
+def _four_ticks(lab: Lab) -> tuple[int, int]:
+    """Register a report every 15 min, tick now and at each of the next three periods: (rows, jobs)."""
+    rep, pump = lab.repeat(QUEUE), lab.pump(QUEUE)
+    rep.register("report", 15 * MINUTE_MS, "{}")
+    jobs = len(pump.tick())
+    for _ in range(3):
+        move_to(lab, lab.clock.now_ms() + 15 * MINUTE_MS)
+        jobs += len(pump.tick())
+    return rep.count(), jobs
+
+
 CADENCE = (
+    Question(
+        "rows_after_4_ticks",
+        "report every 15 min, ticks at 09:00, 09:15, 09:30 and 09:45: how many registry rows afterwards?",
+        lambda lab: _four_ticks(lab)[0],
+        _int,
+        lambda rows: f"each advance rewrites the one row's score; it never appends: {rows} row",
+    ),
+    Question(
+        "jobs_after_4_ticks",
+        "those four ticks, 09:00 to 09:45: how many jobs were enqueued?",
+        lambda lab: _four_ticks(lab)[1],
+        _int,
+        lambda jobs: f"each tick mints a fresh JOB id for the due row: {jobs} jobs",
+    ),
     Question(
         "next_runs",
         "every 15 min, 4-minute runs, first release 09:00, start-to-start: the first four releases?",
@@ -264,6 +335,14 @@ CANCEL = (
         lambda rows: f"the sweep's ZREM removes the dangling member: {rows} rows",
         clock="09:15",
     ),
+    Question(
+        "jobs_in_slot_after_crash",
+        "report due at 09:15; the pump (fresh ids) crashes after the enqueue, restarts at 09:16: jobs for the slot?",
+        lambda lab: len(crash_dive.replay_crash(lab, QUEUE, slot_keyed=False).jobs),
+        _int,
+        lambda jobs: f"the crash left the row at 09:15, so the restart enqueues it again with a fresh id: {jobs} jobs",
+        clock="09:15",
+    ),
 )
 
 
@@ -288,7 +367,8 @@ class Predictions:
         given = {}
         for key, value in answer.items():
             try:
-                given[key] = self._questions[key].read(value)
+                question = self._questions[key]
+                given[key] = question.read(_on_the_clock(value, question.clock))
             except ValueError as exc:
                 raise ValueError(f"{key}: {exc}") from None
         lines, right = [], True

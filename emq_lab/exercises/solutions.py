@@ -47,11 +47,12 @@ HINTS: dict[str, tuple[str, str]] = {
     ),
     "advance": (
         "Between the tick's read and its advance, anything can happen to the row: the name cancelled "
-        "(record gone), or cancelled and registered again (row moved). Which two facts must the script "
-        "check before it writes?",
-        "1) if redis.call('EXISTS', record) == 0: ZREM the member and return 0. 2) local score = "
-        "redis.call('ZSCORE', registry, name); if not score or tonumber(score) ~= tonumber(read_ms): "
-        "return 2. 3) only then ZADD registry next_ms name and return 1.",
+        "(record gone), or cancelled and registered again (another first run, or the same one with "
+        "another period). What must the script check before it writes?",
+        "1) if redis.call('EXISTS', record) == 0: ZREM the member and return 0. 2) the compare-and-set: "
+        "local score = redis.call('ZSCORE', registry, name) and local every = redis.call('HGET', record, "
+        "'every_ms'); if not score or tonumber(score) ~= tonumber(read_ms) or every ~= read_every (ARGV[4], "
+        "the period the tick read): return 2. 3) only then ZADD registry next_ms name and return 1.",
     ),
 }
 
@@ -74,8 +75,9 @@ def solution(exercise: str) -> Any:
 
 
 def buggy(exercise: str) -> str | Callable[[int, int, int], int]:
-    """The broken version for "fix the bug": register ZADDs before it probes, advance has no
-    compare-and-set, the rule is finish-based."""
+    """The version for "fix the bug": register ZADDs before it probes; advance is the course
+    page's @advance, correct for the page but without this lab's compare-and-set; the rule is
+    finish-based."""
     chosen = _exercise(exercise)
     if chosen == "next_run":
         return finish_based

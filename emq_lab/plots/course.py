@@ -1,6 +1,7 @@
 """Each course script as its page prints it, beside this lab's version of it, with what differs
 and why. Pure: the lab's text comes from ``emq_lab.scripts``; the page's text is quoted below
-(the three scripts the course pages print, each marked with the page it is on)."""
+(the three scripts the course pages print, verbatim with their comments, each marked with the page
+it is on)."""
 
 from __future__ import annotations
 
@@ -61,11 +62,11 @@ class Beside:
 REGISTER = Beside(
     page="R4.02.2, EchoMQ's @register (repeat.ex)",
     course="""if redis.call('EXISTS', KEYS[2]) == 1 then
-  return 0
+  return 0                                  -- live name → {:ok, :exists}, no write
 end
 redis.call('HSET', KEYS[2], 'every_ms', ARGV[2], 'template', ARGV[3])
 redis.call('ZADD', KEYS[1], tonumber(ARGV[4]), ARGV[1])
-return 1""",
+return 1                                    -- fresh name → {:ok, :registered}""",
     ours="register",
     first="if redis.call('EXISTS', record) == 1 then",
     last="return 1",
@@ -81,11 +82,11 @@ return 1""",
 ADVANCE = Beside(
     page="R4.02.3, EchoMQ's @advance (repeat.ex)",
     course="""if redis.call('EXISTS', KEYS[2]) == 0 then
-  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('ZREM', KEYS[1], ARGV[1])           -- cancelled mid-tick → sweep, {:ok, :absent}
   return 0
 end
-redis.call('ZADD', KEYS[1], tonumber(ARGV[2]), ARGV[1])
-return 1""",
+redis.call('ZADD', KEYS[1], tonumber(ARGV[2]), ARGV[1])  -- ARGV[2] = now_ms() + every_ms
+return 1                                    -- {:ok, :advanced}""",
     ours="advance",
     first="if redis.call('EXISTS', record) == 0 then",
     last="return 1",
@@ -101,12 +102,15 @@ return 1""",
 
 ZSCORE_UPSERT = Beside(
     page="the ZSCORE form of R4.02.2: addRepeatableJob-2.lua, a BullMQ script (abridged by the page)",
-    course="""local prevMillis = ZSCORE repeatKey customKey
+    course="""-- addRepeatableJob-2.lua (real)
+local prevMillis = ZSCORE repeatKey customKey   -- was this scheduler already registered?
 if prevMillis then
   local delayedJobId = "repeat:"..customKey..":"..prevMillis
-  -- reconcile the stale delayed entry, then re-store
+  -- reconcile the stale delayed entry from the prior next-run, then re-store
 end
-ZADD repeatKey nextMillis customKey""",
+
+-- storeRepeatableJob (called below) — the store
+ZADD repeatKey nextMillis customKey        -- one row per scheduler key""",
     ours="contrast/upsert",
     first="local prev_ms = redis.call('ZSCORE', registry, name)",
     last="return 1",
