@@ -278,18 +278,13 @@ def measure(playwright: Any, base: str, log: Log, notebook: str, offsite: list[s
     url = f"{base}/lab/index.html?path={notebook}.ipynb"
     cold, panel, warm = Visit(), Visit(), Visit()
     with tempfile.TemporaryDirectory(prefix="emq-lite-bench-") as home:
-        with profile(playwright, Path(home), offsite) as context:
-            page = open_page(context, cold)
-            start, mark = open_notebook(page, url, cold, log)
-            run_all(page, cold, start)
-            cold.bytes_total = sum(s.size for s in log.since(mark))
-            cold.downloads = downloads(log, mark)
-        with profile(playwright, Path(home), offsite) as context:
-            page = open_page(context, warm)
-            start, mark = open_notebook(page, url, warm, log)
-            run_all(page, warm, start)
-            warm.bytes_total = sum(s.size for s in log.since(mark))
-            warm.downloads = downloads(log, mark)
+        for visit in (cold, warm):  # the warm visit reuses the cold one's profile and its cache
+            with profile(playwright, Path(home), offsite) as context:
+                page = open_page(context, visit)
+                start, mark = open_notebook(page, url, visit, log)
+                run_all(page, visit, start)
+                visit.bytes_total = sum(s.size for s in log.since(mark))
+                visit.downloads = downloads(log, mark)
 
     cell = first_panel_cell(notebook) if notebook in DIVES else None
     if cell is not None:
