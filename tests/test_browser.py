@@ -510,11 +510,18 @@ def walk_crash(visit: Visit, panel: Locator) -> None:
         shown = re.findall(r"(JOB-\d+|report:\d+)", bench.inner_text().split("jobs per slot")[-1])
         assert sorted(set(shown)) == sorted(jobs)
 
+    note = panel.locator(".emq-note").first
     for ids, duplicates in (("fresh JOB- ids", "duplicates: 1"), ("slot-keyed <name>:<slot_ms>", "duplicates: 0")):
-        button(panel, ids).click()
+        choice = button(panel, ids)
+        changes = "mod-active" not in (choice.get_attribute("class") or "")
+        choice.click()
+        if changes:
+            # Every control is off while a click's action runs: a Reset pressed before the new
+            # id mode's round has begun could land on a disabled button (as a person's would).
+            expect_text(note, "a new round on an emptied queue")
         button(panel, "Reset").click()
         # The readout reads "no ticks yet" before the Reset too: its note says when it has run.
-        expect_text(panel.locator(".emq-note").first, "reset: queue")
+        expect_text(note, "reset: queue")
         expect_text(bench, "no ticks yet", "duplicates: 0")
         agree("duplicates: 0")
         if "ON" in fault.inner_text():
