@@ -68,22 +68,9 @@ lock["packages"] = {}
 json.dump(lock, open(sys.argv[2], "w", encoding="utf-8"), indent=1)
 PY
 
-# 4. The site's files: the course's notebooks only. After a learner's session notebooks/ also holds
-#    .ipynb_checkpoints, .hypothesis, .virtual_documents and the learner's own files; in a git
-#    checkout only the tracked files go in, elsewhere every file that is not hidden.
+# 4. The site's files: the course's tracked notebooks, never a learner's (lite/stage.sh).
 contents="$here/_contents"
-rm -rf "$contents"
-mkdir -p "$contents"
-course_files() {
-  if git -C "$repo" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    git ls-files -z -- .
-  else
-    find . -mindepth 1 -name '.*' -prune -o -type f -print0
-  fi
-}
-(cd "$repo/notebooks" && course_files | while IFS= read -r -d '' file; do
-  [ ! -f "$file" ] || cp --parents "$file" "$contents"
-done)
+bash "$here/stage.sh" "$contents"
 
 # 5. The site, from scratch: doit's incremental runs can skip re-patching jupyter-lite.json (and
 #    then lose pyodideUrl) when only the inputs' config changed. Downloads stay cached in .cache.
