@@ -91,12 +91,9 @@ class Server:
 
 
 @contextmanager
-def jupyter_process(
-    kind: str, *args: str, extra_env: dict[str, str] | None = None, dark: bool = False
-) -> Iterator[Server]:
+def jupyter_process(kind: str, *args: str, extra_env: dict[str, str] | None = None) -> Iterator[Server]:
     """Start ``jupyter lab`` or ``voila`` on a free loopback port; yield its URL and runtime dir.
-    Its kernels run on the embedded backend unless ``extra_env`` sets ``EMQ_LAB_URL``.
-    ``dark``: JupyterLab opens in its dark theme (the learner's setting, in the user settings)."""
+    Its kernels run on the embedded backend unless ``extra_env`` sets ``EMQ_LAB_URL``."""
     port = free_port()
     home = Path(tempfile.mkdtemp(prefix=f"emq-{kind}-"))
     env = {k: v for k, v in os.environ.items() if k != "EMQ_LAB_URL"}  # the embedded backend
@@ -115,10 +112,6 @@ def jupyter_process(
     (labconfig / "page_config.json").write_text(
         json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
     )
-    if dark:
-        themes = home / "config" / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
-        themes.mkdir(parents=True)
-        (themes / "themes.jupyterlab-settings").write_text(json.dumps({"theme": "JupyterLab Dark"}))
     bin_dir = Path(sys.executable).parent
     if kind == "lab":
         command = [
