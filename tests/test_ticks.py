@@ -127,6 +127,38 @@ def test_forward_fires_what_the_ticks_fire(
     assert "gone" not in dict(forwarded.repeat(queue).entries())  # swept by the first tick
 
 
+ONE_ROW = [
+    pytest.param("start-to-start", False, None, id="start-to-start"),
+    pytest.param("fixed grid", True, None, id="grid-slot"),
+    pytest.param("start-to-finish", False, 4 * MIN, id="start-to-finish"),
+]
+
+
+@pytest.mark.parametrize(("rule", "slot_keyed", "finish"), ONE_ROW)
+def test_forward_of_one_row_fires_what_the_ticks_fire(
+    lab: emq_lab.Lab, queue: str, other: str, rule: str, slot_keyed: bool, finish: int | None
+) -> None:
+    # One registration (the fast-forward panel's, an explorer lane's): ticks.lua reads its row
+    # once a call and writes its last advance at the call's end; every 7 min, a tick every 1.5.
+    occurrences = 40
+    runs: list[list[Occurrence]] = []
+    for q in (other, queue):
+        clock = SimClock(START)
+        timed = lab.with_clock(clock)
+        timed.repeat(q).register("report", 7 * MIN, "t")
+        pump = timed.pump(q, slot_keyed=slot_keyed, rule=rule)
+        if q == other and finish is None:
+            runs.append([o for fired in by_ticks(pump, clock, occurrences, STEP) for o in fired])
+        elif q == other:
+            runs.append(by_ticks_and_finish(timed, clock, pump, occurrences, STEP, finish))
+        else:
+            chunks = forward(pump, occurrences, step_ms=STEP, finish_ms=finish, per_call=9)
+            runs.append([o for chunk in chunks for o in chunk])
+    assert runs[1] == runs[0]
+    assert lab.repeat(queue).entries() == lab.repeat(other).entries()
+    assert lab.jobs(queue).browse(limit=100) == lab.jobs(other).browse(limit=100)
+
+
 def test_forward_stops_when_every_tick_only_replays_slots_already_enqueued(
     lab: emq_lab.Lab, queue: str, other: str
 ) -> None:
