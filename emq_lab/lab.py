@@ -13,9 +13,9 @@ from .clock import Clock, SystemClock
 from .jobs import Jobs
 from .keys import QueueKeys
 from .namespace import resolve_namespace
-from .pump import Pump, Rule
+from .pump import Pump
 from .repeat import Repeat
-from .schedule import Measure
+from .schedule import Measure, Rule
 from .scripts import Client, Scripts
 
 
