@@ -80,6 +80,18 @@ class Pump:
         """One pass: due read -> enqueue -> advance (by the rule). A late name fires once."""
         return self.begin().run().fired
 
+    def run(self, *, until_ms: int, step_ms: int) -> list[Occurrence]:
+        """Tick, then move a SimClock by ``step_ms``, until now passes ``until_ms``."""
+        validate.limit(step_ms, field="step_ms")
+        clock = self.lab.clock
+        if not isinstance(clock, AdvancingClock):
+            raise ValueError("clock: run() needs a SimClock (one that can advance)")
+        fired: list[Occurrence] = []
+        while clock.now_ms() <= until_ms:
+            fired.extend(self.tick())
+            clock.advance(step_ms)
+        return fired
+
     def drain(self) -> list[Occurrence]:
         """Every occurrence due now: ticks at one now, each due name fired once (one that stays due,
         left for its finish or moved to the grid's slot at now, is the next drain's). Linear in
@@ -105,18 +117,6 @@ class Pump:
             if len(tick.found) < self.batch:
                 return fired
             front += staying(tick)
-
-    def run(self, *, until_ms: int, step_ms: int) -> list[Occurrence]:
-        """Tick, then move a SimClock by ``step_ms``, until now passes ``until_ms``."""
-        validate.limit(step_ms, field="step_ms")
-        clock = self.lab.clock
-        if not isinstance(clock, AdvancingClock):
-            raise ValueError("clock: run() needs a SimClock (one that can advance)")
-        fired: list[Occurrence] = []
-        while clock.now_ms() <= until_ms:
-            fired.extend(self.tick())
-            clock.advance(step_ms)
-        return fired
 
 
 PHASES = ("read", "enqueue", "advance")
