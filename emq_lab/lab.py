@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from redis.cluster import RedisCluster
 
@@ -31,8 +30,7 @@ class Lab:
         namespace: str | None = None,
         scripts: Scripts | None = None,
     ) -> None:
-        # Typed Any: redis-py annotates every reply as bytes | str, though this client decodes to str.
-        self.client: Any = client
+        self.client = client
         self.clock = clock
         self.namespace = None if namespace is None else validate.namespace(namespace)
         self.scripts = scripts if scripts is not None else Scripts.load(client)
