@@ -10,7 +10,7 @@ import contextlib
 import os
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import SplitResult, parse_qsl, urlsplit, urlunsplit
 
@@ -52,6 +52,33 @@ def in_process(client: redis.Redis | redis.RedisCluster) -> bool:
     """True when ``client`` is a fakeredis one: its server runs in this process, so a call never
     waits on a socket (there is no wait for other work to fill)."""
     return any(each.__module__.partition(".")[0] == "fakeredis" for each in type(client).__mro__)
+
+
+# Every client here decodes replies to str, where redis-py's types say bytes | str: these narrow
+# a reply to what it is (a TypeError if a client that does not decode hands over bytes).
+
+
+def text(reply: object) -> str:
+    """A string reply."""
+    if not isinstance(reply, str):
+        raise TypeError(f"expected a decoded reply (str), got {reply!r:.60}: open the client with decode_responses")
+    return reply
+
+
+def scored(reply: Iterable[object]) -> list[tuple[str, int]]:
+    """ZRANGE ... WITHSCORES: ``(member, score in ms)`` pairs."""
+    out = []
+    for pair in reply:
+        member, score = pair if isinstance(pair, tuple | list) else (pair, None)
+        if not isinstance(score, int | float):
+            raise TypeError(f"expected (member, score) pairs, got {pair!r:.60}; ask ZRANGE with withscores=True")
+        out.append((text(member), int(score)))
+    return out
+
+
+def fields(reply: Mapping[bytes | str, bytes | str]) -> dict[str, str]:
+    """HGETALL: a hash's fields and values."""
+    return {text(key): text(value) for key, value in reply.items()}
 
 
 def resolve_url(url: object) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import validate
+from .backend import fields, text
 
 if TYPE_CHECKING:
     from .lab import Lab
@@ -22,7 +23,7 @@ class Jobs:
     def browse(self, limit: int = 10) -> list[str]:
         """Waiting job ids, newest first."""
         validate.limit(limit)
-        return list(self.lab.client.lrange(self.wait_key, 0, limit - 1))
+        return [text(job_id) for job_id in self.lab.client.lrange(self.wait_key, 0, limit - 1)]
 
     def count(self) -> int:
         """How many jobs wait."""
@@ -33,7 +34,7 @@ class Jobs:
         hashes); how many were deleted. A demo that makes thousands of jobs cleans up so."""
         if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
             raise ValueError(f"keep: expected an int >= 0, got {keep!r}")
-        older = list(self.lab.client.lrange(self.wait_key, keep, -1))
+        older = [text(job_id) for job_id in self.lab.client.lrange(self.wait_key, keep, -1)]
         for start in range(0, len(older), 500):
             self.lab.client.unlink(*(self.k.job(job_id) for job_id in older[start : start + 500]))
         self.lab.client.ltrim(self.wait_key, 0, keep - 1)
@@ -41,4 +42,4 @@ class Jobs:
 
     def get(self, job_id: str) -> dict[str, str]:
         """The job hash ({} when there is none)."""
-        return dict(self.lab.client.hgetall(self.k.job(job_id)))
+        return fields(self.lab.client.hgetall(self.k.job(job_id)))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from redis.cluster import RedisCluster
 
@@ -13,9 +12,9 @@ from .clock import Clock, SystemClock
 from .jobs import Jobs
 from .keys import QueueKeys
 from .namespace import resolve_namespace
-from .pump import Pump, Rule
+from .pump import Pump
 from .repeat import Repeat
-from .schedule import Measure
+from .schedule import Measure, Rule
 from .scripts import Client, Scripts
 
 
@@ -31,8 +30,7 @@ class Lab:
         namespace: str | None = None,
         scripts: Scripts | None = None,
     ) -> None:
-        # Typed Any: redis-py annotates every reply as bytes | str, though this client decodes to str.
-        self.client: Any = client
+        self.client = client
         self.clock = clock
         self.namespace = None if namespace is None else validate.namespace(namespace)
         self.scripts = scripts if scripts is not None else Scripts.load(client)

@@ -1,19 +1,12 @@
-"""The pump: each tick reads the due registrations, enqueues one occurrence per name and
-advances its single registry row (start-to-start unless told otherwise), only if the row still
-holds the run the tick read.
+"""The pump. A tick has three phases, which the dives step through: ``read`` (due.lua: the due
+rows with their records), ``enqueue`` (enqueue.lua a live row: one job) and ``advance``
+(advance.lua a row: its next run by the pump's rule, only if the row still holds the score read).
+``Pump.tick()`` runs them, each row's advance right after its enqueue in one pipeline;
+``Pump.drain()`` is a loop of ticks at one now.
 
-A tick has three phases, and the dives step through exactly these: ``read`` (due.lua: the due
-rows and their records, one call), ``enqueue`` (enqueue.lua per live row, the job id minted in
-the script) and ``advance`` (advance.lua per row: a compare-and-set against the score and period
-read, or the sweep of a member whose record is gone). ``Pump.tick()`` runs the three; the
-enqueues and advances go in one pipeline, each row's advance right after its enqueue.
-``Pump.drain()`` is a loop of ticks.
-
-A fault mid-tick or mid-drain raises the backend's error with ``.fired``: the occurrences stored
-before it, and ``.in_doubt``: the names whose enqueue was in the pipeline whose reply was lost
-(each may or may not have a job). Nothing is sent twice: the client's retry policy does not
-re-send a call whose reply was lost (see ``backend.retry_policy``).
-"""
+A fault raises the backend's error carrying ``.fired`` (the occurrences stored before it) and
+``.in_doubt`` (the names whose enqueue was in the pipeline whose reply was lost). Nothing is sent
+twice (see ``backend.retry_policy``)."""
 
 from __future__ import annotations
 
@@ -26,14 +19,11 @@ from redis.exceptions import RedisError
 from . import scripts, validate
 from .clock import AdvancingClock, whole_ms
 from .outcome import Outcome
-from .schedule import Measure, next_on_grid, next_start_to_start
+from .schedule import Measure, Rule, next_run, rule_of
 from .scripts import Call, Row
 
 if TYPE_CHECKING:
     from .lab import Lab
-
-#: A pump rule: a Measure (or its value), or ``(release_ms, every_ms) -> next_ms``.
-Rule = Measure | str | Callable[[int, int], int]
 
 
 class Occurrence(NamedTuple):
@@ -61,25 +51,72 @@ class TickResult:
         return [name for name, outcome in self.advanced if outcome is Outcome.MOVED]
 
 
-def carrying(error: RedisError, fired: list[Occurrence], in_doubt: list[str] | None = None) -> None:
-    """``error`` with ``fired`` (the occurrences stored before it) on its ``.fired``, the names
-    whose enqueue was in the step that failed on its ``.in_doubt`` (kept from an inner call when
-    not given), and a note saying so. The calls of the step that failed may or may not have run
-    on the server (a reply lost is not a call undone), and none is sent again: read the wait list
-    before ticking on."""
-    if not hasattr(error, "fired"):
-        error.add_note(
-            "the occurrences fired before this error are on its .fired, the names that may or may not"
-            " have fired on its .in_doubt; read the wait list first"
-        )
-    error.fired = fired  # type: ignore[attr-defined]
-    if in_doubt is not None or not hasattr(error, "in_doubt"):
-        error.in_doubt = list(in_doubt or [])  # type: ignore[attr-defined]
+class Pump:
+    """Drives one queue. ``batch`` bounds the rows a tick takes; ``slot_keyed`` names each
+    occurrence ``<name>:<slot_ms>`` so a replayed slot collides. ``rule`` measures the next run:
+    start-to-start (the default, now + every_ms), fixed grid (the slot after the one that fired,
+    missed slots skipped), start-to-finish (the pump only releases; the run's finish advances the
+    row with ``Repeat.advance``), or a function ``(release_ms, every_ms) -> next_ms``."""
 
+    def __init__(
+        self, lab: Lab, queue: str, *, batch: int = 100, slot_keyed: bool = False, rule: Rule = Measure.START_TO_START
+    ) -> None:
+        self.lab = lab
+        self.queue = validate.name(queue, field="queue")
+        self.k = lab.keyspace(self.queue)
+        self.batch = validate.limit(batch, field="batch")
+        if self.batch > scripts.MAX_BATCH:
+            raise ValueError(f"batch: at most {scripts.MAX_BATCH} rows a tick, got {batch}")
+        self.rule = rule_of(rule)
+        if not isinstance(slot_keyed, bool):
+            raise ValueError(f"slot_keyed: expected True or False, got {slot_keyed!r}")
+        self.slot_keyed = slot_keyed
 
-def slot_id(name: str, slot_ms: int) -> str:
-    """The slot-keyed occurrence id: the same slot always gets the same id."""
-    return f"{name}:{slot_ms}"
+    def begin(self) -> Tick:
+        """A tick, its "now" read from the lab's clock; take its phases or ``run()`` it."""
+        return Tick(self, self.lab.clock.now_ms())
+
+    def tick(self) -> list[Occurrence]:
+        """One pass: due read -> enqueue -> advance (by the rule). A late name fires once."""
+        return self.begin().run().fired
+
+    def run(self, *, until_ms: int, step_ms: int) -> list[Occurrence]:
+        """Tick, then move a SimClock by ``step_ms``, until now passes ``until_ms``."""
+        validate.limit(step_ms, field="step_ms")
+        clock = self.lab.clock
+        if not isinstance(clock, AdvancingClock):
+            raise ValueError("clock: run() needs a SimClock (one that can advance)")
+        fired: list[Occurrence] = []
+        while clock.now_ms() <= until_ms:
+            fired.extend(self.tick())
+            clock.advance(step_ms)
+        return fired
+
+    def drain(self) -> list[Occurrence]:
+        """Every occurrence due now: ticks at one now, each due name fired once (one that stays due,
+        left for its finish or moved to the grid's slot at now, is the next drain's). Linear in
+        the rows due: a read starts past the rows up to the last one read before (all fired) and
+        takes no name fired. Someone else's write meanwhile may make a row wait for the next
+        drain; none fires twice. A fault's error carries ``.fired`` and ``.in_doubt``."""
+        now = self.lab.clock.now_ms()
+        fired: list[Occurrence] = []
+        taken: set[str] = set()  # the names this drain fired (or swept)
+        front = 0  # the due rows up to the last one read: all this drain's
+        while True:
+            if front > scripts.MAX_OFFSET:
+                raise RuntimeError(f"drain: {front} rows stay due, past due.lua's offset bound {scripts.MAX_OFFSET}")
+            tick = Tick(self, now)
+            try:
+                tick.read(skip=front, passing=taken)
+                tick.fire()
+            except RedisError as exc:
+                carrying(exc, fired + tick.fired)
+                raise
+            fired += tick.fired
+            taken.update(row.name for row in tick.rows)
+            if len(tick.found) < self.batch:
+                return fired
+            front += staying(tick)
 
 
 PHASES = ("read", "enqueue", "advance")
@@ -92,26 +129,25 @@ class Tick:
 
     pump: Pump
     now_ms: int
-    rows: list[Row] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)  # the rows this tick takes
     fired: list[Occurrence] = field(default_factory=list)
     advanced: list[tuple[str, Outcome]] = field(default_factory=list)
     done: list[str] = field(default_factory=list)  # phases taken, in order
-    more: bool = False  # the read was full: more rows may be due
+    found: list[Row] = field(default_factory=list)  # every row the read returned (a drain's passed too)
+    planned: list[tuple[Row, int | None]] | None = field(default=None, init=False, repr=False)
 
     def read(self, *, skip: int = 0, passing: Collection[str] = ()) -> list[Row]:
-        """The due read: members scored at or before now, in score order, one batch, with records.
-        A drain passes what it fired and is still due: ``skip`` rows at the front (left at their
-        score), and ``passing``, names to pass over wherever they sit (moved, still due)."""
+        """The due rows: scored at or before now, in score order, one batch, with their records.
+        A drain skips the first ``skip`` due rows and takes none of the names in ``passing``."""
         self._enter("read")
         p = self.pump
-        call = scripts.due(p.k, self.now_ms, min(p.batch + len(passing), scripts.MAX_DUE), skip)
+        call = scripts.due(p.k, self.now_ms, p.batch, skip)
         try:
-            found = scripts.rows(scripts.run(p.lab.scripts, call, p.lab.client))
+            self.found = scripts.rows(scripts.run(p.lab.scripts, call, p.lab.client))
         except RedisError as exc:
-            carrying(exc, list(self.fired), [])
+            carrying(exc, [], [])
             raise
-        self.rows = [row for row in found if row.name not in passing][: p.batch]
-        self.more = len(found) == call.args[1]  # the read was full: more may be due
+        self.rows = [row for row in self.found if row.name not in passing]
         return self.rows
 
     def enqueue(self) -> list[Occurrence]:
@@ -122,7 +158,7 @@ class Tick:
 
     def advance(self) -> list[tuple[str, Outcome]]:
         """Advance each row read by the pump's rule if it still holds the score read (MOVED if
-        not), sweep each whose record is gone. Under start-to-finish a live row is left for the
+        not), sweep each whose record is gone; under start-to-finish a live row is left for the
         worker that finishes the run."""
         self._enter("advance")
         self._send(enqueue=False, advance=True)
@@ -136,8 +172,8 @@ class Tick:
         return self.fired
 
     def run(self, *, after_enqueue: Callable[[Tick], None] | None = None) -> TickResult:
-        """read -> enqueue -> advance. Without a hook the enqueues and advances share one
-        pipeline; ``after_enqueue(tick)`` runs between them (the crash dive's fault goes there)."""
+        """read -> enqueue -> advance, in one pipeline without a hook; ``after_enqueue(tick)`` runs
+        between the two (the crash dive's fault goes there)."""
         self.read()
         if after_enqueue is None:
             self.fire()
@@ -152,27 +188,11 @@ class Tick:
         return TickResult(self.now_ms, list(self.rows), list(self.fired), list(self.advanced))
 
     def next_run(self, row: Row) -> int:
-        """The score the pump's rule gives ``row`` after this tick's release."""
-        return self.pump.next_run(row, self.now_ms)
-
-    def left(self) -> list[str]:
-        """Names this tick read and left at their score for the finish (start-to-finish): no
-        advance was sent, so each keeps its place in the score order."""
-        return [row.name for row in self.rows if self.pump.leaves_for_finish(row)]
-
-    def still_due(self) -> set[str]:
-        """Names this tick fired whose row moved and may still be due at its now: moved by someone
-        else, or to a next run at or before now (the grid's next slot, a rule's). Not the ``left``."""
-        outcomes = dict(self.advanced)
-        return {
-            row.name
-            for row, nxt in self._plan()
-            if row.every_ms is not None
-            and not self.pump.leaves_for_finish(row)
-            and (nxt <= self.now_ms or outcomes.get(row.name) is not Outcome.ADVANCED)
-        }
-
-    # -- inside -------------------------------------------------------------------------------
+        """The score the pump's rule gives the live ``row`` after this tick's release."""
+        nxt = next_run(self.pump.rule, row.next_ms, row.every_ms or 0, self.now_ms)
+        if nxt is None:
+            raise ValueError("rule: under start-to-finish the run's finish advances the row, not the pump")
+        return nxt
 
     def _enter(self, phase: str) -> None:
         expected = PHASES[len(self.done)] if len(self.done) < len(PHASES) else None
@@ -182,46 +202,41 @@ class Tick:
             raise ValueError(f"{phase}: a tick goes read -> enqueue -> advance; take {expected} first")
         self.done.append(phase)
 
-    def _calls(self, *, enqueue: bool, advance: bool) -> list[tuple[str, Row, Call]]:
-        """Per row, in order: its enqueue (a live row), then its advance (unless left for its
-        finish). A cut pipeline then leaves at most the row in flight enqueued but not advanced."""
-        p = self.pump
-        calls: list[tuple[str, Row, Call]] = []
-        for row, nxt in self._plan():  # a rule that fails, fails before the tick writes anything
-            if enqueue and row.every_ms is not None:
-                job = scripts.enqueue(p.k, row.name, self.now_ms, row.template or "", self._job_id(row))
-                calls.append(("enqueue", row, job))
-            if advance and not p.leaves_for_finish(row):
-                calls.append(("advance", row, scripts.advance(p.k, row.name, nxt, row.next_ms, row.every_ms)))
-        return calls
-
-    def _plan(self) -> list[tuple[Row, int]]:
-        """Each row with the score its advance writes (a dangling member is swept whatever the score)."""
-        p = self.pump
-        return [
-            (row, self.now_ms if row.every_ms is None or p.leaves_for_finish(row) else self._next(row))
-            for row in self.rows
-        ]
-
-    def _next(self, row: Row) -> int:
-        return whole_ms(self.pump.next_run(row, self.now_ms), "rule: the next run")
-
-    def _job_id(self, row: Row) -> str | None:
-        return slot_id(row.name, row.next_ms) if self.pump.slot_keyed else None
+    def plan(self) -> list[tuple[Row, int | None]]:
+        """Each row read with the score its advance writes: the rule's next run, now for a member
+        whose record is gone (advance.lua sweeps it), None for a run left for its finish. Worked
+        out once, before the tick's first write (a rule that fails writes nothing)."""
+        if self.planned is None:
+            rule, now = self.pump.rule, self.now_ms
+            nexts = [
+                now if row.every_ms is None else next_run(rule, row.next_ms, row.every_ms, now) for row in self.rows
+            ]
+            self.planned = [
+                (row, None if nxt is None else whole_ms(nxt, "rule: the next run"))
+                for row, nxt in zip(self.rows, nexts, strict=True)
+            ]
+        return self.planned
 
     def _send(self, *, enqueue: bool, advance: bool) -> None:
-        """One pipeline of the phase's calls, row by row; their replies go into ``fired`` and
-        ``advanced``. A fault raises the error carrying what was fired before this pipeline and,
-        in doubt, the names whose enqueue was in it."""
+        """The phase's calls in one pipeline, row by row (its enqueue, then its advance, so a cut
+        pipeline leaves at most the row in flight enqueued but not advanced); the replies go into
+        ``fired`` and ``advanced``. A fault raises the error carrying what was fired before this
+        pipeline and the names whose enqueue was in it."""
         p = self.pump
-        calls = self._calls(enqueue=enqueue, advance=advance)
+        calls: list[tuple[Row, Call]] = []
+        for row, nxt in self.plan():
+            if enqueue and row.every_ms is not None:
+                job_id = f"{row.name}:{row.next_ms}" if p.slot_keyed else None  # a replayed slot collides
+                calls.append((row, scripts.enqueue(p.k, row.name, self.now_ms, row.template or "", job_id)))
+            if advance and nxt is not None:
+                calls.append((row, scripts.advance(p.k, row.name, nxt, row.next_ms, row.every_ms)))
         try:
-            replies = scripts.run_all(p.lab.client, p.lab.scripts, [call for _, _, call in calls])
+            replies = scripts.run_all(p.lab.client, p.lab.scripts, [call for _, call in calls])
         except RedisError as exc:
-            carrying(exc, list(self.fired), [row.name for kind, row, _ in calls if kind == "enqueue"])
+            carrying(exc, list(self.fired), [row.name for row, call in calls if call.script == "enqueue"])
             raise
-        for (kind, row, _), reply in zip(calls, replies, strict=True):
-            if kind == "advance":
+        for (row, call), reply in zip(calls, replies, strict=True):
+            if call.script == "advance":
                 self.advanced.append((row.name, scripts.advanced(reply)))
                 continue
             outcome, job_id = scripts.enqueued(reply)
@@ -229,116 +244,23 @@ class Tick:
                 self.fired.append(Occurrence(job_id, row.name, self.now_ms, row.next_ms))
 
 
-class Pump:
-    """Drives one queue. ``batch`` bounds the names read per tick; ``slot_keyed`` names each
-    occurrence ``<name>:<slot_ms>`` so a replayed slot collides.
+def staying(tick: Tick) -> int:
+    """How many rows ``tick`` read sit, after it, at or before the last of them in the registry's
+    order (score, then name): the names passed over, the runs left for their finish, the rows
+    advanced to a score up to there."""
+    last = (tick.found[-1].next_ms, tick.found[-1].name)
+    advanced = {name for name, outcome in tick.advanced if outcome is Outcome.ADVANCED}
+    kept = [row for row, nxt in tick.plan() if nxt is None or (row.name in advanced and (nxt, row.name) <= last)]
+    return len(tick.found) - len(tick.rows) + len(kept)
 
-    ``rule`` is what the advance measures the next run from:
 
-    - ``start-to-start`` (the default): the release, next = now + every_ms;
-    - ``fixed grid``: the slot that fired, next = slot + every_ms, a missed slot skipped forward;
-    - ``start-to-finish``: not the pump's to compute. The pump only releases (it still sweeps a
-      member whose record is gone); whoever finishes the run advances the row then, with
-      ``Repeat.advance`` (next = finish + every_ms);
-    - a function ``(release_ms, every_ms) -> next_ms``, used as start-to-start is (the exercises
-      run a learner's rule through the real pump this way).
-    """
-
-    def __init__(
-        self, lab: Lab, queue: str, *, batch: int = 100, slot_keyed: bool = False, rule: Rule = Measure.START_TO_START
-    ) -> None:
-        self.lab = lab
-        self.queue = validate.name(queue, field="queue")
-        self.k = lab.keyspace(self.queue)
-        self.batch = validate.limit(batch, field="batch")
-        if self.batch > scripts.MAX_BATCH:
-            raise ValueError(f"batch: at most {scripts.MAX_BATCH} rows a tick, got {batch}")
-        self.rule: Measure | Callable[[int, int], int]
-        if callable(rule):
-            self.rule = rule
-        else:
-            try:
-                self.rule = Measure(rule)
-            except ValueError:
-                choices = ", ".join(repr(m.value) for m in Measure)
-                raise ValueError(f"rule: {rule!r} is not a measure; use one of {choices} or a function") from None
-        if not isinstance(slot_keyed, bool):
-            raise ValueError(f"slot_keyed: expected True or False, got {slot_keyed!r}")
-        self.slot_keyed = slot_keyed
-
-    def begin(self) -> Tick:
-        """A tick, its "now" read from the lab's clock; take its phases or ``run()`` it."""
-        return Tick(self, self.lab.clock.now_ms())
-
-    def tick(self) -> list[Occurrence]:
-        """One pass: due read -> enqueue -> advance (by the rule). A late name fires once."""
-        return self.begin().run().fired
-
-    def drain(self) -> list[Occurrence]:
-        """Every occurrence due now, tick after tick at the same now, with the rules of ``tick``.
-        A name fires once per drain; names that stay due (left for the finish, on the grid's next
-        slot, or registered anew due now by someone else) are left for the next drain or tick.
-
-        Each read passes over what the drain fired and is still due. The rows left at their
-        score for the finish sit at the front of the due rows and are skipped by count (due.lua's
-        offset, so the work stays linear in the rows due); the rare names moved to a later score
-        still due are passed over by name. A finish, cancel or registration by someone else during
-        a drain shifts that front, so a due row may wait for the next drain (none fires twice). A drain
-        that cannot see past what it passed (more than ``scripts.MAX_OFFSET`` rows left, or the
-        names moved fill a read) raises ``RuntimeError`` rather than return short.
-
-        A fault raises its error carrying every occurrence the drain fired before it
-        (``.fired``) and the names whose enqueue was in the pipeline whose reply was lost
-        (``.in_doubt``: each may or may not have a job on the wait list; read it first)."""
-        now = self.lab.clock.now_ms()
-        fired: list[Occurrence] = []
-        left: set[str] = set()  # rows this drain left at their score: the front of the due rows
-        passing: set[str] = set()  # names this drain fired and moved, still due
-        while True:
-            if len(left) > scripts.MAX_OFFSET:
-                raise RuntimeError(f"drain: {len(left)} rows left due, past due.lua's bound {scripts.MAX_OFFSET}")
-            tick = Tick(self, now)
-            try:
-                tick.read(skip=len(left), passing=passing)
-                tick.rows = [row for row in tick.rows if row.name not in left]  # shifted by someone else
-                tick.fire()
-            except RedisError as exc:
-                carrying(exc, fired + tick.fired)
-                raise
-            fired += tick.fired
-            left.update(tick.left())
-            passing |= tick.still_due()
-            if not tick.more:
-                return fired
-            if not tick.rows:
-                raise RuntimeError(
-                    f"drain: the read holds only names it fired and are still due ({len(passing)} moved,"
-                    f" {len(left)} left); the rows after them were not read: tick, or drain again later"
-                )
-
-    def run(self, *, until_ms: int, step_ms: int) -> list[Occurrence]:
-        """Tick, then move a SimClock by ``step_ms``, until now passes ``until_ms``."""
-        validate.limit(step_ms, field="step_ms")
-        clock = self.lab.clock
-        if not isinstance(clock, AdvancingClock):
-            raise ValueError("clock: run() needs a SimClock (one that can advance)")
-        fired: list[Occurrence] = []
-        while clock.now_ms() <= until_ms:
-            fired.extend(self.tick())
-            clock.advance(step_ms)
-        return fired
-
-    def next_run(self, row: Row, now_ms: int) -> int:
-        """The score the rule gives ``row`` after a release at ``now_ms``."""
-        every = row.every_ms if row.every_ms is not None else 0
-        if callable(self.rule) and not isinstance(self.rule, Measure):
-            return self.rule(now_ms, every)
-        if self.rule is Measure.START_TO_FINISH and row.every_ms is not None:
-            raise ValueError("rule: under start-to-finish the run's finish advances the row, not the pump")
-        if self.rule is Measure.GRID and every > 0:
-            return next_on_grid(row.next_ms, every, now_ms)
-        return next_start_to_start(now_ms, every)
-
-    def leaves_for_finish(self, row: Row) -> bool:
-        """True when the tick must not advance ``row``: a live row under start-to-finish."""
-        return self.rule is Measure.START_TO_FINISH and row.every_ms is not None
+def carrying(error: RedisError, fired: list[Occurrence], in_doubt: list[str] | None = None) -> None:
+    """``error`` with ``fired`` and ``in_doubt`` (kept from an inner call when None) and a note."""
+    if not hasattr(error, "fired"):
+        error.add_note(
+            "the occurrences fired before this error are on its .fired, the names that may or may not"
+            " have fired on its .in_doubt; read the wait list first"
+        )
+    error.fired = fired  # type: ignore[attr-defined]
+    if in_doubt is not None or not hasattr(error, "in_doubt"):
+        error.in_doubt = list(in_doubt or [])  # type: ignore[attr-defined]

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import scripts, validate
+from .backend import fields, scored
 from .outcome import Outcome
 from .scripts import Row
 
@@ -96,7 +97,7 @@ class Repeat:
         if due_only:
             call = scripts.due(self.k, self.lab.clock.now_ms(), validate.limit(limit or 10**9))
             return scripts.rows(scripts.run(self.lab.scripts, call, self.lab.client))
-        members = self.lab.client.zrange(self.registry_key, 0, -1, withscores=True)
+        members = scored(self.lab.client.zrange(self.registry_key, 0, -1, withscores=True))
         if limit is not None:
             members = members[: validate.limit(limit)]
         if not members:
@@ -124,13 +125,12 @@ class Repeat:
 
     def entries(self) -> list[tuple[str, int]]:
         """``(name, next_ms)`` for every registry row, in score order."""
-        members = self.lab.client.zrange(self.registry_key, 0, -1, withscores=True)
-        return [(name, int(score)) for name, score in members]
+        return scored(self.lab.client.zrange(self.registry_key, 0, -1, withscores=True))
 
     def record(self, name: str) -> dict[str, str]:
         """The record hash of ``name`` ({} when there is none)."""
         validate.name(name)
-        return dict(self.lab.client.hgetall(self.k.record(name)))
+        return fields(self.lab.client.hgetall(self.k.record(name)))
 
 
 def _checked(item: Sequence[object], *, index: int | None = None) -> tuple[str, int, str, int]:

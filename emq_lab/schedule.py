@@ -3,6 +3,7 @@ once per tick and hands "now" to these."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 
 MINUTE_MS = 60_000
@@ -33,3 +34,30 @@ def next_on_grid(slot_ms: int, every_ms: int, now_ms: int) -> int:
     if following >= now_ms:
         return following
     return slot_ms + ((now_ms - slot_ms) // every_ms + 1) * every_ms
+
+
+#: A pump rule: a Measure (or its value), or a function ``(release_ms, every_ms) -> next_ms``.
+Rule = Measure | str | Callable[[int, int], int]
+
+
+def rule_of(rule: Rule) -> Measure | Callable[[int, int], int]:
+    """``rule`` as a Measure or a function; a ValueError naming the measures for anything else."""
+    if callable(rule):
+        return rule
+    try:
+        return Measure(rule)
+    except ValueError:
+        choices = ", ".join(repr(m.value) for m in Measure)
+        raise ValueError(f"rule: {rule!r} is not a measure; use one of {choices} or a function") from None
+
+
+def next_run(rule: Measure | Callable[[int, int], int], slot_ms: int, every_ms: int, now_ms: int) -> int | None:
+    """The score ``rule`` gives a row due at ``slot_ms`` and released at ``now_ms``; None under
+    start-to-finish, where the run's finish advances the row (:func:`next_start_to_finish`)."""
+    if not isinstance(rule, Measure):
+        return rule(now_ms, every_ms)
+    if rule is Measure.START_TO_FINISH:
+        return None
+    if rule is Measure.GRID:
+        return next_on_grid(slot_ms, every_ms, now_ms)
+    return next_start_to_start(now_ms, every_ms)

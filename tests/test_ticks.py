@@ -127,6 +127,38 @@ def test_forward_fires_what_the_ticks_fire(
     assert "gone" not in dict(forwarded.repeat(queue).entries())  # swept by the first tick
 
 
+ONE_ROW = [
+    pytest.param("start-to-start", False, None, id="start-to-start"),
+    pytest.param("fixed grid", True, None, id="grid-slot"),
+    pytest.param("start-to-finish", False, 4 * MIN, id="start-to-finish"),
+]
+
+
+@pytest.mark.parametrize(("rule", "slot_keyed", "finish"), ONE_ROW)
+def test_forward_of_one_row_fires_what_the_ticks_fire(
+    lab: emq_lab.Lab, queue: str, other: str, rule: str, slot_keyed: bool, finish: int | None
+) -> None:
+    # One registration (the fast-forward panel's, an explorer lane's): ticks.lua reads its row
+    # once a call and writes its last advance at the call's end; every 7 min, a tick every 1.5.
+    occurrences = 40
+    runs: list[list[Occurrence]] = []
+    for q in (other, queue):
+        clock = SimClock(START)
+        timed = lab.with_clock(clock)
+        timed.repeat(q).register("report", 7 * MIN, "t")
+        pump = timed.pump(q, slot_keyed=slot_keyed, rule=rule)
+        if q == other and finish is None:
+            runs.append([o for fired in by_ticks(pump, clock, occurrences, STEP) for o in fired])
+        elif q == other:
+            runs.append(by_ticks_and_finish(timed, clock, pump, occurrences, STEP, finish))
+        else:
+            chunks = forward(pump, occurrences, step_ms=STEP, finish_ms=finish, per_call=9)
+            runs.append([o for chunk in chunks for o in chunk])
+    assert runs[1] == runs[0]
+    assert lab.repeat(queue).entries() == lab.repeat(other).entries()
+    assert lab.jobs(queue).browse(limit=100) == lab.jobs(other).browse(limit=100)
+
+
 def test_forward_stops_when_every_tick_only_replays_slots_already_enqueued(
     lab: emq_lab.Lab, queue: str, other: str
 ) -> None:
@@ -591,15 +623,37 @@ def test_drain_is_a_loop_of_ticks_at_one_now(lab: emq_lab.Lab, queue: str, rule:
         timed.reset(other)
 
 
-def test_a_drain_that_cannot_see_past_the_names_it_moved_raises(
-    lab: emq_lab.Lab, queue: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A rule that gives each row a next run at now keeps every fired name due: the reads grow by
-    # their count up to due.lua's largest (here made 10); past it the drain cannot see the rest
-    # and says so instead of returning short.
-    monkeypatch.setattr(scripts, "MAX_DUE", 10)
+def test_a_drain_whose_rule_keeps_every_name_in_place_fires_each_once(lab: emq_lab.Lab, queue: str) -> None:
+    # A rule that gives each row a next run at now keeps every fired name due where it was: the
+    # reads must start past them rather than read them again and again.
     lab.repeat(queue).register_many([(f"n{i:02d}", 15 * MIN, "t") for i in range(20)])
     pump = lab.pump(queue, batch=5, rule=lambda release_ms, every_ms: release_ms)
-    with pytest.raises(RuntimeError, match="the rows after them were not read"):
-        pump.drain()
-    assert lab.jobs(queue).count() == 10  # each fired once before it stopped
+    fired = pump.drain()
+    assert [o.name for o in fired] == [f"n{i:02d}" for i in range(20)]  # each once, in score order
+    assert lab.jobs(queue).count() == 20
+    assert {ms for _, ms in lab.repeat(queue).entries()} == {lab.clock.now_ms()}  # all still due
+
+
+GRID_DUE = 6_000  # more than due.lua's largest read (5,000)
+
+
+def test_a_grid_drain_exactly_on_a_slot_fires_thousands_of_names_once(lab: emq_lab.Lab, queue: str) -> None:
+    # 6,000 names on the 15-minute grid, due since 09:00; the drain runs at 09:15, exactly their
+    # next slot, so each name it fires moves to 09:15 and stays due, behind the names still to
+    # fire. The caller's occurrences are the server's jobs, each name once.
+    clock = SimClock(START)
+    timed = lab.with_clock(clock)
+    names = [f"n{i:05d}" for i in range(GRID_DUE)]
+    timed.repeat(queue).register_many([(name, 15 * MIN, "t") for name in names])
+    clock.advance(15 * MIN)
+    fired = timed.pump(queue, rule="fixed grid").drain()
+    assert sorted(o.name for o in fired) == names
+    assert {(o.fired_at_ms, o.slot_ms) for o in fired} == {(at(15), at(0))}
+    jobs = timed.jobs(queue)
+    wait = jobs.browse(limit=2 * GRID_DUE)
+    assert sorted(wait) == sorted(o.job_id for o in fired)  # no job beyond what the caller holds
+    pipe = lab.client.pipeline(transaction=False)
+    for o in fired:
+        pipe.hget(timed.keyspace(queue).job(o.job_id), "name")
+    assert pipe.execute() == [o.name for o in fired]
+    assert {ms for _, ms in timed.repeat(queue).entries()} == {at(15)}  # each on its 09:15 slot

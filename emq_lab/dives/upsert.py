@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from .. import scripts, validate
+from ..backend import fields, scored
 from ..clock import SimClock, hhmm
 from ..outcome import Outcome, outcome_of
 from ..pump import Occurrence
@@ -178,13 +179,10 @@ class Registry:
 def read_registry(lab: Lab, queue: str, name: str) -> Registry:
     """Read the registry, ``name``'s record and the pending occurrences of ``queue``."""
     client, k = lab.client, lab.keyspace(queue)
-    rows = client.zrange(k.registry, 0, -1, withscores=True)
-    pending = client.zrange(k.delayed, 0, -1, withscores=True)
-    record = client.hgetall(k.record(name))
     return Registry(
-        rows=tuple((member, int(score)) for member, score in rows),
-        record=tuple(sorted(record.items())),
-        pending=tuple((member, int(score)) for member, score in pending),
+        rows=tuple(scored(client.zrange(k.registry, 0, -1, withscores=True))),
+        record=tuple(sorted(fields(client.hgetall(k.record(name))).items())),
+        pending=tuple(scored(client.zrange(k.delayed, 0, -1, withscores=True))),
     )
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
 
+from ..backend import fields, scored
 from ..outcome import Outcome
 from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
@@ -83,13 +84,11 @@ def read_state(lab: Lab, queue: str, names: tuple[str, ...]) -> State:
         pipe.type(k.record(name))
     kinds = pipe.execute()
     odd = [f"{k.registry} is a {kinds[0]}"] if kinds[0] not in ("zset", "none") else []
-    rows = (
-        tuple((m, int(s)) for m, s in client.zrange(k.registry, 0, -1, withscores=True)) if kinds[0] == "zset" else ()
-    )
+    rows = tuple(scored(client.zrange(k.registry, 0, -1, withscores=True))) if kinds[0] == "zset" else ()
     records = []
     for name, kind in zip(names, kinds[1:], strict=True):
         if kind == "hash":
-            records.append((name, tuple(sorted(client.hgetall(k.record(name)).items()))))
+            records.append((name, tuple(sorted(fields(client.hgetall(k.record(name))).items()))))
         elif kind != "none":
             odd.append(f"the record of {name} is a {kind}")
     return State(rows, tuple(records), "; ".join(odd))
