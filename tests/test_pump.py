@@ -47,18 +47,18 @@ def test_a_late_tick_fires_once_and_restarts_the_period(lab: emq_lab.Lab, queue:
     assert rep.entries() == [("report", lab.clock.now_ms() + 15 * MIN)]
 
 
-def test_thousands_of_ticks_leave_one_row(lab: emq_lab.Lab, queue: str) -> None:
+def test_hundreds_of_ticks_leave_one_row(lab: emq_lab.Lab, queue: str) -> None:
     """tick() in a loop; 02-cadence's fast-forward (nbval, every backend) takes the same name
     through 10,000 ticks on the pump's one-round-trip path."""
     rep, pump = lab.repeat(queue), lab.pump(queue)
     rep.register("heartbeat", 1000, "t")
     fired = 0
-    for _ in range(2_000):
+    for _ in range(500):
         fired += len(pump.tick())
         lab.clock.advance(1000)
-    assert fired == 2_000
+    assert fired == 500
     assert rep.count() == 1
-    assert lab.jobs(queue).browse(limit=1) == ["JOB-002000"]
+    assert lab.jobs(queue).browse(limit=1) == ["JOB-000500"]
 
 
 def test_tick_sweeps_a_member_whose_record_is_gone(lab: emq_lab.Lab, queue: str) -> None:
