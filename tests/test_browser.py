@@ -139,8 +139,8 @@ def _emq_lanes(controls):
 def visit_factory(browser: Any) -> Iterator[Callable[[Server, str, str], Visit]]:
     opened: list[tuple[Any, Visit]] = []
 
-    def open_visit(server: Server, where: str, stem: str) -> Visit:
-        context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    def open_visit(server: Server, where: str, stem: str, viewport: tuple[int, int] = (WIDTH, HEIGHT)) -> Visit:
+        context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
         page = context.new_page()
         page.set_default_timeout(60_000)
         watch = Watch()
@@ -672,3 +672,189 @@ def test_the_panels_read_in_jupyterlabs_dark_theme(
     found = axe_violations(visit.page, [".jp-MarkdownOutput", ".jp-OutputArea"])
     assert not found, "axe-core in the dark theme, serious or critical:\n" + "\n".join(found)
     visit.snap(visit.page.locator(".emq-readout").first, "dark")
+
+
+# -- the keyboard alone ------------------------------------------------------------------------------
+
+
+def focused(target: Locator) -> bool:
+    return bool(target.evaluate("el => el === document.activeElement || el.contains(document.activeElement)"))
+
+
+def tab_to(page: Page, target: Locator, limit: int = 400) -> int:
+    """Press Tab (Shift+Tab when ``target`` comes before the focus) until ``target`` has the
+    focus; how many presses it took. Fails when the tab order never reaches it."""
+    before = target.evaluate(
+        "el => { const f = document.activeElement; return !!f && f !== document.body && "
+        "!!(el.compareDocumentPosition(f) & Node.DOCUMENT_POSITION_FOLLOWING); }"
+    )
+    key = "Shift+Tab" if before else "Tab"
+    for presses in range(1, limit + 1):
+        page.keyboard.press(key)
+        if focused(target):
+            return presses
+    raise AssertionError(f"{limit} presses of {key} never gave the focus to {target}")
+
+
+def press(page: Page, target: Locator, key: str) -> None:
+    """Tab to ``target`` and press ``key`` there (Enter, Space, an arrow)."""
+    tab_to(page, target)
+    page.keyboard.press(key)
+
+
+def keys_boot(visit: Visit, panel: Locator) -> None:
+    page, state, note = visit.page, panel.locator(".emq-readout").first, panel.locator(".emq-note")
+    queue = re.search(r"emq:\{([^}]+)\}:repeat", state.inner_text()).group(1)  # type: ignore[union-attr]
+    press(page, button(panel, "Reset"), "Enter")
+    expect_text(state, "no boot yet", "size 0")
+    press(page, button(panel, "Boot #1"), "Space")
+    expect_text(state, "boot #1", "{:ok, :registered}")
+    press(page, button(panel, "Boot #2"), "Enter")
+    expect_text(state, "boot #2", "{:ok, :exists}")
+    assert visit.state(f"_emq_registry({queue!r})")["size"] == 1
+    press(page, panel.locator("select").first, "ArrowDown")  # 15 min -> 30 min
+    expect_text(note, "next boot registers every 30 min")
+
+
+def keys_counter(visit: Visit, panel: Locator) -> None:
+    table = panel.locator(".emq-readout").first
+    boots = int(re.search(r"after (\d+) boots?", table.inner_text()).group(1))  # type: ignore[union-attr]
+    press(visit.page, panel.locator('[role="slider"]').first, "ArrowRight")
+    expect_text(table, f"after {boots + 1} boots")
+    naive = table.locator("tr", has_text="naive append").inner_text().split("\t")
+    assert naive[1].strip() == str(boots + 1)
+
+
+def keys_cadence(visit: Visit, panel: Locator) -> None:
+    readout = panel.locator(".emq-readout").first
+    run = panel.locator(".widget-slider", has_text="run (min)").first
+    minutes = int(run.locator(".widget-readout").inner_text())
+    press(visit.page, run.locator('[role="slider"]'), "ArrowRight")
+    expect_text(readout, f"runs of {minutes + 1} min")
+
+
+def keys_fast_forward(visit: Visit, panel: Locator) -> None:
+    from playwright.sync_api import expect
+
+    go = panel.locator("button").first  # "Fast-forward 10,000" (as walk_fast_forward finds it)
+    press(visit.page, go, "Enter")
+    expect(go).to_be_disabled()
+    expect_text(panel.locator(".emq-readout").first, "running")
+
+
+def keys_cancel(visit: Visit, panel: Locator) -> None:
+    page, log, note = visit.page, panel.locator(".emq-readout").first, panel.locator(".emq-note")
+    press(page, button(panel, "reset"), "Enter")
+    expect_text(note, "reset: queue")
+    expect_text(log, "advance outcome: -")
+    press(page, button(panel, "pump reads due"), "Space")
+    expect_text(log, "pump reads due")
+    presets = panel.locator("select").first
+    chosen = presets.input_value()
+    press(page, presets, "ArrowDown")
+    expect_text(note, "press play preset")
+    assert presets.input_value() != chosen
+    press(page, button(panel, "play preset"), "Enter")
+    expect_text(note, "played '")
+
+
+def keys_crash(visit: Visit, panel: Locator) -> None:
+    from playwright.sync_api import expect
+
+    bench = panel.locator(".emq-readout").first
+    fault = panel.get_by_role("button", name=re.compile(r"fault (ON|off)"))
+    if "ON" in fault.inner_text():
+        press(visit.page, fault, "Space")
+    expect(fault).to_have_text(re.compile("fault off"))
+    press(visit.page, fault, "Space")
+    expect(fault).to_have_text(re.compile("fault ON"))
+    press(visit.page, button(panel, "Tick (and restart)"), "Enter")
+    expect_text(bench, "then crashed before advance")
+
+
+KEYS: dict[str, Callable[[Visit, Locator], None]] = {
+    ".emq-boot-panel": keys_boot,
+    ".emq-boot-counter": keys_counter,
+    ".emq-cadence-explorer": keys_cadence,
+    ".emq-fast-forward": keys_fast_forward,
+    ".emq-cancel-panel": keys_cancel,
+    ".emq-crash-panel": keys_crash,
+}
+
+
+@pytest.mark.parametrize("notebook", DIVES[1:], ids=[nb.stem for nb in DIVES[1:]])
+def test_the_panels_answer_the_keyboard_alone_in_voila(
+    visit_factory: Callable[..., Visit], voila_server: Server, notebook: Any
+) -> None:
+    """One panel of each kind, operated with Tab, Enter, Space and the arrow keys only (no
+    click): a button pressed from the keyboard, a slider moved by its arrows and a preset picked
+    in its menu change the readout as a click does."""
+    from playwright.sync_api import expect
+
+    visit = visit_factory(voila_server, "voila-keys", notebook.stem)
+    visit.page.goto(f"{voila_server.url}/voila/render/{notebook.name}", wait_until="commit", timeout=240_000)
+    visit.page.locator(".emq-readout").first.wait_for(timeout=240_000)
+    walked = []
+    for selector, walk in KEYS.items():
+        found = visit.page.locator(selector)
+        if found.count():
+            top(found.first)
+            expect(found.first.locator(".emq-readout").first).to_have_text(re.compile(r"\S"), use_inner_text=True)
+            walk(visit, found.first)
+            walked.append(selector)
+    assert walked, "no panel found on the page"
+    visit.watch.assert_clean()
+
+
+# -- 1280x800 with the file browser open ---------------------------------------------------------
+
+# Per readout: each word (a run of non-space characters in one text node) must sit on one line
+# and inside the readout's box; the readout itself must not need a sideways scroll.
+BROKEN_WORDS = """el => {
+  const found = [];
+  const box = el.getBoundingClientRect();
+  if (el.scrollWidth > el.clientWidth + 1) {
+    found.push(`the readout scrolls sideways (${el.scrollWidth} > ${el.clientWidth} px)`);
+  }
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const m of node.textContent.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const rects = [...range.getClientRects()].filter((r) => r.width > 0);
+      if (new Set(rects.map((r) => Math.round(r.top))).size > 1) found.push(`"${m[0]}" breaks across lines`);
+      else if (rects.some((r) => r.right > box.right + 1)) found.push(`"${m[0]}" runs past the readout's edge`);
+    }
+  }
+  return found;
+}"""
+
+
+@pytest.mark.parametrize("notebook", DIVES[1:], ids=[nb.stem for nb in DIVES[1:]])
+def test_readouts_keep_their_words_whole_at_1280x800_beside_the_file_browser(
+    visit_factory: Callable[..., Visit], lab_server: Server, notebook: Any
+) -> None:
+    """A laptop's 1280x800 with JupyterLab's file browser open beside the notebook: no readout
+    line of any panel breaks inside a word or a time (``next run 0⏎9:15``) or runs off its box.
+    Each panel is saved as test-artifacts/lab800-<dive>-<n>.png."""
+    from playwright.sync_api import expect
+
+    visit = visit_factory(lab_server, "lab800", notebook.stem, viewport=(1280, 800))
+    page = visit.page
+    run_all_in_lab(page, lab_server.url, notebook.name)
+    browser_panel = page.locator("#filebrowser")
+    if not browser_panel.is_visible():
+        page.locator('.jp-SideBar [data-id="filebrowser"]').first.click()
+    expect(browser_panel).to_be_visible()
+    assert browser_panel.bounding_box()["width"] >= 200  # type: ignore[index]
+    broken, shown = [], 0
+    for selector in WALKS:
+        for panel in page.locator(selector).all():
+            top(panel)
+            shown += 1
+            for readout in panel.locator(".emq-readout").all():
+                broken += [f"{selector} #{shown}: {line}" for line in readout.evaluate(BROKEN_WORDS)]
+            screenshot(page, f"lab800-{notebook.stem}-{shown}")
+    assert shown, "no panel found on the page"
+    assert not broken, "\n".join(broken)
