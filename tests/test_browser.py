@@ -808,8 +808,9 @@ def test_the_panels_answer_the_keyboard_alone_in_voila(
 
 # -- 1280x800 with the file browser open ---------------------------------------------------------
 
-# Per readout: each word (a run of non-space characters in one text node) must sit on one line
-# and inside the readout's box; the readout itself must not need a sideways scroll.
+# Per readout: each word (a run of non-space characters in one text node), reply tuple
+# ({:ok, :exists}) and registry row (report @ 09:45) must sit on one line and inside the
+# readout's box; the readout itself must not need a sideways scroll.
 BROKEN_WORDS = """el => {
   const found = [];
   const box = el.getBoundingClientRect();
@@ -818,7 +819,7 @@ BROKEN_WORDS = """el => {
   }
   const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    for (const m of node.textContent.matchAll(/\\S+/g)) {
+    for (const m of node.textContent.matchAll(/\\{:ok, :\\w+\\}|[\\w:.-]+ @ \\d{2}:\\d{2}|\\S+/g)) {
       const range = document.createRange();
       range.setStart(node, m.index);
       range.setEnd(node, m.index + m[0].length);
