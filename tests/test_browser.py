@@ -714,6 +714,9 @@ def keys_boot(visit: Visit, panel: Locator) -> None:
     assert visit.state(f"_emq_registry({queue!r})")["size"] == 1
     press(page, panel.locator("select").first, "ArrowDown")  # 15 min -> 30 min
     expect_text(note, "next boot registers every 30 min")
+    press(page, button(panel, "naive append"), "Enter")  # a strategy: a new round on an emptied queue
+    expect_text(note, f"naive append: queue {queue} emptied")
+    assert visit.state(f"_emq_registry({queue!r})")["size"] == 0
 
 
 def keys_counter(visit: Visit, panel: Locator) -> None:
@@ -754,8 +757,10 @@ def keys_cancel(visit: Visit, panel: Locator) -> None:
     press(page, presets, "ArrowDown")
     expect_text(note, "press play preset")
     assert presets.input_value() != chosen
+    label = presets.evaluate("el => el.options[el.selectedIndex].text").replace("\xa0", " ")  # ipywidgets' nbsp
     press(page, button(panel, "play preset"), "Enter")
-    expect_text(note, "played '")
+    expect_text(note, f"played '{label}'")
+    expect_text(log, "cancel lands", "advance outcome:")
 
 
 def keys_crash(visit: Visit, panel: Locator) -> None:
