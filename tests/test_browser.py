@@ -133,8 +133,8 @@ def _emq_lanes(controls):
 def visit_factory(browser: Any) -> Iterator[Callable[[Server, str, str], Visit]]:
     opened: list[tuple[Any, Visit]] = []
 
-    def open_visit(server: Server, where: str, stem: str) -> Visit:
-        context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    def open_visit(server: Server, where: str, stem: str, viewport: tuple[int, int] = (WIDTH, HEIGHT)) -> Visit:
+        context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
         page = context.new_page()
         page.set_default_timeout(60_000)
         watch = Watch()
@@ -598,6 +598,7 @@ def test_notebook_in_jupyterlab(visit_factory: Callable[..., Visit], lab_server:
     found = axe_violations(visit.page, [".jp-MarkdownOutput", ".jp-OutputArea"])
     assert not found, "axe-core, serious or critical:\n" + "\n".join(found)
     if has_panels(notebook):
+        words_whole_at_1280x800_beside_the_file_browser(visit)
         panels_read_in_the_dark_theme(visit)
     visit.watch.assert_clean()
 
@@ -637,6 +638,8 @@ def test_notebook_in_voila(visit_factory: Callable[..., Visit], voila_server: Se
     no_errors_in_outputs(visit.page)
     if has_panels(notebook):
         assert walk_panels(visit), "no panel found on the page"
+        if notebook in DIVES:
+            assert walk_keys(visit), "no panel answered the keyboard"
     found = axe_violations(visit.page, ["body"])
     assert not found, "axe-core, serious or critical:\n" + "\n".join(found)
     visit.watch.assert_clean()
@@ -674,3 +677,192 @@ def links_lead_on_and_the_page_left_ends_its_kernel(visit: Visit, voila_server: 
 def has_panels(notebook: Any) -> bool:
     """True when the stored notebook displays a widget (every dive does; the start page does not)."""
     return "application/vnd.jupyter.widget-view+json" in notebook.read_text()
+
+
+# -- the keyboard alone ------------------------------------------------------------------------------
+
+
+def focused(target: Locator) -> bool:
+    return bool(target.evaluate("el => el === document.activeElement || el.contains(document.activeElement)"))
+
+
+def tab_to(page: Page, target: Locator, limit: int = 400) -> int:
+    """Press Tab (Shift+Tab when ``target`` comes before the focus) until ``target`` has the
+    focus; how many presses it took. Fails when the tab order never reaches it."""
+    before = target.evaluate(
+        "el => { const f = document.activeElement; return !!f && f !== document.body && "
+        "!!(el.compareDocumentPosition(f) & Node.DOCUMENT_POSITION_FOLLOWING); }"
+    )
+    key = "Shift+Tab" if before else "Tab"
+    for presses in range(1, limit + 1):
+        page.keyboard.press(key)
+        if focused(target):
+            return presses
+    raise AssertionError(f"{limit} presses of {key} never gave the focus to {target}")
+
+
+def press(page: Page, target: Locator, key: str) -> None:
+    """Tab to ``target`` and press ``key`` there (Enter, Space, an arrow)."""
+    tab_to(page, target)
+    page.keyboard.press(key)
+
+
+def keys_boot(visit: Visit, panel: Locator) -> None:
+    page, state, note = visit.page, panel.locator(".emq-readout").first, panel.locator(".emq-note")
+    queue = re.search(r"emq:\{([^}]+)\}:repeat", state.inner_text()).group(1)  # type: ignore[union-attr]
+    press(page, button(panel, "Reset"), "Enter")
+    expect_text(state, "no boot yet", "size 0")
+    press(page, button(panel, "Boot #1"), "Space")
+    expect_text(state, "boot #1", "{:ok, :registered}")
+    press(page, button(panel, "Boot #2"), "Enter")
+    expect_text(state, "boot #2", "{:ok, :exists}")
+    assert visit.state(f"_emq_registry({queue!r})")["size"] == 1
+    press(page, panel.locator("select").first, "ArrowDown")  # 15 min -> 30 min
+    expect_text(note, "next boot registers every 30 min")
+    press(page, button(panel, "naive append"), "Enter")  # a strategy: a new round on an emptied queue
+    expect_text(note, f"naive append: queue {queue} emptied")
+    assert visit.state(f"_emq_registry({queue!r})")["size"] == 0
+
+
+def keys_counter(visit: Visit, panel: Locator) -> None:
+    table = panel.locator(".emq-readout").first
+    boots = int(re.search(r"after (\d+) boots?", table.inner_text()).group(1))  # type: ignore[union-attr]
+    slider = panel.locator('[role="slider"]').first
+    step = -1 if boots >= int(slider.get_attribute("aria-valuemax") or 0) else 1  # the click walk may end at the top
+    press(visit.page, slider, "ArrowRight" if step > 0 else "ArrowLeft")
+    expect_text(table, f"after {boots + step} boot")
+    naive = table.locator("tr", has_text="naive append").inner_text().split("\t")
+    assert naive[1].strip() == str(boots + step)
+
+
+def keys_cadence(visit: Visit, panel: Locator) -> None:
+    readout = panel.locator(".emq-readout").first
+    run = panel.locator(".widget-slider", has_text="run (min)").first
+    minutes = int(run.locator(".widget-readout").inner_text())
+    slider = run.locator('[role="slider"]')
+    step = -1 if minutes >= int(slider.get_attribute("aria-valuemax") or 0) else 1  # the click walk may end at the top
+    press(visit.page, slider, "ArrowRight" if step > 0 else "ArrowLeft")
+    expect_text(readout, f"runs of {minutes + step} min")
+
+
+def keys_fast_forward(visit: Visit, panel: Locator) -> None:
+    from playwright.sync_api import expect
+
+    go = panel.locator("button").first  # "Fast-forward 10,000" (as walk_fast_forward finds it)
+    expect(go).to_be_enabled(timeout=120_000)  # the click walk's run has ended
+    press(visit.page, go, "Enter")
+    expect(go).to_be_disabled()
+    expect_text(panel.locator(".emq-readout").first, "running")
+
+
+def keys_cancel(visit: Visit, panel: Locator) -> None:
+    page, log, note = visit.page, panel.locator(".emq-readout").first, panel.locator(".emq-note")
+    press(page, button(panel, "reset"), "Enter")
+    expect_text(note, "reset: queue")
+    expect_text(log, "advance outcome: -")
+    press(page, button(panel, "pump reads due"), "Space")
+    expect_text(log, "pump reads due")
+    presets = panel.locator("select").first
+    chosen = presets.input_value()
+    press(page, presets, "ArrowDown")
+    expect_text(note, "press play preset")
+    assert presets.input_value() != chosen
+    label = presets.evaluate("el => el.options[el.selectedIndex].text").replace("\xa0", " ")  # ipywidgets' nbsp
+    press(page, button(panel, "play preset"), "Enter")
+    expect_text(note, f"played '{label}'")
+    expect_text(log, "cancel lands", "advance outcome:")
+
+
+def keys_crash(visit: Visit, panel: Locator) -> None:
+    from playwright.sync_api import expect
+
+    bench = panel.locator(".emq-readout").first
+    fault = panel.get_by_role("button", name=re.compile(r"fault (ON|off)"))
+    if "ON" in fault.inner_text():
+        press(visit.page, fault, "Space")
+    expect(fault).to_have_text(re.compile("fault off"))
+    press(visit.page, fault, "Space")
+    expect(fault).to_have_text(re.compile("fault ON"))
+    press(visit.page, button(panel, "Tick (and restart)"), "Enter")
+    expect_text(bench, "then crashed before advance")
+
+
+KEYS: dict[str, Callable[[Visit, Locator], None]] = {
+    ".emq-boot-panel": keys_boot,
+    ".emq-boot-counter": keys_counter,
+    ".emq-cadence-explorer": keys_cadence,
+    ".emq-fast-forward": keys_fast_forward,
+    ".emq-cancel-panel": keys_cancel,
+    ".emq-crash-panel": keys_crash,
+}
+
+
+def walk_keys(visit: Visit) -> list[str]:
+    """One panel of each kind, operated with Tab, Enter, Space and the arrow keys only (no
+    click): a button pressed from the keyboard, a slider moved by its arrows and a preset picked
+    in its menu change the readout as a click does. The kinds walked."""
+    from playwright.sync_api import expect
+
+    walked = []
+    for selector, walk in KEYS.items():
+        found = visit.page.locator(selector)
+        if found.count():
+            top(found.first)
+            expect(found.first.locator(".emq-readout").first).to_have_text(re.compile(r"\S"), use_inner_text=True)
+            walk(visit, found.first)
+            walked.append(selector)
+    return walked
+
+
+# -- 1280x800 with the file browser open ---------------------------------------------------------
+
+# Per readout: each word (a run of non-space characters in one text node), reply tuple
+# ({:ok, :exists}) and registry row (report @ 09:45) must sit on one line and inside the
+# readout's box; the readout itself must not need a sideways scroll.
+BROKEN_WORDS = """el => {
+  const found = [];
+  const box = el.getBoundingClientRect();
+  if (el.scrollWidth > el.clientWidth + 1) {
+    found.push(`the readout scrolls sideways (${el.scrollWidth} > ${el.clientWidth} px)`);
+  }
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const m of node.textContent.matchAll(/\\{:ok, :\\w+\\}|[\\w:.-]+ @ \\d{2}:\\d{2}|\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const rects = [...range.getClientRects()].filter((r) => r.width > 0);
+      if (new Set(rects.map((r) => Math.round(r.top))).size > 1) found.push(`"${m[0]}" breaks across lines`);
+      else if (rects.some((r) => r.right > box.right + 1)) found.push(`"${m[0]}" runs past the readout's edge`);
+    }
+  }
+  return found;
+}"""
+
+
+def words_whole_at_1280x800_beside_the_file_browser(visit: Visit) -> None:
+    """A laptop's 1280x800 with JupyterLab's file browser open beside the notebook: no readout
+    line of any panel breaks inside a word or a time (``next run 0⏎9:15``) or runs off its box.
+    Each panel is saved as test-artifacts/lab800-<dive>-<n>.png; the viewport is put back after."""
+    from playwright.sync_api import expect
+
+    page = visit.page
+    page.set_viewport_size({"width": 1280, "height": 800})
+    try:
+        browser_panel = page.locator("#filebrowser")
+        if not browser_panel.is_visible():
+            page.locator('.jp-SideBar [data-id="filebrowser"]').first.click()
+        expect(browser_panel).to_be_visible()
+        assert browser_panel.bounding_box()["width"] >= 200  # type: ignore[index]
+        broken, shown = [], 0
+        for selector in WALKS:
+            for panel in page.locator(selector).all():
+                top(panel)
+                shown += 1
+                for readout in panel.locator(".emq-readout").all():
+                    broken += [f"{selector} #{shown}: {line}" for line in readout.evaluate(BROKEN_WORDS)]
+                screenshot(page, f"lab800-{visit.stem}-{shown}")
+        assert shown, "no panel found on the page"
+        assert not broken, "\n".join(broken)
+    finally:
+        page.set_viewport_size({"width": WIDTH, "height": HEIGHT})

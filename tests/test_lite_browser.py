@@ -4,7 +4,9 @@ The built site (``make lite``) is served by ``python -m http.server`` on 127.0.0
 is opened, run top to bottom in the Pyodide kernel (the Lua on fengari, the embedded fakeredis),
 and its outputs compared with the stored ones the way nbval does (``text/plain``, ``text/html``
 and streams; plotly's figure JSON skipped, as in conftest.py). Then the learner's walk of
-tests/test_browser.py clicks through its panels. Screenshots (1280x720) go to test-artifacts/lite/.
+tests/test_browser.py clicks through its panels, and axe-core checks the page (serious or
+critical violations fail, as in the JupyterLab and Voila walks). Screenshots (1280x720) go to
+test-artifacts/lite/.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from browser import ARTIFACTS, VERSION_MISMATCH, launched_chromium
+from browser import ARTIFACTS, VERSION_MISMATCH, axe_violations, launched_chromium
 from litesite import ROOT, site
 from servers import free_port
 from test_browser import WALKS, expect_text, top
@@ -214,7 +216,10 @@ def test_notebook_runs_in_the_lite_site(page: tuple[Any, Guard], served: str, no
     has_panels = "application/vnd.jupyter.widget-view+json" in notebook.read_text()
     assert bool(walked) == has_panels, f"panels walked: {walked}; the stored notebook has panels: {has_panels}"
     browser_page.screenshot(path=str(SHOTS / f"{notebook.stem}-walked.png"))
+    # axe-core on the notebook's own content, as the JupyterLab walk checks it
+    found = axe_violations(browser_page, [".jp-MarkdownOutput", ".jp-OutputArea"])
     assert guard.errors == [], f"console errors: {guard.errors}"
+    assert not found, "axe-core in the browser edition, serious or critical:\n" + "\n".join(found)
     for index in differing:
         assert live[index - 1] == stored[index - 1], (
             f"{notebook.stem}, code cells {differing} differ from the stored outputs"

@@ -46,7 +46,8 @@ def test_the_cancel_questions_run_on_the_dives_clock(lab: emq_lab.Lab) -> None:
 def test_a_check_names_the_questions_it_was_not_given(lab: emq_lab.Lab) -> None:
     check = exercises.upsert.predict(lab=lab, size_after_boot_2=1)
     assert (
-        "not answered: boot_2_answers, naive_rows_after_3_boots, period_after_redeploy_min, writes_on_boot_2_of_1000"
+        "not answered: boot_2_answers, registry_after_boot_2, naive_rows_after_3_boots, naive_jobs_by_09_30, "
+        "upsert_boot_2_answers, upsert_registry_after_boot_2, period_after_redeploy_min, writes_on_boot_2_of_1000"
         in str(check)
     )
     full = exercises.cadence.predict(
@@ -56,6 +57,12 @@ def test_a_check_names_the_questions_it_was_not_given(lab: emq_lab.Lab) -> None:
         drift_after_4_cycles_min=12,
         rows_after_4_ticks="1 row",
         jobs_after_4_ticks=4,
+        rows_after_1000_runs=1,
+        drift_with_10_min_runs_min=30,
+        late_pump_drift_min=5,
+        jobs_at_10_02=1,
+        runs_after_outage="10:17 10:32 10:47",
+        lane_that_keeps_up="grid",
     )
     assert full.passed and "not answered" not in str(full)
 
@@ -133,3 +140,53 @@ def test_the_crash_prediction_counts_the_duplicate_of_a_fresh_id_pump(lab: emq_l
     check = exercises.cancel.predict(lab=lab, jobs_in_slot_after_crash="2 jobs")
     assert check.passed, str(check)
     assert "you said 1, it is 2" in str(exercises.cancel.predict(lab=lab, jobs_in_slot_after_crash=1))
+
+
+def test_the_upserts_prompt_has_questions_on_the_guard_and_the_upsert(lab: emq_lab.Lab) -> None:
+    check = exercises.upsert.predict(
+        lab=lab,
+        registry_after_boot_2="digest @ 9:15",
+        naive_jobs_by_09_30="2 jobs",
+        upsert_boot_2_answers="{:ok, :updated}",
+        upsert_registry_after_boot_2="registry: digest @ 09:20",
+    )
+    assert check.passed, str(check)
+    assert exercises.upsert.predict(lab=lab, upsert_boot_2_answers=0).passed  # "raw 0", as the panel prints it
+    wrong = exercises.upsert.predict(
+        lab=lab, upsert_boot_2_answers="exists", upsert_registry_after_boot_2="digest @ 09:15"
+    )
+    assert "you said exists, it is updated" in str(wrong) and "you said digest @ 09:15, it is digest @ 09:20" in str(
+        wrong
+    )
+
+
+def test_the_cadence_sections_beyond_the_first_verdict_have_questions(lab: emq_lab.Lab) -> None:
+    check = exercises.cadence.predict(
+        lab=lab,
+        drift_with_10_min_runs_min="+30 min",
+        late_pump_drift_min=5,
+        jobs_at_10_02="1 job",
+        runs_after_outage="10:17 10:32 10:47",
+        lane_that_keeps_up="Fixed grid",
+    )
+    assert check.passed, str(check)
+    for said in ("grid", "fixed-grid", "FIXED GRID"):
+        assert exercises.cadence.predict(lab=lab, lane_that_keeps_up=said).passed, said
+    wrong = exercises.cadence.predict(lab=lab, jobs_at_10_02=3, lane_that_keeps_up="start-to-start")
+    assert "you said 3, it is 1" in str(wrong) and "you said start-to-start, it is fixed grid" in str(wrong)
+    with pytest.raises(ValueError, match="lane_that_keeps_up: expected a lane"):
+        exercises.cadence.predict(lane_that_keeps_up="the fast one")
+
+
+def test_a_thousand_runs_leave_one_row(lab: emq_lab.Lab) -> None:
+    assert exercises.cadence.predict(lab=lab, rows_after_1000_runs="1 row").passed
+    assert "you said 1000, it is 1" in str(exercises.cadence.predict(lab=lab, rows_after_1000_runs=1_000))
+
+
+def test_the_cancel_and_every_order_prompts_have_questions(lab: emq_lab.Lab) -> None:
+    check = exercises.cancel.predict(lab=lab, occurrences_in_a_day_after_cancel=0, orders_refused_of_24="20")
+    assert check.passed, str(check)
+    assert exercises.cancel.predict(lab=lab, registry_without_compare="report @ 9:30").passed
+    assert "it is report @ 09:30" in str(exercises.cancel.predict(lab=lab, registry_without_compare="report @ 09:45"))
+    wrong = exercises.cancel.predict(lab=lab, occurrences_in_a_day_after_cancel=96, orders_refused_of_24=0)
+    assert "you said 96, it is 0" in str(wrong) and "you said 0, it is 20" in str(wrong)

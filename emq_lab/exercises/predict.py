@@ -4,7 +4,6 @@ package (the dive's own code) on a fresh queue of its own and reads the answer o
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ from ..dives import storm as storm_dive
 from ..dives import upsert as upsert_dive
 from ..dives.common import move_to
 from ..schedule import MINUTE_MS, Measure
+from . import answers
 from .check import Check, session
 
 if TYPE_CHECKING:
@@ -39,112 +39,9 @@ class Question:
     clock: str = "09:00"  # the simulated time the question starts from, as the dive showed it
 
 
-def _outcome(replies: dict[int, str]) -> Callable[[Any], str]:
-    """A reader for an outcome, in any form a dive prints it: ``"exists"``, ``":exists"``,
-    ``"{:ok, :exists}"``, ``"Outcome.EXISTS"`` (as the script headers print it), an Outcome, or the
-    script's raw integer (``0``, as in ``raw 0``); any case."""
-
-    def read(value: Any) -> str:
-        if isinstance(value, int) and not isinstance(value, bool):
-            if value not in replies:
-                raise ValueError(f"{value} is not a reply of this script; it answers {_choices(replies)}")
-            return replies[value]
-        if not isinstance(value, str):
-            raise ValueError(f"expected an outcome such as 'exists' or {_choices(replies)}, got {value!r}")
-        text = value.strip().lower().removeprefix("raw").strip()
-        if text.lstrip("-").isdigit():
-            return read(int(text))
-        text = text.removeprefix("{").removeprefix(":ok,").removeprefix("ok,").removesuffix("}")
-        return text.strip().removeprefix("outcome.").lstrip(":")
-
-    return read
-
-
-def _choices(replies: dict[int, str]) -> str:
-    return ", ".join(f"{code} ({name})" for code, name in sorted(replies.items()))
-
-
 REGISTER_REPLIES = {1: "registered", 0: "exists"}
+UPSERT_REPLIES = {1: "registered", 0: "updated"}
 ADVANCE_REPLIES = {1: "advanced", 0: "absent", 2: "moved"}
-
-
-# A number as the dives print one: an optional label ("size 1", "every 15 min"), the number, and an
-# optional unit word ("3 rows", "+12 min"). Anything else around it ("1 or 2") is not one answer.
-_NUMBER = re.compile(
-    r"(?:(?:every|size|rows|count)\s*[:=]?\s*)?([+-]?\d+)\s*"
-    r"(?:rows?|min|mins|minutes?|occurrences?|jobs?|members?)?",
-    re.IGNORECASE,
-)
-
-
-def _int(value: Any) -> int:
-    """A whole number: ``3``, ``"3"``, ``"3 rows"``, ``"+12 min"``, ``"every 15 min"``, ``"size 1"``."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and (match := _NUMBER.fullmatch(value.strip())):
-        return int(match[1])
-    raise ValueError(f"expected one whole number (a unit word may follow), got {value!r}")
-
-
-_HHMM = re.compile(r"(\d{1,2}):(\d{2})")
-
-
-def _hhmm(text: str) -> str:
-    """Every time in ``text`` written with two digits for the hour: ``9:00`` -> ``09:00``."""
-    return _HHMM.sub(lambda m: f"{int(m[1]):02d}:{m[2]}", text)
-
-
-_MINUTES = re.compile(r"(?<![\d:])(?<!\w)(:)(\d{2})\b")
-
-
-def _on_the_clock(value: Any, clock: str) -> Any:
-    """Bare minutes (``":00, :15, :30, :45"``, as the dives print the grid) read on the question's
-    clock: they start in its hour and move to the next hour each time a minute goes back down."""
-    hour, last = int(clock[:2]), int(clock[3:])
-
-    def fill(text: str) -> str:
-        def at(match: re.Match[str]) -> str:
-            nonlocal hour, last
-            minute = int(match[2])
-            if minute < last:
-                hour += 1
-            last = minute
-            return f"{hour % 24:02d}:{match[2]}"
-
-        return _MINUTES.sub(at, text)
-
-    if isinstance(value, str):
-        return fill(value)
-    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-        return type(value)(fill(v) for v in value)
-    return value
-
-
-def _times(value: Any) -> tuple[str, ...]:
-    """Times as a list or tuple (``["09:00", "9:15"]``) or one line (``"09:00 09:15"``, commas allowed)."""
-    if isinstance(value, str):
-        value = value.replace(",", " ").replace("/", " ").split()
-    if not isinstance(value, list | tuple) or not value or not all(isinstance(v, str) for v in value):
-        raise ValueError(f'expected "HH:MM" times, as a list or one line, got {value!r}')
-    times = tuple(_hhmm(v.strip()) for v in value)
-    bad = [t for t in times if not re.fullmatch(r"\d{2}:\d{2}", t)]
-    if bad:
-        raise ValueError(f'expected "HH:MM" times, got {bad[0]!r}')
-    return times
-
-
-def _rows(value: Any) -> str:
-    """Registry rows as the dives print them, in any case: ``"report @ 09:45"``,
-    ``"registry: report @ 9:45"``, ``"registry = report @ 09:45"`` or a ``("report", "09:45")`` pair."""
-    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
-        value = f"{value[0]} @ {value[1]}"
-    if not isinstance(value, str):
-        raise ValueError(f'expected text such as "report @ 09:45", got {value!r}')
-    text = re.sub(r"^registry\s*[:=]", "", value.strip().lower())
-    text = re.sub(r"\s*@\s*", " @ ", text)
-    return _hhmm(" ".join(text.split()))
 
 
 # -- dive 1: the upsert ----------------------------------------------------------------------------
@@ -158,27 +55,59 @@ def _boots(lab: Lab, strategy: upsert_dive.Strategy, boots: int, **kwargs: Any) 
     return service.boot(**kwargs)
 
 
+def _rows_after(boot: upsert_dive.Boot) -> str:
+    return ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in boot.after.rows)
+
+
 UPSERT = (
     Question(
         "size_after_boot_2",
         "boot #1 at 09:00, boot #2 at 09:05, EXISTS guard: how many registry rows after boot #2?",
         lambda lab: _boots(lab, upsert_dive.Strategy.GUARD, 2).size,
-        _int,
+        answers.number,
         lambda size: f"boot #2 finds the record (EXISTS = 1), returns 0 and writes nothing: {size} row",
     ),
     Question(
         "boot_2_answers",
         "boot #1 at 09:00, boot #2 at 09:05, EXISTS guard: what does boot #2 answer?",
         lambda lab: _boots(lab, upsert_dive.Strategy.GUARD, 2).outcome,
-        _outcome(REGISTER_REPLIES),
+        answers.outcome(REGISTER_REPLIES),
         lambda outcome: f"the record is live, so the script returns 0 -> {{:ok, :{outcome}}}",
+    ),
+    Question(
+        "registry_after_boot_2",
+        'boot #1 at 09:00, boot #2 at 09:05, EXISTS guard: the registry after boot #2? (as "digest @ HH:MM")',
+        lambda lab: _rows_after(_boots(lab, upsert_dive.Strategy.GUARD, 2)),
+        answers.rows,
+        lambda rows: f"boot #2 writes nothing, so the row keeps boot #1's first run: {rows}",
     ),
     Question(
         "naive_rows_after_3_boots",
         "boots at 09:00, 09:05 and 09:10, naive append: how many registry rows after boot #3?",
         lambda lab: _boots(lab, upsert_dive.Strategy.NAIVE, 3).size,
-        _int,
+        answers.number,
         lambda size: f"nothing looks before writing, so every boot appends its own row: {size} rows",
+    ),
+    Question(
+        "naive_jobs_by_09_30",
+        "boots at 09:00 and 09:05, naive append, every 15 min: how many jobs does the pump fire from 09:00 to 09:30?",
+        lambda lab: upsert_dive.fire_after_boots(lab, QUEUE, 2).count(upsert_dive.Strategy.NAIVE),
+        answers.number,
+        lambda jobs: f"each boot's row carries a record, and the pump fires every row it finds due: {jobs} jobs",
+    ),
+    Question(
+        "upsert_boot_2_answers",
+        "boot #1 at 09:00, boot #2 at 09:05, ZSCORE upsert: what does boot #2 answer?",
+        lambda lab: _boots(lab, upsert_dive.Strategy.UPSERT, 2).outcome,
+        answers.outcome(UPSERT_REPLIES),
+        lambda outcome: f"ZSCORE finds boot #1's score: the script rewrites the row, returns 0 -> {{:ok, :{outcome}}}",
+    ),
+    Question(
+        "upsert_registry_after_boot_2",
+        'boot #1 at 09:00, boot #2 at 09:05, ZSCORE upsert: the registry after boot #2? (as "digest @ HH:MM")',
+        lambda lab: _rows_after(_boots(lab, upsert_dive.Strategy.UPSERT, 2)),
+        answers.rows,
+        lambda rows: f"the same member is stored again at boot #2's first run, its now + 15 min: {rows}",
     ),
     Question(
         "period_after_redeploy_min",
@@ -187,14 +116,14 @@ UPSERT = (
             int(dict(_boots(lab, upsert_dive.Strategy.GUARD, 2, every_ms=30 * MINUTE_MS).after.record)["every_ms"])
             // MINUTE_MS
         ),
-        _int,
+        answers.number,
         lambda minutes: f"register is insert-if-absent: boot #2 answers exists and the record keeps {minutes} min",
     ),
     Question(
         "writes_on_boot_2_of_1000",
         "1,000 names, boot #1 at 09:00 and boot #2 right after, one register_many each: how many writes on boot #2?",
         lambda lab: storm_dive.boot_storm(lab, QUEUE, names=1_000).boots[1].writes,
-        _int,
+        answers.number,
         lambda writes: f"every name answers exists, and an EXISTS writes nothing: {writes} writes",
     ),
 )
@@ -203,11 +132,19 @@ UPSERT = (
 # -- dive 2: the cadence ---------------------------------------------------------------------------
 
 
-def _lane(lab: Lab, measure: Measure) -> cadence_dive.Lane:
-    start = lab.clock.now_ms()
+def _lane(
+    lab: Lab, measure: Measure, *, every_min: int = 15, run_ms: int = 4 * MINUTE_MS, cycles: int = 4, tick_ms: int = 0
+) -> cadence_dive.Lane:
     return cadence_dive.run_lane(
-        lab, measure, every_ms=15 * MINUTE_MS, run_ms=4 * MINUTE_MS, cycles=4, start_ms=start, queue=QUEUE
-    )
+        lab, measure, every_ms=every_min * MINUTE_MS, run_ms=run_ms, cycles=cycles, tick_ms=tick_ms,
+        start_ms=lab.clock.now_ms(), queue=QUEUE,
+    )  # fmt: skip
+
+
+def _keeps_up(lab: Lab) -> str:
+    """Every 2 min, runs of 0 s, a tick every 90 s, 6 cycles: the lane that falls least behind."""
+    lanes = [_lane(lab, m, every_min=2, run_ms=0, cycles=6, tick_ms=90_000) for m in Measure]
+    return min(lanes, key=lambda lane: lane.drift_ms).measure.value
 
 
 def _four_ticks(lab: Lab) -> tuple[int, int]:
@@ -226,21 +163,28 @@ CADENCE = (
         "rows_after_4_ticks",
         "report every 15 min, ticks at 09:00, 09:15, 09:30 and 09:45: how many registry rows afterwards?",
         lambda lab: _four_ticks(lab)[0],
-        _int,
+        answers.number,
         lambda rows: f"each advance rewrites the one row's score; it never appends: {rows} row",
     ),
     Question(
         "jobs_after_4_ticks",
         "those four ticks, 09:00 to 09:45: how many jobs were enqueued?",
         lambda lab: _four_ticks(lab)[1],
-        _int,
+        answers.number,
         lambda jobs: f"each tick mints a fresh JOB id for the due row: {jobs} jobs",
+    ),
+    Question(
+        "rows_after_1000_runs",
+        "report every 1 min from 09:00, fast-forwarded through 1,000 occurrences (a tenth of the dive's run): rows?",
+        lambda lab: cadence_dive.fast_forward(lab, QUEUE, occurrences=1_000).registry_rows,
+        answers.number,
+        lambda rows: f"each occurrence is a job of its own; the advance rewrites the one row: {rows} row",
     ),
     Question(
         "next_runs",
         "every 15 min, 4-minute runs, first release 09:00, start-to-start: the first four releases?",
         lambda lab: tuple(hhmm(ms) for ms in _lane(lab, Measure.START_TO_START).releases),
-        _times,
+        answers.times,
         lambda times: (
             f"each start is one period after the previous start; the run's length never counts: {' '.join(times)}"
         ),
@@ -249,15 +193,50 @@ CADENCE = (
         "finish_based_runs",
         "every 15 min, 4-minute runs, first release 09:00, start-to-finish: the first four releases?",
         lambda lab: tuple(hhmm(ms) for ms in _lane(lab, Measure.START_TO_FINISH).releases),
-        _times,
+        answers.times,
         lambda times: f"each start waits for the finish (4 min) plus the period: {' '.join(times)}",
     ),
     Question(
         "drift_after_4_cycles_min",
         "that start-to-finish lane from 09:00: how many minutes behind its :00/:15/:30/:45 mark is the fourth release?",
         lambda lab: _lane(lab, Measure.START_TO_FINISH).drift_ms // MINUTE_MS,
-        _int,
+        answers.number,
         lambda minutes: f"every cycle adds the 4-minute run: three gaps, {minutes} min behind",
+    ),
+    Question(
+        "drift_with_10_min_runs_min",
+        "every 15 min, 10-minute runs, first release 09:00, start-to-finish: the drift after 4 cycles, in min?",
+        lambda lab: _lane(lab, Measure.START_TO_FINISH, run_ms=10 * MINUTE_MS).drift_ms // MINUTE_MS,
+        answers.number,
+        lambda minutes: f"each cycle adds the 10-minute run; start-to-start stays on the marks: {minutes} min",
+    ),
+    Question(
+        "late_pump_drift_min",
+        "every 15 min, 4-minute runs, from 09:00, a tick every 2 min: start-to-start's drift after 6 cycles, in min?",
+        lambda lab: _lane(lab, Measure.START_TO_START, cycles=6, tick_ms=2 * MINUTE_MS).drift_ms // MINUTE_MS,
+        answers.number,
+        lambda minutes: f"each release waits for a tick, and the next period counts from it: {minutes} min",
+    ),
+    Question(
+        "jobs_at_10_02",
+        "every 15 min from 09:00, the pump down from 09:22 to 10:02: how many jobs does the tick at 10:02 release?",
+        lambda lab: len(cadence_dive.outage(lab, queue=QUEUE).on_return),
+        answers.number,
+        lambda jobs: f"the row holds one score, and a tick fires a due name once however late: {jobs} job",
+    ),
+    Question(
+        "runs_after_outage",
+        "that outage, start-to-start: the three releases after 10:02?",
+        lambda lab: tuple(hhmm(run.release_ms) for run in cadence_dive.outage(lab, queue=QUEUE).after),
+        answers.times,
+        lambda times: f"the period counts from the late release at 10:02: {' '.join(times)}",
+    ),
+    Question(
+        "lane_that_keeps_up",
+        "every 2 min, runs of 0 s, from 09:00, a tick every 90 s: which lane is least behind after 6 cycles?",
+        _keeps_up,
+        answers.lane,
+        lambda lane: f"the grid counts from its slots, so it is never more than a tick late: {lane}",
     ),
 )
 
@@ -279,17 +258,41 @@ def _sweep(lab: Lab) -> tuple[str, int]:
     return str(rep.advance("stale", 15 * MINUTE_MS)), rep.count()
 
 
+def _day_after_cancel(lab: Lab) -> int:
+    """Register ``report`` (due at once), cancel it, tick every 15 min for a day: occurrences."""
+    rep = lab.repeat(QUEUE)
+    rep.register("report", 15 * MINUTE_MS, "{}")
+    rep.cancel("report")
+    return len(lab.pump(QUEUE).run(until_ms=lab.clock.now_ms() + 24 * 60 * MINUTE_MS, step_ms=15 * MINUTE_MS))
+
+
+def _registry(lab: Lab) -> str:
+    return ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in race_dive.snapshot(lab, QUEUE).registry)
+
+
 def _registry_after(lab: Lab, preset: str) -> str:
     _play(lab, preset)
-    return ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in race_dive.snapshot(lab, QUEUE).registry)
+    return _registry(lab)
+
+
+def _registry_without_compare(lab: Lab) -> str:
+    race_dive.without_compare_and_set(lab, QUEUE)
+    return _registry(lab)
 
 
 CANCEL = (
     Question(
+        "occurrences_in_a_day_after_cancel",
+        "report every 15 min, registered and cancelled at 09:00, ticks every 15 min to 09:15 next day: occurrences?",
+        _day_after_cancel,
+        answers.number,
+        lambda n: f"the cancel took the member and the record, so no tick finds report due: {n} occurrences",
+    ),
+    Question(
         "occurrences_if_cancel_after_read",
         "report due at 09:15; a cancel lands between the read and the enqueue: how many occurrences fire?",
         lambda lab: len(_play(lab, "after-read").fired),
-        _int,
+        answers.number,
         lambda n: f"the pump enqueues what its read handed it, cancelled or not: {n} occurrence",
         clock="09:15",
     ),
@@ -297,7 +300,7 @@ CANCEL = (
         "advance_answers",
         "report due at 09:15; a cancel lands between the enqueue and the advance: what does the advance answer?",
         lambda lab: str(_play(lab, "after-enqueue").advance_outcome or "nothing"),
-        _outcome(ADVANCE_REPLIES),
+        answers.outcome(ADVANCE_REPLIES),
         lambda outcome: f"the record is gone, so the guard re-adds nothing and sweeps: {{:ok, :{outcome}}}",
         clock="09:15",
     ),
@@ -305,7 +308,7 @@ CANCEL = (
         "advance_after_reregister",
         "report due at 09:15, cancelled and registered anew (first run in 30 min) mid-tick: the advance answers?",
         lambda lab: str(_play(lab, "re-register").advance_outcome or "nothing"),
-        _outcome(ADVANCE_REPLIES),
+        answers.outcome(ADVANCE_REPLIES),
         lambda outcome: (
             f"the row holds the new first run, not the score the tick read: {{:ok, :{outcome}}}, nothing written"
         ),
@@ -315,15 +318,23 @@ CANCEL = (
         "registry_after_reregister",
         'that re-registration at 09:15: the registry afterwards? (as "report @ HH:MM")',
         lambda lab: _registry_after(lab, "re-register"),
-        _rows,
+        answers.rows,
         lambda rows: f"the registration made after the read keeps its own first run: {rows}",
+        clock="09:15",
+    ),
+    Question(
+        "registry_without_compare",
+        'that re-registration at 09:15, advanced without the compare: the registry afterwards? (as "report @ HH:MM")',
+        _registry_without_compare,
+        answers.rows,
+        lambda rows: f"an unconditional advance writes the tick's now + the old period over the new first run: {rows}",
         clock="09:15",
     ),
     Question(
         "advance_on_dangling_member",
         "stale is due at 09:15, but its record was deleted behind the scripts' back: the advance answers?",
         lambda lab: _sweep(lab)[0],
-        _outcome(ADVANCE_REPLIES),
+        answers.outcome(ADVANCE_REPLIES),
         lambda outcome: f"EXISTS finds no record, so the advance sweeps the member: {{:ok, :{outcome}}}",
         clock="09:15",
     ),
@@ -331,15 +342,23 @@ CANCEL = (
         "rows_after_sweep",
         "after that 09:15 advance, how many registry rows does stale keep?",
         lambda lab: _sweep(lab)[1],
-        _int,
+        answers.number,
         lambda rows: f"the sweep's ZREM removes the dangling member: {rows} rows",
+        clock="09:15",
+    ),
+    Question(
+        "orders_refused_of_24",
+        "report due at 09:15; read, cancel, enqueue, advance in all 24 orders: how many does the pump's order refuse?",
+        lambda lab: len(race_dive.every_order(race_dive.Race(lab, QUEUE)).refused),
+        answers.number,
+        lambda n: f"the pump reads, enqueues, then advances; only the cancel may go anywhere: {n} refused",
         clock="09:15",
     ),
     Question(
         "jobs_in_slot_after_crash",
         "report due at 09:15; the pump (fresh ids) crashes after the enqueue, restarts at 09:16: jobs for the slot?",
         lambda lab: len(crash_dive.replay_crash(lab, QUEUE, slot_keyed=False).jobs),
-        _int,
+        answers.number,
         lambda jobs: f"the crash left the row at 09:15, so the restart enqueues it again with a fresh id: {jobs} jobs",
         clock="09:15",
     ),
@@ -368,7 +387,7 @@ class Predictions:
         for key, value in answer.items():
             try:
                 question = self._questions[key]
-                given[key] = question.read(_on_the_clock(value, question.clock))
+                given[key] = question.read(answers.on_the_clock(value, question.clock))
             except ValueError as exc:
                 raise ValueError(f"{key}: {exc}") from None
         lines, right = [], True

@@ -15,7 +15,7 @@ from ..clock import hhmm
 from ..dives.upsert import MINUTE_MS, Boot, Registry, Service, Strategy, period, report, tally, tally_text
 from ..scripts import source
 from .note import Note, click
-from .view import View
+from .view import View, whole
 
 if TYPE_CHECKING:
     from ..keys import QueueKeys
@@ -111,7 +111,7 @@ def state_html(boot: Boot, k: QueueKeys) -> str:
         + _table(("field", "value"), record)
         + f"<b>pending</b> <code>{html.escape(k.delayed)}</code> · {len(after.pending)}"
         + _table(("occurrence", "runs at"), pending)
-        + f"<p>{html.escape(boot.verdict)}</p>"
+        + f"<p>{whole(boot.verdict)}</p>"
     )
 
 

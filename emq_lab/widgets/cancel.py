@@ -14,7 +14,7 @@ from ..dives.crash import CrashBench
 from ..dives.race import ALL_LABELS, LABELS, PRESET_LABELS, STEPS, Race, Snapshot, snapshot
 from ..schedule import MINUTE_MS
 from .note import ALREADY_RAN, BAD, GOOD, Note, click, set_disabled
-from .view import View
+from .view import View, whole
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -166,7 +166,7 @@ class CancelPanel(View):
     def _draw(self, state: Snapshot) -> None:
         """Set every child from the race, the keyspace shown being ``state``."""
         self._enable_steps()
-        lines = [f"<b>{escape(ALL_LABELS[s.step])}</b>: {escape(s.note)}" for s in self.race.taken]
+        lines = [f"<b>{escape(ALL_LABELS[s.step])}</b>: {whole(s.note)}" for s in self.race.taken]
         outcome = self.race.advance_outcome
         lines.append(f"advance outcome: <b>{escape(outcome.tuple) if outcome else '-'}</b>")
         self._log.value = "<br>".join(lines)

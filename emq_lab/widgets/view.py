@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -47,6 +48,16 @@ NAME_SLIDERS = """(function () {
   }).observe(document.body, { childList: true, subtree: true });
   name(document);
 })();"""
+
+
+# A reply tuple ({:ok, :exists}) and a registry row (report @ 09:45) read as one unit: a line may
+# wrap around them, never inside them.
+_UNITS = re.compile(r"\{:ok, :\w+\}|[\w:.-]+ @ \d{2}:\d{2}")
+
+
+def whole(text: str) -> str:
+    """``text`` as HTML, each reply tuple and ``name @ HH:MM`` row kept on one line."""
+    return _UNITS.sub(lambda m: f"<span style='white-space:nowrap'>{m[0]}</span>", html.escape(text))
 
 
 class View:
