@@ -172,8 +172,8 @@ class Tick:
         return self.fired
 
     def run(self, *, after_enqueue: Callable[[Tick], None] | None = None) -> TickResult:
-        """read -> enqueue -> advance, in one pipeline without a hook; ``after_enqueue(tick)`` runs
-        between the two (the crash dive's fault goes there)."""
+        """read, then enqueue -> advance in one pipeline (row by row) without a hook;
+        ``after_enqueue(tick)`` runs between the two (the crash dive's fault goes there)."""
         self.read()
         if after_enqueue is None:
             self.fire()
@@ -202,7 +202,7 @@ class Tick:
             raise ValueError(f"{phase}: a tick goes read -> enqueue -> advance; take {expected} first")
         self.done.append(phase)
 
-    def plan(self) -> list[tuple[Row, int | None]]:
+    def _plan(self) -> list[tuple[Row, int | None]]:
         """Each row read with the score its advance writes: the rule's next run, now for a member
         whose record is gone (advance.lua sweeps it), None for a run left for its finish. Worked
         out once, before the tick's first write (a rule that fails writes nothing)."""
@@ -224,7 +224,7 @@ class Tick:
         pipeline and the names whose enqueue was in it."""
         p = self.pump
         calls: list[tuple[Row, Call]] = []
-        for row, nxt in self.plan():
+        for row, nxt in self._plan():
             if enqueue and row.every_ms is not None:
                 job_id = f"{row.name}:{row.next_ms}" if p.slot_keyed else None  # a replayed slot collides
                 calls.append((row, scripts.enqueue(p.k, row.name, self.now_ms, row.template or "", job_id)))
@@ -250,7 +250,7 @@ def staying(tick: Tick) -> int:
     advanced to a score up to there."""
     last = (tick.found[-1].next_ms, tick.found[-1].name)
     advanced = {name for name, outcome in tick.advanced if outcome is Outcome.ADVANCED}
-    kept = [row for row, nxt in tick.plan() if nxt is None or (row.name in advanced and (nxt, row.name) <= last)]
+    kept = [row for row, nxt in tick._plan() if nxt is None or (row.name in advanced and (nxt, row.name) <= last)]
     return len(tick.found) - len(tick.rows) + len(kept)
 
 
