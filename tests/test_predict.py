@@ -190,3 +190,37 @@ def test_the_cancel_and_every_order_prompts_have_questions(lab: emq_lab.Lab) -> 
     assert "it is report @ 09:30" in str(exercises.cancel.predict(lab=lab, registry_without_compare="report @ 09:45"))
     wrong = exercises.cancel.predict(lab=lab, occurrences_in_a_day_after_cancel=96, orders_refused_of_24=0)
     assert "you said 96, it is 0" in str(wrong) and "you said 0, it is 20" in str(wrong)
+
+
+def test_numbers_grouped_by_thousands_as_the_dive_prints_them_are_numbers(lab: emq_lab.Lab) -> None:
+    assert exercises.upsert.predict(lab=lab, writes_on_boot_2_of_1000="0 server writes").passed
+    for said in ("3,000", "3,000 server writes", "+3,000"):
+        wrong = exercises.upsert.predict(lab=lab, writes_on_boot_2_of_1000=said)
+        assert "you said 3000, it is 0" in str(wrong), (said, str(wrong))
+    assert "you said 1000, it is 1" in str(exercises.cadence.predict(lab=lab, rows_after_1000_runs="1,000"))
+    for said in ("1, 000", "3,00", "1,2"):
+        with pytest.raises(ValueError, match="writes_on_boot_2_of_1000: expected one whole number"):
+            exercises.upsert.predict(writes_on_boot_2_of_1000=said)
+
+
+def test_a_wrong_row_says_what_differs_and_a_bare_time_is_the_dives_name(lab: emq_lab.Lab) -> None:
+    for said in ("09:15", "9:15", "registry: 09:15"):
+        check = exercises.upsert.predict(lab=lab, registry_after_boot_2=said)
+        assert check.passed, (said, str(check))
+    later = str(exercises.upsert.predict(lab=lab, registry_after_boot_2="09:20"))
+    assert "you said digest @ 09:20, it is digest @ 09:15 (the time differs)" in later
+    other = str(exercises.upsert.predict(lab=lab, upsert_registry_after_boot_2="report @ 09:20"))
+    assert "you said report @ 09:20, it is digest @ 09:20 (the name differs)" in other
+
+
+def test_a_row_that_is_not_a_row_is_refused_with_the_dives_own_name() -> None:
+    with pytest.raises(ValueError, match='registry_after_boot_2: expected a name and its next run, such as "digest @'):
+        exercises.upsert.predict(registry_after_boot_2="digest")
+    with pytest.raises(ValueError, match='registry_after_reregister: expected text such as "report @'):
+        exercises.cancel.predict(registry_after_reregister=945)
+
+
+def test_the_advance_after_a_cancel_removes_nothing_and_says_so(lab: emq_lab.Lab) -> None:
+    said = str(exercises.cancel.predict(lab=lab, advance_answers="absent")).splitlines()[0]
+    assert said.startswith("advance_answers: right") and "nothing left to remove" in said, said
+    assert "sweep" not in said, said

@@ -36,23 +36,24 @@ def _choices(replies: dict[int, str]) -> str:
     return ", ".join(f"{code} ({name})" for code, name in sorted(replies.items()))
 
 
-# A number as the dives print one: an optional label ("size 1", "every 15 min"), the number, and an
-# optional unit word ("3 rows", "+12 min"). Anything else around it ("1 or 2") is not one answer.
+# A number as the dives print one: an optional label ("size 1", "every 15 min"), the number (its
+# thousands grouped by commas or not: "3,000"), and an optional unit word ("3 rows", "+12 min").
+# Anything else around it ("1 or 2", "1, 2") is not one answer.
 _NUMBER = re.compile(
-    r"(?:(?:every|size|rows|count)\s*[:=]?\s*)?([+-]?\d+)\s*"
-    r"(?:rows?|min|mins|minutes?|occurrences?|jobs?|members?)?",
+    r"(?:(?:every|size|rows|count)\s*[:=]?\s*)?([+-]?(?:\d{1,3}(?:,\d{3})+|\d+))\s*"
+    r"(?:rows?|min|mins|minutes?|occurrences?|jobs?|members?|(?:server\s+)?writes?)?",
     re.IGNORECASE,
 )
 
 
 def number(value: Any) -> int:
-    """A whole number: ``3``, ``"3"``, ``"3 rows"``, ``"+12 min"``, ``"every 15 min"``, ``"size 1"``."""
+    """A whole number: ``3``, ``"3"``, ``"3,000"``, ``"3 rows"``, ``"+12 min"``, ``"every 15 min"``, ``"size 1"``."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str) and (match := _NUMBER.fullmatch(value.strip())):
-        return int(match[1])
+        return int(match[1].replace(",", ""))
     raise ValueError(f"expected one whole number (a unit word may follow), got {value!r}")
 
 
@@ -103,16 +104,26 @@ def times(value: Any) -> tuple[str, ...]:
     return found
 
 
-def rows(value: Any) -> str:
-    """Registry rows as the dives print them, in any case: ``"report @ 09:45"``,
-    ``"registry: report @ 9:45"``, ``"registry = report @ 09:45"`` or a ``("report", "09:45")`` pair."""
-    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
-        value = f"{value[0]} @ {value[1]}"
-    if not isinstance(value, str):
-        raise ValueError(f'expected text such as "report @ 09:45", got {value!r}')
-    text = re.sub(r"^registry\s*[:=]", "", value.strip().lower())
-    text = re.sub(r"\s*@\s*", " @ ", text)
-    return _hhmm(" ".join(text.split()))
+def rows(name: str) -> Callable[[Any], str]:
+    """A reader for the registry row of ``name``, as the dives print it, in any case:
+    ``"report @ 09:45"``, ``"registry: report @ 9:45"``, ``"registry = report @ 09:45"``, a
+    ``("report", "09:45")`` pair, or the time alone (``"09:45"``), read as ``name``'s."""
+    example = f'"{name} @ 09:45"'
+
+    def read(value: Any) -> str:
+        if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
+            value = f"{value[0]} @ {value[1]}"
+        if not isinstance(value, str):
+            raise ValueError(f"expected text such as {example}, got {value!r}")
+        text = re.sub(r"^registry\s*[:=]", "", value.strip().lower()).strip()
+        if re.fullmatch(r"\d{1,2}:\d{2}", text):
+            text = f"{name} @ {text}"
+        if "@" not in text:
+            raise ValueError(f"expected a name and its next run, such as {example}, got {value!r}")
+        text = re.sub(r"\s*@\s*", " @ ", text)
+        return _hhmm(" ".join(text.split()))
+
+    return read
 
 
 _LANES = {"start to start": "start-to-start", "start to finish": "start-to-finish", "fixed grid": "fixed grid"}

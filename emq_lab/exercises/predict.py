@@ -78,7 +78,7 @@ UPSERT = (
         "registry_after_boot_2",
         'boot #1 at 09:00, boot #2 at 09:05, EXISTS guard: the registry after boot #2? (as "digest @ HH:MM")',
         lambda lab: _rows_after(_boots(lab, upsert_dive.Strategy.GUARD, 2)),
-        answers.rows,
+        answers.rows("digest"),
         lambda rows: f"boot #2 writes nothing, so the row keeps boot #1's first run: {rows}",
     ),
     Question(
@@ -106,7 +106,7 @@ UPSERT = (
         "upsert_registry_after_boot_2",
         'boot #1 at 09:00, boot #2 at 09:05, ZSCORE upsert: the registry after boot #2? (as "digest @ HH:MM")',
         lambda lab: _rows_after(_boots(lab, upsert_dive.Strategy.UPSERT, 2)),
-        answers.rows,
+        answers.rows("digest"),
         lambda rows: f"the same member is stored again at boot #2's first run, its now + 15 min: {rows}",
     ),
     Question(
@@ -283,7 +283,7 @@ def _registry_without_compare(lab: Lab) -> str:
 CANCEL = (
     Question(
         "occurrences_in_a_day_after_cancel",
-        "report every 15 min, registered and cancelled at 09:00, ticks every 15 min to 09:15 next day: occurrences?",
+        "report every 15 min, registered and cancelled at 09:00, ticks every 15 min to 09:00 next day: occurrences?",
         _day_after_cancel,
         answers.number,
         lambda n: f"the cancel took the member and the record, so no tick finds report due: {n} occurrences",
@@ -301,7 +301,10 @@ CANCEL = (
         "report due at 09:15; a cancel lands between the enqueue and the advance: what does the advance answer?",
         lambda lab: str(_play(lab, "after-enqueue").advance_outcome or "nothing"),
         answers.outcome(ADVANCE_REPLIES),
-        lambda outcome: f"the record is gone, so the guard re-adds nothing and sweeps: {{:ok, :{outcome}}}",
+        lambda outcome: (
+            f"the cancel took the record and the member: the guard re-adds nothing, and its ZREM finds nothing"
+            f" left to remove: {{:ok, :{outcome}}}"
+        ),
         clock="09:15",
     ),
     Question(
@@ -318,7 +321,7 @@ CANCEL = (
         "registry_after_reregister",
         'that re-registration at 09:15: the registry afterwards? (as "report @ HH:MM")',
         lambda lab: _registry_after(lab, "re-register"),
-        answers.rows,
+        answers.rows("report"),
         lambda rows: f"the registration made after the read keeps its own first run: {rows}",
         clock="09:15",
     ),
@@ -326,7 +329,7 @@ CANCEL = (
         "registry_without_compare",
         'that re-registration at 09:15, advanced without the compare: the registry afterwards? (as "report @ HH:MM")',
         _registry_without_compare,
-        answers.rows,
+        answers.rows("report"),
         lambda rows: f"an unconditional advance writes the tick's now + the old period over the new first run: {rows}",
         clock="09:15",
     ),
@@ -402,12 +405,27 @@ class Predictions:
                 else:
                     right = False
                     lines.append(
-                        f"{key}: not quite - you said {_show(said)}, it is {_show(truth)}: {question.why(truth)}"
+                        f"{key}: not quite - you said {_show(said)}, it is {_show(truth)}{_differs(said, truth)}:"
+                        f" {question.why(truth)}"
                     )
         skipped = [key for key in self._questions if key not in given]
         if skipped:
             lines.append(f"not answered: {', '.join(skipped)}")
         return Check(f"{self.dive}.predict", right, "\n".join(lines))
+
+
+def _differs(said: Any, truth: Any) -> str:
+    """What differs between two registry rows (``"name @ HH:MM"``): the name, the time or both."""
+    if not (isinstance(said, str) and isinstance(truth, str) and " @ " in said and " @ " in truth):
+        return ""
+    (said_name, _, said_at), (name, _, at) = said.partition(" @ "), truth.partition(" @ ")
+    if "," in said or "," in truth:
+        return ""  # more than one row: the two lists speak for themselves
+    if said_name == name:
+        return " (the time differs)"
+    if said_at == at:
+        return " (the name differs)"
+    return " (the name and the time differ)"
 
 
 def _show(value: Any) -> str:
