@@ -27,6 +27,7 @@ import http.server
 import json
 import os
 import platform
+import re
 import sys
 import tempfile
 import threading
@@ -99,7 +100,9 @@ class Log:
             return [s for s in self.sent[mark:] if s.at <= until]
 
 
-def handler(log: Log, max_age: int | None, site: Path) -> type[http.server.SimpleHTTPRequestHandler]:
+def handler(
+    log: Log, max_age: int | None, site: Path, trace: bool = False
+) -> type[http.server.SimpleHTTPRequestHandler]:
     class Handler(http.server.SimpleHTTPRequestHandler):
         extensions_map = {
             **http.server.SimpleHTTPRequestHandler.extensions_map,
@@ -126,10 +129,21 @@ def handler(log: Log, max_age: int | None, site: Path) -> type[http.server.Simpl
             super().end_headers()
 
         def do_GET(self) -> None:
-            super().do_GET()
+            if trace and TRACED_WORKER.search(self.path.split("?")[0]):
+                self._send_traced()
+            else:
+                super().do_GET()
             body = self._size if self._status == 200 else 0
             with log.lock:
                 log.sent.append(Sent(time.monotonic(), self.path, self._status, body))
+
+        def _send_traced(self) -> None:
+            body = traced_worker((site / self.path.split("?")[0].lstrip("/")).read_text(encoding="utf-8")).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/javascript")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -138,8 +152,8 @@ def handler(log: Log, max_age: int | None, site: Path) -> type[http.server.Simpl
 
 
 @contextmanager
-def serve(log: Log, max_age: int | None, site: Path) -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler(log, max_age, site))
+def serve(log: Log, max_age: int | None, site: Path, trace: bool = False) -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler(log, max_age, site, trace))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -298,6 +312,134 @@ def measure(playwright: Any, base: str, log: Log, notebook: str, offsite: list[s
     return cold, panel, warm
 
 
+# -- where the wait goes (--trace) ---------------------------------------------------------------
+
+# The kernel's web workers (served with marks when tracing; the site on disk is not changed).
+TRACED_WORKER = re.compile(r"/(?:comlink|coincident)\.worker\.[0-9a-f]+\.js$")
+MARK = "emq-trace "
+START_UP = re.compile(
+    r"await this\.initRuntime\((\w)\),await this\.initFilesystem\(\1\),await this\.initPackageManager\(\1\),"
+    r"await this\.initKernel\(\1\),await this\.initGlobals\(\1\)"
+)
+PYODIDE_IMPORTED = re.compile(r"(\{loadPyodide:\w+\}=await \w+\(\w+\);)")
+# loadPyodide's own package loading, split out so that its time shows apart from the runtime's.
+PYODIDE_OPTIONS = re.compile(r"\.\.\.(\w)\.loadPyodideOptions\}\),")
+KERNEL_IMPORT = '"import pyodide_kernel; pyodide_kernel.ipython_shell.Completer.use_jedi = False"'
+# Python run by the kernel's start-up: a mark before IPython's import, and after the kernel is up,
+# marks around each cell's package loading (loadPackagesFromImports) and around each cell's run.
+BEFORE_KERNEL = """import js
+js.__emqT("kernel start-up: import IPython")
+import IPython
+js.__emqT("kernel start-up: import pyodide_kernel (the shell's set-up)")
+"""
+AFTER_KERNEL = """
+import pyodide_kernel.kernel as _emq_k
+_emq_load, _emq_run = _emq_k._load_packages_from_imports, _emq_k.PyodideKernel.run
+async def _emq_timed_load(code):
+    js.__emqT("cell: load the packages its imports name")
+    await _emq_load(code)
+    js.__emqT("cell: run " + repr(code[:60]))
+async def _emq_timed_run(self, code):
+    try:
+        return await _emq_run(self, code)
+    finally:
+        js.__emqT("cell: done")
+_emq_k._load_packages_from_imports = _emq_timed_load
+_emq_k.PyodideKernel.run = _emq_timed_run
+"""
+
+
+def traced_worker(text: str) -> str:
+    """The worker's code with marks (console.log of a name and Date.now()) between its start-up steps."""
+    steps = START_UP.search(text)
+    if steps is None or text.count(KERNEL_IMPORT) != 1:
+        raise SystemExit("bench/lite.py --trace: the kernel's worker does not start as expected (lite/pins.env?)")
+    e = steps.group(1)
+    traced = (
+        f'__emqT("worker: loadPyodide (wasm, stdlib, interpreter, kernel packages)"),await this.initRuntime({e}),'
+        f'__emqT("worker: file system"),await this.initFilesystem({e}),'
+        f'__emqT("worker: package manager (piplite)"),await this.initPackageManager({e}),'
+        f'__emqT("worker: kernel"),await this.initKernel({e}),'
+        f'__emqT("worker: kernel globals"),await this.initGlobals({e}),__emqT("worker: ready")'
+    )
+    text = text[: steps.start()] + traced + text[steps.end() :]
+    text = PYODIDE_IMPORTED.sub(r'\1__emqT("worker: pyodide.mjs imported");', text, count=1)
+    text = PYODIDE_OPTIONS.sub(
+        r'...\1.loadPyodideOptions,packages:[]}),__emqT("worker: the kernel\'s packages (fetch, unpack)"),'
+        r"await this._pyodide.loadPackage(\1.loadPyodideOptions.packages),",
+        text,
+        count=1,
+    )
+    text = text.replace(KERNEL_IMPORT, json.dumps(BEFORE_KERNEL + json.loads(KERNEL_IMPORT) + AFTER_KERNEL))
+    prelude = f'self.__emqT=(n)=>console.log("{MARK}"+Date.now()+" "+n);__emqT("worker: script evaluated");'
+    return prelude + text
+
+
+PAGE_PROBE = f"""(() => {{
+  window.__emqLong = [];
+  new PerformanceObserver((list) => {{
+    for (const e of list.getEntries()) window.__emqLong.push([e.startTime, e.duration]);
+  }}).observe({{type: "longtask", buffered: true}});
+  let app;
+  Object.defineProperty(window, "jupyterapp", {{configurable: true, get() {{ return app; }},
+    set(value) {{
+      app = value;
+      console.log("{MARK}" + Date.now() + " page: JupyterLab started (window.jupyterapp)");
+    }}}});
+}})();"""
+RESOURCES = """() => performance.getEntriesByType("resource").map((e) =>
+  [e.name, performance.timeOrigin + e.startTime, performance.timeOrigin + e.responseEnd, e.encodedBodySize])"""
+
+
+def collect(marks: list[tuple[float, str]]) -> Any:
+    """A console listener that adds the trace's marks (and Pyodide's package messages) to ``marks``."""
+
+    def console(message: Any) -> None:
+        text = message.text
+        if text.startswith(MARK):
+            at, name = text[len(MARK) :].split(" ", 1)
+            marks.append((float(at), name))
+        elif text.startswith(("Loading ", "Loaded ")):
+            marks.append((time.time() * 1000, f"worker: {text[:90]}"))
+
+    return console
+
+
+def trace(playwright: Any, base: str, notebook: str, offsite: list[str]) -> None:
+    """One cold and one warm visit of ``notebook`` with Run All, printed as a timeline of marks
+    (milliseconds since the link was opened): the page's, the kernel worker's, and each cell's."""
+    url = f"{base}/lab/index.html?path={notebook}.ipynb"
+    with tempfile.TemporaryDirectory(prefix="emq-lite-trace-") as home:
+        for kind in ("cold", "warm"):
+            marks: list[tuple[float, str]] = []
+            visit = Visit()
+            with profile(playwright, Path(home), offsite) as context:
+                context.add_init_script(PAGE_PROBE)
+                page = open_page(context, visit)
+                page.on("console", collect(marks))
+                opened = time.time() * 1000
+                page.goto(url, wait_until="commit")
+                page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(state="visible")
+                marks.append((time.time() * 1000, "page: notebook shown"))
+                page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for()
+                idle = time.time() * 1000
+                marks.append((idle, "page: kernel Idle; Run All pressed"))
+                run_all(page, visit, time.monotonic())
+                marks.append((time.time() * 1000, "page: Run All done"))
+                fetched = page.evaluate(RESOURCES) + [r for w in page.workers for r in w.evaluate(RESOURCES)]
+                origin = page.evaluate("performance.timeOrigin")
+                busy = [duration for _, duration in page.evaluate("window.__emqLong")]
+                marks += [(origin + start, f"page: main thread busy {duration:.0f} ms")
+                          for start, duration in page.evaluate("window.__emqLong") if duration >= 250]  # fmt: skip
+                marks += [(end, f"fetched {urlsplit(name).path.rsplit('/', 1)[-1]} ({size / MB:.1f} MB)")
+                          for name, _, end, size in fetched if size > MB]  # fmt: skip
+            print(f"\n{notebook}, {kind} visit: ms since the link was opened (each line: the step that starts there)")
+            marks.sort()
+            for (at, name), after in zip(marks, [*marks[1:], (marks[-1][0], "")], strict=True):
+                print(f"  {at - opened:8.0f}  +{after[0] - at:6.0f}  {name}")
+            print(f"  main thread: {len(busy)} long tasks, {sum(busy) / 1000:.1f} s busy in all")
+
+
 # -- the report -----------------------------------------------------------------------------------
 
 
@@ -379,6 +521,7 @@ def main() -> int:
     parser.add_argument("--max-age", type=int, default=600, help="Cache-Control max-age; -1 sends none")
     parser.add_argument("--site", type=Path, default=SITE, help="the built site (default lite/_output)")
     parser.add_argument("--json", type=Path, help="also write every visit's figures here")
+    parser.add_argument("--trace", metavar="NOTEBOOK", help="only print where one cold and one warm visit's time goes")
     args = parser.parse_args()
     if not (args.site / "jupyter-lite.json").exists():
         print("bench/lite.py: no site in lite/_output; run `make lite` first", file=sys.stderr)
@@ -390,6 +533,13 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     log = Log(args.site)
+    if args.trace:
+        refused: list[str] = []
+        with serve(log, args.max_age, args.site, trace=True) as base, sync_playwright() as playwright:
+            trace(playwright, base, args.trace, refused)
+        if refused:
+            print("\nrequests off loopback (failed): " + ", ".join(sorted(set(refused))))
+        return 0
     results: dict[str, list[tuple[Visit, Visit, Visit]]] = {name: [] for name in args.notebooks}
     errors: list[str] = []
     offsite: list[str] = []
