@@ -174,6 +174,7 @@ class Visit:
     first_output: float = float("nan")
     run_all: float = float("nan")
     answered: float = float("nan")  # the panel visit: opening the link -> the readout changed
+    cpu_idle: float = float("nan")  # CPU seconds Chromium's processes spent from the link to Idle
     bytes_idle: int = 0
     gzip_idle: int = 0
     responses_idle: int = 0
@@ -190,15 +191,44 @@ def open_page(context: Any, visit: Visit) -> Any:
     return page
 
 
-def open_notebook(page: Any, url: str, visit: Visit, log: Log) -> tuple[float, int]:
+def chromium_cpu(home: Path) -> float:
+    """CPU seconds (user + system) of the Chromium running on profile ``home`` and its child
+    processes so far (Linux /proc; NaN elsewhere). On a machine other jobs load, the wall times
+    stretch with the load; this stays close to the work the visit asked for."""
+    parents: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    roots = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if f"--user-data-dir={home}".encode() in (entry / "cmdline").read_bytes():
+                roots.append(int(entry.name))
+        except (OSError, IndexError):
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        ticks[int(entry.name)] = int(fields[11]) + int(fields[12])
+    if not roots:
+        return float("nan")
+    found = set(roots)
+    while True:
+        more = {pid for pid, parent in parents.items() if parent in found} - found
+        if not more:
+            break
+        found |= more
+    return sum(ticks[pid] for pid in found) / os.sysconf("SC_CLK_TCK")
+
+
+def open_notebook(page: Any, url: str, visit: Visit, log: Log, home: Path | None = None) -> tuple[float, int]:
     """Open the link; the notebook shown and the kernel Idle, in seconds from the click."""
     mark = log.mark()
+    cpu = chromium_cpu(home) if home else float("nan")
     start = time.monotonic()
     page.goto(url, wait_until="commit")
     page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(state="visible")
     visit.shown = time.monotonic() - start
     page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for()
     visit.idle = time.monotonic() - start
+    visit.cpu_idle = chromium_cpu(home) - cpu if home else float("nan")
     before = log.since(mark, start + visit.idle)
     visit.bytes_idle = sum(s.size for s in before)
     visit.gzip_idle = log.gzipped(before)
@@ -295,7 +325,7 @@ def measure(playwright: Any, base: str, log: Log, notebook: str, offsite: list[s
         for visit in (cold, warm):  # the warm visit reuses the cold one's profile and its cache
             with profile(playwright, Path(home), offsite) as context:
                 page = open_page(context, visit)
-                start, mark = open_notebook(page, url, visit, log)
+                start, mark = open_notebook(page, url, visit, log, Path(home))
                 run_all(page, visit, start)
                 visit.bytes_total = sum(s.size for s in log.since(mark))
                 visit.downloads = downloads(log, mark)
@@ -456,8 +486,8 @@ def span(values: list[float], unit: str = " s", digits: int = 1) -> str:
 def table(results: dict[str, list[tuple[Visit, Visit, Visit]]]) -> list[str]:
     lines = [
         "| notebook | shown | Idle | 1st output | Run All | panel answers | MB / responses before Idle "
-        "| warm: Idle | warm: Run All | warm: MB before Idle |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| warm: Idle | warm: Run All | warm: MB before Idle | CPU s to Idle, cold / warm |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for notebook, runs in results.items():
         cold = [r[0] for r in runs]
@@ -471,7 +501,8 @@ def table(results: dict[str, list[tuple[Visit, Visit, Visit]]]) -> list[str]:
             f"({span([v.gzip_idle / MB for v in cold], ' MB')} gzipped) "
             f"/ {span([v.responses_idle for v in cold], '', 0)} "
             f"| {span([v.idle for v in warm])} | {span([v.run_all for v in warm])} "
-            f"| {span([v.bytes_idle / MB for v in warm], ' MB', 2)} |"
+            f"| {span([v.bytes_idle / MB for v in warm], ' MB', 2)} "
+            f"| {span([v.cpu_idle for v in cold])} / {span([v.cpu_idle for v in warm])} |"
         )
     return lines
 
@@ -552,9 +583,10 @@ def main() -> int:
                 errors += [f"{notebook}: {e}" for v in visits for e in v.errors]
                 print(
                     f"run {run + 1} {notebook}: shown {cold.shown:.1f} s, Idle {cold.idle:.1f} s "
-                    f"({cold.bytes_idle / MB:.1f} MB, {cold.responses_idle} responses), "
+                    f"({cold.bytes_idle / MB:.1f} MB, {cold.responses_idle} responses, {cold.cpu_idle:.1f} CPU s), "
                     f"1st output {cold.first_output:.1f} s, Run All {cold.run_all:.1f} s, "
-                    f"panel {panel.answered:.1f} s; warm Idle {warm.idle:.1f} s, Run All {warm.run_all:.1f} s "
+                    f"panel {panel.answered:.1f} s; warm Idle {warm.idle:.1f} s ({warm.cpu_idle:.1f} CPU s), "
+                    f"Run All {warm.run_all:.1f} s "
                     f"({warm.bytes_total / MB:.2f} MB in all)",
                     flush=True,
                 )
