@@ -16,6 +16,14 @@ Per notebook and run, three visits:
           button (Boot #1, ...) is clicked; the time from opening the link to the panel changing;
   warm    a second visit in the cold visit's profile (its HTTP and service-worker caches): Idle
           and Run All again.
+Each visit also reports the CPU seconds Chromium's processes spent from the link to Idle (Linux),
+which a loaded machine stretches far less than the wall times.
+
+    .venv/bin/python bench/lite.py --trace 01-upsert
+
+prints instead where one cold and one warm visit's time goes: a timeline of marks from the page,
+from the kernel's worker (served with marks added; the site on disk is not changed) and from each
+cell (the packages its imports name, then its run), and the main thread's long tasks.
 Nothing here asserts a time; the targets of issue 28 are printed beside the figures.
 """
 
