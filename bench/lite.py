@@ -16,6 +16,14 @@ Per notebook and run, three visits:
           button (Boot #1, ...) is clicked; the time from opening the link to the panel changing;
   warm    a second visit in the cold visit's profile (its HTTP and service-worker caches): Idle
           and Run All again.
+Each visit also reports the CPU seconds Chromium's processes spent from the link to Idle (Linux),
+which a loaded machine stretches far less than the wall times.
+
+    .venv/bin/python bench/lite.py --trace 01-upsert
+
+prints instead where one cold and one warm visit's time goes: a timeline of marks from the page,
+from the kernel's worker (served with marks added; the site on disk is not changed) and from each
+cell (the packages its imports name, then its run), and the main thread's long tasks.
 Nothing here asserts a time; the targets of issue 28 are printed beside the figures.
 """
 
@@ -27,6 +35,7 @@ import http.server
 import json
 import os
 import platform
+import re
 import sys
 import tempfile
 import threading
@@ -99,7 +108,9 @@ class Log:
             return [s for s in self.sent[mark:] if s.at <= until]
 
 
-def handler(log: Log, max_age: int | None, site: Path) -> type[http.server.SimpleHTTPRequestHandler]:
+def handler(
+    log: Log, max_age: int | None, site: Path, trace: bool = False
+) -> type[http.server.SimpleHTTPRequestHandler]:
     class Handler(http.server.SimpleHTTPRequestHandler):
         extensions_map = {
             **http.server.SimpleHTTPRequestHandler.extensions_map,
@@ -126,10 +137,21 @@ def handler(log: Log, max_age: int | None, site: Path) -> type[http.server.Simpl
             super().end_headers()
 
         def do_GET(self) -> None:
-            super().do_GET()
+            if trace and TRACED_WORKER.search(self.path.split("?")[0]):
+                self._send_traced()
+            else:
+                super().do_GET()
             body = self._size if self._status == 200 else 0
             with log.lock:
                 log.sent.append(Sent(time.monotonic(), self.path, self._status, body))
+
+        def _send_traced(self) -> None:
+            body = traced_worker((site / self.path.split("?")[0].lstrip("/")).read_text(encoding="utf-8")).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/javascript")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -138,8 +160,8 @@ def handler(log: Log, max_age: int | None, site: Path) -> type[http.server.Simpl
 
 
 @contextmanager
-def serve(log: Log, max_age: int | None, site: Path) -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler(log, max_age, site))
+def serve(log: Log, max_age: int | None, site: Path, trace: bool = False) -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler(log, max_age, site, trace))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -160,6 +182,7 @@ class Visit:
     first_output: float = float("nan")
     run_all: float = float("nan")
     answered: float = float("nan")  # the panel visit: opening the link -> the readout changed
+    cpu_idle: float = float("nan")  # CPU seconds Chromium's processes spent from the link to Idle
     bytes_idle: int = 0
     gzip_idle: int = 0
     responses_idle: int = 0
@@ -176,15 +199,44 @@ def open_page(context: Any, visit: Visit) -> Any:
     return page
 
 
-def open_notebook(page: Any, url: str, visit: Visit, log: Log) -> tuple[float, int]:
+def chromium_cpu(home: Path) -> float:
+    """CPU seconds (user + system) of the Chromium running on profile ``home`` and its child
+    processes so far (Linux /proc; NaN elsewhere). On a machine other jobs load, the wall times
+    stretch with the load; this stays close to the work the visit asked for."""
+    parents: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    roots = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if f"--user-data-dir={home}".encode() in (entry / "cmdline").read_bytes():
+                roots.append(int(entry.name))
+        except (OSError, IndexError):
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        ticks[int(entry.name)] = int(fields[11]) + int(fields[12])
+    if not roots:
+        return float("nan")
+    found = set(roots)
+    while True:
+        more = {pid for pid, parent in parents.items() if parent in found} - found
+        if not more:
+            break
+        found |= more
+    return sum(ticks[pid] for pid in found) / os.sysconf("SC_CLK_TCK")
+
+
+def open_notebook(page: Any, url: str, visit: Visit, log: Log, home: Path | None = None) -> tuple[float, int]:
     """Open the link; the notebook shown and the kernel Idle, in seconds from the click."""
     mark = log.mark()
+    cpu = chromium_cpu(home) if home else float("nan")
     start = time.monotonic()
     page.goto(url, wait_until="commit")
     page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(state="visible")
     visit.shown = time.monotonic() - start
     page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for()
     visit.idle = time.monotonic() - start
+    visit.cpu_idle = chromium_cpu(home) - cpu if home else float("nan")
     before = log.since(mark, start + visit.idle)
     visit.bytes_idle = sum(s.size for s in before)
     visit.gzip_idle = log.gzipped(before)
@@ -281,7 +333,7 @@ def measure(playwright: Any, base: str, log: Log, notebook: str, offsite: list[s
         for visit in (cold, warm):  # the warm visit reuses the cold one's profile and its cache
             with profile(playwright, Path(home), offsite) as context:
                 page = open_page(context, visit)
-                start, mark = open_notebook(page, url, visit, log)
+                start, mark = open_notebook(page, url, visit, log, Path(home))
                 run_all(page, visit, start)
                 visit.bytes_total = sum(s.size for s in log.since(mark))
                 visit.downloads = downloads(log, mark)
@@ -296,6 +348,134 @@ def measure(playwright: Any, base: str, log: Log, notebook: str, offsite: list[s
             start, _ = open_notebook(page, url, panel, log)
             click_first_panel(page, panel, start, cell)
     return cold, panel, warm
+
+
+# -- where the wait goes (--trace) ---------------------------------------------------------------
+
+# The kernel's web workers (served with marks when tracing; the site on disk is not changed).
+TRACED_WORKER = re.compile(r"/(?:comlink|coincident)\.worker\.[0-9a-f]+\.js$")
+MARK = "emq-trace "
+START_UP = re.compile(
+    r"await this\.initRuntime\((\w)\),await this\.initFilesystem\(\1\),await this\.initPackageManager\(\1\),"
+    r"await this\.initKernel\(\1\),await this\.initGlobals\(\1\)"
+)
+PYODIDE_IMPORTED = re.compile(r"(\{loadPyodide:\w+\}=await \w+\(\w+\);)")
+# loadPyodide's own package loading, split out so that its time shows apart from the runtime's.
+PYODIDE_OPTIONS = re.compile(r"\.\.\.(\w)\.loadPyodideOptions\}\),")
+KERNEL_IMPORT = '"import pyodide_kernel; pyodide_kernel.ipython_shell.Completer.use_jedi = False"'
+# Python run by the kernel's start-up: a mark before IPython's import, and after the kernel is up,
+# marks around each cell's package loading (loadPackagesFromImports) and around each cell's run.
+BEFORE_KERNEL = """import js
+js.__emqT("kernel start-up: import IPython")
+import IPython
+js.__emqT("kernel start-up: import pyodide_kernel (the shell's set-up)")
+"""
+AFTER_KERNEL = """
+import pyodide_kernel.kernel as _emq_k
+_emq_load, _emq_run = _emq_k._load_packages_from_imports, _emq_k.PyodideKernel.run
+async def _emq_timed_load(code):
+    js.__emqT("cell: load the packages its imports name")
+    await _emq_load(code)
+    js.__emqT("cell: run " + repr(code[:60]))
+async def _emq_timed_run(self, code):
+    try:
+        return await _emq_run(self, code)
+    finally:
+        js.__emqT("cell: done")
+_emq_k._load_packages_from_imports = _emq_timed_load
+_emq_k.PyodideKernel.run = _emq_timed_run
+"""
+
+
+def traced_worker(text: str) -> str:
+    """The worker's code with marks (console.log of a name and Date.now()) between its start-up steps."""
+    steps = START_UP.search(text)
+    if steps is None or text.count(KERNEL_IMPORT) != 1:
+        raise SystemExit("bench/lite.py --trace: the kernel's worker does not start as expected (lite/pins.env?)")
+    e = steps.group(1)
+    traced = (
+        f'__emqT("worker: loadPyodide (wasm, stdlib, interpreter, kernel packages)"),await this.initRuntime({e}),'
+        f'__emqT("worker: file system"),await this.initFilesystem({e}),'
+        f'__emqT("worker: package manager (piplite)"),await this.initPackageManager({e}),'
+        f'__emqT("worker: kernel"),await this.initKernel({e}),'
+        f'__emqT("worker: kernel globals"),await this.initGlobals({e}),__emqT("worker: ready")'
+    )
+    text = text[: steps.start()] + traced + text[steps.end() :]
+    text = PYODIDE_IMPORTED.sub(r'\1__emqT("worker: pyodide.mjs imported");', text, count=1)
+    text = PYODIDE_OPTIONS.sub(
+        r'...\1.loadPyodideOptions,packages:[]}),__emqT("worker: the kernel\'s packages (fetch, unpack)"),'
+        r"await this._pyodide.loadPackage(\1.loadPyodideOptions.packages),",
+        text,
+        count=1,
+    )
+    text = text.replace(KERNEL_IMPORT, json.dumps(BEFORE_KERNEL + json.loads(KERNEL_IMPORT) + AFTER_KERNEL))
+    prelude = f'self.__emqT=(n)=>console.log("{MARK}"+Date.now()+" "+n);__emqT("worker: script evaluated");'
+    return prelude + text
+
+
+PAGE_PROBE = f"""(() => {{
+  window.__emqLong = [];
+  new PerformanceObserver((list) => {{
+    for (const e of list.getEntries()) window.__emqLong.push([e.startTime, e.duration]);
+  }}).observe({{type: "longtask", buffered: true}});
+  let app;
+  Object.defineProperty(window, "jupyterapp", {{configurable: true, get() {{ return app; }},
+    set(value) {{
+      app = value;
+      console.log("{MARK}" + Date.now() + " page: JupyterLab started (window.jupyterapp)");
+    }}}});
+}})();"""
+RESOURCES = """() => performance.getEntriesByType("resource").map((e) =>
+  [e.name, performance.timeOrigin + e.startTime, performance.timeOrigin + e.responseEnd, e.encodedBodySize])"""
+
+
+def collect(marks: list[tuple[float, str]]) -> Any:
+    """A console listener that adds the trace's marks (and Pyodide's package messages) to ``marks``."""
+
+    def console(message: Any) -> None:
+        text = message.text
+        if text.startswith(MARK):
+            at, name = text[len(MARK) :].split(" ", 1)
+            marks.append((float(at), name))
+        elif text.startswith(("Loading ", "Loaded ")):
+            marks.append((time.time() * 1000, f"worker: {text[:90]}"))
+
+    return console
+
+
+def trace(playwright: Any, base: str, notebook: str, offsite: list[str]) -> None:
+    """One cold and one warm visit of ``notebook`` with Run All, printed as a timeline of marks
+    (milliseconds since the link was opened): the page's, the kernel worker's, and each cell's."""
+    url = f"{base}/lab/index.html?path={notebook}.ipynb"
+    with tempfile.TemporaryDirectory(prefix="emq-lite-trace-") as home:
+        for kind in ("cold", "warm"):
+            marks: list[tuple[float, str]] = []
+            visit = Visit()
+            with profile(playwright, Path(home), offsite) as context:
+                context.add_init_script(PAGE_PROBE)
+                page = open_page(context, visit)
+                page.on("console", collect(marks))
+                opened = time.time() * 1000
+                page.goto(url, wait_until="commit")
+                page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(state="visible")
+                marks.append((time.time() * 1000, "page: notebook shown"))
+                page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for()
+                idle = time.time() * 1000
+                marks.append((idle, "page: kernel Idle; Run All pressed"))
+                run_all(page, visit, time.monotonic())
+                marks.append((time.time() * 1000, "page: Run All done"))
+                fetched = page.evaluate(RESOURCES) + [r for w in page.workers for r in w.evaluate(RESOURCES)]
+                origin = page.evaluate("performance.timeOrigin")
+                busy = [duration for _, duration in page.evaluate("window.__emqLong")]
+                marks += [(origin + start, f"page: main thread busy {duration:.0f} ms")
+                          for start, duration in page.evaluate("window.__emqLong") if duration >= 250]  # fmt: skip
+                marks += [(end, f"fetched {urlsplit(name).path.rsplit('/', 1)[-1]} ({size / MB:.1f} MB)")
+                          for name, _, end, size in fetched if size > MB]  # fmt: skip
+            print(f"\n{notebook}, {kind} visit: ms since the link was opened (each line: the step that starts there)")
+            marks.sort()
+            for (at, name), after in zip(marks, [*marks[1:], (marks[-1][0], "")], strict=True):
+                print(f"  {at - opened:8.0f}  +{after[0] - at:6.0f}  {name}")
+            print(f"  main thread: {len(busy)} long tasks, {sum(busy) / 1000:.1f} s busy in all")
 
 
 # -- the report -----------------------------------------------------------------------------------
@@ -314,8 +494,8 @@ def span(values: list[float], unit: str = " s", digits: int = 1) -> str:
 def table(results: dict[str, list[tuple[Visit, Visit, Visit]]]) -> list[str]:
     lines = [
         "| notebook | shown | Idle | 1st output | Run All | panel answers | MB / responses before Idle "
-        "| warm: Idle | warm: Run All | warm: MB before Idle |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| warm: Idle | warm: Run All | warm: MB before Idle | CPU s to Idle, cold / warm |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for notebook, runs in results.items():
         cold = [r[0] for r in runs]
@@ -329,7 +509,8 @@ def table(results: dict[str, list[tuple[Visit, Visit, Visit]]]) -> list[str]:
             f"({span([v.gzip_idle / MB for v in cold], ' MB')} gzipped) "
             f"/ {span([v.responses_idle for v in cold], '', 0)} "
             f"| {span([v.idle for v in warm])} | {span([v.run_all for v in warm])} "
-            f"| {span([v.bytes_idle / MB for v in warm], ' MB', 2)} |"
+            f"| {span([v.bytes_idle / MB for v in warm], ' MB', 2)} "
+            f"| {span([v.cpu_idle for v in cold])} / {span([v.cpu_idle for v in warm])} |"
         )
     return lines
 
@@ -379,6 +560,7 @@ def main() -> int:
     parser.add_argument("--max-age", type=int, default=600, help="Cache-Control max-age; -1 sends none")
     parser.add_argument("--site", type=Path, default=SITE, help="the built site (default lite/_output)")
     parser.add_argument("--json", type=Path, help="also write every visit's figures here")
+    parser.add_argument("--trace", metavar="NOTEBOOK", help="only print where one cold and one warm visit's time goes")
     args = parser.parse_args()
     if not (args.site / "jupyter-lite.json").exists():
         print("bench/lite.py: no site in lite/_output; run `make lite` first", file=sys.stderr)
@@ -390,6 +572,13 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     log = Log(args.site)
+    if args.trace:
+        refused: list[str] = []
+        with serve(log, args.max_age, args.site, trace=True) as base, sync_playwright() as playwright:
+            trace(playwright, base, args.trace, refused)
+        if refused:
+            print("\nrequests off loopback (failed): " + ", ".join(sorted(set(refused))))
+        return 0
     results: dict[str, list[tuple[Visit, Visit, Visit]]] = {name: [] for name in args.notebooks}
     errors: list[str] = []
     offsite: list[str] = []
@@ -402,9 +591,10 @@ def main() -> int:
                 errors += [f"{notebook}: {e}" for v in visits for e in v.errors]
                 print(
                     f"run {run + 1} {notebook}: shown {cold.shown:.1f} s, Idle {cold.idle:.1f} s "
-                    f"({cold.bytes_idle / MB:.1f} MB, {cold.responses_idle} responses), "
+                    f"({cold.bytes_idle / MB:.1f} MB, {cold.responses_idle} responses, {cold.cpu_idle:.1f} CPU s), "
                     f"1st output {cold.first_output:.1f} s, Run All {cold.run_all:.1f} s, "
-                    f"panel {panel.answered:.1f} s; warm Idle {warm.idle:.1f} s, Run All {warm.run_all:.1f} s "
+                    f"panel {panel.answered:.1f} s; warm Idle {warm.idle:.1f} s ({warm.cpu_idle:.1f} CPU s), "
+                    f"Run All {warm.run_all:.1f} s "
                     f"({warm.bytes_total / MB:.2f} MB in all)",
                     flush=True,
                 )

@@ -1,5 +1,7 @@
 """emq-lab: run the scheduler dives on fakeredis or a real Valkey."""
 
+import sys as _sys
+
 from .clock import SimClock, SystemClock
 from .errors import BackendUnavailable
 from .lab import Lab, connect
@@ -20,3 +22,8 @@ __all__ = [
     "Tick",
     "connect",
 ]
+
+if _sys.platform == "emscripten":  # the browser edition: plotly, hypothesis, ipywidgets install on first import
+    from ._browser import wheels as _wheels
+
+    _wheels.install()
