@@ -205,8 +205,8 @@ class Measured:
         return "\n".join(self.lines())
 
 
-#: The peer rows of the README's Performance table: the same ``make bench`` run, rates as it
-#: rounded them (a test holds the two together).
+#: One stored ``make bench`` run (its date and machine in the fields, rates as the bench rounded
+#: them): notebook 01 prints it beside the learner's own storm. Later runs are in bench/README.md.
 BULLMQ_MEASURED = Measured(
     when="2026-12-01",
     machine="2 cores, Intel Xeon, Valkey 8.0.1",
