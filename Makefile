@@ -68,7 +68,7 @@ test: lint $(AXE)
 # The JupyterLite edition in lite/_output (a static site: Pyodide, the notebooks, the Lua on fengari).
 # Needs Python >= 3.12 and npm; versions in lite/pins.env. Rebuilt only when an input changed.
 LITE_STAMP  := lite/_output/.built
-LITE_INPUTS := lite/pins.env lite/build.sh lite/stage.sh lite/slim.py lite/pycompile.mjs lite/jupyter_lite_config.json lite/jupyter-lite.json pyproject.toml \
+LITE_INPUTS := lite/pins.env lite/build.sh lite/stage.sh lite/slim.py lite/early-kernel.js lite/pycompile.mjs lite/jupyter_lite_config.json lite/jupyter-lite.json pyproject.toml \
 	$(wildcard notebooks/*.ipynb) $(shell find emq_lab -type f -not -path '*/__pycache__/*' -not -name '*.pyc')
 
 $(LITE_STAMP): $(LITE_INPUTS)

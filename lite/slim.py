@@ -19,6 +19,8 @@ out what the pages never use and lets the kernel load its packages in one parall
    10.2 MB to about 4 MB, and some 19 MB less to unpack.
 6. The modules a visit imports get their bytecode in the wheels (lite/pycompile.mjs), so the
    browser does not compile them on every visit; the lock's hashes follow.
+7. lab/index.html also loads lite/early-kernel.js, which starts the linked notebook's kernel while
+   JupyterLab is still building the page instead of once the notebook is shown.
 
 Each change is checked against the pinned versions (lite/pins.env): a pattern not found is an
 error, so a version bump cannot silently undo it.
@@ -217,6 +219,21 @@ def compile_wheels(site: Path, pyodide: Path, notebooks: Path) -> int:
     return sum(int(line.rsplit(" ", 1)[1]) for line in run.stdout.splitlines() if " " in line)
 
 
+EARLY_KERNEL = Path(__file__).with_name("early-kernel.js")
+LAB_HEAD = "</head>"
+
+
+def early_kernel(site: Path) -> None:
+    """lite/early-kernel.js into the site, loaded by the lab's page (the link's page) before the app."""
+    shutil.copyfile(EARLY_KERNEL, site / EARLY_KERNEL.name)
+    page = site / "lab" / "index.html"
+    text = page.read_text(encoding="utf-8")
+    if text.count(LAB_HEAD) != 1:
+        raise SystemExit(f"lite/slim.py: {page} has no single {LAB_HEAD}")
+    tag = f'    <script src="../{EARLY_KERNEL.name}"></script>\n'
+    page.write_text(text.replace(LAB_HEAD, tag + LAB_HEAD), encoding="utf-8")
+
+
 def main(site: Path, pyodide: Path, notebooks: Path) -> None:
     removed = trim_lock(site)
     lazy = lazy_dependencies(site)
@@ -224,6 +241,7 @@ def main(site: Path, pyodide: Path, notebooks: Path) -> None:
     drop_labextensions(site)
     kernel_packages(site)
     patched = patch_kernel(site)
+    early_kernel(site)
     modules = compile_wheels(site, pyodide, notebooks)
     # Chromium asks for /favicon.ico when a page names none (JupyterLite's pages name theirs later).
     shutil.copyfile(site / "lab" / "favicon.ico", site / "favicon.ico")

@@ -1,5 +1,6 @@
-"""The JupyterLite edition's kernel as the site starts it (lite/slim.py): what it has imported at
-Idle, and what installs later, on first import (emq_lab/_browser/wheels.py).
+"""The JupyterLite edition's kernel as the site starts it (lite/slim.py): started by
+lite/early-kernel.js before the notebook is shown, once; what it has imported at Idle, and what
+installs later, on first import (emq_lab/_browser/wheels.py).
 
 One visit of 00-start in headless Chromium (requests off loopback refused, console errors fail the
 test, as in test_lite_browser.py); the kernel answers a cell sent to it directly.
@@ -36,13 +37,25 @@ def imported():
 """
 
 
+KERNELS = """async () => {
+  const services = window.jupyterapp.serviceManager;
+  await services.sessions.refreshRunning();
+  await services.kernels.refreshRunning();
+  return {
+    sessions: [...services.sessions.running()].map((s) => [s.path, s.kernel.id]),
+    kernels: [...services.kernels.running()].map((k) => k.id),
+    notebook: window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id,
+  };
+}"""
+
+
 def run(tab: Any, code: str) -> Any:
     out = tab.evaluate(RUN, code)
     assert "Error" not in out, out
     return json.loads(out.strip().splitlines()[-1])
 
 
-def test_the_kernel_defers_piplite_and_the_dives_packages_to_their_first_import(
+def test_the_kernel_starts_early_and_once_and_defers_piplite_and_the_dives_packages(
     page: tuple[Any, Guard],  # noqa: F811 - the fixture imported above
     served: str,  # noqa: F811
 ) -> None:
@@ -51,6 +64,13 @@ def test_the_kernel_defers_piplite_and_the_dives_packages_to_their_first_import(
     kernel = config["jupyter-config-data"]["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
     browser_page.goto(f"{served}/lab/index.html?path=00-start.ipynb")
     browser_page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=180_000)
+
+    # lite/early-kernel.js asked for the kernel while the page was being built; the notebook then
+    # found that session and connected to it: one session, one kernel, and it is the notebook's
+    assert browser_page.evaluate("window.emqEarlyKernel") == "started"
+    found = browser_page.evaluate(KERNELS)
+    assert found["sessions"] == [["00-start.ipynb", found["notebook"]]]
+    assert found["kernels"] == [found["notebook"]]
 
     assert run(browser_page, STATE + "print(json.dumps(imported()))") == []
 
