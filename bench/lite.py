@@ -16,6 +16,8 @@ Per notebook and run, three visits:
           button (Boot #1, ...) is clicked; the time from opening the link to the panel changing;
   warm    a second visit in the cold visit's profile (its HTTP and service-worker caches): Idle
           and Run All again.
+Each run also times the floor under the kernel's targets: a blank page (no JupyterLab) whose worker
+loads Pyodide and the kernel's start-up packages from the site and imports IPython, cold and warm.
 Each visit also reports the CPU seconds Chromium's processes spent from the link to Idle (Linux),
 which a loaded machine stretches far less than the wall times.
 
@@ -139,6 +141,8 @@ def handler(
         def do_GET(self) -> None:
             if trace and TRACED_WORKER.search(self.path.split("?")[0]):
                 self._send_traced()
+            elif self.path.split("?")[0] == FLOOR_PATH:
+                self._send(FLOOR_PAGE.encode(), "text/html")
             else:
                 super().do_GET()
             body = self._size if self._status == 200 else 0
@@ -147,8 +151,11 @@ def handler(
 
         def _send_traced(self) -> None:
             body = traced_worker((site / self.path.split("?")[0].lstrip("/")).read_text(encoding="utf-8")).encode()
+            self._send(body, "text/javascript")
+
+        def _send(self, body: bytes, content_type: str) -> None:
             self.send_response(200)
-            self.send_header("Content-Type", "text/javascript")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -170,6 +177,42 @@ def serve(log: Log, max_age: int | None, site: Path, trace: bool = False) -> Ite
     finally:
         server.shutdown()
         server.server_close()
+
+
+# -- the floor: the kernel's own work, without JupyterLab -----------------------------------------
+
+FLOOR_PATH = "/__floor__.html"  # served by the bench's host, not a file of the site
+# A blank page whose worker does what the kernel's worker does before Idle, minus the kernel:
+# Pyodide from the site with the site's lock and the kernel's start-up packages, then `import IPython`.
+FLOOR_PAGE = """<!doctype html><meta charset="utf-8"><title>floor</title><script type="module">
+const config = (await (await fetch("/jupyter-lite.json")).json())["jupyter-config-data"];
+const options = config.litePluginSettings["@jupyterlite/pyodide-kernel-extension:kernel"].loadPyodideOptions;
+const source = `
+  const { loadPyodide } = await import("${location.origin}/static/pyodide/pyodide.mjs");
+  const pyodide = await loadPyodide({ indexURL: "${location.origin}/static/pyodide/",
+    lockFileURL: "${location.origin}/static/pyodide-lock/pyodide-lock.json",
+    packages: ${JSON.stringify(options.packages)} });
+  pyodide.runPython("import IPython");
+  postMessage("done");`;
+const worker = new Worker(URL.createObjectURL(new Blob([source], { type: "text/javascript" })), { type: "module" });
+worker.onmessage = () => (window.floorDone = true);
+worker.onerror = (e) => console.error(`floor: ${e.message}`);
+</script>"""
+
+
+def floor(playwright: Any, base: str, offsite: list[str]) -> tuple[float, float]:
+    """Seconds from opening FLOOR_PAGE to `import IPython` done in its worker: a fresh profile, then
+    the same profile again (its caches)."""
+    found = []
+    with tempfile.TemporaryDirectory(prefix="emq-lite-floor-") as home:
+        for _ in ("cold", "warm"):
+            with profile(playwright, Path(home), offsite) as context:
+                page = context.new_page()
+                start = time.monotonic()
+                page.goto(f"{base}{FLOOR_PATH}", wait_until="commit")
+                page.wait_for_function("window.floorDone === true", timeout=TIMEOUT_MS, polling=20)
+                found.append(time.monotonic() - start)
+    return found[0], found[1]
 
 
 # -- one visit ------------------------------------------------------------------------------------
@@ -523,7 +566,7 @@ def largest(visit: Visit, count: int) -> list[str]:
     return lines
 
 
-def targets(results: dict[str, list[tuple[Visit, Visit, Visit]]]) -> list[str]:
+def targets(results: dict[str, list[tuple[Visit, Visit, Visit]]], floors: list[tuple[float, float]]) -> list[str]:
     def best(values: list[float]) -> float:
         found = [v for v in values if v == v]
         return min(found) if found else float("nan")
@@ -544,6 +587,9 @@ def targets(results: dict[str, list[tuple[Visit, Visit, Visit]]]) -> list[str]:
         ("bytes before Idle, cold", [v.bytes_idle / MB for v in cold], TARGET_BYTES_MB, " MB"),
         ("the same, from a host that gzips", [v.gzip_idle / MB for v in cold], TARGET_BYTES_MB, " MB"),
         ("kernel Idle, warm", [v.idle for v in warm], TARGET_WARM_IDLE_S, " s"),
+        ("floor: a blank page's worker, no JupyterLab (Pyodide, the kernel's packages, `import IPython`), cold",
+         [cold for cold, _ in floors], TARGET_IDLE_S, " s"),
+        ("the same floor, warm", [warm for _, warm in floors], TARGET_WARM_IDLE_S, " s"),
     ]  # fmt: skip
     lines = ["| target | limit | fastest | slowest | met |", "|---|---|---|---|---|"]
     for name, values, limit, unit in checks:
@@ -580,6 +626,7 @@ def main() -> int:
             print("\nrequests off loopback (failed): " + ", ".join(sorted(set(refused))))
         return 0
     results: dict[str, list[tuple[Visit, Visit, Visit]]] = {name: [] for name in args.notebooks}
+    floors: list[tuple[float, float]] = []
     errors: list[str] = []
     offsite: list[str] = []
     with serve(log, None if args.max_age < 0 else args.max_age, args.site) as base, sync_playwright() as playwright:
@@ -598,6 +645,9 @@ def main() -> int:
                     f"({warm.bytes_total / MB:.2f} MB in all)",
                     flush=True,
                 )
+            floors.append(floor(playwright, base, offsite))
+            print(f"run {run + 1} floor (no JupyterLab): import IPython {floors[-1][0]:.1f} s cold, "
+                  f"{floors[-1][1]:.1f} s warm", flush=True)  # fmt: skip
 
     site_mb = sum(f.stat().st_size for f in args.site.rglob("*") if f.is_file()) / MB
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -607,7 +657,7 @@ def main() -> int:
     print()
     print("\n".join(table(results)))
     print()
-    print("\n".join(targets(results)))
+    print("\n".join(targets(results, floors)))
     print()
     first = next(iter(results.values()))[0][0]
     print("\n".join(largest(first, 12)))
