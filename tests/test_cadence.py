@@ -78,9 +78,9 @@ def test_the_course_verdicts(lab: emq_lab.Lab, prefix: str) -> None:
     assert [r.finish_ms - r.release_ms for r in trace.lane(S2F).runs] == [4 * MIN] * 4
     assert trace.readout == (
         "every 15 min, runs of 4 min, 4 cycles, the pump ticks exactly when due\n"
-        "start-to-start   09:00 09:15 09:30 09:45  | drift after 4 cycles: 0 s\n"
-        "start-to-finish  09:00 09:19 09:38 09:57  | drift after 4 cycles: +12 min\n"
-        "fixed grid       09:00 09:15 09:30 09:45  | drift after 4 cycles: 0 s"
+        "start-to-start   09:00 09:15 09:30 09:45  | drift by run 4: 0 s\n"
+        "start-to-finish  09:00 09:19 09:38 09:57  | drift by run 4: +12 min\n"
+        "fixed grid       09:00 09:15 09:30 09:45  | drift by run 4: 0 s"
     )
 
 

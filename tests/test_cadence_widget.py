@@ -44,7 +44,7 @@ def test_dragging_the_run_slider_drags_only_start_to_finish(explorer: CadenceExp
     explorer._sliders["run_minutes"].value = 10  # what a drag does
     assert drawn_releases(explorer, "start-to-finish") == [k * 25 for k in range(4)]
     assert drawn_releases(explorer, "start-to-start") == [k * 15 for k in range(4)]
-    assert "drift after 4 cycles: +30 min" in lane_line(explorer.readout, "start-to-finish")
+    assert "drift by run 4: +30 min" in lane_line(explorer.readout, "start-to-finish")
     bars = explorer._figure.trace("start-to-start runs")
     assert list(bars["x"]) == [10] * 4  # each bar spans release -> finish, in minutes
     assert "+30 min" in explorer._readout.value
@@ -53,10 +53,10 @@ def test_dragging_the_run_slider_drags_only_start_to_finish(explorer: CadenceExp
 def test_the_tick_slider_shows_the_slip_only_the_grid_avoids(explorer: CadenceExplorer) -> None:
     readout = explorer.set(cycles=6, tick_seconds=120)
     assert lane_line(readout, "start-to-start") == (
-        "start-to-start   09:00 09:16 09:32 09:48 10:04 10:20  | drift after 6 cycles: +5 min"
+        "start-to-start   09:00 09:16 09:32 09:48 10:04 10:20  | drift by run 6: +5 min"
     )
     assert lane_line(readout, "fixed grid") == (
-        "fixed grid       09:00 09:16 09:30 09:46 10:00 10:16  | drift after 6 cycles: +1 min"
+        "fixed grid       09:00 09:16 09:30 09:46 10:00 10:16  | drift by run 6: +1 min"
     )
     assert readout.splitlines()[0] == "every 15 min, runs of 4 min, 6 cycles, the pump ticks every 2 min"
 

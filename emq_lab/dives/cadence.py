@@ -171,7 +171,7 @@ def describe(trace: Trace) -> str:
     width = max(len(lane.measure.value) for lane in trace.lanes)
     for lane in trace.lanes:
         sign = "+" if lane.drift_ms > 0 else ""
-        drift = f"drift after {len(lane.runs)} cycles: {sign}{span(lane.drift_ms)}"
+        drift = f"drift by run {len(lane.runs)}: {sign}{span(lane.drift_ms)}"
         if lane.skipped:
             late = lane.runs[-1].release_ms - lane.runs[-1].slot_ms
             drift += f" ({lane.skipped} missed slots skipped; the last run came {span(late)} after its slot)"

@@ -205,14 +205,14 @@ CADENCE = (
     ),
     Question(
         "drift_with_10_min_runs_min",
-        "every 15 min, 10-minute runs, first release 09:00, start-to-finish: the drift after 4 cycles, in min?",
+        "every 15 min, 10-minute runs, first release 09:00, start-to-finish: how many min behind its mark is run 4?",
         lambda lab: _lane(lab, Measure.START_TO_FINISH, run_ms=10 * MINUTE_MS).drift_ms // MINUTE_MS,
         answers.number,
         lambda minutes: f"each cycle adds the 10-minute run; start-to-start stays on the marks: {minutes} min",
     ),
     Question(
         "late_pump_drift_min",
-        "every 15 min, 4-minute runs, from 09:00, a tick every 2 min: start-to-start's drift after 6 cycles, in min?",
+        "every 15 min, 4-minute runs, from 09:00, a tick every 2 min: how many min behind its mark is start-to-start's run 6?",
         lambda lab: _lane(lab, Measure.START_TO_START, cycles=6, tick_ms=2 * MINUTE_MS).drift_ms // MINUTE_MS,
         answers.number,
         lambda minutes: f"each release waits for a tick, and the next period counts from it: {minutes} min",
