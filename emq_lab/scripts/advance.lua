@@ -16,8 +16,8 @@
 --   2  the record exists but the row no longer holds read_ms, or the record no
 --      longer holds read_every (cancelled and registered again, or moved by
 --      someone else): nothing written                                         -> Outcome.MOVED
---   error reply when next_ms or read_ms is not an integer or ARGV[1] does not name KEYS[2]'s
---   record; nothing written
+--   error reply when next_ms or read_ms is not an integer, read_every is not a period in ms, or
+--   ARGV[1] does not name KEYS[2]'s record; nothing written
 local registry, record = KEYS[1], KEYS[2]
 local name, next_ms, read_ms, read_every = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 

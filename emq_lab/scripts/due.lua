@@ -15,14 +15,14 @@
 --   error reply when now_ms, limit or offset is not an integer in its range
 local registry = KEYS[1]
 local now_ms, limit, offset = ARGV[1], ARGV[2], ARGV[3] or '0'
-local MAX_LIMIT = 5000  -- scripts/__init__.py's MAX_DUE
+local MAX_DUE = 5000  -- as scripts/__init__.py
 local MAX_OFFSET = 1000000  -- scripts/__init__.py's MAX_OFFSET
 
 if type(now_ms) ~= 'string' or not now_ms:match('^%-?%d+$') or #now_ms > 16 then
   return redis.error_reply('ERR emq due: now_ms must be an integer')
 end
-if type(limit) ~= 'string' or not limit:match('^[1-9]%d*$') or #limit > 5 or tonumber(limit) > MAX_LIMIT then
-  return redis.error_reply('ERR emq due: limit must be an integer from 1 to ' .. MAX_LIMIT)
+if type(limit) ~= 'string' or not limit:match('^[1-9]%d*$') or #limit > 5 or tonumber(limit) > MAX_DUE then
+  return redis.error_reply('ERR emq due: limit must be an integer from 1 to ' .. MAX_DUE)
 end
 if type(offset) ~= 'string' or not offset:match('^%d+$') or #offset > 7 or tonumber(offset) > MAX_OFFSET then
   return redis.error_reply('ERR emq due: offset must be an integer from 0 to ' .. MAX_OFFSET)

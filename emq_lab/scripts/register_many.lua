@@ -20,13 +20,13 @@ local registry = KEYS[1]
 local every, template, first = ARGV[1], ARGV[2], ARGV[3]
 local n = #KEYS - 1
 local MAX_EVERY_MS = '315360000000'  -- ten years of 365 days, as validate.py (text: exact in any Lua)
-local MAX_NAMES, MAX_TEMPLATE, MAX_BYTES = 1000, 65536, 4 * 1024 * 1024  -- as scripts/__init__.py
+local MAX_MANY, MAX_TEMPLATE, MAX_BYTES = 1000, 65536, 4 * 1024 * 1024  -- as scripts/__init__.py
 
 if n < 1 or #ARGV ~= 3 + n then
   return redis.error_reply('ERR emq register_many: expected every_ms, template, first_ms and one name per record')
 end
-if n > MAX_NAMES then
-  return redis.error_reply('ERR emq register_many: at most ' .. MAX_NAMES .. ' names (KEYS) a call')
+if n > MAX_MANY then
+  return redis.error_reply('ERR emq register_many: at most ' .. MAX_MANY .. ' names (KEYS) a call')
 end
 if #template > MAX_TEMPLATE or n * #template > MAX_BYTES then
   return redis.error_reply('ERR emq register_many: template must be at most ' .. MAX_TEMPLATE
