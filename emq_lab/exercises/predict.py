@@ -212,7 +212,8 @@ CADENCE = (
     ),
     Question(
         "late_pump_drift_min",
-        "every 15 min, 4-minute runs, from 09:00, a tick every 2 min: how many min behind its mark is start-to-start's run 6?",
+        "every 15 min, 4-minute runs, from 09:00, a tick every 2 min: "
+        "how many min behind its mark is start-to-start's run 6?",
         lambda lab: _lane(lab, Measure.START_TO_START, cycles=6, tick_ms=2 * MINUTE_MS).drift_ms // MINUTE_MS,
         answers.number,
         lambda minutes: f"each release waits for a tick, and the next period counts from it: {minutes} min",
