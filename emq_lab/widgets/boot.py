@@ -135,7 +135,6 @@ class BootPanel(View):
         self._strategy = widgets.ToggleButtons(
             options=[(s.label, s.value) for s in Strategy],
             value=self.service.strategy.value,
-            description="strategy",
             style={"button_width": "auto"},
         )
         self._buttons = {n: widgets.Button(description=f"Boot #{n}", button_style="primary") for n in (1, 2)}
@@ -167,7 +166,10 @@ class BootPanel(View):
             [self._state, self._script],
             layout=widgets.Layout(align_items="flex-start", grid_gap="24px", flex_flow="row nowrap"),
         )
-        self.box = widgets.VBox([self._strategy, controls, self._note.widget, self._history, views])
+        # a label of its own: a ToggleButtons' description puts its buttons on the next line
+        centred = widgets.Layout(align_items="center")
+        strategy = widgets.HBox([widgets.Label("strategy"), self._strategy], layout=centred)
+        self.box = widgets.VBox([strategy, controls, self._note.widget, self._history, views])
         self.box.add_class("emq-boot-panel")
         self.act(self._fresh_start)  # a dead backend: the panel shows with its status line
 

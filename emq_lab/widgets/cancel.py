@@ -246,7 +246,6 @@ class CrashPanel(View):
         self._ids_switch = widgets.ToggleButtons(
             options=[("fresh JOB- ids", False), ("slot-keyed <name>:<slot_ms>", True)],
             value=False,
-            description="occurrence ids",
             style={"button_width": "auto"},
         )
         self._ids_switch.observe(self._on_ids, names="value")
@@ -260,7 +259,11 @@ class CrashPanel(View):
         self._readout.add_class("emq-readout")  # findable by a browser test
         self.box = widgets.VBox(
             [
-                widgets.HBox([self._crash_toggle, self._ids_switch]),
+                # a label of its own: a ToggleButtons' description puts its buttons on the next line
+                widgets.HBox(
+                    [self._crash_toggle, widgets.Label("occurrence ids"), self._ids_switch],
+                    layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
+                ),
                 widgets.HBox([self._tick_button, self._reset_button]),
                 self._note.widget,
                 self._readout,
