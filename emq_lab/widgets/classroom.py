@@ -36,7 +36,9 @@ def _learner_row(learner: LearnerSummary) -> str:
     if not learner.started and not learner.problems:
         grey = f"{_CELL};color:#57606a"
         return f"<tr><td style='{_CELL}'>{name}</td><td style='{grey}' colspan=4><i>not started</i></td></tr>"
-    dives = _h(", ".join(learner.dives) or "no dive yet")
+    # each dive and each check kept whole, with room to wrap between them (a long row of checks
+    # ran past the panel's right edge)
+    dives = ", ".join(f"<span style='white-space:nowrap'>{_h(dive)}</span>" for dive in learner.dives) or "no dive yet"
     queues = "<br>".join(
         f"<code>{_h(q.queue)}</code> <span style='color:#cf222e'>⚠ {_h(q.problem)}</span>"
         if q.problem
@@ -46,7 +48,7 @@ def _learner_row(learner: LearnerSummary) -> str:
     )
     if learner.unlisted:
         queues += f"<br><i>… and {len(learner.unlisted)} more queue(s)</i>"
-    checks = "".join(
+    checks = " ".join(
         f"<span style='color:{_MARK[state][1]};white-space:nowrap;margin-right:10px' title='{escape(state)}'>"
         f"{_MARK[state][0]} {_h(exercise)}{f' {hhmm(at)}' if at is not None else ''}</span>"
         for exercise, state, at in learner.exercises()
