@@ -106,10 +106,7 @@ def _guarded(call: Callable[[], T], url: str, command: tuple[object, ...], timeo
     try:
         return call()
     except Exception as exc:
-        better = errors.translate(exc, url, command, timeout_s=timeout_s)
-        if better is exc:
-            raise
-        raise better from exc
+        raise errors.translated(exc, url, command, timeout_s=timeout_s)  # noqa: B904 - caused by exc when translated
 
 
 def _guard_pipeline(pipe: P, url: str, timeout_s: float | None) -> P:
@@ -192,6 +189,7 @@ def embedded_client() -> redis.Redis:
     return _embedded_class(server=embedded_server(), decode_responses=True)
 
 
+MAX_DB = 2**31 - 1  # the largest database number a server reads (SELECT refuses more)
 MAX_HOST = 253  # characters of a DNS name (labels of at most 63)
 #: Query options that would undo the timeouts every client here has (redis-py's URL options win
 #: over its keyword arguments); ``connect(url, timeout_s=...)`` sets them instead.
@@ -261,6 +259,17 @@ def _parse(target: str) -> tuple[SplitResult, str, bool]:
     if db is not None and path and int(db) != int(path):
         raise ValueError(f"url: {shown} names database /{path} and ?db={db}; keep one of them (the path: /{db})")
     chosen = path or db
+    if chosen and int(chosen) > MAX_DB:
+        raise ValueError(
+            f"url: {shown} names database {errors.shown_text(chosen)}; a server numbers its databases from 0 "
+            "(16 of them by default, 0 to 15): write /0"
+        )
+    tls = [option for option in options if option.startswith("ssl_")]
+    if tls and base not in ("rediss", "valkeys"):
+        raise ValueError(
+            f"url: {shown} sets {', '.join(tls)}, which only a TLS URL takes; use {base}s:// for TLS, or drop "
+            f"the option{'s' if len(tls) > 1 else ''}"
+        )
     if cluster and chosen and int(chosen) != 0:
         raise ValueError(
             f"url: {shown} asks for database {chosen}, but a cluster has only database 0; drop the /{chosen}"

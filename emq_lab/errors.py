@@ -115,20 +115,29 @@ def cluster_unreachable(exc: BaseException) -> bool:
     )
 
 
+RESHARDING = "the cluster is moving this queue's keys to another node (a reshard); try again in a moment"
+
+#: Server answers that a wait cures, each with its phrase, first match wins: every one of them
+#: is a :class:`BackendUnavailable` (a panel retries it, a call may be tried again).
+WAITS: tuple[tuple[type[BaseException], str], ...] = (
+    (exceptions.BusyLoadingError, "the server is still loading its data"),
+    (exceptions.TryAgainError, RESHARDING),
+    (exceptions.ClusterDownError, "the cluster has no serving primary for this queue's slot (a failover under way?)"),
+)
+
+
 def is_transient(exc: BaseException) -> bool:
     """True for a fault that waiting can cure: a server down, restarting, loading, stalled or
     failing over. A refused password is a ConnectionError to redis-py, but not transient."""
     if isinstance(exc, exceptions.AuthenticationError):
         return False
-    if busy(exc):
-        return True
-    if isinstance(exc, BackendUnavailable | exceptions.ConnectionError | exceptions.TimeoutError):
-        return True
-    if isinstance(exc, exceptions.ClusterDownError | exceptions.TryAgainError):
-        return True
-    if resharding(exc):
-        return True
-    return cluster_unreachable(exc) or isinstance(exc, socket.timeout)
+    return (
+        busy(exc)
+        or isinstance(exc, BackendUnavailable | exceptions.ConnectionError | exceptions.TimeoutError | socket.timeout)
+        or any(isinstance(exc, kind) for kind, _ in WAITS)
+        or resharding(exc)
+        or cluster_unreachable(exc)
+    )
 
 
 def resharding(exc: BaseException) -> bool:
@@ -150,8 +159,9 @@ def reason(exc: BaseException, *, timeout_s: float | None = None) -> str:
         return exc.reason
     text = _text(exc)
     lowered = text.lower()
-    if isinstance(exc, exceptions.BusyLoadingError):
-        return "the server is still loading its data"
+    for kind, phrase in WAITS:
+        if isinstance(exc, kind):
+            return phrase
     if busy(exc):
         return f"{BUSY} — retrying"
     if isinstance(exc, exceptions.TimeoutError | socket.timeout):
@@ -161,10 +171,8 @@ def reason(exc: BaseException, *, timeout_s: float | None = None) -> str:
         if text.startswith("No targets"):
             return "the cluster client knows no live node yet (it reads the slot map again)"
         return "no node of the cluster answers"
-    if resharding(exc) or isinstance(exc, exceptions.TryAgainError):
-        return "the cluster is moving this queue's keys to another node (a reshard); try again in a moment"
-    if isinstance(exc, exceptions.ClusterDownError):
-        return "the cluster has no serving primary for this queue's slot (a failover under way?)"
+    if resharding(exc):
+        return RESHARDING
     if "refused" in lowered:
         return "connection refused"
     if "emulating a connection error" in lowered:
@@ -236,6 +244,9 @@ def _no_lua(where: str, user: str, command: str, text: str) -> str:
     )
 
 
+_PIPELINE_COMMAND = re.compile(r"^Command # \d+ \(\S+ (\S+)")  # redis-py's note on a pipeline's error
+
+
 def translate(
     exc: BaseException, url: str, command: Sequence[object] = (), *, timeout_s: float | None = None
 ) -> BaseException:
@@ -285,6 +296,13 @@ def translate(
             what = _command(command) if command else "one command of this call"
             message = f"{where}: the server's ACL does not let user {user!r} run {what}; {fix} [{text}]"
         return exceptions.NoPermissionError(message)
+    if text.partition(" of pipeline caused error: ")[2].startswith("WRONGTYPE") or text.startswith("WRONGTYPE"):
+        keys = _keys(command) or _PIPELINE_COMMAND.findall(text)[:1]
+        named = f" ({', '.join(keys)})" if keys else ""
+        return exceptions.ResponseError(
+            f"{where}: a key of this queue{named} holds another type than emq-lab keeps there (did another "
+            f"program write it?); see it with TYPE <key>, delete it if it is not yours, or use another queue [{text}]"
+        )
     if isinstance(exc, exceptions.MovedError | exceptions.AskError) or (
         isinstance(exc, exceptions.ResponseError) and text.startswith(("MOVED ", "ASK "))  # redis-py 5
     ):
@@ -296,6 +314,16 @@ def translate(
             "start the server (or wait for it), check the host and port, " + EMBEDDED_FIX,
         )
     return exc
+
+
+def translated(
+    exc: BaseException, url: str, command: Sequence[object] = (), *, timeout_s: float | None = None
+) -> BaseException:
+    """:func:`translate`'s exception, ready to raise: caused by ``exc`` when it is a new one."""
+    better = translate(exc, url, command, timeout_s=timeout_s)
+    if better is not exc:
+        better.__cause__ = exc
+    return better
 
 
 def cluster_fix(url: str) -> str:

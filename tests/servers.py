@@ -209,6 +209,36 @@ class ValkeyCluster:
                 time.sleep(0.05)
             client.close()
 
+    def move_slot(self, slot: int, target: int, *, finish: bool, keys: int | None = None) -> int:
+        """Migrate ``slot`` (its first ``keys`` keys, else all) from its owner to the node on port
+        ``target``; with ``finish`` every node then assigns it to ``target``, else it stays mid-move
+        (the source answers ASK for a key that left, TRYAGAIN for a call whose keys are split).
+        Returns the source's port."""
+        clients = {n.port: redis.Redis(host="127.0.0.1", port=n.port, decode_responses=True) for n in self.nodes}
+        try:
+            ids = {port: client.execute_command("CLUSTER", "MYID") for port, client in clients.items()}
+            shards = clients[target].execute_command("CLUSTER", "SHARDS")  # any node knows the owner
+            source = next(
+                int(node["port"])
+                for shard in shards
+                for node in shard["nodes"]
+                for first, last in zip(shard["slots"][::2], shard["slots"][1::2], strict=True)
+                if node["role"] == "master" and first <= slot <= last
+            )
+            if source != target:
+                clients[target].execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", ids[source])
+                clients[source].execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", ids[target])
+                moving = clients[source].execute_command("CLUSTER", "GETKEYSINSLOT", slot, 10_000)[:keys]
+                if moving:
+                    clients[source].execute_command("MIGRATE", "127.0.0.1", target, "", 0, 5000, "KEYS", *moving)
+            if finish:
+                for client in clients.values():
+                    client.execute_command("CLUSTER", "SETSLOT", slot, "NODE", ids[target])
+            return source
+        finally:
+            for client in clients.values():
+                client.close()
+
     def close(self) -> None:
         for node in self.nodes:
             node.close()

@@ -84,6 +84,10 @@ def locked_server() -> Iterator[ValkeyServer]:
         ("redis://127.0.0.1:6379/0?pasword=pw", "url: its query sets 'pasword', which is not an option emq-lab"),
         ("redis://127.0.0.1:6379/0?pasword=pw", "the options are db, username, password, client_name"),
         ("redis://127.0.0.1:6379/0?db=1&db=2", "sets an option twice"),
+        ("redis://127.0.0.1:6379/99999999999", "names database 99999999999; a server numbers its databases from 0"),
+        ("redis://127.0.0.1:6379?db=4294967296", "names database 4294967296"),
+        ("redis://127.0.0.1:6379/0?ssl_keyfile=k.pem", "sets ssl_keyfile, which only a TLS URL takes; use rediss://"),
+        ("valkey://127.0.0.1:6379/0?ssl_certfile=c&ssl_keyfile=k", "sets ssl_certfile, ssl_keyfile, which only a TLS"),
         # B5: a percent-encoded password= is redacted as the plain one is
         ("redis://127.0.0.1:6379/0?username=admin&%70assword=pw&db=x", "?username=admin&%70assword=***&db=x has ?db=x"),
         (
@@ -122,6 +126,21 @@ def test_the_password_never_shows() -> None:
 def test_a_database_the_server_lacks_says_so(valkey_server: ValkeyServer) -> None:
     with pytest.raises(ValueError, match=r"names a database this server does not have .* write /0"):
         emq_lab.connect(valkey_server.url.replace("/0", "/16"))
+
+
+def test_a_key_of_the_queue_with_another_type_is_named(lab: emq_lab.Lab, queue: str) -> None:
+    # another program wrote the registry's key as a string: keys(), reset() and the verbs say which key
+    k = lab.keyspace(queue)
+    lab.client.set(k.registry, "not a sorted set")
+    try:
+        for call in (lambda: lab.keys(queue), lambda: lab.reset(queue), lambda: lab.pump(queue).tick()):
+            with pytest.raises(redis.ResponseError) as caught:
+                call()
+            said = str(caught.value)
+            assert f"a key of this queue ({k.registry}" in said and "holds another type than emq-lab keeps" in said
+            assert "see it with TYPE <key>, delete it if it is not yours" in said
+    finally:
+        lab.client.delete(k.registry)
 
 
 def test_describe_never_shows_a_password(locked_server: ValkeyServer) -> None:

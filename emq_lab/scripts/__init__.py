@@ -16,8 +16,10 @@ from redis.client import Pipeline, Redis
 from redis.cluster import RedisCluster
 from redis.commands.core import Script
 
+from .. import errors
 from ..keys import QueueKeys
 from ..outcome import Outcome, outcome_of
+from . import cluster
 from .header import FILES, Header, Slot, header, source
 
 __all__ = ["Call", "Header", "Row", "Scripts", "Slot", "Ticked", "header", "run", "run_all", "source"]
@@ -78,19 +80,27 @@ def run(scripts: Scripts, call: Call, runner: Runner) -> Reply:
 
 
 def run_all(client: Client, scripts: Scripts, calls: Sequence[Call]) -> list[Reply]:
-    """``calls`` in one pipeline, their replies in order; an error reply raises. Every call is on
-    one queue, so on one slot: on a cluster the pipeline goes to that slot's primary (redis-py's
-    cluster pipeline refuses EVALSHA; a queue never spans two nodes). Before sending, redis-py
-    asks SCRIPT EXISTS and loads what is missing; a pipeline is never sent twice."""
+    """``calls`` in one pipeline, their replies in order; an error reply raises (the first, in the
+    words of :mod:`emq_lab.errors`). Every call is on one queue, so on one slot; on a cluster the
+    pipeline goes to that slot's node and follows a reshard (:mod:`.cluster`). Before sending,
+    redis-py asks SCRIPT EXISTS and loads what is missing; a call that may have run is never sent
+    twice."""
     if not calls:
         return []
     if isinstance(client, RedisCluster):
-        node = client.get_node_from_key(calls[0].keys[0])
-        client = client.get_redis_connection(node)
-    pipe = client.pipeline(transaction=False)
-    for call in calls:
-        run(scripts, call, pipe)
-    return list(pipe.execute())
+        slots = {client.keyslot(key) for call in calls for key in call.keys}
+        if len(slots) > 1:
+            raise ValueError(f"calls: a batch is one queue's, on one slot; these keys span slots {sorted(slots)}")
+        replies = cluster.pipelined(client, slots.pop(), len(calls), lambda pipe, i: run(scripts, calls[i], pipe))
+    else:
+        pipe = client.pipeline(transaction=False)
+        for call in calls:
+            run(scripts, call, pipe)
+        replies = pipe.execute(raise_on_error=False)
+    for call, reply in zip(calls, replies, strict=True):
+        if isinstance(reply, Exception):
+            raise errors.translated(reply, getattr(client, "emq_url", ""), ("EVALSHA", "", len(call.keys), *call.keys))
+    return list(replies)
 
 
 # -- the calls, one function per script ----------------------------------------------------------
