@@ -12,7 +12,7 @@ from helpers import MIN, START
 from servers import ValkeyCluster
 
 import emq_lab
-from emq_lab import BackendUnavailable, Outcome, SimClock, keys
+from emq_lab import BackendUnavailable, Outcome, SimClock, classroom, keys
 from emq_lab.scripts import cluster
 from emq_lab.widgets import CrashPanel
 
@@ -138,3 +138,19 @@ def test_a_panel_click_during_a_reshard_waits_and_runs_after_it(
         panel.close()
         lab.reset(queue)
         moving.back()
+
+
+def test_a_learner_may_send_a_batch_on_a_cluster(valkey_cluster: ValkeyCluster) -> None:
+    """A class's ACL lets a learner's batch through: its MULTI and EXEC, and the EVALSHAs in them."""
+    admin, _ = emq_lab.backend.open_client(valkey_cluster.url)
+    (learner,) = classroom.create_users(admin, learners=1, prefix="reshardx", check=False)
+    classroom.load_scripts(admin)
+    lab = emq_lab.connect(learner.url(valkey_cluster.url), clock=SimClock(START), namespace=learner.namespace)
+    try:
+        assert lab.repeat("q").register_many([(name, MIN, "t") for name in NAMES]) == [Outcome.REGISTERED] * 20
+        assert len(lab.pump("q").tick()) == len(NAMES)
+    finally:
+        lab.reset("q")
+        lab.close()
+        classroom.revoke_users(admin, prefix="reshardx")
+        admin.close()
