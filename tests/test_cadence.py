@@ -216,6 +216,26 @@ def test_fast_forward_reports_progress_and_leaves_one_row(lab: emq_lab.Lab, queu
     assert len(scanned(lab, queue)) == 20 + 1 + 1 + 1 + 1  # jobs, the record, the registry, counter, wait list
 
 
+def test_two_fast_forwards_on_one_queue_refuse_rather_than_mix(lab: emq_lab.Lab, queue: str, backend_url: str) -> None:
+    # A second tab (its own kernel and connection) runs the same panel's fast-forward while the
+    # first one's run is under way: the first says so instead of counting the other's jobs.
+    other = emq_lab.connect(backend_url, clock=emq_lab.SimClock(START))
+    seen: list[int] = []
+
+    def second_tab(fired: int) -> None:
+        if not seen:
+            seen.append(cadence.fast_forward(other, queue, occurrences=150, every_ms=MIN).jobs)
+
+    try:
+        with pytest.raises(ValueError, match=f"another run used queue {queue} meanwhile"):
+            cadence.fast_forward(lab, queue, occurrences=300, every_ms=MIN, on_progress=second_tab)
+        assert seen == [150]  # the other tab's run, whole before the first went on, is right
+        result = cadence.fast_forward(lab, queue, occurrences=300, every_ms=MIN)  # one at a time: right
+        assert (result.occurrences, result.jobs, result.newest_job) == (300, 300, "JOB-000300")
+    finally:
+        other.close()
+
+
 def test_the_timeline_draws_the_lanes_marks(lab: emq_lab.Lab, prefix: str) -> None:
     from emq_lab.plots.timeline import timeline
 

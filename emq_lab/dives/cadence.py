@@ -332,17 +332,24 @@ def fast_forward(
     if start_ms is None:
         start_ms = lab_start_ms(lab)
     clock, rep, pump = _one_registration(lab, queue, start_ms=start_ms, every_ms=every_ms)
-    fired = 0
+    ids: list[str] = []
     # tick, move the clock a period, ...: ticks.lua takes report_every ticks a round trip
     for chunk in forward(pump, occurrences, step_ms=every_ms, per_call=report_every):
-        fired += len(chunk)
+        ids += [o.job_id for o in chunk]
         if on_progress is not None:
-            on_progress(fired)
+            on_progress(len(ids))
     jobs = pump.lab.jobs(queue)
-    ((_, next_ms),) = rep.entries()
-    made, newest = jobs.count(), jobs.browse(limit=1)[0]
+    entries, made, newest = rep.entries(), jobs.count(), jobs.browse(limit=1)
+    # The queue was emptied first, so this run alone made JOB-000001 on: anything else is another
+    # run's (a second panel on the queue, in another tab or kernel), and the counts would mix both.
+    if ids != [f"JOB-{n:06d}" for n in range(1, occurrences + 1)] or made != occurrences or newest != ids[-1:]:
+        raise ValueError(
+            f"fast-forward: another run used queue {queue} meanwhile (a second panel, in another tab or "
+            "kernel?), so this run's counts would be wrong; run one panel per queue at a time, then click again"
+        )
     jobs.trim(keep)
-    return FastForward(fired, rep.count(), made, newest, next_ms, kept=min(keep, made))
+    ((_, next_ms),) = entries
+    return FastForward(len(ids), len(entries), made, newest[0], next_ms, kept=min(keep, made))
 
 
 # -- the pump goes down: what fires when it comes back -------------------------------------------
