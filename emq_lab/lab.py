@@ -55,19 +55,6 @@ class Lab:
         """This lab (same connection, namespace and scripts) reading now from ``clock``."""
         return Lab(self.client, clock, self._description, namespace=self.namespace, scripts=self.scripts)
 
-    def with_scripts(self, **sources: str) -> Lab:
-        """A lab whose scripts are replaced by Lua source, e.g. ``with_scripts(advance=text)``: every
-        verb and the pump then run that text. A learner's Lua never runs on the lab's server: the
-        lab returned lives in the sandbox (:func:`emq_lab.sandbox.shared`, a private fakeredis in
-        a worker process, empty at first, shared by every such lab of this kernel), with this
-        lab's clock and namespace. A lab already in a sandbox stays in it."""
-        from . import sandbox  # only here: a lab that runs no learner's script never imports it
-
-        client = self.client if sandbox.owns(self.client) else sandbox.shared().client
-        base = self.scripts if client is self.client else Scripts.load(client)
-        scripts = base.replacing(client, **sources)
-        return Lab(client, self.clock, "a sandbox (private fakeredis)", namespace=self.namespace, scripts=scripts)
-
     def keys(self, queue: str) -> list[str]:
         """Every key of ``queue`` that exists, sorted: its fixed keys, a record for each registry
         member and a job for each id on the wait list (what the verbs and the pump write), found

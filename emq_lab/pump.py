@@ -10,7 +10,7 @@ twice (see ``backend.retry_policy``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -43,12 +43,7 @@ class TickResult:
     now_ms: int
     rows: list[Row]
     fired: list[Occurrence]
-    advanced: list[tuple[str, Outcome]]
-
-    @property
-    def moved(self) -> list[str]:
-        """Names whose row was no longer the one read (cancelled and registered again): left alone."""
-        return [name for name, outcome in self.advanced if outcome is Outcome.MOVED]
+    advanced: list[tuple[str, Outcome]]  # MOVED: the row was no longer the one read, left alone
 
 
 class Pump:
@@ -93,30 +88,26 @@ class Pump:
         return fired
 
     def drain(self) -> list[Occurrence]:
-        """Every occurrence due now: ticks at one now, each due name fired once (one that stays due,
-        left for its finish or moved to the grid's slot at now, is the next drain's). Linear in
-        the rows due: a read starts past the rows up to the last one read before (all fired) and
-        takes no name fired. Someone else's write meanwhile may make a row wait for the next
-        drain; none fires twice. A fault's error carries ``.fired`` and ``.in_doubt``."""
+        """Ticks at one now until one has nothing new to fire: what ``while pump.tick(): ...`` does
+        on a clock that stands still, each tick one batch (linear in the rows due). It stops before
+        a tick that would fire again a slot this drain fired, a row left due where it was (a run
+        left for its finish, a rule that keeps the row at now): that row is the next drain's, and
+        so are the due rows behind it. A fault's error carries ``.fired`` and ``.in_doubt``."""
         now = self.lab.clock.now_ms()
         fired: list[Occurrence] = []
-        taken: set[str] = set()  # the names this drain fired (or swept)
-        front = 0  # the due rows up to the last one read: all this drain's
+        slots: set[tuple[str, int]] = set()  # the (name, slot) pairs this drain fired
         while True:
-            if front > scripts.MAX_OFFSET:
-                raise RuntimeError(f"drain: {front} rows stay due, past due.lua's offset bound {scripts.MAX_OFFSET}")
             tick = Tick(self, now)
             try:
-                tick.read(skip=front, passing=taken)
+                rows = tick.read()
+                if not rows or any((row.name, row.next_ms) in slots for row in rows):
+                    return fired
                 tick.fire()
             except RedisError as exc:
                 carrying(exc, fired + tick.fired)
                 raise
             fired += tick.fired
-            taken.update(row.name for row in tick.rows)
-            if len(tick.found) < self.batch:
-                return fired
-            front += staying(tick)
+            slots.update((row.name, row.next_ms) for row in rows)
 
 
 PHASES = ("read", "enqueue", "advance")
@@ -133,21 +124,17 @@ class Tick:
     fired: list[Occurrence] = field(default_factory=list)
     advanced: list[tuple[str, Outcome]] = field(default_factory=list)
     done: list[str] = field(default_factory=list)  # phases taken, in order
-    found: list[Row] = field(default_factory=list)  # every row the read returned (a drain's passed too)
     planned: list[tuple[Row, int | None]] | None = field(default=None, init=False, repr=False)
 
-    def read(self, *, skip: int = 0, passing: Collection[str] = ()) -> list[Row]:
-        """The due rows: scored at or before now, in score order, one batch, with their records.
-        A drain skips the first ``skip`` due rows and takes none of the names in ``passing``."""
+    def read(self) -> list[Row]:
+        """The due rows: scored at or before now, in score order, one batch, with their records."""
         self._enter("read")
         p = self.pump
-        call = scripts.due(p.k, self.now_ms, p.batch, skip)
         try:
-            self.found = scripts.rows(scripts.run(p.lab.scripts, call, p.lab.client))
+            self.rows = scripts.rows(scripts.run(p.lab.scripts, scripts.due(p.k, self.now_ms, p.batch), p.lab.client))
         except RedisError as exc:
             carrying(exc, [], [])
             raise
-        self.rows = [row for row in self.found if row.name not in passing]
         return self.rows
 
     def enqueue(self) -> list[Occurrence]:
@@ -242,16 +229,6 @@ class Tick:
             outcome, job_id = scripts.enqueued(reply)
             if outcome is Outcome.ENQUEUED:
                 self.fired.append(Occurrence(job_id, row.name, self.now_ms, row.next_ms))
-
-
-def staying(tick: Tick) -> int:
-    """How many rows ``tick`` read sit, after it, at or before the last of them in the registry's
-    order (score, then name): the names passed over, the runs left for their finish, the rows
-    advanced to a score up to there."""
-    last = (tick.found[-1].next_ms, tick.found[-1].name)
-    advanced = {name for name, outcome in tick.advanced if outcome is Outcome.ADVANCED}
-    kept = [row for row, nxt in tick._plan() if nxt is None or (row.name in advanced and (nxt, row.name) <= last)]
-    return len(tick.found) - len(tick.rows) + len(kept)
 
 
 def carrying(error: RedisError, fired: list[Occurrence], in_doubt: list[str] | None = None) -> None:

@@ -53,8 +53,8 @@ class Repeat:
         Neighbouring items with the same period, template and first run go to register_many.lua
         together (:data:`~emq_lab.scripts.MANY` names a call), every call in one pipeline; each
         name gets the EXISTS guard ``register`` gives it. A lab whose register script was
-        replaced (``with_scripts(register=...)``) runs that script per name instead, pipelined,
-        so a learner's script is what answers."""
+        replaced (``exercises.with_scripts(lab, register=...)``) runs that script per name
+        instead, pipelined, so a learner's script is what answers."""
         checked = _checked_all(items)
         if not checked:
             return []

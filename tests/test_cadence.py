@@ -251,3 +251,35 @@ def test_the_timeline_draws_the_lanes_marks(lab: emq_lab.Lab, prefix: str) -> No
     assert list(axis.ticktext) == ["09:00", "09:15", "09:30", "09:45", "10:00"]
     assert list(axis.tickvals) == [0, 15, 30, 45, 60]
     assert timeline(trace).to_json() == figure.to_json()  # deterministic: no random ids
+
+
+SETTINGS = [  # (period, run, cycles, tick) in minutes, minutes, -, seconds: the notebook's and the corners
+    (15, 4, 4, 0),
+    (15, 10, 4, 0),
+    (15, 4, 6, 120),
+    (1, 0, 8, 90),
+    (60, 30, 24, 7),
+    (1, 30, 3, 120),
+    (7, 0, 1, 0),
+]
+
+
+@pytest.mark.parametrize(("period", "run", "cycles", "tick"), SETTINGS)
+def test_the_lanes_side_by_side_run_as_each_lane_alone(
+    lab: emq_lab.Lab, queue: str, period: int, run: int, cycles: int, tick: int
+) -> None:
+    controls = {"every_ms": period * MIN, "run_ms": run * MIN, "cycles": cycles, "tick_ms": tick * 1000}
+    start = START
+    together = cadence.trace(lab, start_ms=start, prefix=queue, **controls)
+    alone = f"{queue}-alone"
+    try:
+        for lane in together.lanes:
+            one = cadence.run_lane(
+                lab, lane.measure, start_ms=start, queue=cadence.lane_queue(lane.measure, alone), **controls
+            )
+            assert one.runs == lane.runs
+            assert len(lane.runs) == cycles
+            assert lab.repeat(lane.queue).entries() == lab.repeat(one.queue).entries()
+            assert lab.jobs(lane.queue).browse(limit=30) == lab.jobs(one.queue).browse(limit=30)
+    finally:
+        lab.reset_all(cadence.lane_queue(m, p) for m in cadence.MEASURES for p in (queue, alone))

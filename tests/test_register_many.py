@@ -10,6 +10,7 @@ from helpers import MIN, RoundTrips
 
 import emq_lab
 from emq_lab import Outcome, scripts
+from emq_lab.exercises import with_scripts
 
 
 def keyspace(lab: emq_lab.Lab, queue: str) -> tuple[list[tuple[str, int]], dict[str, dict[str, str]]]:
@@ -55,7 +56,7 @@ def test_register_many_is_one_pipeline(round_trips: RoundTrips, queue: str) -> N
 def test_a_replaced_register_script_answers_for_register_many(lab: emq_lab.Lab, queue: str) -> None:
     # A learner's script that never writes and always answers 0: register_many must run it.
     learner = "return 0"
-    rep = lab.with_scripts(register=learner).repeat(queue)
+    rep = with_scripts(lab, register=learner).repeat(queue)
     assert rep.register_many([("a", MIN, "t"), ("b", MIN, "t")]) == [Outcome.EXISTS, Outcome.EXISTS]
     assert lab.keys(queue) == []
 

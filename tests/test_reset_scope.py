@@ -74,3 +74,18 @@ def test_keys_reads_the_queues_own_structures_in_two_round_trips(round_trips: Ro
     round_trips.start()
     assert len(lab.keys(queue)) == 20 + 1  # records, registry
     assert round_trips.count == 2  # no scan of the server, however many keys it holds
+
+
+def test_reset_all_deletes_each_queue_and_nothing_else(lab: emq_lab.Lab, queue: str) -> None:
+    others = [f"{queue}-a", f"{queue}-b"]
+    kept = f"{queue}-kept"
+    for q in [*others, kept]:
+        lab.repeat(q).register_many([("x", 60_000, "t"), ("y", 60_000, "t")])
+        lab.pump(q).tick()
+    before = lab.keys(kept)
+    expected = sum(len(lab.keys(q)) for q in others)
+    assert lab.reset_all(others) == expected
+    assert all(lab.keys(q) == [] for q in others)
+    assert lab.keys(kept) == before
+    assert lab.reset_all([]) == 0
+    lab.reset(kept)

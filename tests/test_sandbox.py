@@ -20,6 +20,7 @@ from servers import ValkeyServer
 
 import emq_lab
 from emq_lab import exercises, sandbox
+from emq_lab.exercises import with_scripts
 from emq_lab.exercises.explain import CHECK_LIMIT, MEMORY_LIMIT, TIME_LIMIT, explain_error
 
 REGISTER = exercises.solution("register")
@@ -299,12 +300,14 @@ def test_the_sandbox_answers_as_valkey_does(box: Any, valkey_server: ValkeyServe
 
 def test_with_scripts_runs_the_learners_script_in_the_sandbox(lab: emq_lab.Lab, queue: str) -> None:
     before = server_keys(lab)
-    learner = lab.with_scripts(register="redis.call('SET', 'stray', 1)\nreturn redis.call('ZADD', KEYS[1], 5, ARGV[1])")
+    learner = with_scripts(
+        lab, register="redis.call('SET', 'stray', 1)\nreturn redis.call('ZADD', KEYS[1], 5, ARGV[1])"
+    )
     assert learner.repeat(queue).register("a", 1000, "t") is emq_lab.Outcome.REGISTERED
     assert learner.repeat(queue).count() == 1  # the learner's lab sees what its script wrote
     assert server_keys(lab) == before  # the lab's server saw none of it
-    assert learner.with_scripts(advance="return 2").client is learner.client  # a sandbox lab stays in it
-    looping = lab.with_scripts(register="while true do end")
+    assert with_scripts(learner, advance="return 2").client is learner.client  # a sandbox lab stays in it
+    looping = with_scripts(lab, register="while true do end")
     start = time.monotonic()
     with pytest.raises(redis.ResponseError) as stopped:
         looping.repeat(queue).register("a", 1000, "t")

@@ -1,12 +1,10 @@
 """fast/ticks.lua behind ``fastforward.forward``: it fires what a loop of ``tick()`` and
 ``clock.advance`` fires (the equivalence that keeps it in step with the flat scripts) and leaves
-the same registry and jobs; ``drain`` fires each due name once, even on the grid where a row's
-next slot is now; a malformed ticks.lua call writes nothing. On every backend."""
+the same registry and jobs; a malformed ticks.lua call writes nothing. On every backend."""
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -16,6 +14,7 @@ from helpers import MIN, START, snapshot
 
 import emq_lab
 from emq_lab import Occurrence, Outcome, SimClock, SystemClock, classroom, keys, scripts
+from emq_lab.exercises import with_scripts
 from emq_lab.fastforward import forward
 from emq_lab.keys import QueueKeys
 from emq_lab.scripts import source
@@ -289,8 +288,8 @@ def test_forward_refuses_a_negative_finish_naming_the_field(lab: emq_lab.Lab, qu
 @pytest.mark.parametrize(
     ("make", "field"),
     [
-        (lambda lab: lab.with_scripts(advance=source("advance") + "\n-- a learner's copy\n"), "scripts"),
-        (lambda lab: lab.with_scripts(enqueue=source("enqueue") + "\n-- a learner's copy\n"), "scripts"),
+        (lambda lab: with_scripts(lab, advance=source("advance") + "\n-- a learner's copy\n"), "scripts"),
+        (lambda lab: with_scripts(lab, enqueue=source("enqueue") + "\n-- a learner's copy\n"), "scripts"),
         (lambda lab: lab.with_clock(SystemClock()), "clock"),
     ],
     ids=["learners-advance", "learners-enqueue", "system-clock"],
@@ -304,99 +303,6 @@ def test_forward_refuses_a_lab_it_cannot_run_and_writes_nothing(
         next(forward(make(lab).pump(queue), 10, step_ms=MIN))
     assert snapshot(lab, queue) == before
     assert lab.clock.now_ms() == START_MS
-
-
-# -- drain: a loop of ticks at one now -------------------------------------------------------
-
-
-@pytest.mark.parametrize("slot_keyed", [False, True], ids=["fresh", "slot"])
-def test_a_grid_row_whose_next_slot_is_now_fires_once_a_drain(
-    lab: emq_lab.Lab, queue: str, other: str, slot_keyed: bool
-) -> None:
-    # report runs on the 15-minute grid from 09:00; at 09:15 its 09:00 slot is due, and the slot
-    # after it is 09:15 itself. A drain fires it once and leaves it due; so does a tick.
-    clock = SimClock(START)
-    timed = lab.with_clock(clock)
-    for q in (queue, other):
-        timed.repeat(q).register("report", 15 * MIN, "t")
-    clock.advance(15 * MIN)
-    drains = timed.pump(queue, slot_keyed=slot_keyed, rule="fixed grid")
-    ticks = timed.pump(other, slot_keyed=slot_keyed, rule="fixed grid")
-
-    for slot, next_slot in ((at(0), at(15)), (at(15), at(30))):
-        drained, ticked = drains.drain(), ticks.tick()
-        assert [(o.name, o.fired_at_ms, o.slot_ms) for o in drained] == [("report", at(15), slot)]
-        assert drained == ticked
-        assert timed.repeat(queue).entries() == [("report", next_slot)]
-    assert drains.drain() == [] == ticks.tick()  # 09:30 is not due at 09:15
-    assert timed.jobs(queue).browse() == timed.jobs(other).browse()
-
-
-def test_drain_fires_each_due_name_once_past_the_rows_that_stay_due(lab: emq_lab.Lab, queue: str) -> None:
-    # At 09:15 on the 15-minute grid: a0-a9 (slot 09:00) fire and stay due at 09:15, where they
-    # sort before z0-z9 (first run 09:15); m0-m3 (slot 09:05) fire and move to 09:20. Batches of
-    # 5 must pass the a's over to reach the z's.
-    clock = SimClock(START)
-    timed = lab.with_clock(clock)
-    rep = timed.repeat(queue)
-    rep.register_many([(f"a{i}", 15 * MIN, "t") for i in range(10)])
-    rep.register_many([(f"m{i}", 15 * MIN, "t", 5 * MIN) for i in range(4)])
-    rep.register_many([(f"z{i}", 15 * MIN, "t", 15 * MIN) for i in range(10)])
-    names = [name for name, _ in rep.entries()]
-    clock.advance(15 * MIN)
-    pump = timed.pump(queue, batch=5, rule="fixed grid")
-
-    fired = pump.drain()  # a tick a batch: the names still due are passed over by the next reads
-    assert Counter(o.name for o in fired) == Counter(names)  # each of the 24 once
-    assert {o.fired_at_ms for o in fired} == {at(15)}
-    slots = {o.name: o.slot_ms for o in fired}
-    assert [slots[f"a{i}"] for i in range(10)] == [at(0)] * 10
-    assert [slots[f"z{i}"] for i in range(10)] == [at(15)] * 10
-    entries = dict(rep.entries())
-    assert [entries[f"a{i}"] for i in range(10)] == [at(15)] * 10  # still due: the next drain's
-    assert [entries[f"m{i}"] for i in range(4)] == [at(20)] * 4
-    assert [entries[f"z{i}"] for i in range(10)] == [at(30)] * 10
-
-    again = pump.drain()
-    assert [(o.name, o.slot_ms) for o in again] == [(f"a{i}", at(15)) for i in range(10)]
-    assert pump.drain() == []
-    assert timed.jobs(queue).count() == len(names) + 10
-
-
-DRAIN_RULES: list[Any] = [
-    pytest.param("start-to-start", False, id="start-to-start"),
-    pytest.param("fixed grid", False, id="grid"),
-    pytest.param(
-        "fixed grid",
-        True,
-        id="grid-learners-scripts",
-    ),
-    pytest.param(
-        "start-to-finish",
-        False,
-        id="start-to-finish",
-    ),
-]
-
-
-@pytest.mark.parametrize(("rule", "learner"), DRAIN_RULES)
-def test_drain_fires_every_due_name_once_whatever_the_path(
-    lab: emq_lab.Lab, queue: str, rule: str, learner: bool
-) -> None:
-    # "Every occurrence due now, batch after batch": 12 names due at 09:15 (a0-a5 since 09:00,
-    # z0-z5 at 09:15), batches of 5.
-    clock = SimClock(START)
-    timed = lab.with_clock(clock)
-    if learner:  # the enqueue a learner handed in (run in the sandbox): the drain runs it
-        timed = timed.with_scripts(enqueue=source("enqueue") + "\n-- a learner's copy\n")
-    try:
-        timed.repeat(queue).register_many([(f"a{i}", 15 * MIN, "t") for i in range(6)])
-        timed.repeat(queue).register_many([(f"z{i}", 15 * MIN, "t", 15 * MIN) for i in range(6)])
-        clock.advance(15 * MIN)
-        fired = timed.pump(queue, batch=5, rule=rule).drain()
-        assert sorted(o.name for o in fired) == [*(f"a{i}" for i in range(6)), *(f"z{i}" for i in range(6))]
-    finally:
-        timed.reset(queue)
 
 
 # -- ticks.lua called raw ----------------------------------------------------------------------
@@ -569,91 +475,3 @@ def test_the_stock_scripts_refuse_work_past_their_bounds(lab: emq_lab.Lab, queue
     # what the API sends stays within them: 500 names of 60 KiB go in calls of at most 4 MiB
     outcomes = lab.repeat(queue).register_many([(f"n{i}", MIN, "y" * 60 * 1024) for i in range(500)])
     assert outcomes == [Outcome.REGISTERED] * 500
-
-
-MANY_DUE = 6_200  # more than due.lua's largest read (5,000): a drain must see past what it left
-
-
-def test_drain_under_start_to_finish_fires_thousands_of_due_names_once(lab: emq_lab.Lab, queue: str) -> None:
-    # Start-to-finish leaves every fired row at its score for the worker's finish: the rows a
-    # drain left sit before the ones it has not read, and every read must pass them.
-    rep = lab.repeat(queue)
-    names = [f"n{i:05d}" for i in range(MANY_DUE)]
-    rep.register_many([(name, 15 * MIN, "t") for name in names])
-    fired = lab.pump(queue, rule="start-to-finish").drain()
-    assert sorted(o.name for o in fired) == names  # each once, none left out
-    assert len({o.job_id for o in fired}) == MANY_DUE
-    assert {ms for _, ms in rep.entries()} == {lab.clock.now_ms()}  # all left for their finish
-
-
-def finish(lab: emq_lab.Lab, queue: str, fired: list[Occurrence], run_ms: int) -> None:
-    """The worker: each run finishes ``run_ms`` after its release and advances its row."""
-    rep = lab.repeat(queue)
-    for o in fired:
-        assert rep.advance_to(o.name, o.fired_at_ms + run_ms + 15 * MIN, read_ms=o.slot_ms) is Outcome.ADVANCED
-
-
-@pytest.mark.parametrize("rule", ["start-to-start", "fixed grid", "start-to-finish"])
-def test_drain_is_a_loop_of_ticks_at_one_now(lab: emq_lab.Lab, queue: str, rule: str) -> None:
-    # a0-a9 due since 09:00, b0-b9 due at 09:05 (their names sort first), batches of 4. The ticks
-    # at 09:05 go on until one fires nothing; under start-to-finish a worker finishes each tick's
-    # runs before the next (the drain's runs finish after it): the same jobs, the same registry.
-    clock = SimClock(START)
-    timed = lab.with_clock(clock)
-    other = f"{queue}-ticks"
-    for q in (queue, other):
-        timed.repeat(q).register_many([(f"b{i}", 15 * MIN, "t", 5 * MIN) for i in range(10)])
-        timed.repeat(q).register_many([(f"a{i}", 15 * MIN, "t") for i in range(10)])
-    clock.advance(5 * MIN)
-    drained = timed.pump(queue, batch=4, rule=rule).drain()
-    ticked: list[Occurrence] = []
-    pump = timed.pump(other, batch=4, rule=rule)
-    while tick := pump.tick():
-        ticked += tick
-        if rule == "start-to-finish":
-            finish(timed, other, tick, MIN)
-    if rule == "start-to-finish":
-        finish(timed, queue, drained, MIN)
-    try:
-        assert [(o.name, o.slot_ms) for o in drained][:10] == [(f"a{i}", START_MS) for i in range(10)]
-        assert len(drained) == 20
-        assert drained == ticked
-        assert timed.repeat(queue).entries() == timed.repeat(other).entries()
-    finally:
-        timed.reset(other)
-
-
-def test_a_drain_whose_rule_keeps_every_name_in_place_fires_each_once(lab: emq_lab.Lab, queue: str) -> None:
-    # A rule that gives each row a next run at now keeps every fired name due where it was: the
-    # reads must start past them rather than read them again and again.
-    lab.repeat(queue).register_many([(f"n{i:02d}", 15 * MIN, "t") for i in range(20)])
-    pump = lab.pump(queue, batch=5, rule=lambda release_ms, every_ms: release_ms)
-    fired = pump.drain()
-    assert [o.name for o in fired] == [f"n{i:02d}" for i in range(20)]  # each once, in score order
-    assert lab.jobs(queue).count() == 20
-    assert {ms for _, ms in lab.repeat(queue).entries()} == {lab.clock.now_ms()}  # all still due
-
-
-GRID_DUE = 6_000  # more than due.lua's largest read (5,000)
-
-
-def test_a_grid_drain_exactly_on_a_slot_fires_thousands_of_names_once(lab: emq_lab.Lab, queue: str) -> None:
-    # 6,000 names on the 15-minute grid, due since 09:00; the drain runs at 09:15, exactly their
-    # next slot, so each name it fires moves to 09:15 and stays due, behind the names still to
-    # fire. The caller's occurrences are the server's jobs, each name once.
-    clock = SimClock(START)
-    timed = lab.with_clock(clock)
-    names = [f"n{i:05d}" for i in range(GRID_DUE)]
-    timed.repeat(queue).register_many([(name, 15 * MIN, "t") for name in names])
-    clock.advance(15 * MIN)
-    fired = timed.pump(queue, rule="fixed grid").drain()
-    assert sorted(o.name for o in fired) == names
-    assert {(o.fired_at_ms, o.slot_ms) for o in fired} == {(at(15), at(0))}
-    jobs = timed.jobs(queue)
-    wait = jobs.browse(limit=2 * GRID_DUE)
-    assert sorted(wait) == sorted(o.job_id for o in fired)  # no job beyond what the caller holds
-    pipe = lab.client.pipeline(transaction=False)
-    for o in fired:
-        pipe.hget(timed.keyspace(queue).job(o.job_id), "name")
-    assert pipe.execute() == [o.name for o in fired]
-    assert {ms for _, ms in timed.repeat(queue).entries()} == {at(15)}  # each on its 09:15 slot

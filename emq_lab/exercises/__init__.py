@@ -5,6 +5,7 @@ with the smallest scenario that shows what is wrong.
 - ``register(lua_source)``, ``next_run(fn)``, ``advance(lua_source)`` -> :class:`Check`:
   ``check.passed`` and ``print(check)``.
 - ``hint(exercise, level)``, ``solution(exercise)``, ``buggy(exercise)``, ``skeleton(exercise)``.
+- ``with_scripts(lab, advance=text)``: a lab (in the sandbox) whose verbs and pump run your Lua.
 
 Every checker runs in the sandbox (:mod:`emq_lab.sandbox`, wiped before each check), on queues of
 its own (``exercise-<name>``): nothing of the lab's server is read or written, except the check's
@@ -21,6 +22,7 @@ from .. import progress
 from ..lab import Lab, connect
 from . import advance_check, next_run_check, predict, register_check
 from .check import Check
+from .learner import with_scripts
 from .next_run_check import Timelines
 from .solutions import buggy, hint, skeleton, solution
 
@@ -78,4 +80,5 @@ __all__ = [
     "skeleton",
     "solution",
     "upsert",
+    "with_scripts",
 ]

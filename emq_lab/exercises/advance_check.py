@@ -27,6 +27,7 @@ from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
 from .check import Check, at, clear, printable, queues, session, sim, unexpected
 from .explain import attempt, explain_error
+from .learner import with_scripts
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -127,7 +128,7 @@ def check(lua_source: str, lab: Lab | None = None) -> Check:
     every = orders()
     with session(lab, "advance", lua=True) as (sandboxed, reference):
         try:
-            return _replay_all(sandboxed.with_scripts(advance=lua_source), reference, every)
+            return _replay_all(with_scripts(sandboxed, advance=lua_source), reference, every)
         except Exception as error:  # noqa: BLE001 - no answer may break the checker
             return unexpected("advance", error)
 

@@ -17,6 +17,7 @@ from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
 from .check import Check, Unsteady, at, clear, printable, queues, session, sim, smallest, span, unexpected, unsteady
 from .explain import attempt, explain_error
+from .learner import with_scripts
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -196,7 +197,7 @@ def check(lua_source: str, lab: Lab | None = None) -> Check:
     if not isinstance(lua_source, str) or not lua_source.strip():
         raise ValueError(f"lua_source: expected the Lua text of your register script, got {lua_source!r:.60}")
     with session(lab, "register", lua=True) as (sandboxed, reference):
-        learner = sandboxed.with_scripts(register=lua_source)
+        learner = with_scripts(sandboxed, register=lua_source)
         scenario = [""]
         try:
             return _search(reference, learner, scenario)

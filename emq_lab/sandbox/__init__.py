@@ -16,7 +16,7 @@ same Lua environment and hook; the hook is the only limit there.
 
 - :func:`for_checks`: the kernel's warm worker for the exercises' checkers, wiped before each check
   (the checkers run their reference side elsewhere: never in a Lua state a learner's script ran in).
-- :func:`shared`: the worker ``Lab.with_scripts`` runs a learner's scripts on (not wiped).
+- :func:`shared`: the worker ``exercises.with_scripts`` runs a learner's scripts on (not wiped).
 """
 
 from __future__ import annotations
@@ -242,7 +242,7 @@ def for_checks(check_s: float | None = None) -> Sandbox:
 
 
 def shared() -> Sandbox:
-    """The worker ``Lab.with_scripts`` runs on: one per kernel, a new one once it was spent."""
+    """The worker ``exercises.with_scripts`` runs on: one per kernel, a new one once it was spent."""
     return _box("scripts")
 
 

@@ -120,8 +120,6 @@ MANY = 500
 MAX_MANY, MAX_MANY_BYTES = 1000, 4 * 1024 * 1024
 #: due.lua's limit.
 MAX_DUE = 5000
-#: due.lua: the most due rows a read may pass over before its batch (a drain's rows left in place).
-MAX_OFFSET = 1_000_000
 #: ticks.lua: rows a tick (a pump's batch), ticks a call, occurrences wanted a call.
 MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10_000, 10_000
 
@@ -152,10 +150,9 @@ def enqueue(k: QueueKeys, name: str, fired_at_ms: int, template: str, job_id: st
     return Call("enqueue", (k.counter, k.wait, k.job_prefix), args)
 
 
-def due(k: QueueKeys, now_ms: int, limit: int, offset: int = 0) -> Call:
-    """due.lua: the rows scored at or before ``now_ms``, by score, at most ``limit``, after the
-    first ``offset`` of them -> :func:`rows`."""
-    return Call("due", (k.registry,), (now_ms, limit, offset))
+def due(k: QueueKeys, now_ms: int, limit: int) -> Call:
+    """due.lua: the rows scored at or before ``now_ms``, by score, at most ``limit`` -> :func:`rows`."""
+    return Call("due", (k.registry,), (now_ms, limit))
 
 
 def contrast(script: str, k: QueueKeys, name: str, every_ms: int, template: str, first_ms: int) -> Call:

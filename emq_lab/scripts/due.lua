@@ -5,18 +5,14 @@
 --                    (each member's record is KEYS[1] .. ':' .. name, on the same slot)
 -- ARGV[1]  now_ms    the tick's "now" in milliseconds
 -- ARGV[2]  limit     the most rows to return, an integer from 1 to 5000 (bounds the call's work)
--- ARGV[3]  offset    optional, default 0: due rows to pass over first, an integer from 0 to
---                    1000000 (a drain passes the rows it left at their score). No Lua runs for
---                    them: the server skips them itself, under a millisecond at the bound.
 --
 -- Returns a flat array, four entries a row: name, score (ms, as text), every_ms, template;
 --   every_ms and template are nil when the record is gone (a dangling member, which the
 --   advance sweeps). Nothing is written.
---   error reply when now_ms, limit or offset is not an integer in its range
+--   error reply when now_ms or limit is not an integer in its range
 local registry = KEYS[1]
-local now_ms, limit, offset = ARGV[1], ARGV[2], ARGV[3] or '0'
+local now_ms, limit = ARGV[1], ARGV[2]
 local MAX_DUE = 5000  -- as scripts/__init__.py
-local MAX_OFFSET = 1000000  -- scripts/__init__.py's MAX_OFFSET
 
 if type(now_ms) ~= 'string' or not now_ms:match('^%-?%d+$') or #now_ms > 16 then
   return redis.error_reply('ERR emq due: now_ms must be an integer')
@@ -24,11 +20,8 @@ end
 if type(limit) ~= 'string' or not limit:match('^[1-9]%d*$') or #limit > 5 or tonumber(limit) > MAX_DUE then
   return redis.error_reply('ERR emq due: limit must be an integer from 1 to ' .. MAX_DUE)
 end
-if type(offset) ~= 'string' or not offset:match('^%d+$') or #offset > 7 or tonumber(offset) > MAX_OFFSET then
-  return redis.error_reply('ERR emq due: offset must be an integer from 0 to ' .. MAX_OFFSET)
-end
 
-local members = redis.call('ZRANGEBYSCORE', registry, '-inf', now_ms, 'WITHSCORES', 'LIMIT', offset, limit)
+local members = redis.call('ZRANGEBYSCORE', registry, '-inf', now_ms, 'WITHSCORES', 'LIMIT', 0, limit)
 local out = {}
 for i = 1, #members, 2 do
   local name = members[i]
