@@ -1,7 +1,6 @@
 """emq-lab: run the scheduler dives on fakeredis or a real Valkey."""
 
-import sys as _sys
-
+from ._browser import platform as _platform
 from .clock import SimClock, SystemClock
 from .errors import BackendUnavailable
 from .lab import Lab, connect
@@ -23,7 +22,4 @@ __all__ = [
     "connect",
 ]
 
-if _sys.platform == "emscripten":  # the browser edition: plotly, hypothesis, ipywidgets install on first import
-    from ._browser import wheels as _wheels
-
-    _wheels.install()
+_platform.start()  # the browser edition: its wheels and its Lua, before anything else loads

@@ -20,7 +20,7 @@ from redis.client import Pipeline
 from redis.cluster import ClusterNode, ClusterPipeline
 from redis.retry import Retry
 
-from . import _browser, errors
+from . import errors
 
 if TYPE_CHECKING:
     import fakeredis
@@ -39,7 +39,6 @@ _server_lock = threading.Lock()
 def embedded_server() -> fakeredis.FakeServer:
     """The one process-wide FakeServer: every embedded client in a kernel sees the same data."""
     global _server
-    _browser.install()  # Pyodide only: fakeredis's Lua runs on fengari, set up before fakeredis loads
     import fakeredis  # only here: a lab on a URL never imports it
 
     with _server_lock:
@@ -172,7 +171,6 @@ def embedded_client() -> redis.Redis:
     (switch the server off, ``embedded_server().connected = False``, to rehearse an outage).
     fakeredis is imported here only: a lab on a URL never imports it."""
     global _embedded_class
-    _browser.install()  # Pyodide only: as in embedded_server()
     import fakeredis
 
     if _embedded_class is None:

@@ -9,12 +9,12 @@ Retries are scheduled by :func:`call_later`: on the running asyncio event loop w
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Generic, Protocol, TypeVar
 
+from ._browser import platform
 from .errors import BUSY, BackendUnavailable, busy, is_transient, reason
 
 UNAVAILABLE = "backend unavailable"
@@ -36,7 +36,7 @@ def _loop() -> asyncio.AbstractEventLoop | None:
         return asyncio.get_running_loop()
     except RuntimeError:
         pass
-    if sys.platform == "emscripten":  # Pyodide: its WebLoop runs callbacks off the browser's timers
+    if platform.active():  # Pyodide: its WebLoop runs callbacks off the browser's timers
         return asyncio.get_event_loop()
     return None
 

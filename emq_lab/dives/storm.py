@@ -4,12 +4,12 @@ BullMQ run. Split from :mod:`emq_lab.dives.upsert`, which re-exports these names
 
 from __future__ import annotations
 
-import sys
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import validate
+from .._browser import platform
 from ..outcome import Outcome
 from ..schedule import MINUTE_MS
 from .common import period
@@ -67,7 +67,7 @@ def stampede(lab: Lab, queue: str, *, boots: int = 8, names: int = 300, every_ms
         except BaseException as error:  # reported below, in the caller's thread
             failures.append(error)
 
-    if sys.platform == "emscripten":
+    if platform.active():  # the browser edition has no threads: one boot after the other
         for slot in range(boots):
             answers[slot] = lab.repeat(queue).register_many(items)
     else:

@@ -39,6 +39,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from .._browser import platform
 from .lua import LIMIT_S, MEMORY_BYTES
 
 __all__ = ["CHECK_S", "HARD_S", "LIMIT_S", "MEMORY_BYTES", "Sandbox", "Stopped", "for_checks", "owns", "shared"]
@@ -51,7 +52,7 @@ HARD_S = LIMIT_S + 2.0
 CHECK_S = 6.0
 #: Seconds a new worker may take to start (import fakeredis and lupa).
 START_S = 30.0
-BROWSER = sys.platform == "emscripten"
+BROWSER = platform.active()
 
 
 class Stopped(Exception):

@@ -3,13 +3,13 @@ measures of the next run hold or drift. FastForwardPanel: a progress bar over a 
 
 from __future__ import annotations
 
-import sys
 import threading
 from html import escape
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
+from .._browser import platform
 from ..dives import cadence
 from ..dives.common import start_ms as dive_start_ms
 from ..plots.timeline import timeline
@@ -230,7 +230,7 @@ class FastForwardPanel(View):
             self._note.say(BUSY, "refused")
             return None
         self._running()  # the button is disabled before the click's handler returns
-        if sys.platform == "emscripten":  # the browser edition has no threads: run in the click
+        if platform.active():  # the browser edition has no threads: run in the click
             self._note.attempt(self._run_locked)
             return None
         worker = threading.Thread(target=lambda: self._note.attempt(self._run_locked), daemon=True)
