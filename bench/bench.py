@@ -36,7 +36,7 @@ import redis  # noqa: E402
 from servers import ValkeyServer, server_binary  # noqa: E402
 
 import emq_lab  # noqa: E402
-from emq_lab.dives.upsert import rate  # noqa: E402  (the stored BullMQ table prints rates the same way)
+from emq_lab.dives.storm import rate  # noqa: E402  (the stored BullMQ table prints rates the same way)
 
 MIN = 60_000
 EVERY_MS = 15 * MIN

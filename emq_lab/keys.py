@@ -70,13 +70,6 @@ class QueueKeys:
         return f"{self.tag}:delayed"
 
     @property
-    def pattern(self) -> str:
-        """SCAN glob matching every key of this queue and nothing else."""
-        if self.namespace is None:
-            return f"{PREFIX}:{{{_glob_escape(self.queue)}}}:*"
-        return f"{PREFIX}:ns:{{{_glob_escape(self.namespace)}:{_glob_escape(self.queue)}}}:*"
-
-    @property
     def fixed(self) -> tuple[str, ...]:
         """The queue's keys whose names do not depend on its contents."""
         return (self.registry, self.counter, self.wait, self.delayed)

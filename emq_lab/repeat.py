@@ -55,7 +55,7 @@ class Repeat:
         name gets the EXISTS guard ``register`` gives it. A lab whose register script was
         replaced (``exercises.with_scripts(lab, register=...)``) runs that script per name
         instead, pipelined, so a learner's script is what answers."""
-        checked = _checked_all(items)
+        checked = [_checked(item, index=index) for index, item in enumerate(items)]
         if not checked:
             return []
         now = self.lab.clock.now_ms()
@@ -144,32 +144,6 @@ def _checked(item: Sequence[object], *, index: int | None = None) -> tuple[str, 
     except ValueError as exc:
         raise ValueError(f"{where}{exc}") from None
     return name, every_ms, template, first_in_ms
-
-
-def _checked_all(items: Iterable[Registration]) -> list[tuple[str, int, str, int]]:
-    """``_checked`` for every item, in order. A period, template and delay already checked
-    together are not checked again: a boot storm's items differ only in the name."""
-    checked: list[tuple[str, int, str, int]] = []
-    seen: set[tuple[object, ...]] = set()
-    for index, item in enumerate(items):
-        spec: tuple[object, ...] | None = None
-        if type(item) in (tuple, list) and len(item) in (3, 4):
-            first = item[3] if len(item) == 4 else 0
-            spec = (type(item[1]), item[1], type(item[2]), item[2], type(first), first)
-            try:
-                known = spec in seen
-            except TypeError:  # a part that cannot be hashed: _checked says what is wrong
-                spec, known = None, False
-            if known:
-                try:
-                    checked.append((validate.name(item[0]), item[1], item[2], first))
-                except ValueError as exc:
-                    raise ValueError(f"items[{index}]: {exc}") from None
-                continue
-        checked.append(_checked(item, index=index))
-        if spec is not None:
-            seen.add(spec)
-    return checked
 
 
 def _group_size(template: str) -> int:

@@ -17,7 +17,9 @@ START = "2026-01-05T09:00:00Z"  # where every test's SimClock starts (the course
 def scanned(lab: emq_lab.Lab, queue: str) -> list[str]:
     """Every key of ``queue`` by a SCAN of its pattern over the whole server. ``lab.keys(q)`` finds
     them from the queue's own structures; the tests look everywhere, so a stray write shows."""
-    return sorted(set(lab.client.scan_iter(match=lab.keyspace(queue).pattern, count=1000)))
+    tag = lab.keyspace(queue).registry.removesuffix("repeat")  # emq:{q}: (or emq:ns:{ns:q}:)
+    pattern = tag.replace("\\", "\\\\") + "*"  # a backslash is the one glob character a name may hold
+    return sorted(set(lab.client.scan_iter(match=pattern, count=1000)))
 
 
 def records(lab: emq_lab.Lab, queue: str) -> set[str]:

@@ -13,8 +13,7 @@ from helpers import MIN, snapshot
 import emq_lab
 from emq_lab import exercises
 from emq_lab.exercises import explain
-from emq_lab.exercises.next_run_check import Setting, Timelines
-from emq_lab.plots.exercise import timelines_figure
+from emq_lab.exercises.next_run_check import Timelines
 
 REGISTER = exercises.solution("register")
 ADVANCE = exercises.solution("advance")
@@ -337,19 +336,6 @@ def test_hints_come_in_two_levels_and_solutions_only_when_asked() -> None:
         exercises.solution("upsert")
     assert "redis.call('EXISTS', record)" in exercises.solution("register")
     assert callable(exercises.solution("next_run"))
-
-
-def test_the_figure_draws_both_lanes_and_marks_where_they_part() -> None:
-    setting = Setting(15 * MIN, 4 * MIN)
-    start = 1_767_603_600_000
-    ref = tuple(start + k * 15 * MIN for k in range(3))
-    parted = Timelines(setting, start, (ref[0], ref[1] + 4 * MIN, ref[2] + 8 * MIN), ref, 1)
-    figure = timelines_figure(parted)
-    assert [t.name for t in figure.data] == ["yours runs", "yours", "start-to-start runs", "start-to-start"]
-    assert figure.layout.shapes[0].x0 == 15 and figure.layout.annotations[0].text == "run #2: they part"
-    assert list(figure.data[1].x) == [0, 19, 38]
-    agreed = timelines_figure(Timelines(setting, start, ref, ref, None))
-    assert not agreed.layout.shapes and figure.to_json() == timelines_figure(parted).to_json()
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 from redis.cluster import RedisCluster
 
 import emq_lab
-from emq_lab.dives.upsert import (
+from emq_lab.dives.storm import (
     BULLMQ_MEASURED,
     WRITES_PER_REGISTRATION,
     StormBoot,
@@ -81,13 +81,9 @@ def test_a_storm_of_a_bad_size_is_refused_before_any_write(queue: str, names: ob
     assert lab.keys(queue) == []
 
 
-def test_the_writes_figure_draws_what_beside_prints() -> None:
-    from emq_lab.plots.registry import writes_figure
-
+def test_beside_prints_the_writes_per_name() -> None:
     storm = StormResult(1_000, (StormBoot(1, 1_000, 0), StormBoot(2, 0, 1_000)))
-    figure = writes_figure(storm)
-    drawn = {bar.name: tuple(bar.y) for bar in figure.data}
-    assert drawn == writes_per_name(storm)
-    assert drawn["emq-lab register (here)"] == (3, 0)
+    bars = writes_per_name(storm)
+    assert bars["emq-lab register (here)"] == (3, 0)
     printed = [line.split()[-2:] for line in beside(storm).splitlines()[1:]]
-    assert printed == [[f"{each:,.0f}" for each in bars] for bars in drawn.values()]
+    assert printed == [[f"{each:,.0f}" for each in boots] for boots in bars.values()]

@@ -179,15 +179,3 @@ def test_inputs_are_checked_before_any_write(lab: emq_lab.Lab, queue: str) -> No
     with pytest.raises(ValueError, match="boot"):
         service.boot_until(0)
     assert lab.keys(queue) == []
-
-
-def test_registry_figure_draws_the_rows_and_pending_runs(lab: emq_lab.Lab, queue: str) -> None:
-    from emq_lab.plots.registry import registry_figure, registry_marks
-
-    states = {s.label: state for s, state in tally(lab, queue, 2).items()}
-    figure = registry_figure(states)
-    rows, pending = figure.data
-    assert list(rows.y) == ["EXISTS guard", "naive append", "naive append", "ZSCORE upsert"]
-    assert list(pending.y) == ["naive append", "naive append", "ZSCORE upsert"]
-    assert list(pending.text) == [m for state in states.values() for m, _ in state.pending]
-    assert registry_marks(states)[1] == "naive append   rows at 09:15, 09:20 · pending runs at 09:15, 09:20"

@@ -206,10 +206,6 @@ class Race:
         """What the advance answered for ``name`` (None: not taken, or the pump held nothing)."""
         return next((outcome for name, outcome in self._round.advanced if name == self.name), None)
 
-    @property
-    def cancel_outcome(self) -> Outcome | None:
-        return self._round.cancelled
-
     def why_not(self, step: str) -> str | None:
         """None if ``step`` may be taken now, else the reason it may not."""
         if step not in ALL_LABELS:

@@ -15,51 +15,11 @@ from ..outcome import Outcome, outcome_of
 from ..pump import Occurrence
 from ..schedule import MINUTE_MS
 from ..scripts import source
+from . import storm
 from .common import period
 
-# The boots at scale live in dives/storm.py; their names stay importable from here.
-from .storm import (
-    BULLMQ_MEASURED as BULLMQ_MEASURED,
-)
-from .storm import (
-    MAX_STORM as MAX_STORM,
-)
-from .storm import (
-    WRITES_PER_REGISTRATION as WRITES_PER_REGISTRATION,
-)
-from .storm import (
-    Measured as Measured,
-)
-from .storm import (
-    MeasuredBoot as MeasuredBoot,
-)
-from .storm import (
-    Stampede as Stampede,
-)
-from .storm import (
-    StormBoot as StormBoot,
-)
-from .storm import (
-    StormResult as StormResult,
-)
-from .storm import (
-    beside as beside,
-)
-from .storm import (
-    boot_storm as boot_storm,
-)
-from .storm import (
-    rate as rate,
-)
-from .storm import (
-    split_register as split_register,
-)
-from .storm import (
-    stampede as stampede,
-)
-from .storm import (
-    writes_per_name as writes_per_name,
-)
+# The boots at scale live in dives/storm.py; notebook 01 calls these three as upsert.<name>.
+split_register, stampede, boot_storm = storm.split_register, storm.stampede, storm.boot_storm
 
 if TYPE_CHECKING:
     from ..lab import Lab

@@ -3,6 +3,7 @@ names its purpose, every ``KEYS[i]`` and ``ARGV[i]`` and every return."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -21,8 +22,10 @@ FILES = {
 }
 
 
+@functools.cache
 def source(name: str) -> str:
-    """The text of ``<name>.lua`` (``contrast/<x>`` or ``fast/<x>`` for a script in a folder)."""
+    """The text of ``<name>.lua`` (``contrast/<x>`` or ``fast/<x>`` for a script in a folder),
+    read once."""
     return resources.files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")
 
 
