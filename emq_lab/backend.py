@@ -48,8 +48,8 @@ def embedded_server() -> fakeredis.FakeServer:
 
 
 def in_process(client: redis.Redis | redis.RedisCluster) -> bool:
-    """True when ``client`` is a fakeredis one: its server runs in this process, so a call never
-    waits on a socket (there is no wait for other work to fill)."""
+    """True when ``client`` is a fakeredis one: the embedded server, in this process (the
+    classroom's demo plays its learners there, never on a real server)."""
     return any(each.__module__.partition(".")[0] == "fakeredis" for each in type(client).__mro__)
 
 

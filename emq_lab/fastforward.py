@@ -35,17 +35,13 @@ def forward(
         raise ValueError("clock: forward() needs a SimClock (one that can advance)")
     validate.limit(occurrences, field="occurrences")
     validate.limit(per_call, field="per_call")
-    if isinstance(step_ms, bool) or not isinstance(step_ms, int) or step_ms < 0:
-        raise ValueError(f"step_ms: expected an int of milliseconds >= 0, got {step_ms!r}")
+    validate.integer(step_ms, "step_ms", 0, unit=" ms")
     if not isinstance(pump.rule, Measure):
         raise ValueError("rule: forward() computes the measures in the script; tick a function rule with tick()")
-    if finish_ms is not None and (
-        pump.rule is not Measure.START_TO_FINISH
-        or isinstance(finish_ms, bool)
-        or not isinstance(finish_ms, int)
-        or finish_ms < 0
-    ):
-        raise ValueError(f"finish_ms: a run's length in ms >= 0, for start-to-finish only; got {finish_ms!r}")
+    if finish_ms is not None:
+        if pump.rule is not Measure.START_TO_FINISH:
+            raise ValueError(f"finish_ms: a run's length, for start-to-finish only; got {finish_ms!r}")
+        validate.integer(finish_ms, "finish_ms", 0, unit=" ms")
     if not (pump.lab.scripts.stock("enqueue") and pump.lab.scripts.stock("advance")):
         raise ValueError("scripts: forward() runs the shipped enqueue and advance; tick a learner's with tick()")
     left = occurrences

@@ -32,8 +32,7 @@ class Jobs:
     def trim(self, keep: int) -> int:
         """Keep the newest ``keep`` waiting jobs, delete the older ones (wait-list entries and job
         hashes); how many were deleted. A demo that makes thousands of jobs cleans up so."""
-        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
-            raise ValueError(f"keep: expected an int >= 0, got {keep!r}")
+        validate.integer(keep, "keep", 0)
         older = [text(job_id) for job_id in self.lab.client.lrange(self.wait_key, keep, -1)]
         for start in range(0, len(older), 500):
             self.lab.client.unlink(*(self.k.job(job_id) for job_id in older[start : start + 500]))

@@ -1,5 +1,6 @@
-"""What a script answered, as the course names it. The reply -> Outcome mapping
-lives here and nowhere else."""
+"""What a script answered, as the course names it: ``outcome_of`` maps the integer reply of each
+flat script (and of the contrast scripts) to its Outcome. The fast-forward's batch script answers
+in codes of its own, which ``scripts.ticked`` maps."""
 
 from __future__ import annotations
 

@@ -39,22 +39,24 @@ def _utf8(value: str, field: str) -> bytes:
         raise ValueError(f"{field}: {_short(value)} cannot be encoded as UTF-8") from None
 
 
-def _int(value: object, field: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{field}: expected an int of milliseconds, got {type(value).__name__} {_short(value)}")
-    if not low <= value <= high:
-        raise ValueError(f"{field}: must be from {low} to {high} ms, got {value}")
-    return int(value)  # an IntEnum member (a named period) as its plain int, as the scripts expect
+def integer(value: object, field: str, low: int, high: int | None = None, *, unit: str = "") -> int:
+    """An int (not a bool) from ``low`` to ``high`` (None: no top), in ``unit`` (" ms", say);
+    a ValueError naming ``field`` for anything else. An IntEnum member (a named period) comes
+    back as its plain int, as the scripts expect."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        within = f">= {low:,}" if high is None else f"from {low:,} to {high:,}"
+        raise ValueError(f"{field}: expected an int {within}{unit}, got {type(value).__name__} {_short(value)}")
+    return int(value)
 
 
 def every_ms(value: object) -> int:
     """The period: an int (not bool) from 1 ms to ten years."""
-    return _int(value, "every_ms", 1, MAX_EVERY_MS)
+    return integer(value, "every_ms", 1, MAX_EVERY_MS, unit=" ms")
 
 
 def first_in_ms(value: object) -> int:
     """Delay of the first run: an int (not bool) >= 0, at most ten years."""
-    return _int(value, "first_in_ms", 0, MAX_FIRST_IN_MS)
+    return integer(value, "first_in_ms", 0, MAX_FIRST_IN_MS, unit=" ms")
 
 
 def template(value: object) -> str:
@@ -74,9 +76,7 @@ def registration(name_: object, every: object, template_: object) -> tuple[str, 
 
 def limit(value: object, *, field: str = "limit") -> int:
     """A batch or page size: an int >= 1."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{field}: expected an int >= 1, got {_short(value)}")
-    return int(value)
+    return integer(value, field, 1)
 
 
 NAMESPACE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")

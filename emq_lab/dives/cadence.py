@@ -186,8 +186,7 @@ def describe(trace: Trace) -> str:
 def _check_controls(every_ms: int, run_ms: int, cycles: int, tick_ms: int) -> None:
     validate.every_ms(every_ms)
     for value, field in ((run_ms, "run_ms"), (tick_ms, "tick_ms")):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{field}: expected an int of milliseconds >= 0, got {value!r}")
+        validate.integer(value, field, 0, unit=" ms")
     validate.limit(cycles, field="cycles")
 
 
@@ -323,9 +322,10 @@ def fast_forward(
     keep: int = 20,
 ) -> FastForward:
     """Reset ``queue``, register one name and tick the pump once per period until it fired
-    ``occurrences`` times, each tick a real due read, enqueue and advance on a SimClock. Then
-    only the newest ``keep`` jobs are kept, so a run leaves a few kilobytes on a server, not
-    thousands of job hashes."""
+    ``occurrences`` times, on a SimClock: ``fastforward.forward`` runs ``report_every`` ticks a
+    round trip in ``ticks.lua`` (each tick what due, enqueue and advance do). Then only the newest
+    ``keep`` jobs are kept, so a run leaves a few kilobytes on a server, not thousands of job
+    hashes. A second run on the queue meanwhile (another tab) is a ValueError, not a mixed count."""
 
     validate.limit(occurrences, field="occurrences")
     validate.every_ms(every_ms)
@@ -417,8 +417,7 @@ def outage(
         raise ValueError("measure: an outage lane runs start-to-start or the fixed grid (the pump's own rules)")
     _check_controls(every_ms, 0, 1, 0)
     for value, field in ((down_at_ms, "down_at_ms"), (down_for_ms, "down_for_ms")):
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ValueError(f"{field}: expected an int of milliseconds > 0, got {value!r}")
+        validate.integer(value, field, 1, unit=" ms")
     validate.limit(after, field="after")
     start = lab_start_ms(lab) if start_ms is None else start_ms
     down, back = start + down_at_ms, start + down_at_ms + down_for_ms

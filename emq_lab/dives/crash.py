@@ -204,14 +204,8 @@ class CrashBench:
         self.lab = lab
         self.queue = validate.name(queue, field="queue")
         self.name, self.every_ms, self.template = validate.registration(name, every_ms, template)
-        if isinstance(restart_after_ms, bool) or not isinstance(restart_after_ms, int):
-            raise ValueError(f"restart_after_ms: expected an int of milliseconds, got {restart_after_ms!r}")
-        if not 0 <= restart_after_ms < every_ms:
-            raise ValueError(
-                f"restart_after_ms: must be from 0 to below every_ms ({every_ms}) so the restart meets "
-                f"the same slot, got {restart_after_ms}"
-            )
-        self.restart_after_ms = restart_after_ms
+        # below every_ms, so the restart meets the same slot
+        self.restart_after_ms = validate.integer(restart_after_ms, "restart_after_ms", 0, every_ms - 1, unit=" ms")
         self.crash = _checked_switch(crash, "crash")
         self.slot_keyed = _checked_switch(slot_keyed, "slot_keyed")
         self.ticks: list[CrashTick] = []

@@ -249,8 +249,7 @@ def boot_storm(
     what the script answered (3 per registration, 0 per EXISTS), so they read the same on every
     backend. The names stay registered afterwards."""
     validate.name(queue, field="queue")
-    if isinstance(names, bool) or not isinstance(names, int) or not 1 <= names <= MAX_STORM:
-        raise ValueError(f"names: expected an int from 1 to {MAX_STORM:,}, got {names!r}")
+    validate.integer(names, "names", 1, MAX_STORM)
     validate.every_ms(every_ms)
     validate.template(template)
     lab.reset(queue)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
+from .. import validate
 from .._browser import platform
 from ..dives import cadence
 from ..dives.common import start_ms as dive_start_ms
@@ -33,8 +34,10 @@ class CadenceExplorer(View):
     """Sliders for the period, the run duration, the cycles and the pump's tick interval; a
     timeline with one lane per measure and a readout of the release times and the drift.
 
-    Every lane comes from ``emq_lab.dives.cadence.trace``: the real register, pump and advance scripts
-    on the lab's backend, on SimClocks. Twins: ``set(**controls)``, ``readout``, ``trace``.
+    Every lane comes from ``emq_lab.dives.cadence.trace``: register.lua, then the pump's ticks run
+    by the fast-forward's ``ticks.lua`` (what due, enqueue and advance do, a call at a time, kept
+    in step by the equivalence tests) on the lab's backend, on SimClocks. Twins:
+    ``set(**controls)``, ``readout``, ``trace``.
     """
 
     def __init__(
@@ -143,9 +146,7 @@ class CadenceExplorer(View):
     @staticmethod
     def _checked(key: str, value: Any) -> int:
         label, low, high, _ = CONTROLS[key]
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ValueError(f"{key}: expected an int from {low} to {high}, got {value!r}")
-        return value
+        return validate.integer(value, key, low, high)
 
     def _compute(self) -> cadence.Trace:
         c = {key: int(slider.value) * CONTROLS[key][3] for key, slider in self._sliders.items()}

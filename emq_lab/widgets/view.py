@@ -66,8 +66,8 @@ class View:
     Displayed, it shows a one-line backend status above the box; its ``text/plain`` is the
     readout, so a notebook's stored output carries the verdict rather than the ipywidgets repr
     (which changes by version). Button callbacks go through ``act``: while the backend is down
-    the status says so ("backend unavailable — retrying every 5 s — last error: …"), the clicks
-    wait in order, and one retry chain runs them when the server is back (see
+    the status says so ("backend unavailable — retrying every N s — last error: …", N being 1,
+    2, then 5), the clicks wait in order, and one retry chain runs them when the server is back (see
     :class:`emq_lab.health.Health`). A twin called directly raises
     :class:`emq_lab.BackendUnavailable` naming the URL.
     """
