@@ -33,7 +33,7 @@ ROUNDS = 16
 PAUSE_S = 0.2
 
 
-def pipelined(client: RedisCluster, slot: int, count: int, queue: Callable[[Pipeline, int], None]) -> list[Any]:
+def pipelined(client: RedisCluster, slot: int, count: int, queue: Callable[[Pipeline, int], object]) -> list[Any]:
     """The replies of ``count`` calls on ``slot`` (call ``i`` queued on a pipeline by
     ``queue(pipe, i)``), in order: each a reply or the error the server answered."""
     url = getattr(client, "emq_url", "")
