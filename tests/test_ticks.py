@@ -414,7 +414,7 @@ def test_a_learners_acl_lets_ticks_lua_run(learner_lab: emq_lab.Lab, queue: str)
     timed.client.delete(timed.keyspace(queue).record("gone"))  # the script's HMGET, then ZREM
     clock.advance(15 * MIN)
     pump = timed.pump(queue, slot_keyed=True, rule="fixed grid")
-    assert [o.name for o in pump.drain()] == ["a", "b"]
+    assert [o.name for o in pump.tick()] == ["a", "b"]
     assert [len(chunk) for chunk in forward(pump, 6, step_ms=15 * MIN, per_call=4)] == [4, 2]
     assert timed.jobs(queue).count() == 8
 
