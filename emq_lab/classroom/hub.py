@@ -214,12 +214,12 @@ def _names(settings: HubSettings, hub_name: str) -> list[str]:
     return names
 
 
-def revoking(base: type, settings: HubSettings) -> type:
+def revoking(base: type[Any], settings: HubSettings) -> type:
     """``base`` (any JupyterHub Authenticator) whose ``delete_user`` also deletes the user's ACL
     user and observer on the class server."""
 
     def delete_user(self: Any, user: Any) -> Any:
-        result = super(cls, self).delete_user(user)
+        result = base.delete_user(self, user)
         client, _ = open_client(settings.admin_url)
         try:
             for name in _names(settings, user.name):
@@ -229,7 +229,7 @@ def revoking(base: type, settings: HubSettings) -> type:
             client.close()
         return result
 
-    cls: type = type(f"Class{base.__name__}", (base,), {"delete_user": delete_user})
+    cls: type = type(f"Class{base.__name__}", (base,), {"delete_user": delete_user, "__module__": __name__})
     return cls
 
 
@@ -251,8 +251,8 @@ def configure(c: Any, settings: HubSettings, *, spawner: str = "simple", homes: 
         raise ValueError(f"spawner: expected 'simple' or 'local', got {spawner!r}")
     c.Spawner.pre_spawn_hook = pre_spawn_hook(settings)
     c.Spawner.cmd = [str(Path(sys.executable).with_name("jupyterhub-singleuser"))]
-    if spawner == "simple" and os.getuid() == 0:
-        c.Spawner.args = ["--allow-root"]
+    # The instructor's page in Voila with emq-lab's template (no CDN), as make present shows it.
+    c.Spawner.args = ["--VoilaConfiguration.template=emq"] + (["--allow-root"] if os.getuid() == 0 else [])
     c.Spawner.http_timeout = 180  # a busy machine starts JupyterLab slowly
     c.Spawner.start_timeout = 180
     proxy = Path(sys.prefix) / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
