@@ -9,8 +9,10 @@ Skipped loudly without jupyterhub, configurable-http-proxy (make test installs i
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,9 +21,10 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,11 +32,13 @@ import pytest
 import redis
 from browser import ROOT, launched_chromium, screenshot, skip_or_fail
 from class_server import ADMIN_PASSWORD, ClassServer, started_class_server
+from helpers import MIN, START
 from servers import free_port
 
-from emq_lab import keys
+import emq_lab
+from emq_lab import classroom, keys, progress
+from emq_lab.classroom.hub import FOLDER, LEARNER_NOTEBOOKS, HubSettings, prepare_spawn, revoking
 
-pytestmark = pytest.mark.xdist_group("browser")  # with the other walks: one Chromium at a time
 LEARNERS = ("ada", "bo", "cy")
 INSTRUCTOR = "teacher"
 LEARNER_LOGIN = "class-password-1"
@@ -132,23 +137,26 @@ def running_hub(server: ClassServer) -> Iterator[Hub]:
         process = subprocess.Popen(command, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
     assert ADMIN_PASSWORD not in " ".join(command)
     hub = Hub(f"http://127.0.0.1:{port}", process, work / "state", log)
-    seen: set[int] = set()
+    seen: dict[int, str] = {}
     try:
         _wait_ready(hub)
         yield hub
     finally:
-        seen.update(_descendants(process.pid))
+        seen.update((pid, _cmdline(pid)) for pid in _descendants(process.pid))
+        failed = sys.exc_info()[0] is not None
         process.send_signal(signal.SIGTERM)
         try:
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             process.kill()
-        for pid in seen:  # what the hub did not stop (each server runs in a session of its own)
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        print(f"hub log: {log}")
+        for pid, cmdline in seen.items():  # what the hub did not stop (each server has a session of its own)
+            if cmdline and _cmdline(pid) == cmdline:  # still that process, not a new one with its pid
+                with suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        if failed:
+            print(f"the hub's log: {log}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def _wait_ready(hub: Hub, timeout: float = 90) -> None:
@@ -178,8 +186,9 @@ ALL_RAN = """() => {
   const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')];
   return prompts.length > 0 && prompts.every((p) => /^\\[\\d+\\]:$/.test(p.textContent.trim()));
 }"""
-ERRORS = """() => [...document.querySelectorAll('.jp-Notebook [data-mime-type="application/vnd.jupyter.stderr"], '
-  + '.jp-Notebook .jp-OutputArea-output.jp-RenderedText[data-mime-type*="error"]')].map((e) => e.innerText.slice(0, 400))"""
+ERRORS = """() => [...document.querySelectorAll(
+  '.jp-Notebook [data-mime-type="application/vnd.jupyter.stderr"], .jp-Notebook [data-mime-type*="error"]'
+)].map((e) => e.innerText.slice(0, 400))"""
 
 
 def start_run_all(page: Any, hub: Hub, name: str) -> None:
@@ -205,6 +214,7 @@ def wait_all_ran(pages: dict[str, Any]) -> None:
     assert not waiting, f"01 did not finish in {RUN_S} s for {sorted(waiting)}"
 
 
+@pytest.mark.xdist_group("browser")  # with the other walks: one Chromium at a time
 def test_a_class_on_jupyterhub(tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
@@ -218,6 +228,10 @@ def test_a_class_on_jupyterhub(tmp_path: Path) -> None:
             page.set_default_timeout(60_000)
             log_in(page, hub, name, LEARNER_LOGIN)
             learners[name] = page
+        context = chromium.new_context(viewport={"width": 1280, "height": 720})
+        teacher = context.new_page()  # the instructor logs in now: their server starts beside the learners'
+        teacher.set_default_timeout(60_000)
+        log_in(teacher, hub, INSTRUCTOR, INSTRUCTOR_LOGIN)
         for name, page in learners.items():
             start_run_all(page, hub, name)
         wait_all_ran(learners)
@@ -257,10 +271,7 @@ def test_a_class_on_jupyterhub(tmp_path: Path) -> None:
             as_learner.close()
 
         # The instructor: a hub admin, on the instructor's page, through the read-only observer.
-        context = chromium.new_context(viewport={"width": 1280, "height": 720})
-        teacher = context.new_page()
-        teacher.set_default_timeout(60_000)
-        log_in(teacher, hub, INSTRUCTOR, INSTRUCTOR_LOGIN)
+        # The page opened while the learners worked: its refresh every 5 s shows where they are now.
         teacher.wait_for_url(re.compile(rf"/user/{INSTRUCTOR}/voila/render/instructor.ipynb"), timeout=240_000)
         table = teacher.locator(".emq-classroom-panel .emq-readout").first
         table.wait_for(timeout=240_000)
@@ -295,3 +306,132 @@ def test_a_class_on_jupyterhub(tmp_path: Path) -> None:
         admin.close()
         for page in [*learners.values(), teacher]:
             page.context.close()
+
+
+# --- The hub's parts, without a hub: on one class server (each test its own names). ---
+
+
+@pytest.fixture(scope="module")
+def class_server() -> Iterator[ClassServer]:
+    with started_class_server() as server:
+        admin, _ = emq_lab.backend.open_client(server.admin_url)
+        classroom.load_scripts(admin)  # what the hub does when it starts
+        admin.close()
+        yield server
+
+
+def _settings(server: ClassServer, prefix: str) -> HubSettings:
+    return HubSettings(f"redis://admin@127.0.0.1:{server.server.port}/0", ADMIN_PASSWORD, prefix=prefix)
+
+
+def _spawner(name: str, home: Path, *, admin: bool = False) -> SimpleNamespace:
+    """What prepare_spawn reads of a JupyterHub spawner (SimpleLocalProcessSpawner's home_dir)."""
+    return SimpleNamespace(user=SimpleNamespace(name=name, admin=admin), home_dir=str(home))
+
+
+def test_a_spawn_gives_the_learner_their_own_url_and_copies_rotating_the_password(
+    class_server: ClassServer, tmp_path: Path
+) -> None:
+    settings = _settings(class_server, "sp1-")
+    first = prepare_spawn(settings, _spawner("ann", tmp_path / "ann"))
+    assert set(first) == {"EMQ_LAB_URL", "EMQ_LAB_NAMESPACE"} and first["EMQ_LAB_NAMESPACE"] == "sp1-ann"
+    assert urlsplit(first["EMQ_LAB_URL"]).username == "sp1-ann" and ADMIN_PASSWORD not in first["EMQ_LAB_URL"]
+    lab = emq_lab.connect(first["EMQ_LAB_URL"], clock=emq_lab.SimClock(START), namespace=first["EMQ_LAB_NAMESPACE"])
+    assert lab.repeat("reports").register("digest", MIN, "{}") is emq_lab.Outcome.REGISTERED
+    lab.close()
+    folder = tmp_path / "ann" / FOLDER
+    copied = sorted(path.name for path in folder.glob("*.ipynb"))
+    assert copied == sorted(LEARNER_NOTEBOOKS)
+    for path in folder.glob("*.ipynb"):
+        cells = json.loads(path.read_text())["cells"]
+        code = [cell for cell in cells if cell["cell_type"] == "code"]
+        assert code and all(cell["outputs"] == [] and cell["execution_count"] is None for cell in code)
+    mine = folder / "01-upsert.ipynb"
+    mine.write_text(mine.read_text().replace("dives.setup", "dives.setup  # my note"))
+    again = prepare_spawn(settings, _spawner("ann", tmp_path / "ann"))  # the next start of the server
+    assert "# my note" in mine.read_text()  # the learner's copy is never overwritten
+    with pytest.raises(redis.exceptions.AuthenticationError):  # the old password is gone
+        redis.Redis.from_url(first["EMQ_LAB_URL"]).ping()
+    assert redis.Redis.from_url(again["EMQ_LAB_URL"]).ping()
+    with pytest.raises(ValueError, match="hub user 'b:ad'"):
+        prepare_spawn(settings, _spawner("b:ad", tmp_path / "bad"))
+
+
+def test_the_instructor_gets_a_read_only_observer_that_sees_the_class(
+    class_server: ClassServer, tmp_path: Path
+) -> None:
+    settings = _settings(class_server, "sp2-")
+    ann = prepare_spawn(settings, _spawner("ann", tmp_path / "ann"))
+    lab = emq_lab.connect(ann["EMQ_LAB_URL"], clock=emq_lab.SimClock(START), namespace=ann["EMQ_LAB_NAMESPACE"])
+    lab.repeat("reports").register("digest", MIN, "{}")
+    progress.record(lab, "register", True)
+    env = prepare_spawn(settings, _spawner("boss", tmp_path / "boss", admin=True))
+    assert set(env) == {"EMQ_LAB_URL", "EMQ_LAB_CLASS_PREFIX"} and env["EMQ_LAB_CLASS_PREFIX"] == "sp2-"
+    assert urlsplit(env["EMQ_LAB_URL"]).username == "observer-boss"
+    assert sorted(path.name for path in (tmp_path / "boss" / FOLDER).glob("*.ipynb")) == ["instructor.ipynb"]
+    observer, _ = emq_lab.backend.open_client(env["EMQ_LAB_URL"])
+    seen = classroom.overview(observer, prefix="sp2-")
+    (row,) = seen.learners
+    assert row.namespace == "sp2-ann" and row.dives == ("01 upsert",) and "register passed" in row.progress_text()
+    hand = redis.Redis.from_url(env["EMQ_LAB_URL"], decode_responses=True)
+    registry = keys.QueueKeys("reports", "sp2-ann").registry
+    assert hand.zcard(registry) == 1  # it reads a learner's keys
+    sha = class_server.admin().script_load("return 1")
+    refused = [
+        ("SET", "emq:x", "1"), ("DEL", registry), ("HSET", keys.progress("sp2-ann"), "register", "0"),
+        ("ZADD", registry, "0", "x"), ("EVAL", "return 1", "0"), ("EVALSHA", sha, "0"), ("FCALL", "f", "0"),
+        ("SCRIPT", "FLUSH"), ("FUNCTION", "FLUSH"), ("KEYS", "*"), ("FLUSHALL",), ("CONFIG", "SET", "maxclients", "1"),
+        ("ACL", "LIST"), ("ACL", "SETUSER", "x"), ("ACL", "DELUSER", "sp2-ann"), ("CLIENT", "KILL", "ID", "1"),
+        ("GET", "secret"),
+    ]  # fmt: skip
+    for command in refused:
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            hand.execute_command(*command)
+    assert lab.repeat("reports").count() == 1
+    hand.close()
+    observer.close()
+    lab.close()
+
+
+def test_deleting_a_hub_user_deletes_their_acl_user(class_server: ClassServer, tmp_path: Path) -> None:
+    from jupyterhub.auth import Authenticator
+
+    settings = _settings(class_server, "sp3-")
+    env = prepare_spawn(settings, _spawner("cy", tmp_path / "cy"))
+    held = redis.Redis.from_url(env["EMQ_LAB_URL"])
+    assert held.ping()
+    authenticator = revoking(Authenticator, settings)()
+    authenticator.delete_user(SimpleNamespace(name="cy"))
+    with pytest.raises(redis.exceptions.AuthenticationError):
+        redis.Redis.from_url(env["EMQ_LAB_URL"]).ping()
+    with pytest.raises(redis.exceptions.ConnectionError):  # the server closed the open connection too
+        held.ping()
+    assert "sp3-cy" not in class_server.admin().acl_users()
+    authenticator.delete_user(SimpleNamespace(name="never-spawned"))  # no ACL user: nothing to do
+
+
+def test_the_cli_reads_the_admin_password_from_a_file_or_the_environment(
+    class_server: ClassServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare = f"redis://admin@127.0.0.1:{class_server.server.port}/0"
+    secret = tmp_path / "admin.pw"
+    secret.write_text(ADMIN_PASSWORD + "\n")
+    assert (
+        classroom.main(["users", "--url", bare, "--password-file", str(secret), "--learners", "1", "--prefix", "pf"])
+        == 0
+    )
+    out, err = capsys.readouterr()
+    assert "EMQ_LAB_URL=" in out and ADMIN_PASSWORD not in out + err and "warning" not in err
+    monkeypatch.setenv("EMQ_LAB_ADMIN_PASSWORD", ADMIN_PASSWORD)
+    assert classroom.main(["revoke", "--url", bare, "--prefix", "pf"]) == 0
+    assert capsys.readouterr().out.startswith("removed 1 user(s)")
+    monkeypatch.delenv("EMQ_LAB_ADMIN_PASSWORD")
+    assert classroom.main(["scripts", "--url", class_server.admin_url]) == 0  # still works, with a warning
+    out, err = capsys.readouterr()
+    assert "warning: the password in --url shows in ps" in err and ADMIN_PASSWORD not in out + err
+    assert classroom.main(["scripts", "--url", bare]) == 2  # no password at all: refused by the server
+    (tmp_path / "empty.pw").write_text("")
+    assert classroom.main(["scripts", "--url", bare, "--password-file", str(tmp_path / "empty.pw")]) == 2
+    assert "admin password: " in capsys.readouterr().err
+    with pytest.raises(ValueError, match="server_url: .* holds a password"):
+        HubSettings(class_server.admin_url, ADMIN_PASSWORD)

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from redis.exceptions import RedisError
 
@@ -120,7 +120,8 @@ def admin_url(url: str, password_file: str | None) -> str:
     """``url`` with the admin password from ``password_file`` or ``$EMQ_LAB_ADMIN_PASSWORD``; a
     warning on stderr when the URL holds one itself."""
     password = read_secret(password_file, PASSWORD_ENV, what="admin password")
-    if urlsplit(url).password:
+    parts = urlsplit(url)
+    if parts.password or "password" in dict(parse_qsl(parts.query)):
         print(
             "warning: the password in --url shows in ps and your shell's history; put it in a file "
             f"(--password-file) or ${PASSWORD_ENV}" + ("; the file's is used" if password else ""),
