@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import redis
-from browser import ROOT, launched_chromium, screenshot, skip_or_fail
+from browser import ARTIFACTS, ROOT, launched_chromium, screenshot, skip_or_fail
 from class_server import ADMIN_PASSWORD, ClassServer, started_class_server
 from helpers import MIN, START
 from servers import free_port
@@ -214,6 +214,45 @@ def wait_all_ran(pages: dict[str, Any]) -> None:
     assert not waiting, f"01 did not finish in {RUN_S} s for {sorted(waiting)}"
 
 
+def _rss_mib(pid: int) -> float:
+    for line in _read(f"/proc/{pid}/status").splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return ""
+
+
+def report_costs(hub: Hub, admin: redis.Redis, used_before: int) -> None:
+    """What one learner costs after running 01 (printed, and kept in test-artifacts/hub-costs.json):
+    the server's and the kernels' memory, their connections to Valkey, the memory of their keys."""
+    servers = hub.servers()
+    clients = admin.client_list()
+    costs: dict[str, Any] = {"used_memory_delta_mib": (int(admin.info("memory")["used_memory"]) - used_before) / 2**20}
+    for name in LEARNERS:
+        tree = _descendants(servers[name])
+        kernels = [pid for pid in tree if "ipykernel" in _cmdline(pid)]
+        namespace = f"learner-{name}"
+        key_bytes = sum(
+            admin.memory_usage(key) or 0 for key in admin.scan_iter(match=keys.namespace_pattern(namespace), count=1000)
+        )
+        costs[name] = {
+            "server_rss_mib": round(_rss_mib(servers[name]), 1),
+            "kernel_rss_mib": round(sum(_rss_mib(pid) for pid in kernels), 1),
+            "tree_rss_mib": round(sum(_rss_mib(pid) for pid in [servers[name], *tree]), 1),
+            "valkey_connections": sum(1 for client in clients if client.get("user") == namespace),
+            "key_memory_kib": round(key_bytes / 1024, 1),
+        }
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "hub-costs.json").write_text(json.dumps(costs, indent=1) + "\n")
+    print("one learner's cost after 01:", json.dumps(costs))
+
+
 @pytest.mark.xdist_group("browser")  # with the other walks: one Chromium at a time
 def test_a_class_on_jupyterhub(tmp_path: Path) -> None:
     from playwright.sync_api import expect
@@ -221,6 +260,7 @@ def test_a_class_on_jupyterhub(tmp_path: Path) -> None:
     _need_hub_tools()
     with started_class_server() as server, running_hub(server) as hub, launched_chromium() as chromium:
         admin = server.admin()
+        used_before = int(admin.info("memory")["used_memory"])
         learners = {}
         for name in LEARNERS:  # all three log in; their servers start side by side
             context = chromium.new_context(viewport={"width": 1280, "height": 720})
@@ -241,6 +281,7 @@ def test_a_class_on_jupyterhub(tmp_path: Path) -> None:
             done = admin.hgetall(keys.progress(f"learner-{name}"))
             assert {"upsert.predict", "register"} <= set(done), f"{name}'s progress: {done}"
             assert admin.exists(keys.QueueKeys("reports", f"learner-{name}").registry)
+        report_costs(hub, admin, used_before)
         page = learners["ada"]
         page.locator(".jp-Notebook .jp-Cell").first.scroll_into_view_if_needed()
         screenshot(page, "hub-learner-01")
