@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -172,9 +173,9 @@ def home_of(spawner: Any) -> tuple[Path, tuple[int, int] | None]:
     return Path(entry.pw_dir), (entry.pw_uid, entry.pw_gid)
 
 
-def prepare_spawn(settings: HubSettings, spawner: Any) -> dict[str, str]:
-    """Make or rotate the user's ACL user (an admin's: the observer), copy their notebooks, and
-    return the variables their server gets."""
+def prepare_spawn(settings: HubSettings, spawner: Any, *, copy: bool = True) -> dict[str, str]:
+    """Make or rotate the user's ACL user (an admin's: the observer), copy their notebooks (unless
+    not ``copy``: their server is elsewhere, a pod), and return the variables their server gets."""
     hub_name, admin = spawner.user.name, bool(spawner.user.admin)
     client, _ = open_client(settings.admin_url)
     try:
@@ -186,17 +187,20 @@ def prepare_spawn(settings: HubSettings, spawner: Any) -> dict[str, str]:
             env = {"EMQ_LAB_URL": learner.url(settings.server_url), "EMQ_LAB_NAMESPACE": learner.namespace}
     finally:
         client.close()
+    if not copy:
+        return env
     home, owner = home_of(spawner)
     copy_notebooks(settings.notebooks, INSTRUCTOR_NOTEBOOKS if admin else LEARNER_NOTEBOOKS, home / FOLDER, owner=owner)
     return env
 
 
-def pre_spawn_hook(settings: HubSettings) -> Callable[[Any], Any]:
+def pre_spawn_hook(settings: HubSettings, *, copy: bool = True) -> Callable[[Any], Any]:
     """A ``Spawner.pre_spawn_hook``: :func:`prepare_spawn` off the hub's event loop, then the
     server's environment, folder and first page."""
 
     async def hook(spawner: Any) -> None:
-        env = await asyncio.get_running_loop().run_in_executor(None, prepare_spawn, settings, spawner)
+        prepare = functools.partial(prepare_spawn, settings, spawner, copy=copy)
+        env = await asyncio.get_running_loop().run_in_executor(None, prepare)
         spawner.environment = {**spawner.environment, **env}  # a new dict: the config's is shared
         spawner.notebook_dir = f"~/{FOLDER}"
         admin = bool(spawner.user.admin)
@@ -236,25 +240,32 @@ def revoking(base: type[Any], settings: HubSettings) -> type:
 def configure(c: Any, settings: HubSettings, *, spawner: str = "simple", homes: str = "") -> None:
     """Set a JupyterHub config ``c`` for the class: the revoking shared-password authenticator
     (change ``c.JupyterHub.authenticator_class`` after, with :func:`revoking`, for another), the
-    spawner (``simple``: every server as the hub's Unix user, homes under ``homes``; ``local``: a
-    Unix user per learner), the pre-spawn hook, and the venv's single-user server and proxy."""
+    pre-spawn hook, and the spawner: ``simple``, every server as the hub's Unix user, homes under
+    ``homes``; ``local``, a Unix user per learner; these two run this venv's single-user server and
+    proxy. ``kube``: the spawner and proxy Zero to JupyterHub sets (KubeSpawner); the copies are
+    then made in the learner's pod (see the README), not by the hub."""
     from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
 
+    kinds = {
+        "simple": "jupyterhub.spawner.SimpleLocalProcessSpawner",
+        "local": "jupyterhub.spawner.LocalProcessSpawner",
+    }
+    if spawner not in (*kinds, "kube"):
+        raise ValueError(f"spawner: expected 'simple', 'local' or 'kube', got {spawner!r}")
     c.JupyterHub.authenticator_class = revoking(SharedPasswordAuthenticator, settings)
-    if spawner == "simple":
-        c.JupyterHub.spawner_class = "jupyterhub.spawner.SimpleLocalProcessSpawner"
-        if homes:
-            c.SimpleLocalProcessSpawner.home_dir_template = str(Path(homes) / "{username}")
-    elif spawner == "local":
-        c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
-    else:
-        raise ValueError(f"spawner: expected 'simple' or 'local', got {spawner!r}")
-    c.Spawner.pre_spawn_hook = pre_spawn_hook(settings)
-    c.Spawner.cmd = [str(Path(sys.executable).with_name("jupyterhub-singleuser"))]
+    c.Spawner.pre_spawn_hook = pre_spawn_hook(settings, copy=spawner != "kube")
     # The instructor's page in Voila with emq-lab's template (no CDN), as make present shows it.
-    c.Spawner.args = ["--VoilaConfiguration.template=emq"] + (["--allow-root"] if os.getuid() == 0 else [])
+    c.Spawner.args = ["--VoilaConfiguration.template=emq"]
     c.Spawner.http_timeout = 180  # a busy machine starts JupyterLab slowly
     c.Spawner.start_timeout = 180
+    if spawner == "kube":
+        return
+    c.JupyterHub.spawner_class = kinds[spawner]
+    if spawner == "simple" and homes:
+        c.SimpleLocalProcessSpawner.home_dir_template = str(Path(homes) / "{username}")
+    if spawner == "simple" and os.getuid() == 0:
+        c.Spawner.args = [*c.Spawner.args, "--allow-root"]
+    c.Spawner.cmd = [str(Path(sys.executable).with_name("jupyterhub-singleuser"))]
     proxy = Path(sys.prefix) / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
     if proxy.exists():  # make hub installs it into the venv; else the one on PATH
         c.ConfigurableHTTPProxy.command = [str(proxy)]
