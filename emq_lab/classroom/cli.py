@@ -164,6 +164,11 @@ def run_hub(args: argparse.Namespace) -> int:
         shas = load_scripts(client)
     finally:
         client.close()
+    # For a jupyterhub_config.py next to it (read after ours) that calls hub.settings_from_env():
+    # the server and prefix, and the password's file (never the password itself).
+    os.environ.update({hub.SERVER_ENV: server, hub.PREFIX_ENV: args.prefix})
+    if args.password_file:
+        os.environ[hub.PASSWORD_FILE_ENV] = str(Path(args.password_file).expanduser().resolve())
     state = Path(args.state).resolve()
     (state / "homes").mkdir(parents=True, exist_ok=True)
     os.chmod(state, 0o700)

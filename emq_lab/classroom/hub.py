@@ -40,8 +40,6 @@ NOTEBOOKS_ENV = "EMQ_LAB_HUB_NOTEBOOKS"
 LEARNER_NOTEBOOKS = ("00-start.ipynb", "01-upsert.ipynb", "02-cadence.ipynb", "03-cancel.ipynb")
 INSTRUCTOR_NOTEBOOKS = ("instructor.ipynb",)
 FOLDER = "emq-lab"  # in each user's home: their copies, and where their server opens
-CONFIG_FILE = Path(__file__).with_name("jupyterhub_config.py")
-_given: HubSettings | None = None  # set by the classroom CLI, read by CONFIG_FILE in the same process
 
 
 @dataclass(frozen=True)
@@ -119,11 +117,6 @@ def settings_from_env() -> HubSettings:
     if os.environ.get(NOTEBOOKS_ENV):
         extra["notebooks"] = Path(os.environ[NOTEBOOKS_ENV])
     return HubSettings(server, password, prefix=os.environ.get(PREFIX_ENV, "learner-"), **extra)
-
-
-def current() -> HubSettings:
-    """The settings the classroom CLI gave, else :func:`settings_from_env`."""
-    return _given if _given is not None else settings_from_env()
 
 
 def stripped(notebook: dict[str, Any]) -> dict[str, Any]:
