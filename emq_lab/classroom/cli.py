@@ -139,14 +139,18 @@ def _login(path: str | None, env: str, what: str) -> str:
 
 def run_hub(args: argparse.Namespace) -> int:
     """Check the class server, load the scripts, then run JupyterHub in this process until stopped."""
-    from jupyterhub.app import JupyterHub
-    from traitlets.config import Config
+    try:
+        from jupyterhub.app import JupyterHub
+        from traitlets.config import Config
+    except ImportError:
+        raise ValueError("hub: JupyterHub is not installed; make hub installs it (pip install -e '.[hub]')") from None
 
     from . import hub
 
     password = read_secret(args.password_file, PASSWORD_ENV, what="admin password")
     if password is None:
         raise ValueError(f"admin password: give --password-file or set ${PASSWORD_ENV}")
+    os.environ.pop(PASSWORD_ENV, None)  # read: the proxy and anything else the hub starts never inherit it
     parts = urlsplit(args.url)
     user = f"{parts.username}@" if parts.username else ""
     server = urlunsplit(parts._replace(netloc=user + parts.netloc.rpartition("@")[2]))
@@ -156,6 +160,7 @@ def run_hub(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     settings = HubSettings(server, password, prefix=args.prefix)
+    settings.observer_name(args.instructor)  # a name an ACL user may have, apart from the learners'
     learners = _login(args.learner_password_file, HUB_LEARNER_ENV, "learner password")
     instructor = _login(args.instructor_password_file, HUB_INSTRUCTOR_ENV, "instructor password")
     client, _ = open_client(settings.admin_url)
