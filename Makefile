@@ -8,7 +8,7 @@ NB      ?= 00-start
 WORKERS ?= 3
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: help install lab present test lint bench bench-lite clean lite fengari axe
+.PHONY: help install lab present test lint bench bench-lite clean lite fengari axe chp hub
 
 ## List the targets.
 help:
@@ -50,19 +50,39 @@ lint: $(TESTING)
 	$(BIN)/ruff format --check emq_lab tests
 	$(BIN)/mypy
 
-# axe-core, the accessibility checker the browser tests run on every dive: from npm, pinned,
-# into the venv (gitignored with it); installed once, like the rest of the test tools.
+# axe-core, the accessibility checker the browser tests run on every dive, and configurable-http-proxy,
+# the class hub's proxy: from npm, pinned, into the venv (gitignored with it); installed once, like the
+# rest of the test tools. One npm command installs both: a second --no-save install into the same
+# folder would remove the first package.
 AXE_VERSION := 4.14.1
-AXE := $(VENV)/node/node_modules/axe-core/axe.min.js
+CHP_VERSION := 5.3.0
+NODE_DIR := $(VENV)/node
+AXE := $(NODE_DIR)/node_modules/axe-core/axe.min.js
+CHP := $(NODE_DIR)/node_modules/.bin/configurable-http-proxy
+NODE_TOOLS := $(NODE_DIR)/.installed-$(AXE_VERSION)-$(CHP_VERSION)
 
-$(AXE): | $(VENV)/bin/python
-	npm install --prefix $(VENV)/node --no-save --no-audit --no-fund axe-core@$(AXE_VERSION)
+$(NODE_TOOLS): | $(VENV)/bin/python
+	npm install --prefix $(NODE_DIR) --no-save --no-audit --no-fund --loglevel=error \
+		axe-core@$(AXE_VERSION) configurable-http-proxy@$(CHP_VERSION)
+	test -f $(AXE) && test -x $(CHP) && touch $@
 
 ## Install axe-core for the browser tests (make test does it).
-axe: $(AXE)
+axe: $(NODE_TOOLS)
+
+## Install configurable-http-proxy for the class hub (make hub and make test do it).
+chp: $(NODE_TOOLS)
+
+HUB := $(VENV)/.hub
+$(HUB): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/python -m pip install --quiet -e '.[hub]'
+	touch $(HUB)
+
+## The class's JupyterHub: make hub URL=redis://admin@HOST:6379/0 INSTRUCTOR=NAME (passwords: README's Classroom).
+hub: $(HUB) $(NODE_TOOLS)
+	$(BIN)/python -m emq_lab.classroom hub --url '$(URL)' --instructor '$(INSTRUCTOR)' $(HUB_ARGS)
 
 ## Lint, type-check, and the whole suite (fakeredis, a throwaway Valkey and cluster, the notebooks), on WORKERS=3 pytest workers.
-test: lint $(AXE)
+test: lint $(NODE_TOOLS)
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup
 
 # The JupyterLite edition in lite/_output (a static site: Pyodide, the notebooks, the Lua on fengari).

@@ -107,7 +107,7 @@ def test_cli_help(capsys: pytest.CaptureFixture[str]) -> None:
         classroom.main(["--help"])
     assert exit_.value.code == 0
     out = capsys.readouterr().out
-    assert all(command in out for command in ("doctor", "users", "scripts", "revoke", "overview"))
+    assert all(command in out for command in ("doctor", "users", "scripts", "revoke", "overview", "hub"))
 
 
 def test_learner_names_and_rules() -> None:

@@ -1,20 +1,35 @@
-"""The instructor's commands: ``python -m emq_lab.classroom doctor|users|scripts|revoke|overview``."""
+"""The instructor's commands: ``python -m emq_lab.classroom doctor|users|scripts|revoke|overview|hub``.
+
+Every command reads the admin password from ``--password-file`` or ``$EMQ_LAB_ADMIN_PASSWORD``,
+never from the command line: a password inside ``--url`` still works, with a warning (it shows in
+``ps`` and the shell's history while the command runs)."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from redis.exceptions import RedisError
 
+from .. import errors
 from ..backend import open_client
 from ..errors import BackendUnavailable
 from .doctor import doctor, table
+from .hub import PASSWORD_ENV, HubSettings, read_secret, with_password
 from .overview import overview
-from .users import MAX_LEARNERS, create_users, load_scripts, revoke_users
+from .users import MAX_LEARNERS, create_users, load_scripts, refuse_open_default, revoke_users
 
-URL_HELP = "the server, as an admin user (redis://admin:PASSWORD@host:port/0)"
+URL_HELP = (
+    f"the server, as its admin user (redis://admin@host:port/0; the password from --password-file or ${PASSWORD_ENV})"
+)
+PASSWORD_HELP = f"a file whose first line is the admin password (else ${PASSWORD_ENV}, else the URL's)"
+HUB_LEARNER_ENV = "EMQ_LAB_HUB_LEARNER_PASSWORD"
+HUB_INSTRUCTOR_ENV = "EMQ_LAB_HUB_INSTRUCTOR_PASSWORD"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -26,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("doctor", help="check what a class server needs; print what is wrong and the fix")
     check.add_argument("--url", required=True, help=URL_HELP)
+    check.add_argument("--password-file", help=PASSWORD_HELP)
     users = commands.add_parser(
         "users",
         help="create (or re-create, with new passwords) one ACL user per learner and print their settings",
@@ -34,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
         "(the only copy of the passwords). Refused on a server whose default user lets anyone in.",
     )
     users.add_argument("--url", required=True, help=URL_HELP)
+    users.add_argument("--password-file", help=PASSWORD_HELP)
     users.add_argument("--learners", type=int, required=True, help=f"how many learners (1 to {MAX_LEARNERS})")
     users.add_argument(
         "--prefix", default="learner", help="user and namespace names: <prefix>01, ... (default: learner)"
@@ -42,19 +59,152 @@ def _parser() -> argparse.ArgumentParser:
         "scripts", help="load emq-lab's scripts (after a server restart: learners may not load them)"
     )
     scripts.add_argument("--url", required=True, help=URL_HELP)
+    scripts.add_argument("--password-file", help=PASSWORD_HELP)
     revoke = commands.add_parser("revoke", help="delete the learners' ACL users (their keys stay)")
     revoke.add_argument("--url", required=True, help=URL_HELP)
+    revoke.add_argument("--password-file", help=PASSWORD_HELP)
     revoke.add_argument("--prefix", default="learner", help="delete the users <prefix><digits> (default: learner)")
     show = commands.add_parser("overview", help="print every learner: dives, queues, registry sizes, checks")
     show.add_argument("--url", required=True, help=URL_HELP)
+    show.add_argument("--password-file", help=PASSWORD_HELP)
     show.add_argument("--prefix", default="learner", help="the learners' names start with this (default: learner)")
+    _hub_parser(commands)
     return parser
+
+
+def _hub_parser(commands: Any) -> None:
+    hub = commands.add_parser(
+        "hub",
+        help="run the class's JupyterHub: each learner's server gets their own ACL user; the instructor an observer",
+        description="Run JupyterHub for the class on this machine. A learner logs in with any name and the "
+        "class's shared password; at each start of their server the hub makes or rotates their ACL user "
+        "(<prefix><name>) and copies the dives (without outputs) into ~/emq-lab once. The instructor logs in "
+        "as --instructor (a hub admin) and finds the instructor's page, read through a read-only observer "
+        "user. Deleting a user in the hub's admin page deletes their ACL user. The passwords come from files "
+        "or the environment, never the command line. A jupyterhub_config.py in this folder is read after.",
+    )
+    hub.add_argument("--url", required=True, help=URL_HELP)
+    hub.add_argument("--password-file", help=f"a file whose first line is the admin password (else ${PASSWORD_ENV})")
+    hub.add_argument("--instructor", required=True, help="the instructor's hub name (a hub admin)")
+    hub.add_argument(
+        "--learner-password-file",
+        help=f"the password every learner logs in with, 8+ characters (else ${HUB_LEARNER_ENV})",
+    )
+    hub.add_argument(
+        "--instructor-password-file",
+        help=f"the instructor's hub password, 32+ characters (else ${HUB_INSTRUCTOR_ENV})",
+    )
+    hub.add_argument(
+        "--prefix", default="learner-", help="the learners' ACL users: <prefix><hub name> (default: learner-)"
+    )
+    hub.add_argument(
+        "--ip", default="127.0.0.1", help="where learners reach the hub (default: 127.0.0.1; a class: 0.0.0.0)"
+    )
+    hub.add_argument("--port", type=int, default=8000, help="the hub's port (default: 8000)")
+    hub.add_argument("--hub-port", type=int, default=8081, help="the hub's API, on 127.0.0.1 (default: 8081)")
+    hub.add_argument("--proxy-api-port", type=int, default=8001, help="the proxy's API, on 127.0.0.1 (default: 8001)")
+    hub.add_argument(
+        "--state", default="emq-hub", help="the hub's database, cookie secret and homes (default: ./emq-hub)"
+    )
+    hub.add_argument(
+        "--spawner",
+        choices=("simple", "local"),
+        default="simple",
+        help="simple: every server runs as this Unix user, homes under STATE/homes (a workshop on a machine "
+        "you trust the class with: a learner's code can read the others' files and processes); local: one "
+        "Unix user per learner (they must exist; run the hub as root)",
+    )
+
+
+def admin_url(url: str, password_file: str | None) -> str:
+    """``url`` with the admin password from ``password_file`` or ``$EMQ_LAB_ADMIN_PASSWORD``; a
+    warning on stderr when the URL holds one itself."""
+    password = read_secret(password_file, PASSWORD_ENV, what="admin password")
+    parts = urlsplit(url)
+    if parts.password or "password" in dict(parse_qsl(parts.query)):
+        print(
+            "warning: the password in --url shows in ps and your shell's history; put it in a file "
+            f"(--password-file) or ${PASSWORD_ENV}" + ("; the file's is used" if password else ""),
+            file=sys.stderr,
+        )
+    return with_password(url, password) if password else url
+
+
+def _login(path: str | None, env: str, what: str) -> str:
+    secret = read_secret(path, env, what=what)
+    if secret is None:
+        raise ValueError(f"{what}: give --{what.replace(' ', '-')}-file or set ${env}")
+    return secret
+
+
+def run_hub(args: argparse.Namespace) -> int:
+    """Check the class server, load the scripts, then run JupyterHub in this process until stopped."""
+    try:
+        from jupyterhub.app import JupyterHub
+        from traitlets.config import Config
+    except ImportError:
+        raise ValueError("hub: JupyterHub is not installed; make hub installs it (pip install -e '.[hub]')") from None
+
+    from . import hub
+
+    password = read_secret(args.password_file, PASSWORD_ENV, what="admin password")
+    if password is None:
+        raise ValueError(f"admin password: give --password-file or set ${PASSWORD_ENV}")
+    os.environ.pop(PASSWORD_ENV, None)  # read: the proxy and anything else the hub starts never inherit it
+    parts = urlsplit(args.url)
+    user = f"{parts.username}@" if parts.username else ""
+    server = urlunsplit(parts._replace(netloc=user + parts.netloc.rpartition("@")[2]))
+    if parts.password:
+        print(
+            f"warning: the password in --url is ignored; the hub reads ${PASSWORD_ENV} or --password-file",
+            file=sys.stderr,
+        )
+    settings = HubSettings(server, password, prefix=args.prefix)
+    settings.observer_name(args.instructor)  # a name an ACL user may have, apart from the learners'
+    learners = _login(args.learner_password_file, HUB_LEARNER_ENV, "learner password")
+    instructor = _login(args.instructor_password_file, HUB_INSTRUCTOR_ENV, "instructor password")
+    client, _ = open_client(settings.admin_url)
+    try:
+        refuse_open_default(client)
+        shas = load_scripts(client)
+    finally:
+        client.close()
+    # For a jupyterhub_config.py next to it (read after ours) that calls hub.settings_from_env():
+    # the server and prefix, and the password's file (never the password itself).
+    os.environ.update({hub.SERVER_ENV: server, hub.PREFIX_ENV: args.prefix})
+    if args.password_file:
+        os.environ[hub.PASSWORD_FILE_ENV] = str(Path(args.password_file).expanduser().resolve())
+    state = Path(args.state).resolve()
+    (state / "homes").mkdir(parents=True, exist_ok=True)
+    os.chmod(state, 0o700)
+    config = Config()
+    hub.configure(config, settings, spawner=args.spawner, homes=str(state / "homes"))
+    config.JupyterHub.bind_url = f"http://{args.ip}:{args.port}"
+    config.JupyterHub.hub_bind_url = f"http://127.0.0.1:{args.hub_port}"
+    config.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{args.proxy_api_port}"
+    config.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
+    config.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
+    config.JupyterHub.cookie_secret_file = str(state / "cookie_secret")
+    config.Authenticator.admin_users = {args.instructor}
+    config.Authenticator.allow_all = True  # any name, with the class's password
+    config.SharedPasswordAuthenticator.user_password = learners
+    config.SharedPasswordAuthenticator.admin_password = instructor
+    print(f"{len(shas)} scripts loaded on {errors.redact(server)}; the hub: http://{args.ip}:{args.port}/", flush=True)
+    JupyterHub.instance(config=config)
+    JupyterHub.launch_instance([])
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "hub":
+        try:
+            return run_hub(args)
+        except (ValueError, RedisError, BackendUnavailable) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
     try:
-        client, _ = open_client(args.url)
+        client, _ = open_client(admin_url(args.url, args.password_file))
     except (ValueError, RedisError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -258,3 +258,79 @@ def revoke_users(client: Any, *, prefix: str = "learner") -> list[str]:
     if users:
         on_every_node(client, "ACL", "DELUSER", *users)
     return users
+
+
+def make_learner(client: Any, name: str, *, check: bool = True) -> Learner:
+    """Make one learner's ACL user ``name`` (also its namespace), or rotate its password when it
+    exists: a fresh random password, the rules of :func:`acl_rules`. What a hub does at each spawn.
+    Refused like :func:`create_users` (``check``)."""
+    validate.namespace(name)
+    if check:
+        refuse_open_default(client)
+    learner = Learner(name, secrets.token_urlsafe(18))
+    on_every_node(client, "ACL", "SETUSER", name, *acl_rules(learner.namespace, learner.password))
+    return learner
+
+
+def revoke_learner(client: Any, name: str) -> bool:
+    """Delete one learner's ACL user (the server closes its connections; its keys stay); whether
+    it existed."""
+    validate.namespace(name)
+    if name not in acl_users(client):
+        return False
+    on_every_node(client, "ACL", "DELUSER", name)
+    return True
+
+
+#: What the instructor's observer may run: reads only. It lists the ACL users (``ACL USERS``,
+#: never ``ACL LIST``, which shows every user's password hash, the admin's too), SCANs for the
+#: learners' keys and reads them (``%R~emq:*``: read access only, on emq-lab's keys only). No
+#: command that writes, no script (``-@scripting``), nothing ``@dangerous`` (``KEYS``, ``DEBUG``),
+#: ``INFO`` for the server's load and kind.
+OBSERVER_RULES: tuple[str, ...] = (
+    f"%R~{keys.PREFIX}:*",
+    "resetchannels",
+    "-@all",
+    "+@read",
+    "-@dangerous",
+    "-@scripting",
+    "+ping",
+    "+hello",
+    "+client|setinfo",
+    "+acl|users",
+    "+acl|whoami",
+    "+info",
+    "+cluster|slots",
+    "+cluster|shards",
+    "+cluster|nodes",
+    "+command",
+    "+readonly",
+    "+asking",
+)
+
+
+@dataclass(frozen=True)
+class Observer:
+    """The instructor's read-only ACL user (:data:`OBSERVER_RULES`) and its password."""
+
+    name: str
+    password: str
+
+    def url(self, server_url: str) -> str:
+        """``server_url``'s scheme, host, port and database with the observer's user and password."""
+        return Learner(self.name, self.password).url(server_url)
+
+
+def observer_rules(password: str) -> list[str]:
+    """The ``ACL SETUSER`` rules of the observer: from nothing, on, one password, :data:`OBSERVER_RULES`."""
+    return ["reset", "on", f">{password}", *OBSERVER_RULES]
+
+
+def make_observer(client: Any, name: str = "observer", *, check: bool = True) -> Observer:
+    """Make the read-only observer ``name``, or rotate its password. Refused like :func:`create_users`."""
+    validate.namespace(name)  # the same safe characters as a learner's name
+    if check:
+        refuse_open_default(client)
+    observer = Observer(name, secrets.token_urlsafe(18))
+    on_every_node(client, "ACL", "SETUSER", name, *observer_rules(observer.password))
+    return observer

@@ -1,0 +1,264 @@
+"""The class on one JupyterHub: learners log in and find the dives in their own server, with their
+own ACL user; the instructor (a hub admin) finds the instructor's page, read through an observer.
+
+What it trusts: the hub's process alone holds the class server's admin password (read from a
+file or the environment, never the command line). At each spawn it makes or rotates the
+learner's ACL user and puts only that learner's URL and namespace into the learner's server's
+environment (JupyterHub passes the hub's own environment on only for ``Spawner.env_keep``); an
+admin's server gets the URL of a read-only observer user instead. Deleting a user from the hub
+deletes their ACL user (the authenticator's ``delete_user``, which JupyterHub calls on every
+deletion), and the server closes that user's connections.
+
+``python -m emq_lab.classroom hub ...`` runs it (see ``--help``); a ``jupyterhub_config.py`` of
+your own (Kubernetes: the chart's ``hub.extraConfig``) calls :func:`configure` with
+:func:`settings_from_env`. This module imports JupyterHub only inside :func:`configure`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
+
+from .. import errors, validate
+from ..backend import open_client
+from .users import make_learner, make_observer, revoke_learner
+
+SERVER_ENV = "EMQ_LAB_HUB_SERVER"  # the class server, with the admin user and no password
+PASSWORD_ENV = "EMQ_LAB_ADMIN_PASSWORD"
+PASSWORD_FILE_ENV = "EMQ_LAB_ADMIN_PASSWORD_FILE"
+PREFIX_ENV = "EMQ_LAB_HUB_PREFIX"
+NOTEBOOKS_ENV = "EMQ_LAB_HUB_NOTEBOOKS"
+LEARNER_NOTEBOOKS = ("00-start.ipynb", "01-upsert.ipynb", "02-cadence.ipynb", "03-cancel.ipynb")
+INSTRUCTOR_NOTEBOOKS = ("instructor.ipynb",)
+FOLDER = "emq-lab"  # in each user's home: their copies, and where their server opens
+
+
+@dataclass(frozen=True)
+class HubSettings:
+    """The class server (``server_url``: the admin user, no password), its admin password, the
+    learners' ACL names (``prefix`` + hub name), and where the dives are copied from."""
+
+    server_url: str
+    admin_password: str = field(repr=False)
+    prefix: str = "learner-"
+    notebooks: Path = Path(__file__).resolve().parents[2] / "notebooks"
+
+    def __post_init__(self) -> None:
+        validate.namespace(self.prefix)
+        if urlsplit(self.server_url).password:
+            raise ValueError(
+                f"server_url: {errors.redact(self.server_url)} holds a password; give it from a file "
+                f"(--password-file, ${PASSWORD_FILE_ENV}) or ${PASSWORD_ENV} instead"
+            )
+
+    @property
+    def admin_url(self) -> str:
+        """The server URL with the admin password in it: only ever inside the hub's process."""
+        return with_password(self.server_url, self.admin_password)
+
+    def acl_name(self, hub_name: str) -> str:
+        """The ACL user and namespace of the hub user ``hub_name``."""
+        try:
+            return validate.namespace(self.prefix + hub_name)
+        except ValueError as exc:
+            raise ValueError(f"hub user {hub_name!r}: no ACL user can be named after it ({exc})") from None
+
+    def observer_name(self, hub_name: str) -> str:
+        """The read-only observer of the admin ``hub_name``: ``observer-<name>``, never a learner's name."""
+        name = validate.namespace(f"observer-{hub_name}")
+        if name.startswith(self.prefix):
+            raise ValueError(f"prefix: {self.prefix!r} would list the observers as learners")
+        return name
+
+
+def with_password(url: str, password: str) -> str:
+    """``url`` with ``password`` as its password (percent-encoded), its user kept."""
+    parts = urlsplit(url)
+    user = quote(unquote(parts.username or ""), safe="")
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}:{quote(password, safe='')}@{host}"))
+
+
+def read_secret(path: str | None, env: str, *, what: str) -> str | None:
+    """The first line of the file ``path``, else ``$env``, else None; a ValueError naming ``what``
+    for an empty one."""
+    if path:
+        try:
+            text = Path(path).expanduser().read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ValueError(f"{what}: cannot read {path}: {exc.strerror}") from None
+        secret = text[0].strip() if text else ""
+        if not secret:
+            raise ValueError(f"{what}: {path} is empty")
+        return secret
+    value = os.environ.get(env, "").strip()
+    return value or None
+
+
+def settings_from_env() -> HubSettings:
+    """The settings from ``$EMQ_LAB_HUB_SERVER``, the admin password (``$EMQ_LAB_ADMIN_PASSWORD_FILE``
+    or ``$EMQ_LAB_ADMIN_PASSWORD``), ``$EMQ_LAB_HUB_PREFIX`` and ``$EMQ_LAB_HUB_NOTEBOOKS``."""
+    server = os.environ.get(SERVER_ENV, "").strip()
+    if not server:
+        raise ValueError(f"{SERVER_ENV}: the class server's URL with its admin user, e.g. redis://admin@HOST:6379/0")
+    password = read_secret(os.environ.get(PASSWORD_FILE_ENV), PASSWORD_ENV, what="admin password")
+    if password is None:
+        raise ValueError(f"admin password: set {PASSWORD_FILE_ENV} (a file) or {PASSWORD_ENV}")
+    extra: dict[str, Any] = {}
+    if os.environ.get(NOTEBOOKS_ENV):
+        extra["notebooks"] = Path(os.environ[NOTEBOOKS_ENV])
+    return HubSettings(server, password, prefix=os.environ.get(PREFIX_ENV, "learner-"), **extra)
+
+
+def stripped(notebook: dict[str, Any]) -> dict[str, Any]:
+    """``notebook`` with no outputs and no execution counts."""
+    cells = []
+    for cell in notebook.get("cells", []):
+        cell = dict(cell)
+        if cell.get("cell_type") == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+        cells.append(cell)
+    return {**notebook, "cells": cells}
+
+
+def copy_notebooks(
+    source: Path, names: tuple[str, ...], folder: Path, *, owner: tuple[int, int] | None = None
+) -> list[Path]:
+    """Copy the notebooks ``names`` from ``source`` into ``folder`` without outputs, each only if
+    the folder has no such file yet (a learner's work is never overwritten); the files written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in names:
+        target = folder / name
+        if target.exists():
+            continue
+        notebook = json.loads((source / name).read_text(encoding="utf-8"))
+        target.write_text(json.dumps(stripped(notebook), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        written.append(target)
+    # No "get notified about Jupyter news?" toast over the first notebook (a class may be offline).
+    config = folder.parent / ".jupyter" / "labconfig" / "page_config.json"
+    if not config.exists():
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+        written.append(config)
+    if owner is not None:
+        for path in [folder, config.parent.parent, config.parent, *written]:
+            os.chown(path, *owner)
+    return written
+
+
+def home_of(spawner: Any) -> tuple[Path, tuple[int, int] | None]:
+    """The spawner's user's home and, when the server runs as another Unix user, its uid and gid."""
+    if getattr(spawner, "home_dir", ""):  # SimpleLocalProcessSpawner: everyone runs as the hub's user
+        return Path(spawner.home_dir), None
+    import pwd
+
+    entry = pwd.getpwnam(spawner.user.name)  # LocalProcessSpawner: a Unix user per learner
+    return Path(entry.pw_dir), (entry.pw_uid, entry.pw_gid)
+
+
+def prepare_spawn(settings: HubSettings, spawner: Any, *, copy: bool = True) -> dict[str, str]:
+    """Make or rotate the user's ACL user (an admin's: the observer), copy their notebooks (unless
+    not ``copy``: their server is elsewhere, a pod), and return the variables their server gets."""
+    hub_name, admin = spawner.user.name, bool(spawner.user.admin)
+    client, _ = open_client(settings.admin_url)
+    try:
+        if admin:
+            observer = make_observer(client, settings.observer_name(hub_name))
+            env = {"EMQ_LAB_URL": observer.url(settings.server_url), "EMQ_LAB_CLASS_PREFIX": settings.prefix}
+        else:
+            learner = make_learner(client, settings.acl_name(hub_name))
+            env = {"EMQ_LAB_URL": learner.url(settings.server_url), "EMQ_LAB_NAMESPACE": learner.namespace}
+    finally:
+        client.close()
+    if not copy:
+        return env
+    home, owner = home_of(spawner)
+    copy_notebooks(settings.notebooks, INSTRUCTOR_NOTEBOOKS if admin else LEARNER_NOTEBOOKS, home / FOLDER, owner=owner)
+    return env
+
+
+def pre_spawn_hook(settings: HubSettings, *, copy: bool = True) -> Callable[[Any], Any]:
+    """A ``Spawner.pre_spawn_hook``: :func:`prepare_spawn` off the hub's event loop, then the
+    server's environment, folder and first page."""
+
+    async def hook(spawner: Any) -> None:
+        prepare = functools.partial(prepare_spawn, settings, spawner, copy=copy)
+        env = await asyncio.get_running_loop().run_in_executor(None, prepare)
+        spawner.environment = {**spawner.environment, **env}  # a new dict: the config's is shared
+        spawner.notebook_dir = f"~/{FOLDER}"
+        admin = bool(spawner.user.admin)
+        spawner.default_url = "/voila/render/instructor.ipynb" if admin else "/lab/tree/00-start.ipynb"
+
+    return hook
+
+
+def _names(settings: HubSettings, hub_name: str) -> list[str]:
+    """The ACL users the hub may have made for ``hub_name``: its learner's and its observer's."""
+    names = []
+    for name in (settings.prefix + hub_name, f"observer-{hub_name}"):
+        with contextlib.suppress(ValueError):  # no ACL user can have that name: the hub never made one
+            names.append(validate.namespace(name))
+    return names
+
+
+def revoking(base: type[Any], settings: HubSettings) -> type:
+    """``base`` (any JupyterHub Authenticator) whose ``delete_user`` also deletes the user's ACL
+    user and observer on the class server."""
+
+    def delete_user(self: Any, user: Any) -> Any:
+        result = base.delete_user(self, user)
+        client, _ = open_client(settings.admin_url)
+        try:
+            for name in _names(settings, user.name):
+                if revoke_learner(client, name):
+                    self.log.info("emq-lab: deleted the ACL user %s of %s", name, user.name)
+        finally:
+            client.close()
+        return result
+
+    cls: type = type(f"Class{base.__name__}", (base,), {"delete_user": delete_user, "__module__": __name__})
+    return cls
+
+
+def configure(c: Any, settings: HubSettings, *, spawner: str = "simple", homes: str = "") -> None:
+    """Set a JupyterHub config ``c`` for the class: the revoking shared-password authenticator
+    (change ``c.JupyterHub.authenticator_class`` after, with :func:`revoking`, for another), the
+    pre-spawn hook, and the spawner: ``simple``, every server as the hub's Unix user, homes under
+    ``homes``; ``local``, a Unix user per learner; these two run this venv's single-user server and
+    proxy. ``kube``: the spawner and proxy Zero to JupyterHub sets (KubeSpawner); the copies are
+    then made in the learner's pod (see the README), not by the hub."""
+    from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
+
+    kinds = {
+        "simple": "jupyterhub.spawner.SimpleLocalProcessSpawner",
+        "local": "jupyterhub.spawner.LocalProcessSpawner",
+    }
+    if spawner not in (*kinds, "kube"):
+        raise ValueError(f"spawner: expected 'simple', 'local' or 'kube', got {spawner!r}")
+    c.JupyterHub.authenticator_class = revoking(SharedPasswordAuthenticator, settings)
+    c.Spawner.pre_spawn_hook = pre_spawn_hook(settings, copy=spawner != "kube")
+    # The instructor's page in Voila with emq-lab's template (no CDN), as make present shows it.
+    c.Spawner.args = ["--VoilaConfiguration.template=emq"]
+    c.Spawner.http_timeout = 180  # a busy machine starts JupyterLab slowly
+    c.Spawner.start_timeout = 180
+    if spawner == "kube":
+        return
+    c.JupyterHub.spawner_class = kinds[spawner]
+    if spawner == "simple" and homes:
+        c.SimpleLocalProcessSpawner.home_dir_template = str(Path(homes) / "{username}")
+    if spawner == "simple" and os.getuid() == 0:
+        c.Spawner.args = [*c.Spawner.args, "--allow-root"]
+    c.Spawner.cmd = [str(Path(sys.executable).with_name("jupyterhub-singleuser"))]
+    proxy = Path(sys.prefix) / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
+    if proxy.exists():  # make hub installs it into the venv; else the one on PATH
+        c.ConfigurableHTTPProxy.command = [str(proxy)]
