@@ -7,11 +7,12 @@ from .jobs import Jobs
 from .lab import Lab, connect
 from .outcome import Outcome
 from .pump import Occurrence, Pump, Tick, TickResult
-from .repeat import Repeat
+from .repeat import Due, Repeat
 from .scripts import Row
 
 __all__ = [
     "BackendUnavailable",
+    "Due",
     "Jobs",
     "Lab",
     "Occurrence",

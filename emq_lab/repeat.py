@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import scripts, validate
@@ -13,7 +14,17 @@ from .scripts import Row
 if TYPE_CHECKING:
     from .lab import Lab
 
-__all__ = ["Repeat", "Row"]
+__all__ = ["Due", "Repeat", "Row"]
+
+
+@dataclass(frozen=True)
+class Due:
+    """A registration whose next run is at or before now (``due()``'s rows: the record is there)."""
+
+    name: str
+    every_ms: int
+    template: str
+    due_ms: int = field(default=0, compare=False)  # the registry score that made it due
 
 
 Registration = tuple[str, int, str] | tuple[str, int, str, int]
@@ -100,9 +111,13 @@ class Repeat:
             for (name, score), (every, template) in zip(members, records, strict=True)
         ]
 
-    def due(self, limit: int = 100) -> list[Row]:
+    def due(self, limit: int = 100) -> list[Due]:
         """Registrations scored at or before now, by score; members without a record are left out."""
-        return [row for row in self.rows(due_only=True, limit=validate.limit(limit)) if row.every_ms is not None]
+        return [
+            Due(row.name, row.every_ms, row.template or "", due_ms=row.next_ms)
+            for row in self.rows(due_only=True, limit=validate.limit(limit))
+            if row.every_ms is not None
+        ]
 
     def count(self) -> int:
         """Registry rows (ZCARD): one per registration, however often it fired."""

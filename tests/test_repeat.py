@@ -5,7 +5,7 @@ from __future__ import annotations
 from helpers import MIN, snapshot
 
 import emq_lab
-from emq_lab import Outcome, Row, keys
+from emq_lab import Due, Outcome, keys
 from emq_lab.keys import QueueKeys
 
 
@@ -35,7 +35,7 @@ def test_reregister_with_another_period_keeps_the_old_one(lab: emq_lab.Lab, queu
     rep.register("sync", 15 * MIN, "v1")
     assert rep.register("sync", 5 * MIN, "v2") is Outcome.EXISTS
     assert rep.record("sync") == {"every_ms": str(15 * MIN), "template": "v1"}
-    assert rep.due() == [Row("sync", lab.clock.now_ms(), 15 * MIN, "v1")]
+    assert rep.due() == [Due("sync", 15 * MIN, "v1")]
 
 
 def test_cancel_removes_row_and_record_and_frees_the_name(lab: emq_lab.Lab, queue: str) -> None:
@@ -68,7 +68,8 @@ def test_first_in_delays_the_first_run(lab: emq_lab.Lab, queue: str) -> None:
     lab.clock.advance(minutes=4, seconds=59)
     assert rep.due() == []
     lab.clock.advance(seconds=1)
-    assert rep.due() == [Row("later", start + 5 * MIN, 15 * MIN, "t")]
+    assert rep.due() == [Due("later", 15 * MIN, "t")]
+    assert rep.due()[0].due_ms == start + 5 * MIN
 
 
 def test_due_is_in_score_order_and_bounded(lab: emq_lab.Lab, queue: str) -> None:
