@@ -22,6 +22,10 @@ import emq_lab
 from emq_lab import exercises, sandbox
 from emq_lab.exercises.explain import CHECK_LIMIT, MEMORY_LIMIT, TIME_LIMIT, explain_error
 
+# A learner's Lua runs in the sandbox whatever the lab's server: these run once, on the embedded lab
+# (the lab's server only records a check's result there).
+pytestmark = pytest.mark.embedded_only
+
 REGISTER = exercises.solution("register")
 ADVANCE = exercises.solution("advance")
 LIMIT_S = 10.0  # the issue's promise: a hostile answer is a failed check within 10 s
@@ -166,7 +170,6 @@ assert not exercises.next_run(exercises.buggy("next_run")).passed
 """
 
 
-@pytest.mark.embedded_only
 def test_checks_in_a_fresh_kernel_leave_no_file(lab: emq_lab.Lab, tmp_path: Path) -> None:
     # A fresh process: hypothesis writes its cache (.hypothesis/constants) on its first search only.
     run = subprocess.run(

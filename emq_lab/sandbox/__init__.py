@@ -118,8 +118,10 @@ class Sandbox:
         import fakeredis
 
         from . import lua
+        from .allow import connection_class
 
-        return fakeredis.FakeRedis(server=lua.server(None, check_s), decode_responses=True, protocol=2)
+        server = lua.server(None, check_s)
+        return fakeredis.FakeRedis(server=server, decode_responses=True, protocol=2, connection_class=connection_class())
 
     def _wait(self, answer: str) -> None:
         assert self._process is not None and self._process.stdout is not None

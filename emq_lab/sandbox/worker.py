@@ -85,7 +85,9 @@ class Worker:
     def accept(self, sock: socket.socket) -> Any:
         import fakeredis
 
-        client = fakeredis.FakeRedis(server=self.server, protocol=2)
+        from .allow import connection_class
+
+        client = fakeredis.FakeRedis(server=self.server, protocol=2, connection_class=connection_class())
         connection = client.connection_pool.make_connection()
         connection.connect()
         self.connections[sock] = connection
