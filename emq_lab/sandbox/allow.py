@@ -16,36 +16,140 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CLIENT_COMMANDS", "SCRIPT_COMMANDS", "connection_class", "refusal"]
+__all__ = ["AUDITED", "CLIENT_COMMANDS", "SCRIPT_COMMANDS", "connection_class", "refusal"]
+
+#: The fakeredis minor release this module was audited against (pyproject pins it; a test checks
+#: the internals below are still the ones read then).
+AUDITED = "2.41"
 
 #: What a script may call, by family (fakeredis's names: lower case, a subcommand after a space).
 SCRIPT_FAMILIES: dict[str, tuple[str, ...]] = {
     "strings": (
-        "get", "set", "setnx", "setex", "psetex", "getset", "getdel", "getex", "mget", "mset", "msetnx",
-        "append", "strlen", "getrange", "setrange", "substr",
+        "get",
+        "set",
+        "setnx",
+        "setex",
+        "psetex",
+        "getset",
+        "getdel",
+        "getex",
+        "mget",
+        "mset",
+        "msetnx",
+        "append",
+        "strlen",
+        "getrange",
+        "setrange",
+        "substr",
     ),
     "counters": ("incr", "incrby", "incrbyfloat", "decr", "decrby"),
     "hashes": (
-        "hget", "hset", "hsetnx", "hmget", "hmset", "hdel", "hexists", "hgetall", "hkeys", "hvals", "hlen",
-        "hincrby", "hincrbyfloat", "hstrlen", "hrandfield", "hscan",
+        "hget",
+        "hset",
+        "hsetnx",
+        "hmget",
+        "hmset",
+        "hdel",
+        "hexists",
+        "hgetall",
+        "hkeys",
+        "hvals",
+        "hlen",
+        "hincrby",
+        "hincrbyfloat",
+        "hstrlen",
+        "hrandfield",
+        "hscan",
     ),
     "lists": (
-        "lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "llen", "lrange", "lindex", "lset", "lrem",
-        "ltrim", "linsert", "lpos", "lmove", "rpoplpush", "lmpop",
+        "lpush",
+        "rpush",
+        "lpushx",
+        "rpushx",
+        "lpop",
+        "rpop",
+        "llen",
+        "lrange",
+        "lindex",
+        "lset",
+        "lrem",
+        "ltrim",
+        "linsert",
+        "lpos",
+        "lmove",
+        "rpoplpush",
+        "lmpop",
     ),
     "sets": (
-        "sadd", "srem", "smembers", "sismember", "smismember", "scard", "spop", "srandmember", "smove",
-        "sinter", "sintercard", "sinterstore", "sunion", "sunionstore", "sdiff", "sdiffstore", "sscan",
+        "sadd",
+        "srem",
+        "smembers",
+        "sismember",
+        "smismember",
+        "scard",
+        "spop",
+        "srandmember",
+        "smove",
+        "sinter",
+        "sintercard",
+        "sinterstore",
+        "sunion",
+        "sunionstore",
+        "sdiff",
+        "sdiffstore",
+        "sscan",
     ),
     "sorted sets": (
-        "zadd", "zrem", "zscore", "zmscore", "zincrby", "zcard", "zcount", "zlexcount", "zrank", "zrevrank",
-        "zrange", "zrangestore", "zrangebyscore", "zrevrangebyscore", "zrangebylex", "zrevrangebylex", "zrevrange",
-        "zremrangebyscore", "zremrangebyrank", "zremrangebylex", "zpopmin", "zpopmax", "zmpop", "zrandmember",
-        "zunion", "zunionstore", "zinter", "zinterstore", "zintercard", "zdiff", "zdiffstore", "zscan",
+        "zadd",
+        "zrem",
+        "zscore",
+        "zmscore",
+        "zincrby",
+        "zcard",
+        "zcount",
+        "zlexcount",
+        "zrank",
+        "zrevrank",
+        "zrange",
+        "zrangestore",
+        "zrangebyscore",
+        "zrevrangebyscore",
+        "zrangebylex",
+        "zrevrangebylex",
+        "zrevrange",
+        "zremrangebyscore",
+        "zremrangebyrank",
+        "zremrangebylex",
+        "zpopmin",
+        "zpopmax",
+        "zmpop",
+        "zrandmember",
+        "zunion",
+        "zunionstore",
+        "zinter",
+        "zinterstore",
+        "zintercard",
+        "zdiff",
+        "zdiffstore",
+        "zscan",
     ),
     "keys": (
-        "exists", "del", "unlink", "type", "rename", "renamenx", "copy",
-        "expire", "pexpire", "expireat", "pexpireat", "expiretime", "pexpiretime", "ttl", "pttl", "persist",
+        "exists",
+        "del",
+        "unlink",
+        "type",
+        "rename",
+        "renamenx",
+        "copy",
+        "expire",
+        "pexpire",
+        "expireat",
+        "pexpireat",
+        "expiretime",
+        "pexpiretime",
+        "ttl",
+        "pttl",
+        "persist",
     ),
     "the server": ("time", "ping", "echo"),
 }
@@ -80,18 +184,25 @@ def allowed(name: str, *, in_script: bool) -> bool:
 def _known(name: str) -> bool:
     """True when ``name`` is a command fakeredis or Valkey knows, or a module's (``JSON.SET``): it
     answers :func:`refusal`; any other name answers fakeredis's "unknown command"."""
-    from fakeredis._commands import SUPPORTED_COMMANDS
+    from fakeredis._commands import COMMANDS_WITH_SUB, SUPPORTED_COMMANDS
 
     head = name.split(" ", 1)[0]
-    return name in SUPPORTED_COMMANDS or head in SUPPORTED_COMMANDS or "." in head or head in _VALKEY_ONLY
+    return (
+        name in SUPPORTED_COMMANDS
+        or head in SUPPORTED_COMMANDS
+        or head in COMMANDS_WITH_SUB
+        or "." in head
+        or (head in _VALKEY_ONLY)
+    )
 
 
 #: Commands of Valkey that fakeredis does not emulate, named rather than called unknown.
 _VALKEY_ONLY = frozenset(
     {"migrate", "debug", "object", "module", "config", "shutdown", "slaveof", "replicaof", "monitor", "sync",
      "psync", "failover", "cluster", "info", "memory", "latency", "slowlog", "bgrewriteaof", "lolwut", "wait",
-     "waitaof", "touch", "readonly", "readwrite", "asking"}
+     "waitaof", "touch", "readonly", "readwrite", "asking", "vadd", "vsim", "vrem", "vcard"}
 )  # fmt: skip
+
 
 def _not_from_scripts(name: str, in_script: bool) -> bool:
     """True for a client's command that a script calls and Valkey refuses in a script (EVAL, MULTI):
