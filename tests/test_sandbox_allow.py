@@ -246,3 +246,18 @@ def test_every_command_reaches_fakeredis_through_name_to_func() -> None:
     assert "s._lua_current_socket[0] = self" in eval_source  # redis.call runs on the socket that runs EVAL
     connect = inspect.getsource(fakeredis._clients._sync.FakeBaseConnection._connect)
     assert connect.count("return FakeSocket(") == 1  # allow.py swaps the class of the socket it makes
+
+
+def test_the_lua_internals_the_sandbox_rests_on_are_there() -> None:
+    # lua.py wraps fakeredis's Lua module and replaces the server's runtime after its first script.
+    import fakeredis
+    from fakeredis.commands_mixins import scripting_mixin
+
+    assert hasattr(scripting_mixin, "LUA_MODULE") and hasattr(scripting_mixin.LUA_MODULE, "LuaRuntime")
+    runtime = inspect.getsource(scripting_mixin.ScriptingCommandsMixin._get_server_runtime)
+    assert 'if not hasattr(s, "_lua_runtime"):' in runtime and "LUA_MODULE.LuaRuntime(" in runtime
+    server = fakeredis.FakeServer()
+    client = fakeredis.FakeRedis(server=server)
+    client.eval("return 1", 0)
+    assert hasattr(server, "_lua_runtime") and hasattr(server, "_lua_current_socket")
+    assert 'lua_runtime.execute("collectgarbage()")' in inspect.getsource(scripting_mixin.ScriptingCommandsMixin.eval)
