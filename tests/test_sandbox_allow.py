@@ -166,6 +166,16 @@ def test_every_command_fakeredis_emulates_is_listed_or_refused(box: Any) -> None
             assert "is not available in the course's sandbox" in said, f"{name}: {said}"
 
 
+def test_the_in_process_sandbox_of_the_browser_refuses_too() -> None:
+    # The browser's sandbox (a fakeredis in the kernel's process), built here as Pyodide builds it.
+    in_process = sandbox.Sandbox._in_process()
+    assert in_process.eval("return redis.call('SET', KEYS[1], 'v')", 1, "k") == "OK"
+    for words in (["RESTORE", "k2", "0", "x"], ["JSON.SET", "k", "$", "1"], ["DEBUG", "SLEEP", "0"]):
+        for in_script in (True, False):
+            said = refusal_of(in_process, words, in_script=in_script)
+            assert f"'{words[0]}' is not available in the course's sandbox" in said, said
+
+
 def test_every_listed_command_is_one_fakeredis_runs() -> None:
     from fakeredis._commands import SUPPORTED_COMMANDS
 

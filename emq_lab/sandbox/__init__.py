@@ -18,7 +18,7 @@ Then the sandbox is spent: every later call raises :class:`Stopped` with the lin
 on.
 
 In the browser (Pyodide, no processes) the sandbox is a second fakeredis in this process with the
-same Lua environment and hook; the hook is the only limit there.
+same allowlist, Lua environment and hook; the hook is the only limit there.
 
 - :func:`for_checks`: the kernel's warm worker for the exercises' checkers, wiped before each check
   (the checkers run their reference side elsewhere: never in a Lua state a learner's script ran in).
