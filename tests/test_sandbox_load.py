@@ -4,8 +4,11 @@ a row, and an endless loop and a memory bomb are still stopped."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 
@@ -63,3 +66,36 @@ def test_hostile_answers_are_still_stopped_on_a_busy_machine(
     assert not check.passed and expected in str(check), str(check)
     assert time.monotonic() - start < sandbox.HARD_S + 30  # stopped by its CPU time, not the wall-clock backstop
     assert exercises.register(exercises.solution("register")).passed
+
+
+def test_a_worker_that_gets_no_cpu_for_a_while_is_not_stopped() -> None:
+    # The extreme of a busy machine: the worker is not scheduled at all (SIGSTOP) for 4 s in the
+    # middle of a script that needs 0.3 s of CPU. Its limits count CPU time, so it is not stopped:
+    # the call answers once it runs again, well after the 1 s a script may run and the 2 s a call may.
+    box = sandbox.Sandbox()
+    try:
+        box.ready()
+        assert box._process is not None
+        pid = box._process.pid
+
+        resumed: list[float] = []
+
+        def pause() -> None:
+            time.sleep(0.05)
+            os.kill(pid, signal.SIGSTOP)
+            time.sleep(4.0)
+            resumed.append(time.monotonic())
+            os.kill(pid, signal.SIGCONT)
+
+        pauser = threading.Thread(target=pause)
+        start = time.monotonic()
+        pauser.start()
+        reply = box.client.eval("local t = os.clock()\nwhile os.clock() - t < 0.5 do end\nreturn 1", 0)
+        answered = time.monotonic()
+        pauser.join()
+        assert reply == 1
+        assert answered > resumed[0]  # the call was in flight while the worker was stopped
+        assert answered - start > sandbox.CALL_CPU_S + 1  # far past any limit, were it wall-clock
+        assert box.spent is None and box.alive
+    finally:
+        box.kill()
