@@ -129,7 +129,7 @@ def test_an_endless_loop_is_stopped_with_a_clear_message(lab: emq_lab.Lab) -> No
     check = exercises.register("local x = 0\nwhile true do x = x + 1 end\nreturn 1", lab)
     assert not check.passed
     assert f"the script failed: line 2: {explain.TIME_LIMIT}" in str(check), str(check)
-    assert "the script was still running after 1 s, the time limit" in explain.TIME_LIMIT
+    assert "the script was still running after 1 s of CPU time, the time limit" in explain.TIME_LIMIT
     assert exercises.register(REGISTER, lab).passed  # the sandbox works normally afterwards
 
 

@@ -20,7 +20,7 @@ from .check import printable
 T = TypeVar("T")
 
 TIME_LIMIT = (
-    f"the script was still running after {LIMIT_S:g} s, the time limit, so the sandbox stopped it there "
+    f"the script was still running after {LIMIT_S:g} s of CPU time, the time limit, so the sandbox stopped it there "
     "(an endless loop?)"
 )
 MEMORY_LIMIT = (
@@ -28,8 +28,8 @@ MEMORY_LIMIT = (
     "(a table or a string that grows without end?)"
 )
 CHECK_LIMIT = (
-    f"the check had run for {CHECK_S:g} s in all, the limit for one check, so the sandbox stopped the script "
-    "there (a script that is slow on every call? a check calls it hundreds of times)"
+    f"the check had run for {CHECK_S:g} s of CPU time in all, the limit for one check, so the sandbox stopped the "
+    "script there (a script that is slow on every call? a check calls it hundreds of times)"
 )
 LIMITS = (TIME_LIMIT, MEMORY_LIMIT, CHECK_LIMIT)
 

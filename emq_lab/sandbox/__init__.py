@@ -2,17 +2,23 @@
 
 On CPython the sandbox is a worker process (:mod:`emq_lab.sandbox.worker`) serving its own
 fakeredis on a unix socket in a private temp directory; a client here talks to it with
-redis-py, so every verb, the pump and the checkers run on it unchanged. Its Lua (see
-``runner.lua``) has Valkey's globals and no more, and a line hook the script cannot reach stops
-it after :data:`LIMIT_S` seconds or :data:`~emq_lab.sandbox.lua.MEMORY_BYTES` of Lua memory, and
-every script of one check once the check has run :data:`CHECK_S` seconds in all. No Python object
-is reachable from its Lua, and the worker inherits nothing of the kernel's environment. What
-the hook cannot stop (a long call into the server), the parent does: a reply that has not come
-after :data:`HARD_S` seconds, or a Ctrl-C / Jupyter interrupt, kills the worker at once. Then
-the sandbox is spent: every later call raises :class:`Stopped` with the line the script was on.
+redis-py, so every verb, the pump and the checkers run on it unchanged. Its fakeredis runs only
+the commands of an allowlist (:mod:`emq_lab.sandbox.allow`). Its Lua (see ``runner.lua``) has
+Valkey's globals and no more, and a line hook the script cannot reach stops it after
+:data:`LIMIT_S` seconds of the worker's CPU time or :data:`~emq_lab.sandbox.lua.MEMORY_BYTES` of
+Lua memory, and every script of one check once the check's scripts have run :data:`CHECK_S` CPU
+seconds in all. No Python object is reachable from its Lua; the worker starts with an empty
+environment and no descriptor of the kernel's, then gives up root, privileges and the right to
+write files, and the kernel makes itself non-dumpable so that the worker cannot read it through
+``/proc`` (:func:`emq_lab.sandbox.worker.confine`). What the hook cannot stop (a long call into
+the server), the parent does: a call during which the worker spent :data:`CALL_CPU_S` CPU seconds,
+or whose reply has not come after :data:`HARD_S` seconds of the wall clock (a backstop no right
+answer reaches on a busy machine), or a Ctrl-C / Jupyter interrupt, kills the worker at once.
+Then the sandbox is spent: every later call raises :class:`Stopped` with the line the script was
+on.
 
 In the browser (Pyodide, no processes) the sandbox is a second fakeredis in this process with the
-same Lua environment and hook; the hook is the only limit there.
+same allowlist, Lua environment and hook; the hook is the only limit there.
 
 - :func:`for_checks`: the kernel's warm worker for the exercises' checkers, wiped before each check
   (the checkers run their reference side elsewhere: never in a Lua state a learner's script ran in).
@@ -42,14 +48,30 @@ from redis.retry import Retry
 from .._browser import platform
 from .lua import LIMIT_S, MEMORY_BYTES
 
-__all__ = ["CHECK_S", "HARD_S", "LIMIT_S", "MEMORY_BYTES", "Sandbox", "Stopped", "for_checks", "owns", "shared"]
+__all__ = [
+    "CALL_CPU_S",
+    "CHECK_S",
+    "HARD_S",
+    "LIMIT_S",
+    "MEMORY_BYTES",
+    "Sandbox",
+    "Stopped",
+    "for_checks",
+    "owns",
+    "shared",
+]
 
 T = TypeVar("T")
 
-#: Seconds a call may wait for the worker's reply before the worker is killed.
-HARD_S = LIMIT_S + 2.0
-#: Seconds all the scripts of one check may run in all (a check stops within CHECK_S + HARD_S).
+#: CPU seconds the worker may spend on one call before the parent kills it (what the hook misses).
+CALL_CPU_S = LIMIT_S + 1.0
+#: Seconds of the wall clock a call may wait for the worker's reply before the worker is killed:
+#: a backstop for a worker that does not run at all, far past what a loaded machine takes.
+HARD_S = 30.0
+#: CPU seconds all the scripts of one check may run in all.
 CHECK_S = 6.0
+#: How often the parent looks at the CPU time of a worker that is answering a call.
+_WATCH_S = 0.05
 #: Seconds a new worker may take to start (import fakeredis and lupa).
 START_S = 30.0
 BROWSER = platform.active()
@@ -88,18 +110,21 @@ class Sandbox:
             self._process = None
             self.client = self._in_process()
             return
-        self._dir = Path(tempfile.mkdtemp(prefix="emq-lab-sandbox-"))
+        _first_start()
+        self._dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
         (self._dir / "line").write_bytes(bytes(8))
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "emq_lab.sandbox.worker", str(self._dir)],
+            command(self._dir),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,  # its errors come back as error replies, not on the kernel's stderr
             cwd=self._dir,
-            env=_environment(),
+            env={},  # nothing of the kernel's: no EMQ_LAB_URL, no password, no token
+            close_fds=True,  # and no descriptor but its pipes
             start_new_session=True,  # a terminal's Ctrl-C reaches the kernel, which kills this
             text=True,
         )
+        self._watch = _Watch(self._process)
         client = _Client(
             unix_socket_path=str(self._dir / "socket"),
             decode_responses=True,
@@ -119,8 +144,12 @@ class Sandbox:
         import fakeredis
 
         from . import lua
+        from .allow import connection_class
 
-        return fakeredis.FakeRedis(server=lua.server(None, check_s), decode_responses=True, protocol=2)
+        server = lua.server(None, check_s)
+        return fakeredis.FakeRedis(
+            server=server, decode_responses=True, protocol=2, connection_class=connection_class()
+        )
 
     def _wait(self, answer: str) -> None:
         assert self._process is not None and self._process.stdout is not None
@@ -152,10 +181,15 @@ class Sandbox:
         self._wait("wiped")
 
     def guard(self, call: Callable[[], T]) -> T:
-        """``call()`` on the worker, killing it when the reply is late or the call interrupted."""
+        """``call()`` on the worker, killing it when the call costs it :data:`CALL_CPU_S` CPU
+        seconds, its reply is :data:`HARD_S` seconds late, or the call is interrupted."""
         if self.spent is not None:
-            raise Stopped(self.spent)
+            raise Stopped(
+                f"the sandbox was stopped during an earlier call, not this one ({self.spent}); what it held went "
+                "with it: call with_scripts again for a fresh sandbox"
+            )
         self.ready()
+        self._watch.begin()
         try:
             return call()
         except KeyboardInterrupt:
@@ -165,9 +199,12 @@ class Sandbox:
         except (redis.TimeoutError, redis.ConnectionError) as exc:
             line, died = self.line(), self._process is not None and self._process.poll() is not None
             self.kill()
-            self.spent = f"user_script:{line}: emq-lab {'memory' if died else 'stop'}"
+            ran_out = not died or self._watch.killed  # the watch or the wall clock; else it ran out of memory
+            self.spent = f"user_script:{line}: emq-lab {'stop' if ran_out else 'memory'}"
             _replace(self)
             raise Stopped(self.spent) from exc
+        finally:
+            self._watch.end()
 
     @property
     def alive(self) -> bool:
@@ -196,10 +233,125 @@ class Sandbox:
         self.spent = self.spent or "user_script:0: emq-lab stop"
 
 
-def _environment() -> dict[str, str]:
-    """The worker's environment: where Python finds emq_lab and its packages, and nothing else
-    of the kernel's (no EMQ_LAB_URL, no password, no token)."""
-    return {"PYTHONPATH": os.pathsep.join(path for path in sys.path if path), "LC_ALL": "C.UTF-8"}
+PREFIX = "emq-lab-sandbox-"
+#: How the worker starts: isolated (-I: no PYTHON* variable, no user site), no bytecode written, with
+#: this emq_lab and the kernel's sys.path handed over on its command line (its environment is empty).
+_BOOT = "import sys; sys.path[:] = sys.argv[2:]; from emq_lab.sandbox.worker import main; main(sys.argv[1])"
+
+
+def command(directory: Path) -> list[str]:
+    """The worker's command line for the temp dir ``directory``."""
+    package = str(Path(__file__).resolve().parents[2])  # the emq_lab this kernel runs, first
+    paths = [os.path.abspath(path) for path in sys.path if path]
+    return [sys.executable, "-I", "-B", "-X", "utf8", "-c", _BOOT, str(directory), package, *paths]
+
+
+_started = False
+
+
+def _first_start() -> None:
+    """Before the kernel's first worker: make the kernel non-dumpable (a process of its uid, the
+    worker included, cannot read its memory or environment through /proc), and remove the temp
+    dirs that kernels which are gone left behind (a kernel killed by SIGKILL runs no atexit)."""
+    global _started
+    if _started:
+        return
+    _started = True
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            from .worker import _PR_SET_DUMPABLE, _prctl
+
+            _prctl(_PR_SET_DUMPABLE, 0)
+    remove_stale()
+
+
+def remove_stale(root: Path | None = None) -> list[Path]:
+    """Remove the sandbox temp dirs under ``root`` (the temp dir) whose kernel has ended, and those
+    without a kernel's pid in their name (an older emq_lab's) untouched for a day; the removed ones."""
+    import time
+
+    removed = []
+    for path in (root or Path(tempfile.gettempdir())).glob(f"{PREFIX}*"):
+        try:
+            if not path.is_dir() or path.is_symlink() or path.stat().st_uid != os.geteuid():
+                continue
+            owner = path.name[len(PREFIX) :].split("-", 1)[0]
+            if owner.isdigit() and "-" in path.name[len(PREFIX) :]:
+                if _alive(int(owner)):
+                    continue
+            elif time.time() - path.stat().st_mtime < 86400:
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _cpu_s(pid: int) -> float | None:
+    """CPU seconds process ``pid`` has run (user and system), from /proc; None where there is none."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _Watch:
+    """Kills the worker when one call has cost it :data:`CALL_CPU_S` CPU seconds: what the hook does
+    not see (a long call into the server, a pattern that backtracks). Where the worker's CPU time
+    cannot be read (no /proc), the wall-clock backstop alone does it."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self._process = process
+        self._since: tuple[float] | None = None
+        self._wake = threading.Condition()
+        self.killed = False
+        self._thread: threading.Thread | None = None
+
+    def begin(self) -> None:
+        cpu = _cpu_s(self._process.pid)
+        if cpu is None:
+            return
+        with self._wake:
+            self._since = (cpu,)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="emq-lab sandbox watch", daemon=True)
+                self._thread.start()
+            self._wake.notify()
+
+    def end(self) -> None:
+        with self._wake:
+            self._since = None
+
+    def _run(self) -> None:
+        while self._process.poll() is None:
+            with self._wake:
+                while self._since is None:
+                    self._wake.wait(1.0)
+                    if self._process.poll() is not None:
+                        return
+                since = self._since
+                self._wake.wait(_WATCH_S)
+                if self._since is not since:
+                    continue
+            used = _cpu_s(self._process.pid)
+            if used is not None and used - since[0] > CALL_CPU_S:
+                self.killed = True
+                with contextlib.suppress(OSError):
+                    self._process.kill()
+                return
 
 
 _lock = threading.Lock()

@@ -4,14 +4,22 @@ It serves one private fakeredis (:func:`emq_lab.sandbox.lua.server`) on the unix
 ``<dir>/socket`` and writes the line a script is on into ``<dir>/line`` (8 bytes, shared by
 mmap), so the parent can name it after killing a script that outran every limit. Its address
 space is bounded (RLIMIT_AS). On stdin it takes ``wipe [<seconds>]`` (a new, empty server: data
-and Lua state, whose scripts all stop ``<seconds>`` from now: one check's time) and answers
-``wiped`` on stdout; at the end of stdin (the parent is gone) it exits. A command that fails in
-fakeredis (a Python error: a script's reply it cannot convert, say) is an error reply, never the
-worker's end; the parent starts it with no environment of its own (nothing of the kernel's).
+and Lua state, whose scripts all stop after ``<seconds>`` more of the worker's CPU time: one
+check's time) and answers ``wiped`` on stdout; at the end of stdin (the parent is gone) it exits. A
+command that fails in fakeredis (a Python error: a script's reply it cannot convert, say) is an
+error reply, never the worker's end. The limits of a script count the worker's own CPU time, so a
+machine busy with other work does not stop a right answer.
+
+The parent starts it with an empty environment and no descriptor but its pipes; once it listens,
+:func:`confine` takes from it what it does not need (Linux): root's uid (it runs as ``nobody``),
+new privileges, being read through ``/proc`` by a process of its uid, writing any file, starting
+a process. Its fakeredis runs only the allowlist's commands (:mod:`emq_lab.sandbox.allow`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes  # imported here, before confine(): a worker that was root may not read the stdlib after
 import mmap
 import os
 import selectors
@@ -72,7 +80,7 @@ class Worker:
 
     def _tick(self, line: int) -> float:
         struct.pack_into("q", self._line, 0, line)
-        return time.monotonic()
+        return time.process_time()  # this worker's CPU time: what other processes do does not count
 
     def _fresh(self, check_s: float | None = None) -> Any:
         return self._lua.server(self._tick, check_s)
@@ -85,7 +93,9 @@ class Worker:
     def accept(self, sock: socket.socket) -> Any:
         import fakeredis
 
-        client = fakeredis.FakeRedis(server=self.server, protocol=2)
+        from .allow import connection_class
+
+        client = fakeredis.FakeRedis(server=self.server, protocol=2, connection_class=connection_class())
         connection = client.connection_pool.make_connection()
         connection.connect()
         self.connections[sock] = connection
@@ -141,13 +151,61 @@ def _bound_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (held + GROWTH_BYTES, held + GROWTH_BYTES))
 
 
-def main(directory: Path) -> None:
+#: The uid and gid a worker started as root runs as (``nobody`` where there is one).
+NOBODY = 65534
+_PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS = 4, 38
+
+
+def _prctl(option: int, value: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(option, value, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({option}, {value})")
+
+
+def confine() -> None:
+    """Take from this process what a sandbox's worker does not need, once it has imported all it
+    runs and holds its socket and its line file (Linux; elsewhere nothing). Run as root, it becomes
+    ``nobody`` (root reads any process's ``/proc`` files, however non-dumpable); then no new
+    privileges, not dumpable (a process of its uid cannot read its memory), no core file, no file
+    written (RLIMIT_FSIZE 0: the line file is written through its mmap), no process started. Each
+    step is taken where the system allows it (a container may refuse one; the allowlist holds
+    anyway); tests/test_sandbox_confine.py asserts each on the system it runs on."""
+    if not sys.platform.startswith("linux"):
+        return
+    import pwd
+    import resource
+
+    if os.geteuid() == 0:
+        try:
+            uid, gid = pwd.getpwnam("nobody")[2:4]
+        except KeyError:
+            uid = gid = NOBODY
+        with contextlib.suppress(OSError):
+            os.setgroups([])
+            os.setgid(gid)
+            os.setuid(uid)
+    for option in (_PR_SET_NO_NEW_PRIVS, _PR_SET_DUMPABLE):
+        with contextlib.suppress(OSError):
+            _prctl(option, 1 if option == _PR_SET_NO_NEW_PRIVS else 0)
+    for limit in (resource.RLIMIT_CORE, resource.RLIMIT_FSIZE, resource.RLIMIT_NPROC):
+        with contextlib.suppress(OSError, ValueError):
+            resource.setrlimit(limit, (0, 0))
+
+
+def main(directory: Path | str) -> None:
+    directory = Path(directory)
     worker = Worker(directory)
     if sys.platform.startswith("linux"):
         _bound_memory()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(directory / "socket"))
     listener.listen()
+    import redis.exceptions  # noqa: F401 - what _error_text reads: imported before the worker is confined
+
+    from .allow import connection_class
+
+    connection_class()
+    confine()
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ, "listener")
     selector.register(sys.stdin, selectors.EVENT_READ, "control")
