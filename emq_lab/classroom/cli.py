@@ -10,7 +10,7 @@ from redis.exceptions import RedisError
 
 from ..backend import open_client
 from ..errors import BackendUnavailable
-from .doctor import doctor, table
+from .doctor import apply_limits, doctor, table
 from .overview import overview
 from .users import MAX_LEARNERS, create_users, load_scripts, revoke_users
 
@@ -70,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             shas = load_scripts(client)
             print(f"# {len(learners)} learner(s), {len(shas)} scripts loaded. Each learner pastes their line")
             print("# into a shell, then runs make lab. These passwords are printed only here.")
+            print("\n".join(apply_limits(client, learners=len(learners))))
             for learner in learners:
                 print(learner.env(args.url))
         elif args.command == "scripts":
