@@ -141,24 +141,34 @@ def test_overview_lists_each_learner(backend_url: str) -> None:
     admin = labs["ann"].client
     try:
         view = classroom.overview(admin, prefix=prefix, count=10)
-        assert view.complete and view.scanned == 3 + 2 + 5
+        assert view.complete
         assert [(s.namespace, s.dives) for s in view.learners] == [
             (f"{prefix}ann", ("01 upsert",)),
             (f"{prefix}ben", ("02 cadence", "03 cancel")),
         ]
-        ben = {q.queue: (q.registrations, q.waiting, q.keys) for q in view.learners[1].queues}
-        assert ben == {"cadence-live": (1, 0, 2), "cancel": (1, 1, 5)}
-        assert view.readout.splitlines()[0].startswith(f"{prefix}ann: 1 queue(s) · dives: 01 upsert")
-        cut = classroom.overview(admin, prefix=prefix, max_keys=4)
-        assert not cut.complete and cut.scanned == 4 and "incomplete" in cut.readout
+        ben = {q.queue: (q.registrations, q.waiting) for q in view.learners[1].queues}
+        assert ben == {"cadence-live": (1, 0), "cancel": (1, 1)}
+        lines = view.readout.splitlines()
+        # The class first: each dive reached by how many, each check by state; then the learners.
+        assert lines[0] == "class: 2 learner(s) · 2 started · 0 not started"
+        assert lines[1] == "reached: 01 upsert 1/2 · 02 cadence 1/2 · 03 cancel 1/2"
+        assert view.check_counts()[0] == ("upsert.predict", 0, 0, 2)
+        assert lines.index("learners:") < next(i for i, line in enumerate(lines) if line.startswith(f"{prefix}ann"))
+        assert any(line.startswith(f"{prefix}ann: 1 queue(s) · dives: 01 upsert · checks passed 0/6") for line in lines)
+        # A search cut short still shows each named learner's dives: the course's queues are read by name.
+        cut = classroom.overview(admin, prefix=prefix, learners=(f"{prefix}ann", f"{prefix}ben"), count=1, max_keys=1)
+        assert not cut.complete and "incomplete" in cut.readout
+        assert [(s.namespace, s.dives) for s in cut.learners] == [(s.namespace, s.dives) for s in view.learners]
 
         panel = ClassroomPanel(labs["ann"], prefix=prefix, every_s=None)
         assert panel.readout == view.readout
         labs["ann"].reset("reports")
         assert panel.readout == view.readout  # a view: unchanged until refreshed
-        assert panel.refresh().splitlines()[0].startswith(f"{prefix}ben: 2 queue(s) · dives: 02 cadence, 03 cancel")
+        refreshed = panel.refresh()
+        assert f"\n{prefix}ben: 2 queue(s) · dives: 02 cadence, 03 cancel" in refreshed
+        assert f"{prefix}ann" not in refreshed and refreshed.startswith("class: 1 learner(s)")
         panel._refresh_button.click()
-        assert panel.readout.startswith(f"{prefix}ben")
+        assert panel.readout == refreshed
     finally:
         for lab in labs.values():
             for q in ("reports", "cadence-live", "cancel"):
@@ -198,7 +208,7 @@ def test_panel_refreshes_itself_on_the_running_event_loop() -> None:
     finally:
         lab.reset("reports")
     assert before == "no learner found yet"
-    assert after.startswith(f"{prefix}: 1 queue(s) · dives: 01 upsert") and stopped
+    assert f"\n{prefix}: 1 queue(s) · dives: 01 upsert" in after and stopped
 
 
 def _move_slot(cluster: ValkeyCluster, slot: int, source: int, target: int, *, finish: bool) -> None:

@@ -37,7 +37,10 @@ STAFF_CLIENTS = 32
 CLIENTS_SHARE = "10%"
 CLIENTS_ABSOLUTE = "64mb"  # when maxmemory is not set
 #: A normal client's output buffer: closed past the hard limit, or past the soft one for the seconds.
-OUTPUT_LIMIT = f"normal {MAX_REPLY // 2**20}mb {MAX_REPLY // 2**22}mb 30"
+#: Small enough that the server's time to fill it is short (COMMAND DOCS sent unread: 8 MiB is
+#: about 40 of them, an eighth of a second here); far above any reply emq-lab asks for.
+OUTPUT_HARD = 8 * 2**20
+OUTPUT_LIMIT = f"normal {OUTPUT_HARD // 2**20}mb {OUTPUT_HARD // 2**22}mb 10"
 
 
 @dataclass(frozen=True)
@@ -191,7 +194,7 @@ def _client_rows(client: Any, conf: str, learners: int | None, quota: int) -> li
                     keep(conf, "client-output-buffer-limit", OUTPUT_LIMIT),
                 )
             )
-        elif hard > 8 * MAX_REPLY or not hard:
+        elif hard > MAX_REPLY or not hard:
             found = f"normal clients: hard {hard // 2**20} MiB, soft {soft // 2**20} MiB"
             rows.append(Row("output buffers", found, "warn", keep(conf, "client-output-buffer-limit", OUTPUT_LIMIT)))
         else:

@@ -261,7 +261,11 @@ def _search(client: Any, pattern: str, *, count: int, budget: int, per: int) -> 
     for node in _nodes(client):
         cursor, steps = 0, 0
         while True:
-            cursor, batch = node.scan(cursor=cursor, match=pattern, count=count)
+            try:
+                cursor, batch = node.scan(cursor=cursor, match=pattern, count=count)
+            except RedisError:  # a step's reply past the server's output limit (very long names): stop here
+                complete = False
+                break
             steps += 1
             for key in batch:
                 namespace = _namespace_of(str(key))
