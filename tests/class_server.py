@@ -85,14 +85,11 @@ def fill(
     from emq_lab import keys
 
     k = keys.QueueKeys("q", namespace)
-    if keys_held:
-        admin.eval(
-            "for i = 1, tonumber(ARGV[2]) do redis.call('SET', ARGV[1] .. i, '1') end return 1",
-            0,
-            k.job_prefix,
-            keys_held,
-        )
     pipe = admin.pipeline(transaction=False)
+    for start in range(0, keys_held, 1000):
+        pipe.mset({f"{k.job_prefix}JOB-{i:07d}": "1" for i in range(start, min(start + 1000, keys_held))})
+        if len(pipe) == 50:
+            pipe.execute()
     for i in range(long_names):
         pipe.zadd(keys.QueueKeys(f"{i:02d}" + "n" * name_bytes, namespace).registry, {"x": 1})
     pipe.execute()

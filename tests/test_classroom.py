@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -258,3 +259,72 @@ def test_a_learner_follows_a_slot_migration_ask_then_moved(valkey_cluster: Valke
         lab.close()
         classroom.revoke_users(admin, prefix=prefix)
         admin.close()
+
+
+def test_the_guard_picks_a_learners_newest_connections_past_the_quota_and_any_huge_reply() -> None:
+    entries = [
+        {"id": "1", "user": "admin", "omem": "0", "tot-mem": "2000", "age": "90"},
+        {"id": "2", "user": "learner01", "omem": "0", "tot-mem": "2000", "age": "60"},
+        {"id": "3", "user": "learner01", "omem": "0", "tot-mem": "2000", "age": "50"},
+        {"id": "4", "user": "learner01", "omem": "0", "tot-mem": "2000", "age": "1"},
+        {"id": "5", "user": "learner02", "omem": str(64 * 2**20), "tot-mem": str(65 * 2**20), "age": "5"},
+        {"id": "6", "user": "default", "omem": "0", "tot-mem": "2000", "age": "9"},
+        {"id": "7", "user": "default", "omem": "0", "tot-mem": "2000", "age": "0"},
+        {"id": "8", "user": "admin", "omem": str(99 * 2**20), "tot-mem": str(99 * 2**20), "age": "0"},
+    ]
+    picked = classroom.guard.choose(
+        entries, me=8, learner=lambda user: user.startswith("learner"), quota=2, login_open=True, grace_s=5
+    )
+    assert [(c.id, c.user, c.why) for c in picked] == [
+        (4, "learner01", "quota"),  # the newest past two; the two oldest stay
+        (5, "learner02", "reply"),
+        (6, "default", "login"),  # not logged in after 9 s; the one just opened may still log in
+    ]
+    done = classroom.guard.Sweep(8, closed=tuple(picked), at_ms=emq_lab.SimClock(START).now_ms(), quota=2)
+    assert done.lines() == [
+        "09:00:00 closed 1 connection(s) of default (not logged in)",
+        "09:00:00 closed 1 connection(s) of learner01 (past its quota of 2)",
+        "09:00:00 closed 1 connection(s) of learner02 (holding more than 32 MiB of replies it did not read)",
+    ]
+    with pytest.raises(ValueError, match="quota"):
+        classroom.guard.choose(entries, me=0, learner=bool, quota=0)
+
+
+def test_an_overloaded_server_is_backend_unavailable_saying_what_happened() -> None:
+    url = "redis://learner01:secret@127.0.0.1:6379/0"
+    faults = {
+        redis.exceptions.OutOfMemoryError("command not allowed when used memory > 'maxmemory'."): "out of memory",
+        redis.exceptions.ResponseError(
+            "OOM command not allowed when used memory > 'maxmemory'. script: x"
+        ): "out of memory",
+        redis.exceptions.ConnectionError("max number of clients reached"): "too many clients",
+        redis.exceptions.ConnectionError("Connection closed by server."): "guard closes",
+    }
+    for fault, words in faults.items():
+        better = emq_lab.errors.translate(fault, url, ("EVALSHA", "abc", 1, "k"))
+        assert isinstance(better, BackendUnavailable) and words in str(better), better
+        assert "secret" not in str(better) and "(or wait for it)" not in str(better)
+
+
+def test_the_demo_page_clock_moves_while_what_the_learners_did_stays() -> None:
+    setting = classroom.prepare(emq_lab.connect("embedded"))
+    panel = ClassroomPanel(setting.lab, prefix=setting.prefix, learners=setting.learners, every_s=None)
+    first, readout = setting.lab.clock.now_ms(), panel.readout
+    assert panel.when == "last refreshed 09:15:00 UTC"
+    time.sleep(1.05)
+    assert panel.refresh() == readout  # the same class, every time
+    assert setting.lab.clock.now_ms() >= first + 1000 and panel.when.startswith("last refreshed 09:15:")
+    assert panel.when != "last refreshed 09:15:00 UTC"
+    assert readout.splitlines()[0] == "class: 3 learner(s) · 2 started · 1 not started"
+    assert "demo-cy: not started" in readout
+
+
+def test_doctor_keeps_each_fix_for_the_next_start_as_the_server_was_started() -> None:
+    from emq_lab.classroom.doctor import keep
+
+    assert keep("/etc/valkey/valkey.conf", "maxclients", "68") == (
+        "CONFIG SET maxclients 68 ; CONFIG REWRITE (keeps it in /etc/valkey/valkey.conf)"
+    )
+    flag = keep("", "client-output-buffer-limit", "normal 8mb 2mb 10")
+    assert flag.startswith('CONFIG SET client-output-buffer-limit "normal 8mb 2mb 10" ; at the next start: ')
+    assert "--client-output-buffer-limit normal 8mb 2mb 10" in flag and "REWRITE" not in flag

@@ -263,8 +263,10 @@ def _search(client: Any, pattern: str, *, count: int, budget: int, per: int) -> 
         while True:
             try:
                 cursor, batch = node.scan(cursor=cursor, match=pattern, count=count)
-            except RedisError:  # a step's reply past the server's output limit (very long names): stop here
-                complete = False
+            except RedisError as exc:
+                if not _cut_off(exc):
+                    raise
+                complete = False  # a step's reply past the server's output limit (very long names): stop here
                 break
             steps += 1
             for key in batch:
@@ -384,6 +386,12 @@ def overview(
             )
         )
     return Overview(tuple(summaries), scanned, complete, note, tuple(read_log(client, lines=GUARD_LINES)))
+
+
+def _cut_off(exc: BaseException) -> bool:
+    """True when the server closed the connection mid-reply (past its output-buffer limit)."""
+    text = str(exc).lower()
+    return "closed the connection" in text or "closed by server" in text
 
 
 def _truthy(reply: Any) -> bool:
