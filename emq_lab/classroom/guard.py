@@ -28,8 +28,9 @@ from .. import keys
 from ..clock import hhmmss
 from .users import default_user
 
-#: Connections one learner may hold: each notebook's kernel keeps one or two (see bench/README.md).
-QUOTA = 12
+#: Connections one learner may hold: a dive's kernel holds up to 7 (bench/README.md), and a learner
+#: may have four notebooks open.
+QUOTA = 32
 #: Bytes of unread reply (``omem``) or of all buffers (``tot-mem``) past which a connection is closed.
 MAX_REPLY = 32 * 2**20
 #: Seconds a connection may stay unauthenticated (the default user off) before it is closed.
@@ -62,7 +63,7 @@ class Sweep:
 
     def lines(self) -> list[str]:
         """One sentence per user and reason: ``09:41:03 closed 120 connection(s) of learner07 (past its quota
-        of 12)``."""
+        of 32)``."""
         groups: dict[tuple[str, str], int] = {}
         for closed in self.closed:
             groups[(closed.user, closed.why)] = groups.get((closed.user, closed.why), 0) + 1
