@@ -140,7 +140,7 @@ def used_memory(room: Class) -> int:
 
 def test_replies_never_read_are_cut_off_and_the_class_goes_on(room: Class) -> None:
     """3,000 COMMAND DOCS (about 600 MB of replies) and then 40 due(limit=5000) of 4 KB templates
-    (about 160 MB) sent without reading: the output-buffer limit closes eve's connection at 8 MiB,
+    (about 160 MB) sent without reading: the output-buffer limit closes eve's connection at 4 MiB,
     memory stays far below maxmemory, bob's writes and PING go on."""
     eve, port = room.eve, room.server.server.port
     lab = emq_lab.connect(eve.url(room.server.admin_url), clock=emq_lab.SimClock(START), namespace=eve.namespace)

@@ -541,7 +541,7 @@ def test_doctor_checks_the_limits_that_keep_one_learner_from_starving_the_class(
         out = capsys.readouterr().out
         rows = {line.split("  ")[0]: line for line in out.splitlines()}
         assert "FIX" in rows["maxmemory-clients"] and "--maxmemory-clients 64mb" in rows["maxmemory-clients"]
-        assert "FIX" in rows["output buffers"] and "--client-output-buffer-limit normal 8mb 2mb 10" in out
+        assert "FIX" in rows["output buffers"] and "--client-output-buffer-limit normal 4mb 1mb 10" in out
         assert "FIX" in rows["maxclients"] and "fewer than the class needs" in rows["maxclients"]
         assert "CONFIG REWRITE" not in out and "config file" in rows
         made = classroom.main(["users", "--url", class_server.admin_url, "--learners", "2", "--prefix", "lim"])

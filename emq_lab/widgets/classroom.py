@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from .. import classroom, progress
+from .. import classroom
 from ..classroom import guard as class_guard
 from ..classroom.overview import LearnerSummary, cut, shown
 from ..clock import hhmm, hhmmss
@@ -68,13 +68,15 @@ def _learner_row(learner: LearnerSummary) -> str:
         name += " <span style='color:#cf222e'>(revoked)</span>"
     if learner.mark == "not started":
         return f"<tr><td style='{_CELL}'>{name}</td><td style='{_CELL};{_GREY}' colspan=4><i>not started</i></td></tr>"
-    dives = " ".join(
-        f"<span style='white-space:nowrap' title='{_h(dive)}'>{_h(dive.split()[0])}</span>" for dive in learner.dives
-    )
-    checks = " ".join(
-        f"<span style='color:{_MARK[state][1]}' title='{_h(exercise)}: {escape(state)}"
-        f"{f' {hhmm(at)} UTC' if at is not None else ''}'>{_MARK[state][0]}</span>"
-        for exercise, state, at in learner.exercises()
+    dives = ", ".join(f"<span style='white-space:nowrap'>{_h(dive)}</span>" for dive in learner.dives)
+    checks = (
+        " ".join(
+            f"<span style='color:{_MARK[state][1]};white-space:nowrap;margin-right:6px' title='{escape(state)}'>"
+            f"{_MARK[state][0]} {_h(exercise)} {hhmm(at)}</span>"
+            for exercise, state, at in learner.exercises()
+            if at is not None
+        )
+        or f"<span style='{_GREY}'>no check tried</span>"
     )
     queues = ", ".join(
         f"<span style='white-space:nowrap'><code>{escape(cut(q.queue))}</code> "
@@ -94,8 +96,7 @@ def overview_html(view: classroom.Overview) -> str:
     if not view.learners:
         body = "<p><i>no learner found yet</i></p>"
     else:
-        order = ", ".join(escape(check) for check in progress.EXERCISES)
-        legend = f"checks <span style='font-weight:normal;{_GREY}'>(✓ passed, ✗ failed, ○ not tried: {order})</span>"
+        legend = f"checks tried <span style='font-weight:normal;{_GREY}'>(✓ passed, ✗ failed; UTC)</span>"
         queues = f"queues <span style='font-weight:normal;{_GREY}'>(registry·waiting)</span>"
         head = "".join(f"<th style='{_CELL}'>{h}</th>" for h in ("learner", "dives", legend, queues, ""))
         rows = "".join(_learner_row(learner) for learner in view.learners)
