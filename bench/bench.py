@@ -574,6 +574,87 @@ def notebook_rows(url: str | None, backend: str) -> list[Row]:
     return rows
 
 
+# -- the class server --------------------------------------------------------------------------
+
+
+def classroom_rows(passes: int) -> list[Row]:
+    """On a class server of its own: the instructor's overview of 30 learners, one holding 400,000
+    keys and another 20 queues named with 2 MB each (the fastest and median of ``passes``, wall and
+    CPU); then what one learner costs the server: notebook 01 run as an ACL user, the used_memory
+    it adds and the connections its kernel holds."""
+    import statistics as stats
+
+    import nbformat
+    from class_server import fill
+    from nbclient import NotebookClient
+
+    from emq_lab import classroom
+
+    rows: list[Row] = []
+    server = ValkeyServer()
+    try:
+        admin = redis.Redis(host="127.0.0.1", port=server.port, decode_responses=True)
+        admin.config_set("maxmemory", 2**30)
+        classroom.create_users(admin, learners=30, prefix="bench", check=False)
+        fill(admin, "bench01", keys_held=400_000)
+        fill(admin, "bench02", long_names=20)
+        walls, cpus = [], []
+        view = classroom.overview(admin, prefix="bench")
+        for _ in range(passes):
+            used = admin.info("cpu")
+            server_cpu = float(used["used_cpu_user"]) + float(used["used_cpu_sys"])
+            start, cpu = time.perf_counter(), time.process_time()
+            view = classroom.overview(admin, prefix="bench")
+            walls.append(time.perf_counter() - start)
+            used = admin.info("cpu")
+            server_cpu = float(used["used_cpu_user"]) + float(used["used_cpu_sys"]) - server_cpu
+            cpus.append(time.process_time() - cpu + server_cpu)
+        size = len(view.readout.encode())
+        rows.append(
+            Row(
+                "classroom",
+                f"overview: 30 learners, one with 400,000 keys, one with 20 names of 2 MB ({passes} passes)",
+                "valkey",
+                f"median {stats.median(walls) * 1000:,.0f} ms, fastest {min(walls) * 1000:,.0f} ms; "
+                f"CPU (client + server) median {stats.median(cpus) * 1000:,.0f} ms; readout {size / 1024:,.1f} KiB",
+                target=verdict(stats.median(walls) < 0.5, "< 0.5 s"),
+            )
+        )
+        (learner,) = classroom.create_users(admin, learners=1, prefix="cost", check=False)
+        classroom.load_scripts(admin)
+        path = ROOT / "notebooks" / "01-upsert.ipynb"
+        notebook = nbformat.read(path, as_version=4)
+        client = NotebookClient(
+            notebook, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+        )
+        before = int(admin.info("memory")["used_memory"])
+        peak = 0
+        env = environment(EMQ_LAB_URL=learner.url(server.url), EMQ_LAB_NAMESPACE=learner.namespace)
+        with env, client.setup_kernel():
+            for index, cell in enumerate(notebook.cells):
+                client.execute_cell(cell, index)
+                held = sum(1 for c in admin.client_list() if c["user"] == learner.name)
+                peak = max(peak, held)
+            during = int(admin.info("memory")["used_memory"])
+            held = sum(1 for c in admin.client_list() if c["user"] == learner.name)
+        after = int(admin.info("memory")["used_memory"])
+        keys_left = sum(1 for _ in admin.scan_iter(match=f"emq:ns:{{{learner.namespace}:*", count=1000))
+        rows.append(
+            Row(
+                "classroom",
+                "one learner: 01-upsert run as its ACL user (kernel alive)",
+                "valkey",
+                f"used_memory +{(during - before) / 2**20:,.2f} MiB while its kernel runs, "
+                f"+{(after - before) / 2**20:,.2f} MiB after ({keys_left} keys left); "
+                f"connections: {held} at the end, at most {peak} after a cell",
+            )
+        )
+        admin.close()
+    finally:
+        server.close()
+    return rows
+
+
 # -- the machine and the table --------------------------------------------------------------------
 
 
@@ -631,6 +712,10 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=500, help="BullMQ upserts in flight (500)")
     parser.add_argument("--requests", type=int, default=1_000_000, help="valkey-benchmark requests (1,000,000)")
     parser.add_argument("--no-notebooks", action="store_true", help="skip executing the notebooks")
+    parser.add_argument(
+        "--only", choices=["classroom"], help="run one section only (classroom: the class server's numbers)"
+    )
+    parser.add_argument("--overview-passes", type=int, default=10, help="overview passes per measurement (10)")
     args = parser.parse_args()
     if args.pump_runs < 1:
         parser.error("--pump-runs: at least 1")
@@ -643,8 +728,9 @@ def main() -> int:
     version = "none"
     wrote: list[tuple[str, int | None]] = []
     try:
-        if server_binary() is None:
-            notes.append("no valkey-server on PATH: the Valkey rows, the ceiling and the peer are skipped")
+        if args.only == "classroom" or server_binary() is None:
+            if server_binary() is None:
+                notes.append("no valkey-server on PATH: the Valkey rows, the ceiling and the peer are skipped")
         else:
             server = ValkeyServer()
             lab, trips = open_lab(server.url)
@@ -684,8 +770,11 @@ def main() -> int:
             rows += pump_rows(lab, trips, ids, "valkey", args.pump_runs)
             rows.append(import_row(server.url))
             lab.close()
-        rows += embedded_rows(ids, args.pump_runs)
-        backends: list[tuple[str | None, str]] = [(None, "fakeredis")]
+        if server_binary() is not None:
+            rows += classroom_rows(args.overview_passes)
+        backends: list[tuple[str | None, str]] = [] if args.only else [(None, "fakeredis")]
+        if not args.only:
+            rows += embedded_rows(ids, args.pump_runs)
         if server is not None:
             backends.append((server.url, "valkey"))
         for url, backend in backends:

@@ -307,6 +307,9 @@ def translate(
         isinstance(exc, exceptions.ResponseError) and text.startswith(("MOVED ", "ASK "))  # redis-py 5
     ):
         return ValueError(f"url: {where} is a node of a cluster; {cluster_fix(url)}")
+    crowded = overloaded(exc)
+    if crowded is not None:
+        return BackendUnavailable(where, *crowded)
     if is_transient(exc):
         return BackendUnavailable(
             where,
@@ -324,6 +327,33 @@ def translated(
     if better is not exc:
         better.__cause__ = exc
     return better
+
+
+#: What a learner does when a class server is short of room (the guard and doctor are the instructor's).
+ROOM_FIX = "nothing else was changed; try again in a minute, and if it lasts tell whoever runs the server"
+
+
+def overloaded(exc: BaseException) -> tuple[str, str] | None:
+    """(reason, fix) when the server turned the call away for want of room: out of memory, as many
+    clients as ``maxclients`` allows, or this connection closed by the server (a class guard
+    closes a learner's connections past a quota, or one holding a huge unread reply)."""
+    text = _text(exc)
+    lowered = text.lower()
+    if isinstance(exc, exceptions.OutOfMemoryError) or "oom command not allowed" in lowered:
+        return (
+            "the server is out of memory (its maxmemory is used up, by keys or by replies clients left unread), "
+            "so it refuses writes",
+            ROOM_FIX,
+        )
+    if "max number of clients reached" in lowered:
+        return ("too many clients: the server already holds as many connections as its maxclients allows", ROOM_FIX)
+    if isinstance(exc, exceptions.ConnectionError) and "closed by server" in lowered:
+        return (
+            "the server closed the connection (a class server's guard closes a learner's connections past its "
+            "quota, or one holding a huge unread reply; or the server stopped)",
+            "try again (with fewer connections, or reading each reply); if the server is down, start it",
+        )
+    return None
 
 
 def cluster_fix(url: str) -> str:

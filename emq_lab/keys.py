@@ -84,6 +84,12 @@ def progress(namespace: str | None) -> str:
     return f"{PREFIX}:ns:{{{namespace}:}}:progress"
 
 
+def guard_log() -> str:
+    """LIST of what a class server's guard did, newest first: written by the guard (an admin),
+    read by the instructor's page; outside every learner's key pattern."""
+    return f"{PREFIX}:classroom:guard"
+
+
 def namespace_pattern(namespace: str) -> str:
     """SCAN glob (and ACL key pattern) for every key of every queue in ``namespace``."""
     return f"{PREFIX}:ns:{{{_glob_escape(namespace)}:*"

@@ -3,6 +3,7 @@ the default user off (the two lines `classroom users` asks for)."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,3 +40,56 @@ def started_class_server() -> Iterator[ClassServer]:
         yield ClassServer(server, f"redis://admin:{ADMIN_PASSWORD.replace('/', '%2F')}@127.0.0.1:{server.port}/0")
     finally:
         server.close()
+
+
+def send_unread(port: int, user: str, password: str, commands: list[list[str]]) -> socket.socket:
+    """A learner's raw socket that logs in, then sends ``commands`` pipelined and reads nothing:
+    the replies pile up in the server's output buffer for this client."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    sock.sendall(resp(["AUTH", user, password]))
+    assert sock.recv(64).startswith(b"+OK")
+    sock.sendall(b"".join(resp(command) for command in commands))
+    return sock
+
+
+def resp(words: list[str]) -> bytes:
+    """One command in the server's protocol."""
+    out = [f"*{len(words)}\r\n".encode()]
+    for word in words:
+        data = word.encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    return b"".join(out)
+
+
+def closed_by_server(sock: socket.socket, *, within_s: float = 10) -> bool:
+    """True when the server closes ``sock`` (its replies drained and discarded) within ``within_s``."""
+    sock.settimeout(within_s)
+    try:
+        while sock.recv(1 << 20):
+            pass
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+    finally:
+        sock.close()
+    return True
+
+
+def fill(
+    admin: redis.Redis, namespace: str, *, keys_held: int = 0, long_names: int = 0, name_bytes: int = 2**21
+) -> None:
+    """What a learner could store, written fast by the admin in its namespace: ``keys_held`` job
+    keys of one queue (what many ticks leave), and ``long_names`` queues whose names are
+    ``name_bytes`` long."""
+    from emq_lab import keys
+
+    k = keys.QueueKeys("q", namespace)
+    pipe = admin.pipeline(transaction=False)
+    for start in range(0, keys_held, 1000):
+        pipe.mset({f"{k.job_prefix}JOB-{i:07d}": "1" for i in range(start, min(start + 1000, keys_held))})
+        if len(pipe) == 50:
+            pipe.execute()
+    for i in range(long_names):
+        pipe.zadd(keys.QueueKeys(f"{i:02d}" + "n" * name_bytes, namespace).registry, {"x": 1})
+    pipe.execute()

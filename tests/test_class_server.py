@@ -422,9 +422,9 @@ def test_a_bad_progress_value_is_reported_on_its_learners_row(
 def test_one_learners_junk_keys_never_hide_another_learner(
     class_server: ClassServer, learners: list[classroom.Learner]
 ) -> None:
-    """B3: each learner's keys are counted with their own bound, so Ann's thousands of junk keys
-    (past the search's whole bound) leave Bob's queue and Ann's passed check in view; Ann's row
-    lists 20 queues and says how many more."""
+    """B3: the course's queues and checks are read by name, so Ann's thousands of junk keys (past
+    her own bound, or past the search's whole bound) leave Bob's queue and Ann's passed check in
+    view; Ann's row counts her queues up to her bound, lists 20 and says how many more."""
     ann, bob = learners
     prefix = ann.name[:-2]
     hand = raw(ann.url(class_server.admin_url))
@@ -439,7 +439,7 @@ def test_one_learners_junk_keys_never_hide_another_learner(
     b.repeat("reports").register("r", MIN, "t")
     instructor = emq_lab.connect(class_server.admin_url, clock=emq_lab.SimClock(START))
     try:
-        view = classroom.overview(instructor.client, prefix=prefix, max_keys=1000, per_learner=1200)
+        view = classroom.overview(instructor.client, prefix=prefix, per_learner=1200)
         rows = {s.namespace: s for s in view.learners}
         assert [(q.queue, q.registrations) for q in rows[bob.name].queues] == [("reports", 1)]
         assert ("register", "passed", START_MS) in rows[ann.name].exercises()
@@ -448,11 +448,16 @@ def test_one_learners_junk_keys_never_hide_another_learner(
         counted = MAX_QUEUES_SHOWN + len(rows[ann.name].unlisted)
         assert counted in (1199, 1200)  # 1200 keys counted: her progress key may be one of them
         assert lines[0].startswith(f"{ann.name}: {counted} queue(s)")
-        assert f"  … and {counted - MAX_QUEUES_SHOWN} more queue(s)" in lines
+        assert lines[0].endswith(f"… and {counted - 3} more")  # the text line names three
         assert any("more than 1200 keys" in line for line in lines)
         assert len(view.readout.splitlines()) < 40
+        # A search cut short (1,000 keys) still shows every named learner's queues and checks.
+        cut = classroom.overview(instructor.client, prefix=prefix, max_keys=1000)
+        rows = {s.namespace: s for s in cut.learners}
+        assert not cut.complete and [(q.queue, q.registrations) for q in rows[bob.name].queues] == [("reports", 1)]
+        assert ("register", "passed", START_MS) in rows[ann.name].exercises()
         assert (
-            f"… and {len(junk) - MAX_QUEUES_SHOWN} more queue(s)"
+            f"… and {len(junk) - MAX_QUEUES_SHOWN} more</i>"
             in ClassroomPanel(instructor, prefix=prefix, every_s=None)._table.value
         )
     finally:
@@ -511,3 +516,123 @@ def test_scripts_and_users_empty_the_script_cache_so_no_admin_script_stays_calla
     classroom.revoke_users(admin, prefix="flush")
     for closing in (hand, admin, lab):
         closing.close()
+
+
+def test_doctor_checks_the_limits_that_keep_one_learner_from_starving_the_class(
+    class_server: ClassServer, learners: list[classroom.Learner], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a server started with no config file: maxmemory-clients, the output buffers and
+    maxclients are flagged with CONFIG SET and the flag for the next start (never CONFIG
+    REWRITE); users sets them; a server started with the flags it prints passes; a learner who
+    runs doctor is told it needs the admin."""
+    admin = class_server.admin()
+    assert admin.info("server")["config_file"] == ""
+    names = ("maxmemory-clients", "client-output-buffer-limit", "maxclients")
+    before = {name: admin.config_get(name)[name] for name in names}
+    admin.config_set("maxmemory-clients", "0")
+    admin.config_set("client-output-buffer-limit", "normal 0 0 0")
+    admin.config_set("maxclients", "10")
+    try:
+        assert classroom.main(["doctor", "--url", class_server.admin_url]) == 1
+        out = capsys.readouterr().out
+        rows = {line.split("  ")[0]: line for line in out.splitlines()}
+        assert "FIX" in rows["maxmemory-clients"] and "--maxmemory-clients 64mb" in rows["maxmemory-clients"]
+        assert "FIX" in rows["output buffers"] and "--client-output-buffer-limit normal 4mb 1mb 10" in out
+        assert "FIX" in rows["maxclients"] and "fewer than the class needs" in rows["maxclients"]
+        assert "CONFIG REWRITE" not in out and "config file" in rows
+        made = classroom.main(["users", "--url", class_server.admin_url, "--learners", "2", "--prefix", "lim"])
+        printed = capsys.readouterr().out
+        assert made == 0 and "# no config file: start the server next time with --maxmemory-clients" in printed
+        flags = printed.split("start the server next time with ", 1)[1].splitlines()[0].split()
+        rows = {row.setting: row for _, table in classroom.doctor(admin, learners=2) for row in table}
+        assert [rows[s].verdict for s in ("maxmemory-clients", "output buffers", "maxclients")] == ["ok"] * 3
+    finally:
+        for name, value in before.items():
+            admin.config_set(name, value)
+        classroom.revoke_users(admin, prefix="lim")
+        admin.close()
+    started = ValkeyServer(*flags)
+    try:
+        fresh = redis.Redis(host="127.0.0.1", port=started.port, decode_responses=True)
+        rows = {row.setting: row for _, table in classroom.doctor(fresh, learners=2) for row in table}
+        assert [rows[s].verdict for s in ("maxmemory-clients", "output buffers", "maxclients")] == ["ok"] * 3
+        fresh.close()
+    finally:
+        started.close()
+    ann, _ = learners
+    assert classroom.main(["doctor", "--url", ann.url(class_server.admin_url)]) == 1
+    out = capsys.readouterr().out
+    assert "doctor needs the server's admin" in out and f"user {ann.name} may not read" in out
+    assert "namespace" not in out
+
+
+def test_a_revoked_learner_is_marked_and_the_class_is_summed_up(class_server: ClassServer) -> None:
+    admin, _ = emq_lab.backend.open_client(class_server.admin_url)
+    prefix = f"rev{next(_runs)}x"
+    ann, bob, cy = classroom.create_users(admin, learners=3, prefix=prefix)
+    classroom.load_scripts(admin)
+    labs = [
+        emq_lab.connect(m.url(class_server.admin_url), clock=emq_lab.SimClock(START), namespace=m.namespace)
+        for m in (ann, bob)
+    ]
+    labs[0].repeat("reports").register("digest", MIN, "t")
+    assert progress.record(labs[0], "register", True, at_ms=START_MS)
+    assert progress.record(labs[1], "register", False, at_ms=START_MS)
+    for lab in labs:
+        lab.close()
+    admin.execute_command("ACL", "DELUSER", bob.name)
+    try:
+        view = classroom.overview(admin, prefix=prefix)
+        rows = {learner.namespace: learner for learner in view.learners}
+        assert rows[bob.name].revoked and not rows[ann.name].revoked and rows[cy.name].mark == "not started"
+        lines = view.readout.splitlines()
+        assert lines[0] == "class: 3 learner(s) · 1 started · 1 not started · 1 revoked"
+        assert lines[1].startswith("reached: 01 upsert 1/3 · 02 cadence 0/3")
+        assert ("register", 1, 1, 1) in view.check_counts()
+        assert any(line.startswith(f"{bob.name} (revoked): 0 queue(s)") for line in lines)
+        html = ClassroomPanel(emq_lab.connect(class_server.admin_url), prefix=prefix, every_s=None)._table.value
+        assert html.index("The class") < html.index(ann.name) and "(revoked)" in html
+    finally:
+        classroom.revoke_users(admin, prefix=prefix)
+        for member in (ann, bob):
+            admin.delete(keys.progress(member.namespace), keys.QueueKeys("reports", member.namespace).registry)
+            admin.delete(keys.QueueKeys("reports", member.namespace).record("digest"))
+        admin.close()
+
+
+def test_the_overview_of_thirty_learners_is_bounded_whatever_one_stores() -> None:
+    """30 learners; one holds 20 queues named with 2 MB each, one 400,000 keys. A pass reads the
+    course's queues by name, examines a bounded number of keys in its search, never sends a long
+    name back, cuts it on the page, and costs less than 0.5 s of CPU (this process and the server)."""
+    from class_server import fill
+
+    from emq_lab.classroom.overview import MAX_SCANNED, SCAN_COUNT
+
+    with started_class_server() as server:
+        admin = server.admin()
+        classroom.create_users(admin, learners=30, prefix="big")
+        fill(admin, "big02", long_names=20)
+        view = classroom.overview(admin, prefix="big")
+        rows = {learner.namespace: learner for learner in view.learners}
+        assert len(rows) == 30 and view.complete
+        assert len(rows["big02"].queues) == 20 and all(
+            q.problem.startswith("a name longer") for q in rows["big02"].queues
+        )
+        assert max(len(line) for line in view.readout.splitlines()) < 600 and "(2,097,154 characters)" in view.readout
+        fill(admin, "big01", keys_held=400_000)
+
+        def cpu() -> float:
+            used = admin.info("cpu")
+            return time.process_time() + float(used["used_cpu_user"]) + float(used["used_cpu_sys"])
+
+        admin.config_resetstat()
+        sent = int(admin.info("stats")["total_net_input_bytes"])
+        spent = cpu()
+        view = classroom.overview(admin, prefix="big")
+        spent = cpu() - spent
+        sent = int(admin.info("stats")["total_net_input_bytes"]) - sent
+        assert len(view.learners) == 30 and not view.complete
+        assert admin.info("commandstats")["cmdstat_scan"]["calls"] <= MAX_SCANNED // SCAN_COUNT
+        assert sent < 2**20  # a long name is never sent back to the server
+        assert spent < 0.5, f"{spent:.2f} s of CPU"
+        admin.close()

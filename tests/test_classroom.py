@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -141,24 +142,34 @@ def test_overview_lists_each_learner(backend_url: str) -> None:
     admin = labs["ann"].client
     try:
         view = classroom.overview(admin, prefix=prefix, count=10)
-        assert view.complete and view.scanned == 3 + 2 + 5
+        assert view.complete
         assert [(s.namespace, s.dives) for s in view.learners] == [
             (f"{prefix}ann", ("01 upsert",)),
             (f"{prefix}ben", ("02 cadence", "03 cancel")),
         ]
-        ben = {q.queue: (q.registrations, q.waiting, q.keys) for q in view.learners[1].queues}
-        assert ben == {"cadence-live": (1, 0, 2), "cancel": (1, 1, 5)}
-        assert view.readout.splitlines()[0].startswith(f"{prefix}ann: 1 queue(s) · dives: 01 upsert")
-        cut = classroom.overview(admin, prefix=prefix, max_keys=4)
-        assert not cut.complete and cut.scanned == 4 and "incomplete" in cut.readout
+        ben = {q.queue: (q.registrations, q.waiting) for q in view.learners[1].queues}
+        assert ben == {"cadence-live": (1, 0), "cancel": (1, 1)}
+        lines = view.readout.splitlines()
+        # The class first: each dive reached by how many, each check by state; then the learners.
+        assert lines[0] == "class: 2 learner(s) · 2 started · 0 not started"
+        assert lines[1] == "reached: 01 upsert 1/2 · 02 cadence 1/2 · 03 cancel 1/2"
+        assert view.check_counts()[0] == ("upsert.predict", 0, 0, 2)
+        assert lines.index("learners:") < next(i for i, line in enumerate(lines) if line.startswith(f"{prefix}ann"))
+        assert any(line.startswith(f"{prefix}ann: 1 queue(s) · dives: 01 upsert · checks passed 0/6") for line in lines)
+        # A search cut short still shows each named learner's dives: the course's queues are read by name.
+        cut = classroom.overview(admin, prefix=prefix, learners=(f"{prefix}ann", f"{prefix}ben"), count=1, max_keys=1)
+        assert not cut.complete and "incomplete" in cut.readout
+        assert [(s.namespace, s.dives) for s in cut.learners] == [(s.namespace, s.dives) for s in view.learners]
 
         panel = ClassroomPanel(labs["ann"], prefix=prefix, every_s=None)
         assert panel.readout == view.readout
         labs["ann"].reset("reports")
         assert panel.readout == view.readout  # a view: unchanged until refreshed
-        assert panel.refresh().splitlines()[0].startswith(f"{prefix}ben: 2 queue(s) · dives: 02 cadence, 03 cancel")
+        refreshed = panel.refresh()
+        assert f"\n{prefix}ben: 2 queue(s) · dives: 02 cadence, 03 cancel" in refreshed
+        assert f"{prefix}ann" not in refreshed and refreshed.startswith("class: 1 learner(s)")
         panel._refresh_button.click()
-        assert panel.readout.startswith(f"{prefix}ben")
+        assert panel.readout == refreshed
     finally:
         for lab in labs.values():
             for q in ("reports", "cadence-live", "cancel"):
@@ -198,7 +209,7 @@ def test_panel_refreshes_itself_on_the_running_event_loop() -> None:
     finally:
         lab.reset("reports")
     assert before == "no learner found yet"
-    assert after.startswith(f"{prefix}: 1 queue(s) · dives: 01 upsert") and stopped
+    assert f"\n{prefix}: 1 queue(s) · dives: 01 upsert" in after and stopped
 
 
 def _move_slot(cluster: ValkeyCluster, slot: int, source: int, target: int, *, finish: bool) -> None:
@@ -248,3 +259,72 @@ def test_a_learner_follows_a_slot_migration_ask_then_moved(valkey_cluster: Valke
         lab.close()
         classroom.revoke_users(admin, prefix=prefix)
         admin.close()
+
+
+def test_the_guard_picks_a_learners_newest_connections_past_the_quota_and_any_huge_reply() -> None:
+    entries = [
+        {"id": "1", "user": "admin", "omem": "0", "tot-mem": "2000", "age": "90"},
+        {"id": "2", "user": "learner01", "omem": "0", "tot-mem": "2000", "age": "60"},
+        {"id": "3", "user": "learner01", "omem": "0", "tot-mem": "2000", "age": "50"},
+        {"id": "4", "user": "learner01", "omem": "0", "tot-mem": "2000", "age": "1"},
+        {"id": "5", "user": "learner02", "omem": str(64 * 2**20), "tot-mem": str(65 * 2**20), "age": "5"},
+        {"id": "6", "user": "default", "omem": "0", "tot-mem": "2000", "age": "9"},
+        {"id": "7", "user": "default", "omem": "0", "tot-mem": "2000", "age": "0"},
+        {"id": "8", "user": "admin", "omem": str(99 * 2**20), "tot-mem": str(99 * 2**20), "age": "0"},
+    ]
+    picked = classroom.guard.choose(
+        entries, me=8, learner=lambda user: user.startswith("learner"), quota=2, login_open=True, grace_s=5
+    )
+    assert [(c.id, c.user, c.why) for c in picked] == [
+        (4, "learner01", "quota"),  # the newest past two; the two oldest stay
+        (5, "learner02", "reply"),
+        (6, "default", "login"),  # not logged in after 9 s; the one just opened may still log in
+    ]
+    done = classroom.guard.Sweep(8, closed=tuple(picked), at_ms=emq_lab.SimClock(START).now_ms(), quota=2)
+    assert done.lines() == [
+        "09:00:00 closed 1 connection(s) of default (not logged in)",
+        "09:00:00 closed 1 connection(s) of learner01 (past its quota of 2)",
+        "09:00:00 closed 1 connection(s) of learner02 (holding more than 32 MiB of replies it did not read)",
+    ]
+    with pytest.raises(ValueError, match="quota"):
+        classroom.guard.choose(entries, me=0, learner=bool, quota=0)
+
+
+def test_an_overloaded_server_is_backend_unavailable_saying_what_happened() -> None:
+    url = "redis://learner01:secret@127.0.0.1:6379/0"
+    faults = {
+        redis.exceptions.OutOfMemoryError("command not allowed when used memory > 'maxmemory'."): "out of memory",
+        redis.exceptions.ResponseError(
+            "OOM command not allowed when used memory > 'maxmemory'. script: x"
+        ): "out of memory",
+        redis.exceptions.ConnectionError("max number of clients reached"): "too many clients",
+        redis.exceptions.ConnectionError("Connection closed by server."): "guard closes",
+    }
+    for fault, words in faults.items():
+        better = emq_lab.errors.translate(fault, url, ("EVALSHA", "abc", 1, "k"))
+        assert isinstance(better, BackendUnavailable) and words in str(better), better
+        assert "secret" not in str(better) and "(or wait for it)" not in str(better)
+
+
+def test_the_demo_page_clock_moves_while_what_the_learners_did_stays() -> None:
+    setting = classroom.prepare(emq_lab.connect("embedded"))
+    panel = ClassroomPanel(setting.lab, prefix=setting.prefix, learners=setting.learners, every_s=None)
+    first, readout = setting.lab.clock.now_ms(), panel.readout
+    assert panel.when == "last refreshed 09:15:00 UTC"
+    time.sleep(1.05)
+    assert panel.refresh() == readout  # the same class, every time
+    assert setting.lab.clock.now_ms() >= first + 1000 and panel.when.startswith("last refreshed 09:15:")
+    assert panel.when != "last refreshed 09:15:00 UTC"
+    assert readout.splitlines()[0] == "class: 3 learner(s) · 2 started · 1 not started"
+    assert "demo-cy: not started" in readout
+
+
+def test_doctor_keeps_each_fix_for_the_next_start_as_the_server_was_started() -> None:
+    from emq_lab.classroom.doctor import keep
+
+    assert keep("/etc/valkey/valkey.conf", "maxclients", "68") == (
+        "CONFIG SET maxclients 68 ; CONFIG REWRITE (keeps it in /etc/valkey/valkey.conf)"
+    )
+    flag = keep("", "client-output-buffer-limit", "normal 8mb 2mb 10")
+    assert flag.startswith('CONFIG SET client-output-buffer-limit "normal 8mb 2mb 10" ; at the next start: ')
+    assert "--client-output-buffer-limit normal 8mb 2mb 10" in flag and "REWRITE" not in flag

@@ -64,9 +64,13 @@ def test_the_notebook_shows_the_class_on_the_server_and_writes_nothing(
         if cell.cell_type == "code"
         for output in cell.outputs
     )
-    assert "The class on server at 127.0.0.1" in printed and "only reads" in printed
+    assert "The class on server at 127.0.0.1" in printed and "only reads (its class guard closes" in printed
     assert "demo-" not in printed and ADMIN_PASSWORD not in printed and "S3cret" not in printed
     assert "room01: 1 queue(s) · dives: 01 upsert · checks passed 1/6" in printed
     assert "room02: 0 queue(s) · dives: no dive yet · checks passed 0/6" in printed
     assert "upsert.predict failed" in printed
     assert "room03: not started" in printed
+    assert "class: 3 learner(s) · 2 started · 1 not started" in printed  # the summary comes first
+    # One truth: the live panel alone shows the class; no printed copy beside it can go stale.
+    streams = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert "room01" not in streams and "room03" not in streams

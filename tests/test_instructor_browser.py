@@ -44,8 +44,11 @@ def test_the_instructor_page_shows_three_learners_on_the_class_server(browser: A
             panel = page.locator(".emq-classroom-panel").first
             table = panel.locator(".emq-readout").first
             table.wait_for(timeout=240_000)
+            # The class first, then one row per learner.
+            expect(table).to_contain_text("The class: 3 learner(s): 2 started, 1 not started", use_inner_text=True)
             for text in ("pupil01", "01 upsert", "✓ register", "pupil02", "✗ upsert.predict", "pupil03", "not started"):
                 expect(table).to_contain_text(text, use_inner_text=True)
+            pupil03 = table.locator("tr", has_text="pupil03")
             expect(page.locator("body")).to_contain_text("The class on server at 127.0.0.1", use_inner_text=True)
             assert "demo-" not in page.inner_text("body") and ADMIN_PASSWORD not in page.content()
             page.locator(".emq-refreshed").first.wait_for()
@@ -55,8 +58,9 @@ def test_the_instructor_page_shows_three_learners_on_the_class_server(browser: A
             labs[2].repeat("cadence-live").register("report", 15 * MIN, "{}")
             after_learner = int(admin.info("persistence")["rdb_changes_since_last_save"])
             panel.locator("button", has_text="Refresh").click()
-            expect(table).to_contain_text("02 cadence", use_inner_text=True)
-            expect(table).not_to_contain_text("not started", use_inner_text=True)
+            expect(pupil03).to_contain_text("02 cadence", use_inner_text=True)
+            expect(pupil03).not_to_contain_text("not started", use_inner_text=True)
+            expect(table).to_contain_text("The class: 3 learner(s): 3 started, 0 not started", use_inner_text=True)
             screenshot(page, "voila-instructor-class-refreshed")
             assert int(admin.info("persistence")["rdb_changes_since_last_save"]) == after_learner
             assert after_learner > before  # the learner's write moved the counter; the page's reads never did

@@ -7,14 +7,16 @@ no Lua of its own (only EVALSHA of the scripts the instructor loaded), so no lea
 write or delete another's keys, by hand or from a script. ``users`` prints one shell line per
 learner; that printout is the only place the random passwords appear. ``scripts`` loads the
 scripts again after a restart, ``revoke`` removes the users, ``overview`` prints what the
-instructor's panel shows.
+instructor's panel shows. ``users`` also sets the server's limits for the class (``doctor``
+checks them) and :mod:`.guard` closes a learner's connections past its quota.
 """
 
 from __future__ import annotations
 
+from . import guard
 from .cli import main
 from .demo import prepare
-from .doctor import doctor
+from .doctor import apply_limits, class_limits, doctor
 from .doctor import lua_fixed as doctor_lua_fixed
 from .overview import DIVES, LearnerSummary, Overview, QueueSummary, overview, shown
 from .users import (
@@ -42,10 +44,13 @@ __all__ = [
     "Overview",
     "QueueSummary",
     "acl_rules",
+    "apply_limits",
+    "class_limits",
     "create_users",
     "doctor",
     "doctor_lua_fixed",
     "existing_users",
+    "guard",
     "learner_names",
     "load_scripts",
     "main",

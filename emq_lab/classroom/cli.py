@@ -19,7 +19,7 @@ from redis.exceptions import RedisError
 from .. import errors
 from ..backend import open_client
 from ..errors import BackendUnavailable
-from .doctor import doctor, table
+from .doctor import apply_limits, doctor, table
 from .hub import PASSWORD_ENV, HubSettings, read_secret, with_password
 from .overview import overview
 from .users import MAX_LEARNERS, create_users, load_scripts, refuse_open_default, revoke_users
@@ -220,6 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             shas = load_scripts(client)
             print(f"# {len(learners)} learner(s), {len(shas)} scripts loaded. Each learner pastes their line")
             print("# into a shell, then runs make lab. These passwords are printed only here.")
+            print("\n".join(apply_limits(client, learners=len(learners))))
             for learner in learners:
                 print(learner.env(args.url))
         elif args.command == "scripts":

@@ -4,13 +4,17 @@ backend (no server), three demo learners it plays itself. A server is only ever 
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
+
+from redis.exceptions import RedisError
 
 from .. import keys, progress, validate
 from ..backend import in_process
 from ..clock import SimClock
 from ..lab import Lab
 from ..schedule import MINUTE_MS
+from .users import all_powerful_users
 
 ENV_PREFIX = "EMQ_LAB_CLASS_PREFIX"
 DEMO_PREFIX = "demo-"
@@ -29,11 +33,13 @@ class Setting:
     learners: tuple[str, ...]
     demo: bool
     note: str
+    guard: bool = False  # the lab is the server's admin: the page may run the class guard
 
 
 def prepare(lab: Lab, *, prefix: str | None = None) -> Setting:
     """On the embedded backend: play the demo learners on a SimClock from 09:00 (so the page reads
-    the same every run) and list them. On a server: write nothing, and list the learners named
+    the same every run) and list them; the page's clock then moves on from 09:15 as time passes.
+    On a server: write nothing, and list the learners named
     ``prefix`` (else ``$EMQ_LAB_CLASS_PREFIX``, else ``learner``)."""
     if not in_process(lab.client):
         chosen = validate.namespace(prefix or os.environ.get(ENV_PREFIX, "").strip() or "learner")
@@ -42,17 +48,42 @@ def prepare(lab: Lab, *, prefix: str | None = None) -> Setting:
             chosen,
             (),
             False,
-            f"The class on {lab.describe()}: the learners are its ACL users named {chosen}…; this page only reads.",
+            f"The class on {lab.describe()}: the learners are its ACL users named {chosen}…; this page only reads"
+            + (" (its class guard closes connections past a learner's quota)." if _is_admin(lab) else "."),
+            _is_admin(lab),
         )
     demo = lab.with_clock(SimClock(START))
     _play(demo)
     return Setting(
-        demo,
+        demo.with_clock(MovingClock(demo.clock.now_ms())),
         DEMO_PREFIX,
         DEMO_LEARNERS,
         True,
         "The embedded backend: three demo learners played by this notebook (set EMQ_LAB_URL to see a class).",
     )
+
+
+def _is_admin(lab: Lab) -> bool:
+    """True when ``lab`` logs in as a user with every key and command (it may run the guard)."""
+    try:
+        return str(lab.client.execute_command("ACL", "WHOAMI")) in all_powerful_users(lab.client)
+    except RedisError:
+        return False
+
+
+class MovingClock:
+    """A clock that reads ``start_ms`` when made and moves on with the time that passes: the demo
+    page's "last refreshed" moves, while what the demo learners did stays at fixed times."""
+
+    def __init__(self, start_ms: int) -> None:
+        self.start_ms = int(start_ms)
+        self._made = time.monotonic()
+
+    def now_ms(self) -> int:
+        return self.start_ms + int((time.monotonic() - self._made) * 1000)
+
+    def __repr__(self) -> str:
+        return f"MovingClock(from {self.start_ms})"
 
 
 def _play(lab: Lab) -> None:

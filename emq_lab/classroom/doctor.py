@@ -1,8 +1,12 @@
 """``python -m emq_lab.classroom doctor``: what a class server needs, checked, in one table.
 
 Each row names a setting, what the server has, a verdict (``ok``, ``warn``, ``FIX``) and the
-command that fixes it. ``FIX`` means a learner could reach another's keys or the class could
-lose its work; ``warn`` that the class is exposed more than it needs to be."""
+command that fixes it. ``FIX`` means a learner could reach another's keys, starve the class or
+the class could lose its work; ``warn`` that the class is exposed more than it needs to be.
+
+Each fix works on the server as it runs (``CONFIG SET``) and says how to keep it for the next
+start: ``CONFIG REWRITE`` only when the server was started with a config file (INFO's
+``config_file``), else the command-line flag (``--maxmemory-clients 10%``) or the config line."""
 
 from __future__ import annotations
 
@@ -11,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from redis import RedisCluster
-from redis.exceptions import RedisError
+from redis.exceptions import NoPermissionError, RedisError
 
-from .users import DEFAULT_FIX, all_powerful_users, default_user, open_users, user_fix
+from .guard import MAX_REPLY, QUOTA
+from .users import DEFAULT_FIX, acl_list, all_powerful_users, default_user, on_every_node, open_users, user_fix
 
 #: The Lua engine CVEs of October 2025 (CVE-2025-49844 use-after-free in the parser and
 #: CVE-2025-46817 unpack overflow: remote code execution; CVE-2025-46818: a script runs as
@@ -26,6 +31,16 @@ FIXED_IN: dict[str, dict[tuple[int, int], int]] = {
 }
 ALL_FIXED_FROM = {"valkey": (9, 0), "redis": (8, 4)}  # every release from this line on has the fixes
 BUSY_MS = 1000  # above this, a long script blocks every learner for longer than a click should wait
+#: Connections beside the learners': the hub, its guard, the instructor's pages, an admin shell.
+STAFF_CLIENTS = 32
+#: The share of maxmemory that clients' buffers may take before the server evicts the largest client.
+CLIENTS_SHARE = "10%"
+CLIENTS_ABSOLUTE = "64mb"  # when maxmemory is not set
+#: A normal client's output buffer: closed past the hard limit, or past the soft one for the seconds.
+#: Small enough that the server's time to fill it is short (COMMAND DOCS sent unread: 4 MiB is
+#: about 20 of them, 0.07 to 0.16 s on the bench's machine); far above any reply emq-lab asks for.
+OUTPUT_HARD = 4 * 2**20
+OUTPUT_LIMIT = f"normal {OUTPUT_HARD // 2**20}mb {OUTPUT_HARD // 2**22}mb 10"
 
 
 @dataclass(frozen=True)
@@ -34,6 +49,20 @@ class Row:
     found: str
     verdict: str  # "ok", "warn" or "FIX"
     fix: str = ""
+
+
+def class_clients(learners: int, quota: int = QUOTA) -> int:
+    """``maxclients`` for a class: each learner's quota of connections, and the staff's."""
+    return learners * quota + STAFF_CLIENTS
+
+
+def keep(conf: str, name: str, value: str) -> str:
+    """``CONFIG SET`` now, and how the setting survives a restart on this server."""
+    shown = f'"{value}"' if " " in value else value
+    now = f"CONFIG SET {name} {shown}"
+    if conf:
+        return f"{now} ; CONFIG REWRITE (keeps it in {conf})"
+    return f"{now} ; at the next start: --{name} {value} (or the line '{name} {value}' in its config file)"
 
 
 def lua_fixed(server: str, version: str) -> bool | None:
@@ -92,8 +121,130 @@ def _other_users(client: Any) -> list[Row]:
     return rows
 
 
-def check(client: Any) -> list[Row]:
-    """The table for one server (a plain client on it, logged in as an admin)."""
+def _user(client: Any) -> str:
+    kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {}) or {}
+    return str(kwargs.get("username") or "default")
+
+
+def _bytes(value: str) -> int:
+    """A size as CONFIG GET shows it (bytes), or as written (``64mb``, ``2gb``)."""
+    found = re.fullmatch(r"(\d+)\s*([kmg]?)b?", value.strip().lower())
+    if not found:
+        return 0
+    return int(found[1]) * {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}[found[2]]
+
+
+def learner_count(client: Any) -> int:
+    """The server's ACL users that are neither the default nor an admin: the class (and its observer)."""
+    powerful = set(all_powerful_users(client))
+    users = {words[1] for words in acl_list(client) if len(words) > 1 and words[0] == "user"}
+    return len(users - powerful - {"default"})
+
+
+def _admin_needed(client: Any) -> list[Row]:
+    """One FIX row when this user may not read the server's settings (a learner's, an observer's)."""
+    try:
+        client.config_get("maxmemory")
+    except NoPermissionError:
+        return [
+            Row(
+                "admin",
+                f"user {_user(client)} may not read the server's settings (CONFIG GET)",
+                "FIX",
+                "doctor needs the server's admin: run it with the admin's URL (the user that made the learners), "
+                "not a learner's or the observer's",
+            )
+        ]
+    except RedisError:
+        pass
+    return []
+
+
+def _client_rows(client: Any, conf: str, learners: int | None, quota: int) -> list[Row]:
+    """maxmemory-clients, the normal clients' output-buffer limit, maxclients, lazy deletes."""
+    rows = []
+    share = _config(client, "maxmemory-clients")
+    maxmemory = _bytes(_config(client, "maxmemory") or "0")
+    wanted = CLIENTS_SHARE if maxmemory else CLIENTS_ABSOLUTE
+    if share is not None:
+        if share.strip() in ("0", "0%"):
+            rows.append(
+                Row(
+                    "maxmemory-clients",
+                    "no limit: replies a learner never reads can fill maxmemory",
+                    "FIX",
+                    keep(conf, "maxmemory-clients", wanted),
+                )
+            )
+        else:
+            shown = share if share.endswith("%") else f"{_bytes(share) // 2**20} MiB"
+            rows.append(Row("maxmemory-clients", f"{shown}: the largest clients are evicted past it", "ok"))
+    limits = _config(client, "client-output-buffer-limit")
+    if limits is not None:
+        words = limits.split()
+        normal = words[words.index("normal") + 1 : words.index("normal") + 4] if "normal" in words else []
+        hard = _bytes(normal[0]) if normal else 0
+        soft = _bytes(normal[1]) if len(normal) > 1 else 0
+        if not hard and not soft:
+            rows.append(
+                Row(
+                    "output buffers",
+                    "normal clients: no limit",
+                    "FIX",
+                    keep(conf, "client-output-buffer-limit", OUTPUT_LIMIT),
+                )
+            )
+        elif hard > MAX_REPLY or not hard:
+            found = f"normal clients: hard {hard // 2**20} MiB, soft {soft // 2**20} MiB"
+            rows.append(Row("output buffers", found, "warn", keep(conf, "client-output-buffer-limit", OUTPUT_LIMIT)))
+        else:
+            rows.append(Row("output buffers", f"normal clients: closed past {hard // 2**20} MiB", "ok"))
+    most = _config(client, "maxclients")
+    if most is not None:
+        count = learner_count(client) if learners is None else learners
+        need = class_clients(count, quota)
+        have = int(most)
+        sized = f"{count} learner(s) x {quota} + {STAFF_CLIENTS}"
+        if have < need:
+            rows.append(
+                Row(
+                    "maxclients",
+                    f"{have}: fewer than the class needs ({sized} = {need})",
+                    "FIX",
+                    keep(conf, "maxclients", str(need)),
+                )
+            )
+        elif have > 4 * need:
+            rows.append(
+                Row(
+                    "maxclients",
+                    f"{have}: one learner can open them all (the class needs {sized} = {need})",
+                    "warn",
+                    keep(conf, "maxclients", str(need)) + " ; and run the class guard",
+                )
+            )
+        else:
+            rows.append(Row("maxclients", f"{have} (the class needs {sized} = {need})", "ok"))
+    lazy = _config(client, "lazyfree-lazy-user-del")
+    if lazy is not None:
+        ok = lazy == "yes"
+        rows.append(
+            Row(
+                "lazy deletes",
+                "DEL frees in the background" if ok else "DEL of a learner's big key holds every learner",
+                "ok" if ok else "warn",
+                "" if ok else keep(conf, "lazyfree-lazy-user-del", "yes"),
+            )
+        )
+    return rows
+
+
+def check(client: Any, *, learners: int | None = None, quota: int = QUOTA) -> list[Row]:
+    """The table for one server (a plain client on it, logged in as an admin). ``learners``: the
+    class's size for ``maxclients`` (default: the server's ACL users that are not admins)."""
+    refused = _admin_needed(client)
+    if refused:
+        return refused
     rows = []
     try:
         flags = default_user(client)
@@ -108,6 +259,7 @@ def check(client: Any) -> list[Row]:
     rows += _other_users(client)
 
     info = client.info("server")
+    conf = str(info.get("config_file") or "")
     server = "valkey" if "valkey_version" in info else "redis"
     version = str(info.get("valkey_version") or info.get("redis_version", "?"))
     fixed = lua_fixed(server, version)
@@ -123,12 +275,19 @@ def check(client: Any) -> list[Row]:
                 f"upgrade to {lines} or later ({LUA_CVES}); learners cannot send Lua, which keeps them out of reach",
             )
         )
+    rows.append(
+        Row("config file", conf, "ok")
+        if conf
+        else Row("config file", "none: settings last until a restart", "warn", "keep each fix below with its flag")
+    )
 
     maxmemory = _config(client, "maxmemory")
     if maxmemory is None:
         rows.append(Row("maxmemory", "not readable", "warn", "run doctor as an admin (CONFIG GET)"))
     elif int(maxmemory) == 0:
-        rows.append(Row("maxmemory", "no limit", "FIX", "CONFIG SET maxmemory 512mb (what the machine can spare)"))
+        rows.append(
+            Row("maxmemory", "no limit", "FIX", keep(conf, "maxmemory", "512mb") + " (what the machine can spare)")
+        )
     else:
         rows.append(Row("maxmemory", f"{int(maxmemory) // 2**20} MiB", "ok"))
     policy = _config(client, "maxmemory-policy")
@@ -139,52 +298,97 @@ def check(client: Any) -> list[Row]:
                 "maxmemory-policy",
                 policy,
                 "ok" if ok else "FIX",
-                "" if ok else "CONFIG SET maxmemory-policy noeviction (any other policy deletes learners' keys)",
+                ""
+                if ok
+                else keep(conf, "maxmemory-policy", "noeviction") + " (any other policy deletes learners' keys)",
             )
         )
+    rows += _client_rows(client, conf, learners, quota)
 
-    threshold = _config(client, "busy-reply-threshold") or _config(client, "lua-time-limit")
+    busy = _config(client, "busy-reply-threshold")
+    name = "busy-reply-threshold" if busy is not None else "lua-time-limit"
+    threshold = busy if busy is not None else _config(client, "lua-time-limit")
     if threshold is not None:
         ok = 0 < int(threshold) <= BUSY_MS
-        name = "busy-reply-threshold" if _config(client, "busy-reply-threshold") is not None else "lua-time-limit"
-        fix = "" if ok else f"CONFIG SET {name} {BUSY_MS}"
-        rows.append(Row("busy threshold", f"{threshold} ms", "ok" if ok else "warn", fix))
+        rows.append(
+            Row(
+                "busy threshold",
+                f"{threshold} ms",
+                "ok" if ok else "warn",
+                "" if ok else keep(conf, name, str(BUSY_MS)),
+            )
+        )
 
     appendonly, save = _config(client, "appendonly"), _config(client, "save")
     if appendonly is not None:
         if appendonly == "yes":
             rows.append(Row("persistence", "append-only file", "ok"))
         elif save:
-            rows.append(Row("persistence", f"snapshots only (save {save})", "warn", "CONFIG SET appendonly yes"))
+            rows.append(Row("persistence", f"snapshots only (save {save})", "warn", keep(conf, "appendonly", "yes")))
         else:
-            rows.append(Row("persistence", "none: a restart loses every key", "FIX", "CONFIG SET appendonly yes"))
+            rows.append(Row("persistence", "none: a restart loses every key", "FIX", keep(conf, "appendonly", "yes")))
     aclfile = _config(client, "aclfile")
     if aclfile is not None:
-        rows.append(
-            Row("ACL users kept", f"aclfile {aclfile}", "ok")
-            if aclfile
-            else Row(
-                "ACL users kept",
-                "no aclfile",
-                "warn",
-                "after users: CONFIG REWRITE (writes them into valkey.conf), or start with an aclfile and ACL SAVE",
+        if aclfile:
+            rows.append(Row("ACL users kept", f"aclfile {aclfile}", "ok"))
+        elif conf:
+            rows.append(
+                Row("ACL users kept", "no aclfile", "warn", f"after users: CONFIG REWRITE (writes them into {conf})")
             )
-        )
+        else:
+            rows.append(
+                Row(
+                    "ACL users kept",
+                    "no aclfile, no config file: a restart loses the learners' users",
+                    "warn",
+                    "at the next start: --aclfile /path/users.acl (an existing file, empty is fine), "
+                    "then users again (or ACL SAVE after it)",
+                )
+            )
     protected = _config(client, "protected-mode")
     if protected is not None:
         ok = protected == "yes"
         rows.append(
-            Row("protected mode", protected, "ok" if ok else "warn", "" if ok else "CONFIG SET protected-mode yes")
+            Row("protected mode", protected, "ok" if ok else "warn", "" if ok else keep(conf, "protected-mode", "yes"))
         )
     return rows
 
 
-def doctor(client: Any) -> list[tuple[str, list[Row]]]:
+def doctor(client: Any, *, learners: int | None = None, quota: int = QUOTA) -> list[tuple[str, list[Row]]]:
     """The table of each server: one, or each primary of a cluster (settings are per node)."""
     if isinstance(client, RedisCluster):
         nodes = client.get_primaries()
-        return [(f"node {node.host}:{node.port}", check(client.get_redis_connection(node))) for node in nodes]
-    return [("", check(client))]
+        return [
+            (f"node {node.host}:{node.port}", check(client.get_redis_connection(node), learners=learners, quota=quota))
+            for node in nodes
+        ]
+    return [("", check(client, learners=learners, quota=quota))]
+
+
+def class_limits(learners: int, *, quota: int = QUOTA, maxmemory: int = 0) -> dict[str, str]:
+    """The settings that keep one learner from starving a class of ``learners``."""
+    return {
+        "maxmemory-clients": CLIENTS_SHARE if maxmemory else CLIENTS_ABSOLUTE,
+        "client-output-buffer-limit": OUTPUT_LIMIT,
+        "maxclients": str(class_clients(learners, quota)),
+    }
+
+
+def apply_limits(client: Any, *, learners: int, quota: int = QUOTA) -> list[str]:
+    """Set :func:`class_limits` on the server (every node of a cluster) now; the lines that say
+    what was set and how to keep it at the next start."""
+    first = client.get_redis_connection(client.get_primaries()[0]) if isinstance(client, RedisCluster) else client
+    conf = str(first.info("server").get("config_file") or "")
+    wanted = class_limits(learners, quota=quota, maxmemory=_bytes(_config(first, "maxmemory") or "0"))
+    for name, value in wanted.items():
+        on_every_node(client, "CONFIG", "SET", name, value)
+    lines = [f"# server limits for {learners} learner(s), set now: " + ", ".join(f"{n} {v}" for n, v in wanted.items())]
+    if conf:
+        lines.append(f"# to keep them after a restart: CONFIG REWRITE (writes them into {conf})")
+    else:
+        flags = " ".join(f"--{name} {value}" for name, value in wanted.items())
+        lines.append(f"# no config file: start the server next time with {flags}")
+    return lines
 
 
 def table(rows: list[Row]) -> list[str]:

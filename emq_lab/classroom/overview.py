@@ -1,37 +1,48 @@
-"""The instructor's overview: every learner of the class, started or not, with the dives they
-reached, their queues and their exercise progress. Read-only: it never writes a key.
+"""The instructor's overview: a summary of the class (per dive, how many learners reached it; per
+check, how many passed, failed or did not try it), then every learner, started or not, revoked
+or not. Read-only: it never writes a key.
 
-The learners are the server's ACL users named with the class's prefix, joined by every namespace
-that has keys (found by a bounded SCAN, never KEYS). Each learner's keys are counted by a SCAN of
-that learner's own pattern with its own bound, so one learner's thousands of keys can never hide
-another's; a row lists at most :data:`MAX_QUEUES_SHOWN` queues. One learner's broken keys (a wrong
-type, a progress value that is no time) or hostile names (control characters) are reported on
-that learner's row and never stop the view."""
+A pass is bounded whatever a learner stores. The course's own queues and each learner's progress
+are read by name (a pipelined EXISTS per queue, then ZCARD and LLEN of the queues present, and one
+HMGET): that work grows with the class, never with a learner's keys. Only the search for what is
+not named (namespaces with keys but no ACL user, a learner's other queues) SCANs, and it stops
+after ``max_keys`` keys examined; a row lists at most :data:`MAX_QUEUES_SHOWN` queues and a name
+past :data:`MAX_NAME` characters is cut (and never sent back to the server). One learner's broken
+keys (a wrong type, a progress value that is no time) or hostile names (control characters) are
+reported on that learner's row and never stop the view."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+from redis import RedisCluster
 from redis.exceptions import RedisError
 
 from .. import keys, progress, validate
 from ..clock import hhmm
 from ..dives import QUEUES
+from .guard import read_log
 from .users import acl_users
 
 SCAN_COUNT = 1000
-#: Keys read looking for namespaces that have no ACL user (a server whose users cannot be listed).
-MAX_SCANNED = 100_000
-#: Keys read in one learner's namespace.
-MAX_PER_LEARNER = 10_000
+#: Keys the search for unnamed namespaces and queues examines (on each node), then it stops.
+MAX_SCANNED = 20_000
+#: Keys of one learner that search counts.
+MAX_PER_LEARNER = 2_000
 #: Queues one row lists (then "… and N more").
 MAX_QUEUES_SHOWN = 20
+#: Characters of a queue's name shown; a longer name (no course name is) is cut and not read.
+MAX_NAME = validate.MAX_NAME
+SHOWN_NAME = 40
+#: Lines of the guard's log shown.
+GUARD_LINES = 5
 
 # Each dive and the queues its notebook uses: the dives' own list, so the two never disagree.
 DIVES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
     (f"{number:02d} {dive}", queues) for number, (dive, queues) in enumerate(QUEUES.items(), start=1)
 )
+COURSE_QUEUES: tuple[str, ...] = tuple(queue for _, queues in DIVES for queue in queues)
 
 
 def shown(text: str) -> str:
@@ -40,16 +51,27 @@ def shown(text: str) -> str:
     return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
+def cut(name: str, most: int = SHOWN_NAME) -> str:
+    """``name`` shown, at most ``most`` characters of it, and its length when it was longer."""
+    if len(name) <= most:
+        return shown(name)
+    return f"{shown(name[:most])}… ({len(name):,} characters)"
+
+
 @dataclass(frozen=True)
 class QueueSummary:
-    """One learner's queue: its registry size, jobs waiting, how many keys it has (None and a
-    ``problem`` when a key holds the wrong type)."""
+    """One learner's queue: its registry size and jobs waiting (None and a ``problem`` when a key
+    holds the wrong type, or the name is too long to be a queue's)."""
 
     queue: str
     registrations: int | None
     waiting: int | None
-    keys: int
     problem: str = ""
+
+    def text(self) -> str:
+        if self.problem:
+            return f"{cut(self.queue)} ⚠ {shown(self.problem)}"
+        return f"{cut(self.queue)} (registry {self.registrations}, waiting {self.waiting})"
 
 
 @dataclass(frozen=True)
@@ -59,16 +81,17 @@ class LearnerSummary:
     attempts: tuple[progress.Attempt, ...] = ()
     problems: tuple[str, ...] = ()
     unlisted: tuple[str, ...] = ()  # queues past MAX_QUEUES_SHOWN: counted, not listed
+    revoked: bool = False  # keys in the namespace, but no ACL user any more
+    reached: tuple[str, ...] = ()  # the dives whose queues exist, in course order
 
     @property
     def started(self) -> bool:
-        return bool(self.queues or self.attempts)
+        return bool(self.queues or self.attempts or self.unlisted)
 
     @property
     def dives(self) -> tuple[str, ...]:
         """The dives whose queues exist in this namespace, in course order."""
-        present = {q.queue for q in self.queues}.union(self.unlisted)
-        return tuple(dive for dive, names in DIVES if present.intersection(names))
+        return self.reached
 
     def exercises(self) -> list[tuple[str, str, int | None]]:
         """Every check of the course (and any other recorded): passed / failed / not tried, and when."""
@@ -85,60 +108,97 @@ class LearnerSummary:
         tried = [f"{shown(name)} {state} {hhmm(at)}" for name, state, at in self.exercises() if at is not None]
         return ", ".join(tried) or "no check tried"
 
+    @property
+    def mark(self) -> str:
+        """``revoked``, ``not started`` or ``""``."""
+        if self.revoked:
+            return "revoked"
+        return "" if self.started or self.problems else "not started"
+
     def lines(self) -> list[str]:
-        name = shown(self.namespace)
-        if not self.started and not self.problems:
+        """One line (and one per problem): name, dives, checks, queues."""
+        name = cut(self.namespace)
+        if self.mark == "not started":
             return [f"{name}: not started"]
-        got = ", ".join(self.dives) or "no dive yet"
+        label = f"{name} (revoked)" if self.revoked else name
         passed = sum(1 for _, state, _ in self.exercises() if state == "passed")
         count = len(self.queues) + len(self.unlisted)
-        head = f"{name}: {count} queue(s) · dives: {got} · checks passed {passed}/{len(progress.EXERCISES)}"
-        lines = [head, f"  checks: {self.progress_text()}"]
-        for q in self.queues:
-            if q.problem:
-                lines.append(f"  {shown(q.queue):<14} ⚠ {shown(q.problem)} · keys {q.keys:>4}")
-            else:
-                lines.append(
-                    f"  {shown(q.queue):<14} registry {q.registrations:>3} · waiting {q.waiting:>4} · keys {q.keys:>4}"
-                )
-        if self.unlisted:
-            lines.append(f"  … and {len(self.unlisted)} more queue(s)")
+        queues = ", ".join(q.text() for q in self.queues[:3])
+        more = count - min(3, len(self.queues))
+        if more > 0:
+            queues += f", … and {more} more"
+        lines = [
+            f"{label}: {count} queue(s) · dives: {', '.join(self.dives) or 'no dive yet'} · "
+            f"checks passed {passed}/{len(progress.EXERCISES)}: {self.progress_text()}"
+            + (f" · {queues}" if queues else "")
+        ]
         lines += [f"  ⚠ {shown(problem)}" for problem in self.problems]
         return lines
 
 
 @dataclass(frozen=True)
 class Overview:
-    """Every learner found, whether the search for namespaces beyond the ACL users saw the whole
-    server (``complete``; each learner's own count has its own bound), and a note
-    when the server's ACL users could not be read (then only learners with keys are listed)."""
+    """Every learner found, whether the search for namespaces and queues beyond the named ones saw
+    the whole server (``complete``, after ``scanned`` keys examined), a note when the server's
+    ACL users could not be read (then only learners with keys are listed), and the guard's last
+    lines (newest first)."""
 
     learners: tuple[LearnerSummary, ...]
     scanned: int
     complete: bool
     users_note: str = ""
+    guard: tuple[str, ...] = ()
+
+    def dive_counts(self) -> list[tuple[str, int]]:
+        """Each dive and how many learners reached it."""
+        return [(dive, sum(1 for learner in self.learners if dive in learner.dives)) for dive, _ in DIVES]
+
+    def check_counts(self) -> list[tuple[str, int, int, int]]:
+        """Each check of the course: how many learners passed it, failed it, did not try it."""
+        states = [{name: state for name, state, _ in learner.exercises()} for learner in self.learners]
+        return [
+            (
+                check,
+                sum(1 for s in states if s.get(check) == "passed"),
+                sum(1 for s in states if s.get(check) == "failed"),
+                sum(1 for s in states if s.get(check, "not tried") == "not tried"),
+            )
+            for check in progress.EXERCISES
+        ]
+
+    def summary_lines(self) -> list[str]:
+        total = len(self.learners)
+        if not total:
+            return ["no learner found yet"]
+        marks = [learner.mark for learner in self.learners]
+        lines = [
+            f"class: {total} learner(s) · {marks.count('')} started · {marks.count('not started')} not started"
+            + (f" · {marks.count('revoked')} revoked" if "revoked" in marks else "")
+        ]
+        lines.append("reached: " + " · ".join(f"{dive} {n}/{total}" for dive, n in self.dive_counts()))
+        width = max(len(check) for check in progress.EXERCISES)
+        lines.append(f"{'check':<{width}}  passed  failed  not tried")
+        lines += [f"{c:<{width}}  {p:>6}  {f:>6}  {n:>9}" for c, p, f, n in self.check_counts()]
+        return lines
 
     def lines(self) -> list[str]:
-        lines = [line for learner in self.learners for line in learner.lines()] or ["no learner found yet"]
+        lines = self.summary_lines()
+        if self.learners:
+            lines.append("learners:")
+            lines += [line for learner in self.learners for line in learner.lines()]
         if self.users_note:
             lines.append(f"({shown(self.users_note)})")
         if not self.complete:
             lines.append(
-                f"(stopped looking for other namespaces after {self.scanned} keys: the list may be incomplete)"
+                f"(stopped looking for other namespaces and queues after {self.scanned} keys: "
+                "the list may be incomplete)"
             )
+        lines += [f"guard: {shown(line)}" for line in self.guard]
         return lines
 
     @property
     def readout(self) -> str:
         return "\n".join(self.lines())
-
-
-def _namespace_of(key: str) -> str | None:
-    head = f"{keys.PREFIX}:ns:{{"
-    if not key.startswith(head):
-        return None
-    namespace, colon, _ = key[len(head) :].partition(":")
-    return namespace if namespace and colon else None
 
 
 def _users(client: Any, prefix: str) -> tuple[list[str], str]:
@@ -155,14 +215,14 @@ def _problem(reply: Any, key: str, kind: str) -> str:
     if isinstance(reply, Exception):
         text = str(reply.args[0]) if reply.args else str(reply)
         if "WRONGTYPE" in text:
-            return f"{key} is not a {kind}"
-        return f"{key}: {text[:80]}"
+            return f"{cut(key, 80)} is not a {kind}"
+        return f"{cut(key, 80)}: {text[:80]}"
     return ""
 
 
 @dataclass
 class _Found:
-    """What a SCAN found of one namespace: keys per queue, and whether it stopped at its bound."""
+    """What the search found of one namespace: keys per queue, and whether it stopped at its bound."""
 
     queues: dict[str, int] = field(default_factory=dict)
     keys: int = 0
@@ -178,18 +238,55 @@ class _Found:
             self.queues[parts[1]] = self.queues.get(parts[1], 0) + 1
 
 
-def _scan(client: Any, pattern: str, *, count: int, bound: int, found: dict[str, _Found], per: int) -> tuple[int, bool]:
-    """Add the keys matching ``pattern`` to ``found`` (each namespace at most ``per`` keys), reading
-    at most ``bound`` keys; the keys read and whether the SCAN ran to its end."""
-    scanned = 0
-    for key in client.scan_iter(match=pattern, count=count):
-        if scanned >= bound:
-            return scanned, False
-        scanned += 1
-        namespace = _namespace_of(key)
-        if namespace is not None:
-            found.setdefault(namespace, _Found()).add(key, per)
-    return scanned, True
+def _namespace_of(key: str) -> str | None:
+    head = f"{keys.PREFIX}:ns:{{"
+    if not key.startswith(head):
+        return None
+    namespace, colon, _ = key[len(head) :].partition(":")
+    return namespace if namespace and colon else None
+
+
+def _nodes(client: Any) -> list[Any]:
+    if isinstance(client, RedisCluster):
+        return [client.get_redis_connection(node) for node in client.get_primaries()]
+    return [client]
+
+
+def _search(client: Any, pattern: str, *, count: int, budget: int, per: int) -> tuple[dict[str, _Found], int, bool]:
+    """SCAN every node for ``pattern``, each node examining at most ``budget`` keys (``count`` a
+    step); the namespaces found (each counted up to ``per`` keys), the keys examined, and whether
+    every node's SCAN ran to its end."""
+    found: dict[str, _Found] = {}
+    examined, complete = 0, True
+    for node in _nodes(client):
+        cursor, steps = 0, 0
+        while True:
+            try:
+                cursor, batch = node.scan(cursor=cursor, match=pattern, count=count)
+            except RedisError as exc:
+                if not _cut_off(exc):
+                    raise
+                complete = False  # a step's reply past the server's output limit (very long names): stop here
+                break
+            steps += 1
+            for key in batch:
+                namespace = _namespace_of(str(key))
+                if namespace is not None:
+                    found.setdefault(namespace, _Found()).add(str(key), per)
+            if int(cursor) == 0:
+                break
+            if steps * count >= budget:
+                complete = False
+                break
+        examined += steps * count
+    return found, examined, complete
+
+
+def _course_reads(pipe: Any, namespace: str) -> None:
+    for queue in COURSE_QUEUES:
+        k = keys.QueueKeys(queue, namespace)
+        pipe.exists(k.registry, k.wait, k.counter, k.delayed)
+    pipe.hmget(keys.progress(namespace), list(progress.EXERCISES))
 
 
 def overview(
@@ -201,11 +298,11 @@ def overview(
     max_keys: int = MAX_SCANNED,
     per_learner: int = MAX_PER_LEARNER,
 ) -> Overview:
-    """Every learner of the class: the ACL users starting with ``prefix`` and ``learners`` (names to
-    list even with no key), each counted by a SCAN of its own namespace (at most ``per_learner``
-    keys); then the other namespaces starting with ``prefix`` that have keys (a SCAN reading at
-    most ``max_keys``, ``count`` a step). Then one pipelined ZCARD and LLEN per listed queue and an
-    HMGET of the course's checks per learner, each reply judged alone."""
+    """Every learner of the class: the ACL users starting with ``prefix``, ``learners`` (names to
+    list even with no key) and the namespaces starting with ``prefix`` that the bounded search
+    finds (``max_keys`` examined per node, ``count`` a step, ``per_learner`` keys counted per
+    namespace). Then, pipelined, the course's queues and the progress of each learner, and the
+    registry size and jobs waiting of each queue listed; each reply judged alone."""
     if prefix:
         validate.namespace(prefix)
     for name in learners:
@@ -214,44 +311,57 @@ def overview(
     validate.limit(max_keys, field="max_keys")
     validate.limit(per_learner, field="per_learner")
     users, note = _users(client, prefix)
-    found: dict[str, _Found] = {}
-    for name in dict.fromkeys((*users, *learners)):
-        found[name] = _Found()
-        _, whole = _scan(
-            client, keys.namespace_pattern(name), count=count, bound=per_learner, found=found, per=per_learner
-        )
-        found[name].capped = not whole
-    known = dict(found)
-    others: dict[str, _Found] = {}
-    scanned, complete = _scan(
-        client, keys.namespaces_pattern(prefix), count=count, bound=max_keys, found=others, per=per_learner
+    found, scanned, complete = _search(
+        client, keys.namespaces_pattern(prefix), count=count, budget=max_keys, per=per_learner
     )
-    found.update((name, seen) for name, seen in others.items() if name not in known)
-    ordered = sorted(found)
-    listed = {name: sorted(found[name].queues)[:MAX_QUEUES_SHOWN] for name in ordered}
+    named = set(users).union(learners)
+    ordered = sorted(named.union(found))
+    class_has_users = bool(users) and not note
+
+    pipe = client.pipeline(transaction=False)
+    for namespace in ordered:
+        _course_reads(pipe, namespace)
+    first = iter(pipe.execute(raise_on_error=False) if len(pipe) else [])
+    present: dict[str, list[str]] = {}
+    progress_replies: dict[str, Any] = {}
+    for namespace in ordered:
+        present[namespace] = [queue for queue in COURSE_QUEUES if _truthy(next(first))]
+        progress_replies[namespace] = next(first)
+
+    listed: dict[str, list[str]] = {}
+    unlisted: dict[str, tuple[str, ...]] = {}
+    for namespace in ordered:
+        seen = found.get(namespace, _Found())
+        others = sorted(set(seen.queues) - set(COURSE_QUEUES))
+        queues = [*present[namespace], *others]
+        listed[namespace] = queues[:MAX_QUEUES_SHOWN]
+        unlisted[namespace] = tuple(queues[MAX_QUEUES_SHOWN:])
     pipe = client.pipeline(transaction=False)
     for namespace in ordered:
         for queue in listed[namespace]:
-            k = keys.QueueKeys(queue, namespace)
-            pipe.zcard(k.registry)
-            pipe.llen(k.wait)
-        pipe.hmget(keys.progress(namespace), list(progress.EXERCISES))
-    replies = iter(pipe.execute(raise_on_error=False) if len(pipe) else [])
+            if len(queue) <= MAX_NAME:
+                k = keys.QueueKeys(queue, namespace)
+                pipe.zcard(k.registry)
+                pipe.llen(k.wait)
+    second = iter(pipe.execute(raise_on_error=False) if len(pipe) else [])
+
     summaries = []
     for namespace in ordered:
-        seen = found[namespace]
         queue_rows = []
         for queue in listed[namespace]:
+            if len(queue) > MAX_NAME:
+                queue_rows.append(QueueSummary(queue, None, None, "a name longer than any queue may have: not read"))
+                continue
             k = keys.QueueKeys(queue, namespace)
-            size, waiting = next(replies), next(replies)
+            size, waiting = next(second), next(second)
             trouble = _problem(size, k.registry, "sorted set (registry)") or _problem(waiting, k.wait, "list (wait)")
             if trouble:
-                queue_rows.append(QueueSummary(queue, None, None, seen.queues[queue], trouble))
+                queue_rows.append(QueueSummary(queue, None, None, trouble))
             else:
-                queue_rows.append(QueueSummary(queue, int(size), int(waiting), seen.queues[queue]))
+                queue_rows.append(QueueSummary(queue, int(size), int(waiting)))
         attempts: dict[str, progress.Attempt] = {}
         problems: list[str] = []
-        values = next(replies)
+        values = progress_replies[namespace]
         trouble = _problem(values, keys.progress(namespace), "hash (progress)")
         if trouble:
             problems.append(trouble)
@@ -260,10 +370,30 @@ def overview(
                 name: value for name, value in zip(progress.EXERCISES, values, strict=True) if value is not None
             }
             attempts, problems = progress.parse(recorded)
+        seen = found.get(namespace, _Found())
         if seen.capped:
-            problems.append(f"more than {per_learner} keys: only the first {per_learner} are counted")
-        unlisted = tuple(sorted(seen.queues)[MAX_QUEUES_SHOWN:])
+            problems.append(f"more than {per_learner} keys: only the first {per_learner} found are counted")
+        reached = tuple(dive for dive, queues in DIVES if set(present[namespace]).intersection(queues))
         summaries.append(
-            LearnerSummary(namespace, tuple(queue_rows), tuple(attempts.values()), tuple(problems), unlisted)
+            LearnerSummary(
+                namespace,
+                tuple(queue_rows),
+                tuple(attempts.values()),
+                tuple(problems),
+                unlisted[namespace],
+                revoked=class_has_users and namespace not in named,
+                reached=reached,
+            )
         )
-    return Overview(tuple(summaries), scanned, complete, note)
+    return Overview(tuple(summaries), scanned, complete, note, tuple(read_log(client, lines=GUARD_LINES)))
+
+
+def _cut_off(exc: BaseException) -> bool:
+    """True when the server closed the connection mid-reply (past its output-buffer limit)."""
+    text = str(exc).lower()
+    return "closed the connection" in text or "closed by server" in text
+
+
+def _truthy(reply: Any) -> bool:
+    """An EXISTS reply that counts at least one key (an error reply counts as none)."""
+    return not isinstance(reply, Exception) and bool(int(reply))

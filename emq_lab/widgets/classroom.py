@@ -1,9 +1,10 @@
-"""ClassroomPanel: the instructor's view of every learner of a class on one server.
+"""ClassroomPanel: the instructor's view of a class on one server.
 
-A view over ``emq_lab.classroom.overview``: one row per learner (not started, or the dives
-reached, the queues with their registry sizes and jobs waiting, and which checks passed, failed
-or were not tried, and when), a Refresh button, and a refresh every few seconds while a kernel's
-event loop runs (scheduled on that asyncio loop, not a thread). It only reads."""
+A view over ``emq_lab.classroom.overview``: first the class (per dive, how many learners reached
+it; per check, how many passed, failed, did not try), then one compact row per learner (revoked
+and not-started learners marked), then what the class guard did. A Refresh button, and a refresh
+every few seconds while a kernel's event loop runs (scheduled on that asyncio loop, not a
+thread). It only reads, unless it is asked to run the guard (``guard=True``, an admin's lab)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from .. import classroom
-from ..classroom.overview import LearnerSummary, shown
+from ..classroom import guard as class_guard
+from ..classroom.overview import LearnerSummary, cut, shown
 from ..clock import hhmm, hhmmss
 from .view import View
 
@@ -23,7 +25,9 @@ if TYPE_CHECKING:
 
 EVERY_S = 5.0
 _MARK = {"passed": ("✓", "#1a7f37"), "failed": ("✗", "#cf222e"), "not tried": ("○", "#57606a")}
-_CELL = "padding:2px 10px;vertical-align:top;text-align:left"
+_CELL = "padding:1px 8px;vertical-align:top;text-align:left"
+_NUM = "padding:1px 8px;vertical-align:top;text-align:right"
+_GREY = "color:#57606a"
 
 
 def _h(text: str) -> str:
@@ -31,63 +35,111 @@ def _h(text: str) -> str:
     return escape(shown(text))
 
 
+def _summary_html(view: classroom.Overview) -> str:
+    """The class at a glance: each dive reached by how many, each check passed/failed/not tried."""
+    total = len(view.learners)
+    marks = [learner.mark for learner in view.learners]
+    counts = f"{total} learner(s): {marks.count('')} started, {marks.count('not started')} not started"
+    if "revoked" in marks:
+        counts += f", {marks.count('revoked')} revoked"
+    dives = "".join(
+        f"<tr><td style='{_CELL}'>{_h(dive)}</td><td style='{_NUM}'>{n} of {total}</td></tr>"
+        for dive, n in view.dive_counts()
+    )
+    checks = "".join(
+        f"<tr><td style='{_CELL}'><code>{_h(check)}</code></td><td style='{_NUM};color:#1a7f37'>{p}</td>"
+        f"<td style='{_NUM};color:#cf222e'>{f}</td><td style='{_NUM};{_GREY}'>{n}</td></tr>"
+        for check, p, f, n in view.check_counts()
+    )
+    dive_table = f"<table><tr><th style='{_CELL}'>dive</th><th style='{_NUM}'>reached</th></tr>{dives}</table>"
+    check_table = (
+        f"<table><tr><th style='{_CELL}'>check</th><th style='{_NUM}'>✓ passed</th><th style='{_NUM}'>✗ failed</th>"
+        f"<th style='{_NUM}'>○ not tried</th></tr>{checks}</table>"
+    )
+    return (
+        f"<p style='margin:2px 0'><b>The class</b>: {escape(counts)}</p>"
+        f"<div style='display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start'>{dive_table}{check_table}</div>"
+    )
+
+
 def _learner_row(learner: LearnerSummary) -> str:
-    name = f"<code style='white-space:nowrap'>{_h(learner.namespace)}</code>"
-    if not learner.started and not learner.problems:
-        grey = f"{_CELL};color:#57606a"
-        return f"<tr><td style='{_CELL}'>{name}</td><td style='{grey}' colspan=4><i>not started</i></td></tr>"
-    # each dive and each check kept whole, with room to wrap between them (a long row of checks
-    # ran past the panel's right edge)
-    dives = ", ".join(f"<span style='white-space:nowrap'>{_h(dive)}</span>" for dive in learner.dives) or "no dive yet"
-    queues = "<br>".join(
-        f"<code>{_h(q.queue)}</code> <span style='color:#cf222e'>⚠ {_h(q.problem)}</span>"
-        if q.problem
-        else f"<span style='white-space:nowrap'><code>{_h(q.queue)}</code> registry {q.registrations} · "
-        f"waiting {q.waiting} · keys {q.keys}</span>"
+    name = f"<code style='white-space:nowrap'>{escape(cut(learner.namespace))}</code>"
+    if learner.revoked:
+        name += " <span style='color:#cf222e'>(revoked)</span>"
+    if learner.mark == "not started":
+        return f"<tr><td style='{_CELL}'>{name}</td><td style='{_CELL};{_GREY}' colspan=4><i>not started</i></td></tr>"
+    dives = ", ".join(f"<span style='white-space:nowrap'>{_h(dive)}</span>" for dive in learner.dives)
+    checks = (
+        " ".join(
+            f"<span style='color:{_MARK[state][1]};white-space:nowrap;margin-right:6px' title='{escape(state)}'>"
+            f"{_MARK[state][0]} {_h(exercise)} {hhmm(at)}</span>"
+            for exercise, state, at in learner.exercises()
+            if at is not None
+        )
+        or f"<span style='{_GREY}'>no check tried</span>"
+    )
+    queues = ", ".join(
+        f"<span style='white-space:nowrap'><code>{escape(cut(q.queue))}</code> "
+        + (f"<span style='color:#cf222e'>⚠ {_h(q.problem)}</span>" if q.problem else f"{q.registrations}·{q.waiting}")
+        + "</span>"
         for q in learner.queues
     )
     if learner.unlisted:
-        queues += f"<br><i>… and {len(learner.unlisted)} more queue(s)</i>"
-    checks = " ".join(
-        f"<span style='color:{_MARK[state][1]};white-space:nowrap;margin-right:10px' title='{escape(state)}'>"
-        f"{_MARK[state][0]} {_h(exercise)}{f' {hhmm(at)}' if at is not None else ''}</span>"
-        for exercise, state, at in learner.exercises()
-    )
+        queues += f", <i>… and {len(learner.unlisted)} more</i>"
     problems = "<br>".join(f"<span style='color:#cf222e'>⚠ {_h(p)}</span>" for p in learner.problems)
-    cells = (name, dives, queues or "<i>no queue</i>", checks, problems)
+    cells = (name, dives or f"<span style='{_GREY}'>none yet</span>", checks, queues or "<i>no queue</i>", problems)
     return "<tr>" + "".join(f"<td style='{_CELL}'>{c}</td>" for c in cells) + "</tr>"
 
 
 def overview_html(view: classroom.Overview) -> str:
-    """One table: a row per learner."""
-    legend = "checks <span style='font-weight:normal;color:#57606a'>(✓ passed, ✗ failed, ○ not tried; UTC)</span>"
-    head = "".join(f"<th style='{_CELL}'>{h}</th>" for h in ("learner", "dives", "queues", legend, ""))
-    rows = [_learner_row(learner) for learner in view.learners]
-    if not rows:
-        rows.append(f"<tr><td colspan=5 style='{_CELL}'><i>no learner found yet</i></td></tr>")
+    """The summary, then one compact row per learner, then the guard's last lines."""
+    if not view.learners:
+        body = "<p><i>no learner found yet</i></p>"
+    else:
+        legend = f"checks tried <span style='font-weight:normal;{_GREY}'>(✓ passed, ✗ failed; UTC)</span>"
+        queues = f"queues <span style='font-weight:normal;{_GREY}'>(registry·waiting)</span>"
+        head = "".join(f"<th style='{_CELL}'>{h}</th>" for h in ("learner", "dives", legend, queues, ""))
+        rows = "".join(_learner_row(learner) for learner in view.learners)
+        body = _summary_html(view) + f"<table style='margin-top:6px'><tr>{head}</tr>{rows}</table>"
     notes = [view.users_note] if view.users_note else []
     if not view.complete:
-        notes.append(f"stopped looking for other namespaces after {view.scanned} keys: the list may be incomplete")
+        notes.append(
+            f"stopped looking for other namespaces and queues after {view.scanned} keys: the list may be incomplete"
+        )
     note = "".join(f"<p><i>{_h(n)}</i></p>" for n in notes)
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>{note}"
+    guard = ""
+    if view.guard:
+        lines = "".join(f"<li>{_h(line)}</li>" for line in view.guard)
+        guard = f"<p style='margin:4px 0 0'><b>Class guard</b> (newest first)</p><ul style='margin:0'>{lines}</ul>"
+    return body + note + guard
 
 
 class ClassroomPanel(View):
     """Every learner of the class on ``lab``'s server (names starting with ``prefix``, and
     ``learners`` even with no key), refreshed by the button and every ``every_s`` seconds in a
-    kernel (``None``: only on demand).
+    kernel (``None``: only on demand). With ``guard=True`` (``lab`` logged in as the admin) each
+    refresh first runs the class guard (:func:`emq_lab.classroom.guard.sweep`) on the learners
+    named ``prefix``; the page shows the guard's log whoever runs it (the hub, or this page).
 
     Twins: ``refresh()`` (the button), ``stop()`` (ends the automatic refresh); ``readout`` is
     the overview as text; ``when`` says when the last refresh succeeded (and what failed since).
     The lab should log in as the instructor (a user that may SCAN every key and list ACL users)."""
 
     def __init__(
-        self, lab: Lab, *, prefix: str = "", learners: tuple[str, ...] = (), every_s: float | None = EVERY_S
+        self,
+        lab: Lab,
+        *,
+        prefix: str = "",
+        learners: tuple[str, ...] = (),
+        every_s: float | None = EVERY_S,
+        guard: bool = False,
     ) -> None:
         self.lab = lab
         self.prefix = prefix
         self.learners = tuple(learners)
         self.every_s = every_s
+        self.guard = guard
+        self.swept: class_guard.Sweep | None = None
         self.overview = classroom.Overview((), 0, True)
         self.when = "not refreshed yet"
         self._table = widgets.HTML(overview_html(self.overview))
@@ -109,7 +161,9 @@ class ClassroomPanel(View):
         return self.overview.readout
 
     def refresh(self) -> str:
-        """Read the class again and redraw; returns the readout."""
+        """(Run the guard, then) read the class again and redraw; returns the readout."""
+        if self.guard:
+            self.swept = class_guard.sweep(self.lab.client, prefix=self.prefix or "learner")
         self.overview = classroom.overview(self.lab.client, prefix=self.prefix, learners=self.learners)
         self._table.value = overview_html(self.overview)
         self.when = f"last refreshed {hhmmss(self.lab.clock.now_ms())} UTC"

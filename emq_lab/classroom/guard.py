@@ -1,0 +1,206 @@
+"""The class guard: one learner may not hold the class server's connections or its memory.
+
+A sweep reads ``CLIENT LIST`` (as an admin) and closes, with ``CLIENT KILL ID``:
+- a learner's connections past its quota (the newest first: the oldest are its notebooks' own),
+- any connection holding a huge reply (``omem`` or ``tot-mem`` past ``max_reply`` bytes: replies
+  asked for and never read, which count against ``maxmemory`` like keys),
+- connections still not logged in after ``grace_s`` seconds when the default user is off (a
+  socket opened to fill ``maxclients``, or to try passwords).
+
+It writes one line per learner and reason to :func:`emq_lab.keys.guard_log` (capped), which the
+instructor's page shows. Run it from the hub (:func:`watch`, a loop) or from the instructor's
+page (``ClassroomPanel(..., guard=True)``, once per refresh); either way it needs the admin.
+The server's own limits (``doctor``) bound what happens between two sweeps."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis import RedisCluster
+from redis.exceptions import RedisError
+
+from .. import keys
+from ..clock import hhmmss
+from .users import default_user
+
+#: Connections one learner may hold: a dive's kernel holds up to 7 (bench/README.md), and a learner
+#: may have four notebooks open.
+QUOTA = 32
+#: Bytes of unread reply (``omem``) or of all buffers (``tot-mem``) past which a connection is closed.
+MAX_REPLY = 32 * 2**20
+#: Seconds a connection may stay unauthenticated (the default user off) before it is closed.
+GRACE_S = 5
+#: Lines the guard's log keeps.
+LOG_LINES = 50
+
+
+@dataclass(frozen=True)
+class Closed:
+    """One connection the guard closed: its id, user, address and why."""
+
+    id: int
+    user: str
+    addr: str
+    why: str  # "quota", "reply" or "login"
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What one sweep saw and did: connections per user, the ones it closed, and when (server time)."""
+
+    clients: int
+    per_user: dict[str, int] = field(default_factory=dict)
+    closed: tuple[Closed, ...] = ()
+    at_ms: int = 0
+    quota: int = QUOTA
+    max_reply: int = MAX_REPLY
+    note: str = ""
+
+    def lines(self) -> list[str]:
+        """One sentence per user and reason: ``09:41:03 closed 120 connection(s) of learner07 (past its quota
+        of 32)``."""
+        groups: dict[tuple[str, str], int] = {}
+        for closed in self.closed:
+            groups[(closed.user, closed.why)] = groups.get((closed.user, closed.why), 0) + 1
+        when = hhmmss(self.at_ms)
+        why = {
+            "quota": f"past its quota of {self.quota}",
+            "reply": f"holding more than {self.max_reply // 2**20} MiB of replies it did not read",
+            "login": "not logged in",
+        }
+        return [
+            f"{when} closed {count} connection(s) of {user} ({why[reason]})"
+            for (user, reason), count in sorted(groups.items())
+        ]
+
+
+def _nodes(client: Any) -> list[Any]:
+    """A plain client per primary of a cluster (connections are per node), else the client."""
+    if isinstance(client, RedisCluster):
+        return [client.get_redis_connection(node) for node in client.get_primaries()]
+    return [client]
+
+
+def _number(entry: dict[str, Any], name: str) -> int:
+    try:
+        return int(entry.get(name, 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def choose(
+    entries: Iterable[dict[str, Any]],
+    *,
+    me: int,
+    learner: Callable[[str], bool],
+    quota: int = QUOTA,
+    max_reply: int = MAX_REPLY,
+    login_open: bool = False,
+    grace_s: int = GRACE_S,
+) -> list[Closed]:
+    """The connections of ``CLIENT LIST`` (parsed) to close: never ``me``; a huge reply whoever holds
+    it; a learner's (``learner(user)``) past ``quota``, the newest first; unauthenticated ones older
+    than ``grace_s`` when ``login_open`` (the default user is off, so no one may stay as it)."""
+    if isinstance(quota, bool) or not isinstance(quota, int) or quota < 1:
+        raise ValueError(f"quota: expected an int of at least 1 connection, got {quota!r}")
+    if isinstance(max_reply, bool) or not isinstance(max_reply, int) or max_reply < 1:
+        raise ValueError(f"max_reply: expected an int of at least 1 byte, got {max_reply!r}")
+    closing: dict[int, Closed] = {}
+    mine: dict[str, list[dict[str, Any]]] = {}
+    for entry in entries:
+        ident, user = _number(entry, "id"), str(entry.get("user", ""))
+        if ident == me:
+            continue
+        if max(_number(entry, "omem"), _number(entry, "tot-mem")) > max_reply:
+            closing[ident] = Closed(ident, user, str(entry.get("addr", "")), "reply")
+        elif login_open and user == "default" and _number(entry, "age") >= grace_s:
+            closing[ident] = Closed(ident, user, str(entry.get("addr", "")), "login")
+        elif learner(user):
+            mine.setdefault(user, []).append(entry)
+    for user, held in mine.items():
+        held.sort(key=lambda entry: _number(entry, "id"))  # the oldest stay
+        for entry in held[quota:]:
+            closing[_number(entry, "id")] = Closed(_number(entry, "id"), user, str(entry.get("addr", "")), "quota")
+    return sorted(closing.values(), key=lambda closed: closed.id)
+
+
+def sweep(
+    admin: Any,
+    *,
+    quota: int = QUOTA,
+    max_reply: int = MAX_REPLY,
+    prefix: str = "learner",
+    grace_s: int = GRACE_S,
+    log: bool = True,
+) -> Sweep:
+    """Read ``CLIENT LIST`` on every primary, close what :func:`choose` picks (users named
+    ``prefix...`` are learners), and log what was closed; returns what it saw and did."""
+    seen = 0
+    per_user: dict[str, int] = {}
+    closed: list[Closed] = []
+    login_open = "on" not in default_user(admin)
+    for node in _nodes(admin):
+        me = int(node.client_id())
+        entries = node.client_list()
+        seen += len(entries)
+        for entry in entries:
+            per_user[str(entry.get("user", ""))] = per_user.get(str(entry.get("user", "")), 0) + 1
+        picked = choose(
+            entries,
+            me=me,
+            learner=lambda user: bool(prefix) and user.startswith(prefix),
+            quota=quota,
+            max_reply=max_reply,
+            login_open=login_open,
+            grace_s=grace_s,
+        )
+        if picked:
+            pipe = node.pipeline(transaction=False)
+            for closing in picked:
+                pipe.execute_command("CLIENT", "KILL", "ID", closing.id)
+            pipe.execute(raise_on_error=False)  # one already gone is no fault
+            closed += picked
+    seconds, micros = _node_time(admin)
+    done = Sweep(seen, per_user, tuple(closed), seconds * 1000 + micros // 1000, quota, max_reply)
+    if log and closed:
+        done = _log(admin, done)
+    return done
+
+
+def _node_time(admin: Any) -> tuple[int, int]:
+    reply = _nodes(admin)[0].time()
+    return int(reply[0]), int(reply[1])
+
+
+def _log(admin: Any, done: Sweep) -> Sweep:
+    """Push the sweep's lines to the guard's log (newest first, :data:`LOG_LINES` kept)."""
+    try:
+        pipe = admin.pipeline(transaction=False)
+        pipe.lpush(keys.guard_log(), *reversed(done.lines()))
+        pipe.ltrim(keys.guard_log(), 0, LOG_LINES - 1)
+        pipe.execute()
+    except RedisError as exc:  # the server still out of memory: the sweep itself says it
+        return dataclasses.replace(done, note=f"could not write the guard's log: {str(exc)[:120]}")
+    return done
+
+
+def read_log(client: Any, *, lines: int = 10) -> list[str]:
+    """The guard's last ``lines`` lines, newest first (a user that may not read them: none)."""
+    try:
+        return [str(line)[:300] for line in client.lrange(keys.guard_log(), 0, lines - 1)]
+    except RedisError:
+        return []
+
+
+def watch(admin: Any, stop: threading.Event, *, every_s: float = 1.0, **options: Any) -> None:
+    """Sweep every ``every_s`` seconds until ``stop`` is set (the hub runs this in a thread); a
+    sweep that fails (the server down a moment) is tried again at the next turn."""
+    while not stop.is_set():
+        with contextlib.suppress(RedisError):
+            sweep(admin, **options)
+        stop.wait(every_s)

@@ -1,0 +1,301 @@
+"""One learner against the class: replies never read, connections up to maxclients, a big key.
+
+A class server set up as the README says, with the limits ``users`` sets and ``doctor`` checks
+(maxmemory-clients, the normal clients' output-buffer limit, maxclients for the class). One
+learner (eve) attacks with only what her ACL user may send; meanwhile another learner's PING
+must answer within 0.5 s and the instructor's overview must keep working. A learner who meets
+the server overloaded hears BackendUnavailable saying what happened, and the guard's closing of
+connections shows on the instructor's page. Every attack is bounded in count and time."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+import redis
+from class_server import ClassServer, closed_by_server, send_unread, started_class_server
+from helpers import MIN, START
+
+import emq_lab
+from emq_lab import classroom, keys
+from emq_lab.classroom import guard
+from emq_lab.classroom.doctor import class_clients
+from emq_lab.errors import BackendUnavailable
+from emq_lab.widgets import ClassroomPanel
+
+pytestmark = pytest.mark.xdist_group("class-attacks")  # one worker: the module's server starts once
+
+LEARNERS = 3
+MAXMEMORY = 256 * 2**20
+PREFIX = "room"
+
+
+@dataclass
+class Class:
+    server: ClassServer
+    eve: classroom.Learner
+    bob: classroom.Learner
+    cy: classroom.Learner
+    instructor: emq_lab.Lab = field(repr=False)
+
+
+@pytest.fixture(scope="module")
+def room() -> Iterator[Class]:
+    """Three learners on a server with doctor's settings: maxmemory with noeviction, and the
+    class limits ``users`` sets."""
+    with started_class_server() as server:
+        admin, _ = emq_lab.backend.open_client(server.admin_url)
+        admin.config_set("maxmemory", MAXMEMORY)
+        eve, bob, cy = classroom.create_users(admin, learners=LEARNERS, prefix=PREFIX)
+        classroom.load_scripts(admin)
+        classroom.apply_limits(admin, learners=LEARNERS)
+        rows = {row.setting: row for _, table in classroom.doctor(admin, learners=LEARNERS) for row in table}
+        for setting in ("maxmemory-clients", "output buffers", "maxclients", "maxmemory", "lazy deletes"):
+            assert rows[setting].verdict == "ok", rows[setting]
+        admin.close()
+        instructor = emq_lab.connect(server.admin_url, clock=emq_lab.SimClock(START))
+        yield Class(server, eve, bob, cy, instructor)
+        instructor.close()
+
+
+PINGER = """
+import select, sys, time
+import redis
+r = redis.Redis.from_url(sys.argv[1], socket_timeout=5)
+r.ping()
+print("ready", flush=True)
+slowest, faults = 0.0, []
+while not select.select([sys.stdin], [], [], 0)[0]:
+    start = time.monotonic()
+    try:
+        r.ping()
+    except redis.RedisError as exc:
+        faults.append(str(exc))
+    slowest = max(slowest, time.monotonic() - start)
+    time.sleep(0.01)
+print(slowest, faults[:3], flush=True)
+"""
+
+
+class Watch:
+    """While an attack runs: bob's PING every 10 ms from his own process (the slowest kept) and
+    the instructor's overview every 50 ms (each must list the class)."""
+
+    def __init__(self, room: Class) -> None:
+        self.room = room
+        self.slowest = 0.0
+        self.overviews = 0
+        self.faults: list[str] = []
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._overview)
+        url = room.bob.url(room.server.admin_url)
+        self._bob = subprocess.Popen(
+            [sys.executable, "-c", PINGER, url], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self._bob.stdout is not None and self._bob.stdout.readline().strip() == "ready"
+
+    def _overview(self) -> None:
+        while not self._done.is_set():
+            try:
+                view = classroom.overview(self.room.instructor.client, prefix=PREFIX)
+                if [learner.namespace for learner in view.learners] != [f"{PREFIX}0{i}" for i in (1, 2, 3)]:
+                    self.faults.append(f"the overview lost a learner: {view.readout[:200]}")
+                self.overviews += 1
+            except Exception as exc:  # noqa: BLE001 - any fault of the instructor's view is the finding
+                self.faults.append(f"overview: {type(exc).__name__}: {exc}")
+            time.sleep(0.05)
+
+    def __enter__(self) -> Watch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+        out, _ = self._bob.communicate("stop\n", timeout=30)
+        slowest, _, faults = out.strip().partition(" ")
+        self.slowest = float(slowest)
+        if faults != "[]":
+            self.faults.append(f"bob's PING: {faults}")
+
+    def assert_held(self) -> None:
+        assert not self.faults, self.faults[:3]
+        assert self.slowest < 0.5, f"bob's PING took {self.slowest:.2f} s"
+        assert self.overviews >= 1
+
+
+def used_memory(room: Class) -> int:
+    admin = room.server.admin()
+    try:
+        return int(admin.info("memory")["used_memory"])
+    finally:
+        admin.close()
+
+
+def test_replies_never_read_are_cut_off_and_the_class_goes_on(room: Class) -> None:
+    """3,000 COMMAND DOCS (about 600 MB of replies) and then 40 due(limit=5000) of 4 KB templates
+    (about 160 MB) sent without reading: the output-buffer limit closes eve's connection at 4 MiB,
+    memory stays far below maxmemory, bob's writes and PING go on."""
+    eve, port = room.eve, room.server.server.port
+    lab = emq_lab.connect(eve.url(room.server.admin_url), clock=emq_lab.SimClock(START), namespace=eve.namespace)
+    names = [f"n{i:04d}" for i in range(1000)]
+    lab.repeat("big").register_many([(name, MIN, "t" * 4000) for name in names])
+    due = lab.scripts.due.sha
+    registry = lab.keyspace("big").registry
+    bob = emq_lab.connect(
+        room.bob.url(room.server.admin_url), clock=emq_lab.SimClock(START), namespace=room.bob.namespace
+    )
+    try:
+        with Watch(room) as watch:
+            peak = 0
+            for commands in (
+                [["COMMAND", "DOCS"]] * 3000,
+                [["EVALSHA", due, "1", registry, str(10**15), "5000"]] * 40,
+            ):
+                sock = send_unread(port, eve.name, eve.password, commands)
+                peak = max(peak, used_memory(room))
+                assert closed_by_server(sock), "the server kept eve's connection"
+                peak = max(peak, used_memory(room))
+                assert bob.repeat("q").register(f"after-{len(commands)}", MIN, "t") is emq_lab.Outcome.REGISTERED
+        watch.assert_held()
+        assert peak < MAXMEMORY // 2, f"used memory reached {peak / 2**20:.0f} MiB"
+    finally:
+        lab.reset("big")
+        bob.reset("q")
+        lab.close()
+        bob.close()
+
+
+def test_a_learner_meets_an_out_of_memory_server_with_backend_unavailable_and_the_guard_frees_it(
+    room: Class,
+) -> None:
+    """Without the output-buffer limit (a server doctor has not fixed yet), eve's unread replies
+    push memory past maxmemory: bob's next write is BackendUnavailable saying the server is out of
+    memory (no raw OutOfMemoryError, no "start the server"); the guard closes eve's connection
+    (its unread replies past 32 MiB), says so on the instructor's page, and bob writes again."""
+    admin = room.server.admin()
+    before = {name: admin.config_get(name)[name] for name in ("client-output-buffer-limit", "maxmemory-clients")}
+    admin.config_set("client-output-buffer-limit", "normal 0 0 0")
+    admin.config_set("maxmemory-clients", "0")
+    admin.config_set("maxmemory", used_memory(room) + 40 * 2**20)
+    bob = emq_lab.connect(
+        room.bob.url(room.server.admin_url), clock=emq_lab.SimClock(START), namespace=room.bob.namespace
+    )
+    sock = None
+    try:
+        sock = send_unread(room.server.server.port, room.eve.name, room.eve.password, [["COMMAND", "DOCS"]] * 300)
+        for _ in range(100):  # until the server has run them all (about 60 MB held for eve)
+            if any(int(c["omem"]) > 50 * 2**20 for c in admin.client_list() if c["user"] == room.eve.name):
+                break
+            time.sleep(0.05)
+        with pytest.raises(BackendUnavailable, match="out of memory") as refused:
+            bob.repeat("q").register("digest", MIN, "t")
+        assert "start the server" not in str(refused.value) and "OOM" not in str(refused.value)
+        panel = ClassroomPanel(room.instructor, prefix=PREFIX, every_s=None, guard=True)
+        assert panel.swept is not None
+        assert [(c.user, c.why) for c in panel.swept.closed] == [(room.eve.name, "reply")]
+        shown = [line for line in panel.readout.splitlines() if line.startswith("guard: ")]
+        assert shown and shown[0].endswith(
+            f"closed 1 connection(s) of {room.eve.name} (holding more than 32 MiB of replies it did not read)"
+        )
+        assert "Class guard" in panel._table.value and room.eve.name in panel._table.value
+        assert bob.repeat("q").register("digest", MIN, "t") is emq_lab.Outcome.REGISTERED
+        panel.close()
+    finally:
+        if sock is not None:
+            sock.close()
+        for name, value in before.items():
+            admin.config_set(name, value)
+        admin.config_set("maxmemory", MAXMEMORY)
+        admin.delete(keys.guard_log())
+        bob.reset("q")
+        bob.close()
+        admin.close()
+
+
+def test_connections_up_to_maxclients_refuse_newcomers_until_the_guard_closes_the_extra(room: Class) -> None:
+    """Eve opens connections (logged in, and not) until maxclients refuses them: bob and the
+    instructor, already connected, go on; cy, connecting now, hears BackendUnavailable "too many
+    clients"; one sweep of the guard closes eve's past her quota and the unauthenticated ones,
+    and cy connects."""
+    admin = room.server.admin()
+    admin.ping()
+    most = int(admin.config_get("maxclients")["maxclients"])
+    assert most == class_clients(LEARNERS)
+    port = room.server.server.port
+    held: list[socket.socket] = []
+    try:
+        with Watch(room) as watch:
+            for i in range(most + 20):  # bounded: past maxclients, each is refused at once
+                sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+                if i % 2 == 0:  # logged in as eve; the others never log in
+                    sock.sendall(b"AUTH %s %s\r\n" % (room.eve.name.encode(), room.eve.password.encode()))
+                    reply = sock.recv(128)
+                    if not reply.startswith(b"+OK"):
+                        assert b"max number of clients reached" in reply
+                        sock.close()
+                        continue
+                held.append(sock)
+            with pytest.raises(BackendUnavailable, match="too many clients") as refused:
+                emq_lab.connect(room.cy.url(room.server.admin_url), namespace=room.cy.namespace)
+            assert "start the server" not in str(refused.value)
+            time.sleep(1.1)  # the sockets that never logged in are a second old
+            swept = guard.sweep(admin, prefix=PREFIX, grace_s=1)
+        watch.assert_held()
+        why = {(c.user, c.why) for c in swept.closed}
+        assert why == {(room.eve.name, "quota"), ("default", "login")}
+        left = [c for c in admin.client_list() if c["user"] == room.eve.name]
+        assert len(left) == guard.QUOTA
+        assert any(f"of {room.eve.name} (past its quota of {guard.QUOTA})" in line for line in swept.lines())
+        cy = emq_lab.connect(
+            room.cy.url(room.server.admin_url), clock=emq_lab.SimClock(START), namespace=room.cy.namespace
+        )
+        assert cy.repeat("q").count() == 0
+        cy.close()
+        assert any("past its quota" in line for line in classroom.overview(admin, prefix=PREFIX).guard)
+    finally:
+        for sock in held:
+            sock.close()
+        admin.delete(keys.guard_log())
+        admin.close()
+
+
+FILL = (
+    "local t = {} for i = 1, 5000 do t[i] = 'JOB-' .. i end "
+    "for _ = 1, 400 do redis.call('RPUSH', KEYS[1], unpack(t)) end return redis.call('LLEN', KEYS[1])"
+)
+
+
+def test_a_big_key_trimmed_or_deleted_holds_no_one(room: Class) -> None:
+    """Eve's wait list of 2,000,000 jobs (what 2,000 ticks of 1,000 leave; written here by the
+    admin for speed): her browse of it, her LTRIM of all but one entry, and her DEL of it (freed
+    in the background) keep bob's PING under 0.5 s."""
+    k = keys.QueueKeys("q", room.eve.namespace)
+    admin = room.server.admin()
+    eve = emq_lab.connect(room.eve.url(room.server.admin_url), namespace=room.eve.namespace)
+    hand = redis.Redis.from_url(room.eve.url(room.server.admin_url), socket_timeout=10)
+    try:
+        assert admin.eval(FILL, 1, k.wait) == 2_000_000
+        with Watch(room) as trimming:
+            assert len(eve.jobs("q").browse(limit=10)) == 10
+            hand.ltrim(k.wait, 0, 0)  # 1,999,999 entries dropped
+            time.sleep(0.2)
+        assert hand.llen(k.wait) == 1
+        assert admin.eval(FILL, 1, k.wait) == 2_000_001
+        with Watch(room) as deleting:
+            hand.delete(k.wait)
+            time.sleep(0.2)
+        for watch in (trimming, deleting):
+            watch.assert_held()
+        assert admin.exists(k.wait) == 0
+    finally:
+        admin.delete(k.wait)
+        admin.close()
+        hand.close()
+        eve.close()
