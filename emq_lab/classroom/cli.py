@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from redis.exceptions import RedisError
 from .. import errors
 from ..backend import open_client
 from ..errors import BackendUnavailable
+from . import guard
 from .doctor import apply_limits, doctor, table
 from .hub import PASSWORD_ENV, HubSettings, read_secret, with_password
 from .overview import overview
@@ -190,8 +192,16 @@ def run_hub(args: argparse.Namespace) -> int:
     config.SharedPasswordAuthenticator.user_password = learners
     config.SharedPasswordAuthenticator.admin_password = instructor
     print(f"{len(shas)} scripts loaded on {errors.redact(server)}; the hub: http://{args.ip}:{args.port}/", flush=True)
-    JupyterHub.instance(config=config)
-    JupyterHub.launch_instance([])
+    # The class guard (guard.py) sweeps beside the hub: a learner's connections past the quota and
+    # any client holding a huge unread reply are closed, and the instructor's page shows its lines.
+    watcher, _ = open_client(settings.admin_url)
+    stop = threading.Event()
+    threading.Thread(target=guard.watch, args=(watcher, stop), kwargs={"prefix": args.prefix}, daemon=True).start()
+    try:
+        JupyterHub.instance(config=config)
+        JupyterHub.launch_instance([])
+    finally:
+        stop.set()
     return 0
 
 
