@@ -426,6 +426,7 @@ def test_the_fields_name_each_questions_kind_of_answer_with_an_example_that_is_n
         for field in fields:
             assert field.unit and field.example, field
             example = field.example.split(", or ")[0].split(" or ")[0].split('", ')[0].strip('"')
-            check = dive.predict(**{field.key: example})
+            answer: dict[str, Any] = {field.key: example}
+            check = dive.predict(**answer)
             assert "could not read" not in str(check), (field.key, str(check))
             assert not check.passed, f"{field.key}: its example {example!r} is its answer"

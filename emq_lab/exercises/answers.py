@@ -9,7 +9,7 @@ a ValueError that says, in a few words, why the text is not that kind of answer.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -40,7 +40,9 @@ _PROBE = re.compile(r"\b(exists|zscore)\s*(?:=|->|answered|returned|returns)\s*(
 _RETURNS = re.compile(r"\b(?:script\s+)?(?:returns?|returned|raw|reply|answers?)\s*[:=]?\s*(-?\d+)\b")
 
 
-def outcome(replies: dict[int, str], probes: dict[str, tuple[str | None, str]] | None = None) -> Callable[[Any], str]:
+def outcome(
+    replies: dict[int, str], probes: Mapping[str, tuple[str | None, str]] | None = None
+) -> Callable[[Any], str]:
     """A reader for one script's outcome, in any form the dives print it: ``"exists"``,
     ``":exists"``, ``"{:ok, :exists}"``, ``":ok :exists"``, ``"ok exists"``, ``"Outcome.EXISTS"``,
     an Outcome, the raw integer (``0``, ``"raw 0"``, ``"returns 0"``), or a whole verdict line that
