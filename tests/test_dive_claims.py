@@ -126,17 +126,39 @@ def test_a_time_on_a_later_day_carries_its_date() -> None:
     assert moment(start + 24 * 60 * MIN + 15 * MIN, first_day_ms=start) == "2026-01-06 09:15"
 
 
-def test_the_grid_agrees_with_bullmqs_every_on_an_aligned_period_and_differs_with_an_offset() -> None:
+# Worked through BullMQ 6's getJobSchedulerEveryNextMillis.lua by hand (every 15 min; prev, now ->
+# next): on time the slot after prev; behind, floor(now / every) * every + offset, one period more
+# when that is not after now.
+BULLMQ_EVERY = [
+    ("09:05", "09:20", 5, "09:20"),  # on time: prev + every, even when it is exactly now
+    ("09:05", "09:32", 5, "09:35"),  # 09:20 missed: 09:30 + 5 min is after now (the formula before gave 09:50)
+    ("09:05", "09:40", 5, "09:50"),  # 09:30 + 5 min is behind now: one period more
+    ("09:05", "09:35", 5, "09:50"),  # now on a slot of the grid: the next one, not now
+    ("09:00", "09:32", 0, "09:45"),  # no offset: 09:30 is behind now, so 09:45
+    ("09:05", "09:32", 0, "09:45"),  # a stored offset of 0 (a period changed on deploy day) puts it on :00/:15
+]
+
+
+@pytest.mark.parametrize(("prev", "now", "offset_min", "expected"), BULLMQ_EVERY)
+def test_bullmqs_every_matches_its_script_worked_by_hand(prev: str, now: str, offset_min: int, expected: str) -> None:
+    day = emq_lab.SimClock("2026-01-05T00:00:00Z").start_ms
+    at = {t: day + int(t[:2]) * 60 * MIN + int(t[3:]) * MIN for t in (prev, now)}
+    found = cadence.next_bullmq_every(at[prev], 15 * MIN, at[now], offset_ms=offset_min * MIN)
+    assert hhmm(found) == expected
+
+
+def test_the_grid_agrees_with_bullmqs_every_whatever_the_first_runs_offset() -> None:
     start = emq_lab.SimClock("2026-01-05T09:00:00Z").start_ms
-    every = 15 * MIN
-    assert start % every == 0  # 09:00 is a multiple of 15 minutes since the epoch
-    for late in range(0, 120 * MIN, 7 * MIN):
-        now = start + every + late
-        assert cadence.next_on_grid(start, every, now) == cadence.next_bullmq_every(start, every, now)
-    shifted = start + 10 * MIN  # offset 10 min from the multiples
-    now = shifted + every + 7 * MIN  # 09:32: missed the 09:25 slot
-    assert hhmm(cadence.next_on_grid(shifted, every, now)) == "09:40"
-    assert hhmm(cadence.next_bullmq_every(shifted, every, now)) == "09:55"
+    for every in (15 * MIN, 7 * MIN, 2 * MIN + 30_000):
+        for shift in range(0, every, every // 5):
+            first = start + shift
+            for late in range(0, 5 * every, 61_000):
+                now = first + every + late
+                assert cadence.next_on_grid(first, every, now) == cadence.next_bullmq_every(first, every, now), (
+                    every,
+                    shift,
+                    late,
+                )
 
 
 def test_without_the_compare_the_re_registrations_first_run_is_overwritten(lab: emq_lab.Lab, queue: str) -> None:
