@@ -244,3 +244,53 @@ def test_each_page_script_sits_beside_lines_of_ours_that_make_the_same_calls(nam
 def test_beside_refuses_a_script_the_pages_do_not_print() -> None:
     with pytest.raises(ValueError, match="name: the course pages print no script for 'cancel'"):
         beside("cancel")
+
+
+# -- dive 3's exercise: the learner writes the sweep; the compare-and-set is the stretch --------------
+
+SWEEP_HERE = "-- your code here: the sweep (and, as a stretch, the compare-and-set)\n"
+
+
+def test_the_skeleton_writes_always_and_the_split_cancel_asks_for_the_sweep() -> None:
+    from emq_lab import exercises
+
+    skeleton = exercises.skeleton("advance")
+    assert SWEEP_HERE in skeleton and "EXISTS" not in skeleton
+    assert "it resurrected the cancelled report" in str(exercises.advance(skeleton))
+    guard_only = skeleton.replace(SWEEP_HERE, "if redis.call('EXISTS', record) == 0 then\n  return 0\nend\n")
+    told = str(exercises.advance(guard_only))
+    assert told.startswith("advance: FAILED in the order pump reads due -> cancel's DEL -> pump enqueues"), told
+    assert "the cancel's DEL took report's record and its ZREM has not come yet" in told
+    assert "    after:    registry = report @ 09:00; records: (none)" in told  # the member the sweep must remove
+
+
+def test_the_sweep_passes_its_orders_and_the_stretch_is_the_compare_and_set() -> None:
+    from emq_lab import exercises
+
+    sweep = "if redis.call('EXISTS', record) == 0 then\n  redis.call('ZREM', registry, name)\n  return 0\nend\n"
+    mine = exercises.skeleton("advance").replace(SWEEP_HERE, sweep)
+    told = exercises.advance(mine)
+    assert not told.passed
+    first, second = str(told).splitlines()[:2]
+    assert first.startswith("advance: the sweep passes all 8 of its orders") and "the stretch" in first
+    assert (
+        second.startswith("advance: FAILED in the order pump reads due -> cancel lands") and "registered anew" in second
+    )
+    cas = (
+        "local score = redis.call('ZSCORE', registry, name)\n"
+        "if not score or tonumber(score) ~= tonumber(read_ms)"
+        " or redis.call('HGET', record, 'every_ms') ~= read_every then\n  return 2\nend\n"
+    )
+    assert exercises.advance(mine.replace(sweep, sweep + cas)).passed
+
+
+def test_the_course_advance_is_not_handed_out_as_the_buggy_one() -> None:
+    from emq_lab import exercises
+    from emq_lab.plots.course import beside
+
+    page = beside("advance").course
+    assert page.splitlines()[0].strip() not in exercises.buggy("advance")  # type: ignore[operator]
+    assert "course page" not in exercises.buggy("advance") and "@advance" not in exercises.buggy("advance")  # type: ignore[operator]
+    notebook = json.loads((CLAIMS.parent / "03-cancel.ipynb").read_text(encoding="utf-8"))
+    code = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
+    assert 'buggy("advance")' not in code and 'skeleton("advance")' in code
