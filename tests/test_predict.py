@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 import pytest
+import redis
 from helpers import START
 
 import emq_lab
@@ -430,3 +431,17 @@ def test_the_fields_name_each_questions_kind_of_answer_with_an_example_that_is_n
             check = dive.predict(**answer)
             assert "could not read" not in str(check), (field.key, str(check))
             assert not check.passed, f"{field.key}: its example {example!r} is its answer"
+
+
+def test_a_fault_while_checking_is_a_line_and_the_other_answers_are_still_checked() -> None:
+    from emq_lab.exercises.predict import CANCEL, Predictions, Question
+
+    def crashed(lab: emq_lab.Lab) -> int:  # as the sandbox answers a script it stopped at its limit
+        raise redis.exceptions.ResponseError("Error running script: @user_script:?: user_script:51: emq-lab stop")
+
+    faulty = Question("faulty", "at 09:00, a question whose run fails", crashed, CANCEL[0].read, CANCEL[0].why)
+    dive = Predictions("cancel", (faulty, CANCEL[0]))
+    check = dive.predict(faulty=0, occurrences_in_a_day_after_cancel=0)
+    first, second = str(check).splitlines()[:2]
+    assert not check.passed and first.startswith("faulty: not checked - the sandbox failed (") and "again" in first
+    assert second.startswith("occurrences_in_a_day_after_cancel: right")

@@ -109,9 +109,11 @@ _COUNT_WORDS = {
     "record", "records", "by", "pump", "pumps", "allowed", "after", "holds", "hold",
 }  # fmt: skip
 _MINUTE_UNITS = {"min": 1, "mins": 1, "minute": 1, "minutes": 1, "m": 1, "h": 60, "hour": 60, "hours": 60}
-_OTHER_UNITS = {"ms": 60_000, "millisecond": 60_000, "milliseconds": 60_000, "s": 60, "sec": 60, "second": 60}
-_OTHER_UNITS["seconds"] = 60
-_MINUTE_WORDS = {"drift", "by", "run", "behind", "late", "later", "mark", "period", "after", "its", "every_ms", "plus"}
+# Units a minute count may come in, and how many of them make a minute.
+_OTHER_UNITS = {
+    "ms": 60_000, "millisecond": 60_000, "milliseconds": 60_000, "s": 60, "sec": 60, "second": 60, "seconds": 60,
+}  # fmt: skip
+_MINUTE_WORDS = {"drift", "by", "run", "behind", "late", "later", "mark", "period", "after", "its", "plus"}
 _TOKEN = re.compile(r"[+-]?[\d,]*\d|[a-z_]+|\S")
 _GROUPED = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)")
 

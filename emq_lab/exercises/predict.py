@@ -18,6 +18,7 @@ from ..dives.common import move_to
 from ..schedule import MINUTE_MS, Measure
 from . import answers
 from .check import Check, session
+from .explain import explain_error
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -497,8 +498,16 @@ class Predictions:
                 said, note = given[key]
                 noted = f" ({note})" if note else ""
                 sim_lab = base.with_clock(SimClock(f"{DAY}T{question.clock}:00Z"))
-                truth, _ = answers.plain(question.read(question.truth(sim_lab)))
-                base.reset(QUEUE)
+                try:
+                    truth, _ = answers.plain(question.read(question.truth(sim_lab)))
+                except Exception as error:  # noqa: BLE001 - a fault of the sandbox is a line, not a traceback
+                    right = False
+                    lines.append(
+                        f"{key}: not checked - the sandbox failed ({explain_error(error)}); run the check again"
+                    )
+                    continue
+                finally:
+                    base.reset(QUEUE)
                 if said == truth:
                     lines.append(f"{key}: right{noted} - {question.why(truth)}")
                 else:
