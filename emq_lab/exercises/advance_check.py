@@ -1,6 +1,7 @@
-"""Dive 3's exercise: the learner writes advance.lua, the guard of the tick's last phase. The
-cancel race (``dives.race.Race``: the real tick in phases, a cancel, a registration anew) is
-replayed in every order the pump allows, with their script as the advance and, on a second
+"""Dive 3's exercise: the learner writes advance.lua, the guard of the tick's last phase: its sweep,
+then (the stretch) its compare-and-set. The cancel race (``dives.race.Race``: the real tick in
+phases, a cancel, a cancel split into DEL and ZREM, a registration anew) is replayed in every order
+the pump allows, the sweep's orders first, with their script as the advance and, on a second
 queue, with the package's own. The first step where the two keyspaces part is explained: a
 dangling member, a cancelled name brought back, a newer registration overwritten (one made at
 another first run, or at the very score the tick read with another period)."""
