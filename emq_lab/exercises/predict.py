@@ -145,7 +145,7 @@ UPSERT = (
     Question(
         "period_after_redeploy_min",
         "EXISTS guard, boot #1 at 09:00 every 15 min, boot #2 at 09:05 every 30 min: the period the record keeps,"
-        " in minutes (15, not 900000)?",
+        " in minutes (as 20, not 1200000 ms)?",
         lambda lab: (
             int(dict(_boots(lab, upsert_dive.Strategy.GUARD, 2, every_ms=30 * MINUTE_MS).after.record)["every_ms"])
             // MINUTE_MS
