@@ -126,17 +126,39 @@ def test_a_time_on_a_later_day_carries_its_date() -> None:
     assert moment(start + 24 * 60 * MIN + 15 * MIN, first_day_ms=start) == "2026-01-06 09:15"
 
 
-def test_the_grid_agrees_with_bullmqs_every_on_an_aligned_period_and_differs_with_an_offset() -> None:
+# Worked through BullMQ 6's getJobSchedulerEveryNextMillis.lua by hand (every 15 min; prev, now ->
+# next): on time the slot after prev; behind, floor(now / every) * every + offset, one period more
+# when that is not after now.
+BULLMQ_EVERY = [
+    ("09:05", "09:20", 5, "09:20"),  # on time: prev + every, even when it is exactly now
+    ("09:05", "09:32", 5, "09:35"),  # 09:20 missed: 09:30 + 5 min is after now (the formula before gave 09:50)
+    ("09:05", "09:40", 5, "09:50"),  # 09:30 + 5 min is behind now: one period more
+    ("09:05", "09:35", 5, "09:50"),  # now on a slot of the grid: the next one, not now
+    ("09:00", "09:32", 0, "09:45"),  # no offset: 09:30 is behind now, so 09:45
+    ("09:05", "09:32", 0, "09:45"),  # a stored offset of 0 (a period changed on deploy day) puts it on :00/:15
+]
+
+
+@pytest.mark.parametrize(("prev", "now", "offset_min", "expected"), BULLMQ_EVERY)
+def test_bullmqs_every_matches_its_script_worked_by_hand(prev: str, now: str, offset_min: int, expected: str) -> None:
+    day = emq_lab.SimClock("2026-01-05T00:00:00Z").start_ms
+    at = {t: day + int(t[:2]) * 60 * MIN + int(t[3:]) * MIN for t in (prev, now)}
+    found = cadence.next_bullmq_every(at[prev], 15 * MIN, at[now], offset_ms=offset_min * MIN)
+    assert hhmm(found) == expected
+
+
+def test_the_grid_agrees_with_bullmqs_every_whatever_the_first_runs_offset() -> None:
     start = emq_lab.SimClock("2026-01-05T09:00:00Z").start_ms
-    every = 15 * MIN
-    assert start % every == 0  # 09:00 is a multiple of 15 minutes since the epoch
-    for late in range(0, 120 * MIN, 7 * MIN):
-        now = start + every + late
-        assert cadence.next_on_grid(start, every, now) == cadence.next_bullmq_every(start, every, now)
-    shifted = start + 10 * MIN  # offset 10 min from the multiples
-    now = shifted + every + 7 * MIN  # 09:32: missed the 09:25 slot
-    assert hhmm(cadence.next_on_grid(shifted, every, now)) == "09:40"
-    assert hhmm(cadence.next_bullmq_every(shifted, every, now)) == "09:55"
+    for every in (15 * MIN, 7 * MIN, 2 * MIN + 30_000):
+        for shift in range(0, every, every // 5):
+            first = start + shift
+            for late in range(0, 5 * every, 61_000):
+                now = first + every + late
+                assert cadence.next_on_grid(first, every, now) == cadence.next_bullmq_every(first, every, now), (
+                    every,
+                    shift,
+                    late,
+                )
 
 
 def test_without_the_compare_the_re_registrations_first_run_is_overwritten(lab: emq_lab.Lab, queue: str) -> None:
@@ -222,3 +244,53 @@ def test_each_page_script_sits_beside_lines_of_ours_that_make_the_same_calls(nam
 def test_beside_refuses_a_script_the_pages_do_not_print() -> None:
     with pytest.raises(ValueError, match="name: the course pages print no script for 'cancel'"):
         beside("cancel")
+
+
+# -- dive 3's exercise: the learner writes the sweep; the compare-and-set is the stretch --------------
+
+SWEEP_HERE = "-- your code here: the sweep (and, as a stretch, the compare-and-set)\n"
+
+
+def test_the_skeleton_writes_always_and_the_split_cancel_asks_for_the_sweep() -> None:
+    from emq_lab import exercises
+
+    skeleton = exercises.skeleton("advance")
+    assert SWEEP_HERE in skeleton and "EXISTS" not in skeleton
+    assert "it resurrected the cancelled report" in str(exercises.advance(skeleton))
+    guard_only = skeleton.replace(SWEEP_HERE, "if redis.call('EXISTS', record) == 0 then\n  return 0\nend\n")
+    told = str(exercises.advance(guard_only))
+    assert told.startswith("advance: FAILED in the order pump reads due -> cancel's DEL -> pump enqueues"), told
+    assert "the cancel's DEL took report's record and its ZREM has not come yet" in told
+    assert "    after:    registry = report @ 09:00; records: (none)" in told  # the member the sweep must remove
+
+
+def test_the_sweep_passes_its_orders_and_the_stretch_is_the_compare_and_set() -> None:
+    from emq_lab import exercises
+
+    sweep = "if redis.call('EXISTS', record) == 0 then\n  redis.call('ZREM', registry, name)\n  return 0\nend\n"
+    mine = exercises.skeleton("advance").replace(SWEEP_HERE, sweep)
+    told = exercises.advance(mine)
+    assert not told.passed
+    first, second = str(told).splitlines()[:2]
+    assert first.startswith("advance: the sweep passes all 8 of its orders") and "the stretch" in first
+    assert (
+        second.startswith("advance: FAILED in the order pump reads due -> cancel lands") and "registered anew" in second
+    )
+    cas = (
+        "local score = redis.call('ZSCORE', registry, name)\n"
+        "if not score or tonumber(score) ~= tonumber(read_ms)"
+        " or redis.call('HGET', record, 'every_ms') ~= read_every then\n  return 2\nend\n"
+    )
+    assert exercises.advance(mine.replace(sweep, sweep + cas)).passed
+
+
+def test_the_course_advance_is_not_handed_out_as_the_buggy_one() -> None:
+    from emq_lab import exercises
+    from emq_lab.plots.course import beside
+
+    page = beside("advance").course
+    assert page.splitlines()[0].strip() not in exercises.buggy("advance")  # type: ignore[operator]
+    assert "course page" not in exercises.buggy("advance") and "@advance" not in exercises.buggy("advance")  # type: ignore[operator]
+    notebook = json.loads((CLAIMS.parent / "03-cancel.ipynb").read_text(encoding="utf-8"))
+    code = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
+    assert 'buggy("advance")' not in code and 'skeleton("advance")' in code

@@ -4,8 +4,11 @@ question states the clock it assumes (the dive's), and a check names the questio
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
+import redis
+from helpers import START
 
 import emq_lab
 from emq_lab import exercises
@@ -73,13 +76,17 @@ def test_every_question_states_a_time_of_day() -> None:
             assert re.search(r"\b\d{2}:\d{2}\b", line), line
 
 
-def test_answers_that_are_not_an_answer_are_refused_by_name() -> None:
-    with pytest.raises(ValueError, match="boot_2_answers: 7 is not a reply"):
-        exercises.upsert.predict(boot_2_answers=7)
-    with pytest.raises(ValueError, match='next_runs: expected "HH:MM" times'):
-        exercises.cadence.predict(next_runs=["nine"])
-    with pytest.raises(ValueError, match="size_after_boot_2: expected one whole number"):
-        exercises.upsert.predict(size_after_boot_2="one")
+def test_answers_that_are_not_an_answer_are_a_line_of_the_verdict() -> None:
+    check = exercises.predict.upsert.predict(boot_2_answers=7, size_after_boot_2="1 banana")
+    assert not check.passed
+    lines = str(check).splitlines()
+    assert lines[0].startswith("boot_2_answers: could not read 7 as an outcome (7 is not a reply"), lines[0]
+    assert lines[1].startswith("size_after_boot_2: could not read '1 banana' as a count ("), lines[1]
+    assert "; try 7, or " in lines[1]
+    nine = str(exercises.predict.cadence.predict(next_runs=["nine"]))
+    assert nine.startswith("next_runs: could not read ['nine'] as times of day ('nine' is not one time); try")
+    with pytest.raises(ValueError, match="nope: not a question of this dive"):
+        exercises.predict.upsert.predict(nope=1)
 
 
 def test_the_exists_sweep_is_a_question_of_dive_3(lab: emq_lab.Lab) -> None:
@@ -122,8 +129,8 @@ def test_a_number_with_its_label_or_unit_is_read_and_two_numbers_are_refused(lab
     wrong = exercises.upsert.predict(lab=lab, period_after_redeploy_min="every 30 min")
     assert "you said 30, it is 15" in str(wrong)
     for said in ("1 or 2", "1 2", "1 banana"):
-        with pytest.raises(ValueError, match="size_after_boot_2: expected one whole number"):
-            exercises.upsert.predict(size_after_boot_2=said)
+        line = str(exercises.predict.upsert.predict(size_after_boot_2=said)).splitlines()[0]
+        assert line.startswith(f"size_after_boot_2: could not read {said!r} as a count"), line
 
 
 def test_the_sections_predictions_have_questions_of_their_own(lab: emq_lab.Lab) -> None:
@@ -174,8 +181,8 @@ def test_the_cadence_sections_beyond_the_first_verdict_have_questions(lab: emq_l
         assert exercises.cadence.predict(lab=lab, lane_that_keeps_up=said).passed, said
     wrong = exercises.cadence.predict(lab=lab, jobs_at_10_02=3, lane_that_keeps_up="start-to-start")
     assert "you said 3, it is 1" in str(wrong) and "you said start-to-start, it is fixed grid" in str(wrong)
-    with pytest.raises(ValueError, match="lane_that_keeps_up: expected a lane"):
-        exercises.cadence.predict(lane_that_keeps_up="the fast one")
+    refused = str(exercises.predict.cadence.predict(lane_that_keeps_up="the fast one"))
+    assert refused.startswith("lane_that_keeps_up: could not read 'the fast one' as a lane (it names no lane); try")
 
 
 def test_a_thousand_runs_leave_one_row(lab: emq_lab.Lab) -> None:
@@ -199,8 +206,8 @@ def test_numbers_grouped_by_thousands_as_the_dive_prints_them_are_numbers(lab: e
         assert "you said 3000, it is 0" in str(wrong), (said, str(wrong))
     assert "you said 1000, it is 1" in str(exercises.cadence.predict(lab=lab, rows_after_1000_runs="1,000"))
     for said in ("1, 000", "3,00", "1,2"):
-        with pytest.raises(ValueError, match="writes_on_boot_2_of_1000: expected one whole number"):
-            exercises.upsert.predict(writes_on_boot_2_of_1000=said)
+        line = str(exercises.predict.upsert.predict(writes_on_boot_2_of_1000=said)).splitlines()[0]
+        assert line.startswith(f"writes_on_boot_2_of_1000: could not read {said!r} as a count"), line
 
 
 def test_a_wrong_row_says_what_differs_and_a_bare_time_is_the_dives_name(lab: emq_lab.Lab) -> None:
@@ -213,14 +220,228 @@ def test_a_wrong_row_says_what_differs_and_a_bare_time_is_the_dives_name(lab: em
     assert "you said report @ 09:20, it is digest @ 09:20 (the name differs)" in other
 
 
-def test_a_row_that_is_not_a_row_is_refused_with_the_dives_own_name() -> None:
-    with pytest.raises(ValueError, match='registry_after_boot_2: expected a name and its next run, such as "digest @'):
-        exercises.upsert.predict(registry_after_boot_2="digest")
-    with pytest.raises(ValueError, match='registry_after_reregister: expected text such as "report @'):
-        exercises.cancel.predict(registry_after_reregister=945)
+def test_a_row_that_is_not_a_row_is_a_line_with_an_example_in_the_dives_own_name() -> None:
+    line = str(exercises.predict.upsert.predict(registry_after_boot_2="digest")).splitlines()[0]
+    assert line == (
+        "registry_after_boot_2: could not read 'digest' as registry rows (it names no row and time);"
+        ' try "digest @ 09:45"'
+    )
+    line = str(exercises.predict.cancel.predict(registry_after_reregister=945)).splitlines()[0]
+    assert line.startswith("registry_after_reregister: could not read 945 as registry rows") and '"report @' in line
 
 
 def test_the_advance_after_a_cancel_removes_nothing_and_says_so(lab: emq_lab.Lab) -> None:
     said = str(exercises.cancel.predict(lab=lab, advance_answers="absent")).splitlines()[0]
     assert said.startswith("advance_answers: right") and "nothing left to remove" in said, said
     assert "sweep" not in said, said
+
+
+# -- every form the dives print, collected from the code that prints it ----------------------------
+
+
+def _after(text: str, label: str) -> str:
+    """The line of ``text`` that starts with ``label`` (after any indent)."""
+    return next(line for line in text.splitlines() if line.strip().startswith(label))
+
+
+def _part(line: str, label: str, sep: str = " | ") -> str:
+    """The part of a ``sep``-separated line that starts with ``label``."""
+    return next(part.strip() for part in line.split(sep) if part.strip().startswith(label))
+
+
+def printed_forms() -> dict[str, dict[str, list[Any]]]:
+    """For each dive and question, its answer as the dives print it: each form is cut from the text
+    the dive's own code prints (panels, readouts, verdict lines), run on an embedded lab of its own,
+    and the hand-written forms are only those the pages and a learner write (units, words)."""
+    from emq_lab.clock import hhmmss
+    from emq_lab.dives import cadence, crash, race
+    from emq_lab.dives import upsert as upsert_dive
+    from emq_lab.plots.registry import fired_marks
+    from emq_lab.schedule import MINUTE_MS, Measure
+    from emq_lab.widgets import BootPanel, CancelPanel
+
+    lab = emq_lab.connect(clock=emq_lab.SimClock(START))
+    forms: dict[str, dict[str, list[Any]]] = {"upsert": {}, "cadence": {}, "cancel": {}}
+    up, cad, can = forms["upsert"], forms["cadence"], forms["cancel"]
+
+    guard = BootPanel(lab, "forms-guard")
+    guard.boot(1)
+    guard.boot(2)
+    shown = guard.readout
+    row = _after(shown, "digest")  # "  digest  next 09:15 (1767604500000)"
+    up["size_after_boot_2"] = [_after(shown, "registry"), "size still 1", "1 entry", "one", "1 row", 1]
+    verdict = _after(shown, "verdict").removeprefix("verdict").strip()
+    up["boot_2_answers"] = [
+        _after(shown, "outcome"), verdict, verdict.split(", ")[0], verdict.split(", ")[1],
+        ":ok :exists", "{:ok, :exists}", "ok exists", "{ok, exists}", ":exists", "Outcome.EXISTS", "raw 0", 0,
+    ]  # fmt: skip
+    stamp = re.search(r"\((\d+)\)", row)[1]  # type: ignore[index]
+    clock = re.search(r"\d\d:\d\d", row)[0]  # type: ignore[index]
+    up["registry_after_boot_2"] = [
+        row, row.strip().replace("  next", " @"), f"digest @ {clock}:00", f"digest @ {clock} ({stamp})", clock,
+    ]  # fmt: skip
+    naive = BootPanel(lab, "forms-naive", strategy="naive")
+    naive.boot(3)
+    up["naive_rows_after_3_boots"] = [_after(naive.readout, "registry"), "3 rows", "three", "3 entries"]
+    marks = upsert_dive.fire_after_boots(lab, "forms-fire", 2)
+    naive_jobs = next(line for line in fired_marks(marks) if line.startswith("naive"))
+    up["naive_jobs_by_09_30"] = [naive_jobs.split("jobs at ", 1)[1], "2 jobs", "two", "twice"]
+    upserter = BootPanel(lab, "forms-upsert", strategy="upsert")
+    upserter.boot(1)
+    upserter.boot(2)
+    moved = upserter.readout
+    up["upsert_boot_2_answers"] = [
+        _after(moved, "outcome"), _after(moved, "verdict"), "{:ok, :updated}", ":ok :updated", "updated", 0,
+    ]  # fmt: skip
+    up["upsert_registry_after_boot_2"] = [_after(moved, "digest"), _after(moved, "digest").strip().split(" (")[0]]
+    guard_line = upsert_dive.deploy_day(lab, "forms-deploy")[0]
+    kept = re.search(r"keeps (every \d+ min)", guard_line)[1]  # type: ignore[index]
+    up["period_after_redeploy_min"] = [
+        kept, kept.removeprefix("every "), _after(shown, "record").split()[2], "900000", 900_000, "15m", "15 minutes",
+    ]  # fmt: skip
+    storm = str(upsert_dive.boot_storm(lab, "forms-storm", names=1_000))
+    up["writes_on_boot_2_of_1000"] = [_after(storm, "boot #2").split("->")[1].strip(), "none", "zero", "0 writes"]
+
+    rep, pump = lab.repeat("forms-live"), lab.pump("forms-live")
+    rep.register("report", 15 * MINUTE_MS, "{}")
+    pump.tick()
+    for _ in range(3):
+        lab.clock.advance(minutes=15)  # type: ignore[attr-defined]
+        pump.tick()
+    state = cadence.state_line(lab, "forms-live")
+    cad["rows_after_4_ticks"] = ["1 entry", "one row", "1"]
+    cad["jobs_after_4_ticks"] = [_part(state, "jobs:"), "4 jobs", "four"]
+    ff = cadence.fast_forward(lab, "forms-ff", occurrences=1_000).readout
+    cad["rows_after_1000_runs"] = [_part(ff, "registry rows", "; "), "1 entry", "a single row"]
+    on_time = cadence.trace(lab, every_ms=15 * MINUTE_MS, run_ms=4 * MINUTE_MS, cycles=4).readout
+    s2s, s2f = _after(on_time, "start-to-start"), _after(on_time, "start-to-finish")
+    grid = " ".join(re.findall(r"\d\d:\d\d", s2s))
+    cad["next_runs"] = [
+        s2s, s2s.split("|")[0].removeprefix("start-to-start"), grid.replace("09:", "9:"), ":00 :15 :30 :45",
+        "on :00 :15 :30 :45", [hhmmss(ms) for ms in cadence.trace(lab, every_ms=15 * MINUTE_MS, run_ms=4 * MINUTE_MS,
+                                                                   cycles=4).lane(Measure.START_TO_START).releases],
+    ]  # fmt: skip
+    cad["finish_based_runs"] = [s2f, s2f.split("|")[0].removeprefix("start-to-finish").split()]
+    cad["drift_after_4_cycles_min"] = [_part(s2f, "drift"), s2f.split(": ")[-1], "12m", 720_000]
+    slow = cadence.trace(lab, every_ms=15 * MINUTE_MS, run_ms=10 * MINUTE_MS, cycles=4).readout
+    cad["drift_with_10_min_runs_min"] = [
+        _part(_after(slow, "start-to-finish"), "drift"),
+        "30 min",
+        "30m",
+    ]
+    late = cadence.trace(lab, every_ms=15 * MINUTE_MS, run_ms=4 * MINUTE_MS, cycles=6, tick_ms=2 * MINUTE_MS).readout
+    cad["late_pump_drift_min"] = [_part(_after(late, "start-to-start"), "drift"), "5m", "5 min", "five"]
+    outage = str(cadence.outages(lab)[0])
+    cad["jobs_at_10_02"] = [_part(outage, "back at"), "1 job", "one", "a single job"]
+    then = _part(outage, "then")
+    cad["runs_after_outage"] = [then, then.split(" (")[0], re.search(r"\((.*)\)", then)[1], ":17 :32 :47"]  # type: ignore[index]
+    lanes = cadence.trace(lab, every_ms=2 * MINUTE_MS, run_ms=0, cycles=6, tick_ms=90_000).readout
+    cad["lane_that_keeps_up"] = [
+        _after(lanes, "fixed").split("  ")[0],
+        "the grid",
+        "grid",
+        "Fixed-grid",
+        "the grid lane",
+    ]
+
+    lab.close()
+    lab = emq_lab.connect(clock=emq_lab.SimClock(START.replace("09:00", "09:15")))  # the race's clock, as in 03
+    day = race.Race(lab, "forms-race")
+    day.play("after-read")
+    after_read = day.verdict()
+    can["occurrences_if_cancel_after_read"] = [
+        after_read.split(", ")[0], _after(day.text(), "occurrences fired"), "one", "1 occurrence",
+    ]  # fmt: skip
+    panel = CancelPanel(lab, "forms-panel")
+    panel.play("after-enqueue")
+    can["advance_answers"] = [
+        panel.race.verdict(), _after(panel.readout, "advance outcome"), _after(panel.readout, "pump advances"),
+        "{:ok, :absent}", ":ok :absent", "absent", "returns 0", "EXISTS = 0", 0,
+    ]  # fmt: skip
+    panel.play("re-register")
+    can["advance_after_reregister"] = [_after(panel.readout, "advance outcome"), ":ok :moved", "moved", 2]
+    can["registry_after_reregister"] = [_after(panel.readout, "registry"), "report @ 09:45:00", "report next 09:45"]
+    without = race.without_compare_and_set(lab, "forms-without")
+    can["registry_without_compare"] = [without[3], without[3].split(";")[0], "report @ :30"]
+    orphans = lab.repeat("forms-orphan")
+    orphans.register("stale", 15 * MINUTE_MS, "{}")
+    race.drop_record(lab, "forms-orphan", "stale")
+    sweep = lab.pump("forms-orphan").begin().run()
+    can["advance_on_dangling_member"] = [dict(sweep.advanced)["stale"].tuple, "ok absent", "EXISTS = 0, returns 0"]
+    can["rows_after_sweep"] = ["none", "zero", "0 rows", "no rows", "0 entries"]
+    can["occurrences_in_a_day_after_cancel"] = ["none", "zero", "0 occurrences", "no occurrences"]
+    orders = str(race.every_order(race.Race(lab, "forms-orders")))
+    can["orders_refused_of_24"] = [_after(orders, "refused"), "20 orders", "twenty", "20 refused"]
+    crashed = str(crash.replay_crash(lab, "forms-crash", slot_keyed=False))
+    can["jobs_in_slot_after_crash"] = [_after(crashed, "jobs for the"), "2 jobs", "two", "twice"]
+    lab.close()
+    return forms
+
+
+FORMS = printed_forms()
+
+
+@pytest.mark.parametrize("dive", FORMS)
+def test_every_form_the_dives_print_is_read_as_its_answer(dive: str) -> None:
+    predictions = getattr(exercises.predict, dive)
+    forms = FORMS[dive]
+    assert set(forms) == {f.key for f in predictions.fields()}, "every question has the forms the dives print"
+    for i in range(max(len(f) for f in forms.values())):
+        said = {key: values[i] for key, values in forms.items() if i < len(values)}
+        check = predictions.predict(**said)
+        wrong = [line for line in str(check).splitlines() if line.split(":", 1)[0] in said and ": right" not in line]
+        assert not wrong, "\n".join(f"{line}\n    (given {said[line.split(':', 1)[0]]!r})" for line in wrong)
+
+
+def test_an_unreadable_answer_is_one_line_and_the_others_are_still_checked() -> None:
+    check = exercises.predict.upsert.predict(size_after_boot_2="1 entry", naive_rows_after_3_boots="lots")
+    lines = str(check).splitlines()
+    assert not check.passed and lines[0].startswith("size_after_boot_2: right")
+    assert lines[1] == (
+        "naive_rows_after_3_boots: could not read 'lots' as a count ('lots' is not a unit or label this"
+        ' question knows); try 7, or "7 rows"'
+    )
+
+
+def test_milliseconds_for_minutes_are_read_with_a_note() -> None:
+    line = str(exercises.predict.upsert.predict(period_after_redeploy_min=900_000)).splitlines()[0]
+    assert line.startswith(
+        "period_after_redeploy_min: right (read 900,000 as milliseconds, 15 min; the question wants minutes) -"
+    )
+    wrong = str(exercises.predict.upsert.predict(period_after_redeploy_min="1800000 ms")).splitlines()[0]
+    assert "you said 30 (read 1,800,000 as milliseconds, 30 min; the question wants minutes), it is 15" in wrong
+    assert "in minutes" in next(f.ask for f in exercises.upsert.fields() if f.key == "period_after_redeploy_min")
+
+
+def test_the_questions_say_their_bounds_and_where_the_first_run_is() -> None:
+    asks = {f.key: f.ask for dive in (exercises.upsert, exercises.cadence) for f in dive.fields()}
+    assert "a job at 09:30 itself not counted" in asks["naive_jobs_by_09_30"]
+    assert "first run due at 09:00" in asks["jobs_after_4_ticks"]
+    assert "10:02 not included" in asks["runs_after_outage"]
+
+
+def test_the_fields_name_each_questions_kind_of_answer_with_an_example_that_is_not_its_answer() -> None:
+    for dive in (exercises.predict.upsert, exercises.predict.cadence, exercises.predict.cancel):
+        fields = dive.fields()
+        assert [f.key for f in fields] == [line.split(":", 1)[0] for line in dive.questions().splitlines()]
+        for field in fields:
+            assert field.unit and field.example, field
+            example = field.example.split(", or ")[0].split(" or ")[0].split('", ')[0].strip('"')
+            answer: dict[str, Any] = {field.key: example}
+            check = dive.predict(**answer)
+            assert "could not read" not in str(check), (field.key, str(check))
+            assert not check.passed, f"{field.key}: its example {example!r} is its answer"
+
+
+def test_a_fault_while_checking_is_a_line_and_the_other_answers_are_still_checked() -> None:
+    from emq_lab.exercises.predict import CANCEL, Predictions, Question
+
+    def crashed(lab: emq_lab.Lab) -> int:  # as the sandbox answers a script it stopped at its limit
+        raise redis.exceptions.ResponseError("Error running script: @user_script:?: user_script:51: emq-lab stop")
+
+    faulty = Question("faulty", "at 09:00, a question whose run fails", crashed, CANCEL[0].read, CANCEL[0].why)
+    dive = Predictions("cancel", (faulty, CANCEL[0]))
+    check = dive.predict(faulty=0, occurrences_in_a_day_after_cancel=0)
+    first, second = str(check).splitlines()[:2]
+    assert not check.passed and first.startswith("faulty: not checked - the sandbox failed (") and "again" in first
+    assert second.startswith("occurrences_in_a_day_after_cancel: right")

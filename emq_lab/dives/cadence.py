@@ -61,18 +61,22 @@ def first_tick_at_or_after(instant_ms: int, *, start_ms: int, tick_ms: int) -> i
     return start_ms + ticks * tick_ms
 
 
-def next_bullmq_every(prev_ms: int, every_ms: int, now_ms: int) -> int:
-    """BullMQ's ``every`` for a job scheduler, for comparison with ``next_on_grid``: the slot after
-    ``prev_ms``; if that is behind ``now_ms``, the next multiple of the period since the epoch
-    after now, shifted by the first run's offset from such a multiple (``prev_ms % every_ms``).
+def next_bullmq_every(prev_ms: int, every_ms: int, now_ms: int, *, offset_ms: int | None = None) -> int:
+    """BullMQ's ``every`` for a job scheduler (BullMQ 6, ``getJobSchedulerEveryNextMillis.lua``), for
+    comparison with ``next_on_grid``: the slot after ``prev_ms``; if that is behind ``now_ms``, the
+    slot of the scheduler's grid that comes first after now. The grid is the multiples of the period
+    since the epoch, shifted by the scheduler's offset, which BullMQ stores when the first run is
+    scheduled (``offset_ms``; by default ``prev_ms % every_ms``, the phase a schedule keeps).
 
-    Both keep the phase of the first run and skip missed slots. When that offset is 0 (a
-    15-minute period from 09:00) they agree everywhere; with an offset, BullMQ's jump counts
-    from the multiple below now, so it can pass over one more slot than ``next_on_grid``."""
+    With that offset it gives the same slot as ``next_on_grid`` everywhere. BullMQ's formula
+    before July 2026 put the catch-up at the next multiple after now *plus* the offset, which with
+    an offset could pass over a slot: every 15 min from 09:05, now 09:32, it gave 09:50, not 09:35."""
+    offset = prev_ms % every_ms if offset_ms is None else offset_ms
     following = prev_ms + every_ms
     if following >= now_ms:
         return following
-    return (now_ms // every_ms) * every_ms + every_ms + prev_ms % every_ms
+    aligned = (now_ms // every_ms) * every_ms + offset
+    return aligned + every_ms if aligned <= now_ms else aligned
 
 
 # -- the marks ----------------------------------------------------------------------------------

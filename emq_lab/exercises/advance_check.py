@@ -1,12 +1,14 @@
-"""Dive 3's exercise: the learner writes advance.lua, the guard of the tick's last phase. The
-cancel race (``dives.race.Race``: the real tick in phases, a cancel, a registration anew) is
-replayed in every order the pump allows, with their script as the advance and, on a second
+"""Dive 3's exercise: the learner writes advance.lua, the guard of the tick's last phase: its sweep,
+then (the stretch) its compare-and-set. The cancel race (``dives.race.Race``: the real tick in
+phases, a cancel, a cancel split into DEL and ZREM, a registration anew) is replayed in every order
+the pump allows, the sweep's orders first, with their script as the advance and, on a second
 queue, with the package's own. The first step where the two keyspaces part is explained: a
 dangling member, a cancelled name brought back, a newer registration overwritten (one made at
 another first run, or at the very score the tick read with another period)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import permutations
 from typing import TYPE_CHECKING
 
@@ -36,7 +38,15 @@ VANISHED = "vanished"  # the record deleted out of band before the tick: the swe
 # Cancelled and registered again due at the very score the tick read, but with another period:
 # only the period (ARGV[4]) tells the new registration from the one the tick read.
 SAME_SCORE = "register_same_score"
-LABELS = {**ALL_LABELS, SAME_SCORE: "registered anew at the same score"}
+# A cancel split into its two commands, as 01 splits register: DEL the record, then ZREM the member.
+# A tick that lands between them holds a member whose record is gone: the sweep's real work.
+SPLIT_DEL, SPLIT_ZREM = "cancel_record", "cancel_member"
+LABELS = {
+    **ALL_LABELS,
+    SAME_SCORE: "registered anew at the same score",
+    SPLIT_DEL: "cancel's DEL",
+    SPLIT_ZREM: "cancel's ZREM",
+}
 
 
 class CheckRace(Race):
@@ -44,12 +54,28 @@ class CheckRace(Race):
     the dive's registration anew (first run in 30 min)."""
 
     def why_not(self, step: str) -> str | None:
+        if step in (SPLIT_DEL, SPLIT_ZREM):
+            done = {s.step for s in self.taken}
+            if step in done or "cancel" in done:
+                return f"{step}: once a round, and not beside a whole cancel"
+            if step == SPLIT_ZREM and SPLIT_DEL not in done:
+                return f"{step}: the split cancel deletes the record first"
+            return None
         if step != SAME_SCORE:
             return super().why_not(step)
         done = {s.step for s in self.taken}
         if "cancel" not in done or step in done or REGISTER in done:
             return f"{step}: only once, after the cancel, instead of register"
         return None
+
+    def _cancel_record(self, before: Snapshot) -> tuple[str, Outcome | None]:
+        gone = drop_record(self.lab, self.queue, self.name)
+        said = f"record of {self.name} deleted" if gone else "no record to delete"
+        return f"{said}; its member stays until the cancel's ZREM", None
+
+    def _cancel_member(self, before: Snapshot) -> tuple[str, Outcome | None]:
+        removed = self.lab.client.zrem(self.lab.keyspace(self.queue).registry, self.name)
+        return ("member removed" if removed else "no member left to remove"), None
 
     def _register_same_score(self, before: Snapshot) -> tuple[str, Outcome | None]:
         outcome = self.repeat.register(self.name, REREGISTER_EVERY_MS, self.template)
@@ -58,26 +84,39 @@ class CheckRace(Race):
         return f"{outcome.tuple}: {self.name} every {REREGISTER_EVERY_MS // MINUTE_MS} min{when}", outcome
 
 
-def orders() -> list[tuple[str, ...]]:
-    """Every order the pump allows: a plain tick, the cancel anywhere in the tick, cancel and
-    register anew anywhere in it (register after cancel), cancel and register anew at the score the
-    tick read with another period, then the record gone before the tick.
-    The race comes before the vanished record: it is the dive's lesson, and a guard missing
-    there shows as a resurrected name rather than as a dangling member."""
+def sweep_orders() -> list[tuple[str, ...]]:
+    """The orders the page's ``@advance`` must pass (the sweep): a plain tick, the cancel anywhere in
+    the tick, a cancel split into DEL and ZREM with the advance between them, then the record gone
+    before the tick. The whole cancel comes first: a guard missing there shows as a resurrected name."""
     tick = ("read", "enqueue", "advance")
     out: list[tuple[str, ...]] = [tick]
-    for steps in (STEPS, (*STEPS, REGISTER)):
-        for order in permutations(steps):
-            if [s for s in order if s in tick] != list(tick):
-                continue
-            if REGISTER in order and order.index(REGISTER) < order.index("cancel"):
-                continue
-            out.append(order)
+    out += [order for order in permutations(STEPS) if [s for s in order if s in tick] == list(tick)]
+    out += [  # (its DEL before the read is the vanished record's order, below)
+        ("read", SPLIT_DEL, "enqueue", "advance", SPLIT_ZREM),
+        ("read", "enqueue", SPLIT_DEL, "advance", SPLIT_ZREM),
+    ]
+    return [*out, (VANISHED, *tick)]
+
+
+def stretch_orders() -> list[tuple[str, ...]]:
+    """The orders only the compare-and-set passes (the stretch): cancel and register anew anywhere
+    in the tick (register after cancel), then anew at the score the tick read with another period."""
+    tick = ("read", "enqueue", "advance")
+    out = [
+        order
+        for order in permutations((*STEPS, REGISTER))
+        if [s for s in order if s in tick] == list(tick) and order.index(REGISTER) > order.index("cancel")
+    ]
     same_score = [
         ("read", "cancel", SAME_SCORE, "enqueue", "advance"),
         ("read", "enqueue", "cancel", SAME_SCORE, "advance"),
     ]
-    return [*out, *same_score, (VANISHED, *tick)]
+    return [*out, *same_score]
+
+
+def orders() -> list[tuple[str, ...]]:
+    """Every order the pump allows: the sweep's, then the compare-and-set's."""
+    return [*sweep_orders(), *stretch_orders()]
 
 
 def replay(race: Race, order: tuple[str, ...]) -> tuple[Snapshot, list[Step], str | None]:
@@ -128,9 +167,22 @@ def check(lua_source: str, lab: Lab | None = None) -> Check:
     every = orders()
     with session(lab, "advance", lua=True) as (sandboxed, reference):
         try:
-            return _replay_all(with_scripts(sandboxed, advance=lua_source), reference, every)
+            found = _replay_all(with_scripts(sandboxed, advance=lua_source), reference, every)
         except Exception as error:  # noqa: BLE001 - no answer may break the checker
             return unexpected("advance", error)
+    return _sweep_first(found)
+
+
+def _sweep_first(found: Check) -> Check:
+    """A script that fails only an order of the stretch is told first that its sweep passes."""
+    if found.passed or found.scenario not in {_name(order) for order in stretch_orders()}:
+        return found
+    head = (
+        f"advance: the sweep passes all {len(sweep_orders())} of its orders (a plain tick, a cancel anywhere, "
+        "a cancel split into DEL and ZREM around the advance, a vanished record); the stretch, the "
+        "compare-and-set, does not yet:"
+    )
+    return replace(found, text=f"{head}\n{found.text}")
 
 
 def _replay_all(learner_lab: Lab, reference_lab: Lab, every: list[tuple[str, ...]]) -> Check:
@@ -152,9 +204,9 @@ def _replay_all(learner_lab: Lab, reference_lab: Lab, every: list[tuple[str, ...
                 return _failed(yours, order, steps[:i], mine_step, theirs_step, before, error)
     text = "\n".join(
         [
-            f"advance: passed all {len(every)} orders of the race (a plain tick, a vanished record, "
-            "a cancel anywhere in the tick, a cancel and a registration anew anywhere in it, "
-            "one anew at the score the tick read with another period)",
+            f"advance: passed all {len(every)} orders of the race (a plain tick, a cancel anywhere in the tick, "
+            "a cancel split into DEL and ZREM around the advance, a vanished record, a cancel and a "
+            "registration anew anywhere in the tick, one anew at the score the tick read with another period)",
             "  no order leaves a registry member without its record (the sweep)",
             "  no cancelled name comes back (the record guard)",
             "  a registration made after the tick's read keeps its own first run and period (the compare-and-set)",
@@ -212,6 +264,11 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
     rows, want = dict(mine.after.registry), dict(theirs.after.registry)
     taken = order[: order.index(mine.step) + 1]
     if mine.after.dangling and not theirs.after.dangling:
+        if SPLIT_DEL in taken and SPLIT_ZREM not in taken:
+            return (
+                f"it left a dangling member: the cancel's DEL took {name}'s record and its ZREM has not come yet, "
+                "so the advance must sweep the member (ZREM) itself"
+            )
         if "cancel" in taken and REGISTER not in taken:
             return f"it resurrected the cancelled {name}: its row is back with no record (a dangling member)"
         return f"it left a dangling member: {name} has a registry row but no record"

@@ -1,33 +1,89 @@
 """Reading a learner's answer to a prediction in any form a dive prints it: an outcome as
-``"exists"``, ``"{:ok, :exists}"``, ``"Outcome.EXISTS"`` or the raw integer; a number with its label
-or unit; times with or without the leading zero, or as bare minutes on the question's clock;
-registry rows; a lane's name. Each reader returns one canonical value or raises a ValueError
-that says what it expected."""
+``"exists"``, ``"{:ok, :exists}"``, ``":ok :exists"``, ``"returns 0"``, ``"EXISTS = 1"`` or the raw
+integer; a count with its label, unit or in words (``"1 entry"``, ``"none"``, ``"registry rows: 1"``);
+minutes (``"5m"``, and milliseconds read as minutes with a note); times as ``HH:MM``, ``H:MM``,
+``HH:MM:SS`` or bare minutes on the question's clock; registry rows as the panels print them; a
+lane's name. Each reader returns one canonical value (or a :class:`Said` with a note) or raises
+a ValueError that says, in a few words, why the text is not that kind of answer."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
+from ..outcome import Outcome
 
-def outcome(replies: dict[int, str]) -> Callable[[Any], str]:
-    """A reader for an outcome, in any form a dive prints it: ``"exists"``, ``":exists"``,
-    ``"{:ok, :exists}"``, ``"Outcome.EXISTS"`` (as the script headers print it), an Outcome, or the
-    script's raw integer (``0``, as in ``raw 0``); any case."""
+
+@dataclass(frozen=True)
+class Said:
+    """An answer read, with a note on how it was read (``900000`` taken as milliseconds)."""
+
+    value: Any
+    note: str = ""
+
+
+def plain(read: Any) -> tuple[Any, str]:
+    """A reader's result as (value, note)."""
+    if isinstance(read, Said):
+        return read.value, read.note
+    return read, ""
+
+
+# -- outcomes --------------------------------------------------------------------------------------
+
+_WORDS = {o.value for o in Outcome} | {"nothing"}
+# The course's verdict words for a probe: "EXISTS = 1" (the record is there), "ZSCORE = nil".
+_PROBE = re.compile(r"\b(exists|zscore)\s*(?:=|->|answered|returned|returns)\s*(\S+)")
+_RETURNS = re.compile(r"\b(?:script\s+)?(?:returns?|returned|raw|reply|answers?)\s*[:=]?\s*(-?\d+)\b")
+
+
+def outcome(
+    replies: dict[int, str], probes: Mapping[str, tuple[str | None, str]] | None = None
+) -> Callable[[Any], str]:
+    """A reader for one script's outcome, in any form the dives print it: ``"exists"``,
+    ``":exists"``, ``"{:ok, :exists}"``, ``":ok :exists"``, ``"ok exists"``, ``"Outcome.EXISTS"``,
+    an Outcome, the raw integer (``0``, ``"raw 0"``, ``"returns 0"``), or a whole verdict line that
+    names one outcome; any case. ``probes`` reads the script's probe as the pages write it
+    (``"EXISTS = 1"``): for each probe, the outcome when it finds something and when it finds nothing
+    (None: the probe alone does not tell)."""
+    known = probes or {}
 
     def read(value: Any) -> str:
+        if isinstance(value, Outcome):
+            return value.value
         if isinstance(value, int) and not isinstance(value, bool):
             if value not in replies:
-                raise ValueError(f"{value} is not a reply of this script; it answers {_choices(replies)}")
+                raise ValueError(f"{value} is not a reply of this script, which answers {_choices(replies)}")
             return replies[value]
         if not isinstance(value, str):
-            raise ValueError(f"expected an outcome such as 'exists' or {_choices(replies)}, got {value!r}")
-        text = value.strip().lower().removeprefix("raw").strip()
-        if text.lstrip("-").isdigit():
+            raise ValueError(f"{type(value).__name__} is not an outcome")
+        text = value.strip().lower().replace("outcome.", " ")
+        if re.fullmatch(r"-?\d+", text):
             return read(int(text))
-        text = text.removeprefix("{").removeprefix(":ok,").removeprefix("ok,").removesuffix("}")
-        return text.strip().removeprefix("outcome.").lstrip(":")
+        found: list[str] = []
+        for probe, said in _PROBE.findall(text):
+            if probe in known:
+                missing = said.strip(",;.").lower() in {"0", "nil", "false", "none", "(nil)"}
+                meant = known[probe][1 if missing else 0]
+                if meant is not None:
+                    found.append(meant)
+        text = _PROBE.sub(" ", text)
+        for code in _RETURNS.findall(text):
+            found.append(read(int(code)))
+        text = _RETURNS.sub(" ", text)
+        words = re.findall(r"[a-z]+", text)
+        found += [word for word in words if word in _WORDS and word != "nothing"]
+        named = list(dict.fromkeys(found))
+        if not named and "nothing" in words:  # "nothing (the pump held nothing)": no advance at all
+            return "nothing"
+        if not named:
+            raise ValueError("it names no outcome")
+        if len(named) > 1:
+            raise ValueError(f"it names {' and '.join(named)}; give one")
+        return named[0]
 
     return read
 
@@ -36,42 +92,139 @@ def _choices(replies: dict[int, str]) -> str:
     return ", ".join(f"{code} ({name})" for code, name in sorted(replies.items()))
 
 
-# A number as the dives print one: an optional label ("size 1", "every 15 min"), the number (its
-# thousands grouped by commas or not: "3,000"), and an optional unit word ("3 rows", "+12 min").
-# Anything else around it ("1 or 2", "1, 2") is not one answer.
-_NUMBER = re.compile(
-    r"(?:(?:every|size|rows|count)\s*[:=]?\s*)?([+-]?(?:\d{1,3}(?:,\d{3})+|\d+))\s*"
-    r"(?:rows?|min|mins|minutes?|occurrences?|jobs?|members?|(?:server\s+)?writes?)?",
-    re.IGNORECASE,
-)
+# -- counts and minutes ---------------------------------------------------------------------------
+
+_NUMBER_WORDS = {
+    "no": 0, "none": 0, "zero": 0, "nothing": 0, "nil": 0,
+    "one": 1, "single": 1, "once": 1, "two": 2, "twice": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15,
+    "twenty": 20, "thirty": 30, "thousand": 1000,
+}  # fmt: skip
+# Words a count may carry, as the dives and pages print them: units, labels, fillers.
+_COUNT_WORDS = {
+    "row", "rows", "entry", "entries", "job", "jobs", "occurrence", "occurrences", "order", "orders",
+    "write", "writes", "server", "member", "members", "refused", "size", "still", "registry", "every",
+    "count", "fired", "enqueued", "made", "released", "in", "a", "an", "day", "total", "of", "the",
+    "exactly", "just", "only", "left", "stays", "at", "is", "it", "s", "for", "slot", "keeps", "times",
+    "record", "records", "by", "pump", "pumps", "allowed", "after", "holds", "hold",
+}  # fmt: skip
+_MINUTE_UNITS = {"min": 1, "mins": 1, "minute": 1, "minutes": 1, "m": 1, "h": 60, "hour": 60, "hours": 60}
+# Units a minute count may come in, and how many of them make a minute.
+_OTHER_UNITS = {
+    "ms": 60_000, "millisecond": 60_000, "milliseconds": 60_000, "s": 60, "sec": 60, "second": 60, "seconds": 60,
+}  # fmt: skip
+_MINUTE_WORDS = {"drift", "by", "run", "behind", "late", "later", "mark", "period", "after", "its", "plus"}
+_TOKEN = re.compile(r"[+-]?[\d,]*\d|[a-z_]+|\S")
+_GROUPED = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)")
+
+
+def _tokens(value: str) -> list[str]:
+    text = value.strip().lower().replace("(s)", "s").replace("every_ms", "every ms")
+    text = re.sub(r"emq:\S*", " ", text)  # a key, as the panels print it beside a size
+    text = _ASIDE.sub(" ", text)  # asides and times of day: "1 job (JOB-000003 for the 09:30 slot)"
+    if re.search(r"\d:\d", text) is None and text.count(":") == 1:
+        text = text.rsplit(":", 1)[1]  # a label before the number: "registry rows: 1", "drift by run 4: +12 min"
+    return _TOKEN.findall(text)
+
+
+def _one_number(value: Any, allowed: set[str]) -> tuple[int, list[str]]:
+    """The one number in ``value`` and its words; a ValueError for none, two, or a word it cannot place.
+    A line of ``|``-separated parts, as the dives print their state, is read when exactly one part is
+    a number (``"occurrences in a day: 0 | clock now ..."``)."""
+    if isinstance(value, str) and "|" in value:
+        read, errors = [], []
+        for part in value.split("|"):
+            try:
+                read.append(_one_number(part, allowed))
+            except ValueError as exc:
+                errors.append(exc)
+        if len(read) == 1:
+            return read[0]
+        if len(read) > 1:
+            raise ValueError(f"its parts hold {len(read)} numbers; give one")
+        raise errors[0]
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"{type(value).__name__} is not a number")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError("it is not a whole number")
+        value = int(value)
+    if isinstance(value, int):
+        return value, []
+    numbers: list[int] = []
+    words: list[str] = []
+    for token in _tokens(value):
+        if re.fullmatch(r"[+-]?[\d,]*\d", token):
+            if not _GROUPED.fullmatch(token):
+                raise ValueError(f"{token!r} is not a number (group thousands as 3,000)")
+            numbers.append(int(token.replace(",", "")))
+        elif token in _NUMBER_WORDS and not (token == "thousand" and numbers):
+            numbers.append(_NUMBER_WORDS[token])
+        elif token == "thousand":
+            numbers[-1] *= 1000
+        elif token in allowed or token in {"=", "+", "~", ".", "!", "(", ")", "·", "-", ">", "→", "'", "’"}:
+            words.append(token)
+        else:
+            raise ValueError(f"{token!r} is not a unit or label this question knows")
+    if not numbers:
+        raise ValueError("it holds no number")
+    if len(numbers) > 1:
+        raise ValueError(f"it holds {len(numbers)} numbers; give one")
+    return numbers[0], words
+
+
+_JOB_ID = re.compile(r"\bjob-\d+\b|\b[a-z]\w*:\d{13}\b")  # JOB-000001, or a slot-keyed report:1767690960000
+_ASIDE = re.compile(r"\([^)]*\)|(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?!\d)")  # "(...)", a time of day
 
 
 def number(value: Any) -> int:
-    """A whole number: ``3``, ``"3"``, ``"3,000"``, ``"3 rows"``, ``"+12 min"``, ``"every 15 min"``, ``"size 1"``."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and (match := _NUMBER.fullmatch(value.strip())):
-        return int(match[1].replace(",", ""))
-    raise ValueError(f"expected one whole number (a unit word may follow), got {value!r}")
+    """A whole number: ``3``, ``"3"``, ``"3,000"``, ``"3 rows"``, ``"1 entry"``, ``"size 1"``,
+    ``"registry rows: 1"``, ``"20 orders"``, ``"0 occurrence(s) fired"``, ``"none"``, ``"one"``; a
+    list of job ids as the dives print them (``"JOB-000001, JOB-000002"``) counts its jobs."""
+    if isinstance(value, str) and (ids := _JOB_ID.findall(value.lower())):
+        rest = re.findall(r"[a-z_]+", _ASIDE.sub(" ", _JOB_ID.sub(" ", value.lower())))
+        if all(word in _COUNT_WORDS for word in rest):
+            return len(ids)
+    found, _ = _one_number(value, _COUNT_WORDS | set(_MINUTE_UNITS))
+    return found
 
 
-_HHMM = re.compile(r"(\d{1,2}):(\d{2})")
+def minutes(value: Any) -> int | Said:
+    """Whole minutes: ``15``, ``"15 min"``, ``"5m"``, ``"+12 min"``, ``"0 s"``, ``"1 hour"``; a bare
+    number of a minute or more in milliseconds (``900000``), or one marked ``ms``, read as
+    milliseconds, with a note saying so."""
+    found, words = _one_number(value, _COUNT_WORDS | _MINUTE_WORDS | set(_MINUTE_UNITS) | set(_OTHER_UNITS))
+    units = [w for w in words if w in _MINUTE_UNITS or w in _OTHER_UNITS]
+    if len(set(units)) > 1:
+        raise ValueError(f"it has two units ({' and '.join(dict.fromkeys(units))})")
+    unit = units[0] if units else ""
+    if unit in _MINUTE_UNITS:
+        return found * _MINUTE_UNITS[unit]
+    if unit in {"s", "sec", "second", "seconds"}:
+        if found % 60:
+            raise ValueError(f"{found} s is not a whole number of minutes")
+        return found // 60
+    if unit or (abs(found) >= 60_000 and found % 60_000 == 0):
+        if found % 60_000:
+            raise ValueError(f"{found} ms is not a whole number of minutes")
+        return Said(
+            found // 60_000, f"read {found:,} as milliseconds, {found // 60_000} min; the question wants minutes"
+        )
+    return found
 
 
-def _hhmm(text: str) -> str:
-    """Every time in ``text`` written with two digits for the hour: ``9:00`` -> ``09:00``."""
-    return _HHMM.sub(lambda m: f"{int(m[1]):02d}:{m[2]}", text)
+# -- times -----------------------------------------------------------------------------------------
 
-
-_MINUTES = re.compile(r"(?<![\d:])(?<!\w)(:)(\d{2})\b")
+_TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])")
+_EPOCH = re.compile(r"(?<!\d)(1\d{12})(?!\d)")  # an instant in epoch milliseconds, as the panels print it
+_MINUTES = re.compile(r"(?<![\d:\w])(:)(\d{2})\b")
 
 
 def on_the_clock(value: Any, clock: str) -> Any:
-    """Bare minutes (``":00, :15, :30, :45"``, as the dives print the grid) read on the question's
-    clock: they start in its hour and move to the next hour each time a minute goes back down."""
-    hour, last = int(clock[:2]), int(clock[3:])
+    """Bare minutes (``":00, :15, :30, :45"``, ``"on :17 :32 :47"``, as the dives print the grid)
+    read on the question's clock: they start in its hour (or the next, for a minute before the
+    clock's) and move to the next hour each time a minute goes back down."""
+    hour, last = int(clock[:2]), int(clock[3:5])
 
     def fill(text: str) -> str:
         def at(match: re.Match[str]) -> str:
@@ -91,50 +244,95 @@ def on_the_clock(value: Any, clock: str) -> Any:
     return value
 
 
+def _clock_time(hours: str, mins: str, secs: str | None) -> str:
+    secs = secs or None
+    if int(hours) > 23 or int(mins) > 59 or (secs is not None and int(secs) > 59):
+        raise ValueError(f"{hours}:{mins}{':' + secs if secs else ''} is not a time of day")
+    shown = f"{int(hours):02d}:{mins}"
+    return shown if secs in (None, "00") else f"{shown}:{secs}"
+
+
+def _times_in(text: str) -> list[str]:
+    text = _EPOCH.sub(lambda m: datetime.fromtimestamp(int(m[1]) / 1000, UTC).strftime("%H:%M:%S"), text)
+    outside = re.sub(r"\([^)]*\)", " ", text)  # "10:17 10:32 (on :17 :32)": the times outside the brackets
+    if _TIME.search(outside):
+        text = outside
+    return [_clock_time(*m) for m in _TIME.findall(text)]
+
+
 def times(value: Any) -> tuple[str, ...]:
-    """Times as a list or tuple (``["09:00", "9:15"]``) or one line (``"09:00 09:15"``, commas allowed)."""
-    if isinstance(value, str):
-        value = value.replace(",", " ").replace("/", " ").split()
-    if not isinstance(value, list | tuple) or not value or not all(isinstance(v, str) for v in value):
-        raise ValueError(f'expected "HH:MM" times, as a list or one line, got {value!r}')
-    found = tuple(_hhmm(v.strip()) for v in value)
-    bad = [t for t in found if not re.fullmatch(r"\d{2}:\d{2}", t)]
-    if bad:
-        raise ValueError(f'expected "HH:MM" times, got {bad[0]!r}')
-    return found
+    """Times as a list or tuple (``["09:00", "9:15"]``) or one line (``"09:00 09:15"``, commas,
+    slashes and words around them allowed: ``"then 10:17 10:32 10:47"``); ``HH:MM:SS`` is
+    read as ``HH:MM`` when its seconds are 00."""
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        found = [t for v in value for t in _times_in(v)]
+        if len(found) != len(value):
+            bad = next(v for v in value if len(_times_in(v)) != 1)
+            raise ValueError(f"{bad!r} is not one time")
+    elif isinstance(value, str):
+        found = _times_in(value)
+    else:
+        raise ValueError(f"{type(value).__name__} is not a list of times")
+    if not found:
+        raise ValueError("it holds no time")
+    return tuple(found)
+
+
+# -- registry rows ---------------------------------------------------------------------------------
+
+_ROW = re.compile(r"([\w:.-]+)\s*(?:@|next\b|at\b)\s*(\d{1,2}:\d{2}(?::\d{2})?|1\d{12})(?:\s*\(1\d{12}\))?")
+_EMPTY = {"", "(empty)", "empty", "none", "(none)", "nothing", "no rows", "0 rows"}
 
 
 def rows(name: str) -> Callable[[Any], str]:
-    """A reader for the registry row of ``name``, as the dives print it, in any case:
-    ``"report @ 09:45"``, ``"registry: report @ 9:45"``, ``"registry = report @ 09:45"``, a
-    ``("report", "09:45")`` pair, or the time alone (``"09:45"``), read as ``name``'s."""
-    example = f'"{name} @ 09:45"'
+    """A reader for registry rows, as the dives and panels print them, in any case:
+    ``"report @ 09:45"``, ``"report @ 09:45:00"``, ``"digest @ 09:15 (1767604500000)"``,
+    ``"digest  next 09:15 (1767604500000)"`` (the BootPanel's row), ``"registry: report @ 9:45"``,
+    ``"registry = report @ 09:45; records: report"`` (the checkers' line), a ``("report", "09:45")``
+    pair, or a time alone (``"09:45"``), read as ``name``'s row. Several rows: ``"a @ 09:15, b @ 09:30"``."""
 
     def read(value: Any) -> str:
         if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
             value = f"{value[0]} @ {value[1]}"
         if not isinstance(value, str):
-            raise ValueError(f"expected text such as {example}, got {value!r}")
-        text = re.sub(r"^registry\s*[:=]", "", value.strip().lower()).strip()
-        if re.fullmatch(r"\d{1,2}:\d{2}", text):
-            text = f"{name} @ {text}"
-        if "@" not in text:
-            raise ValueError(f"expected a name and its next run, such as {example}, got {value!r}")
-        text = re.sub(r"\s*@\s*", " @ ", text)
-        return _hhmm(" ".join(text.split()))
+            raise ValueError(f"{type(value).__name__} is not a registry row")
+        text = value.strip().lower()
+        text = re.sub(r"^(?:registry|rows?)\s*(?:emq:\S*)?\s*[:=]?", "", text).strip()
+        text = re.split(r"[;|]\s*(?:records?|jobs?|invariant)\b", text)[0].strip()
+        if text in _EMPTY:
+            return ""
+        found = [(row, _times_in(at)[0]) for row, at in _ROW.findall(text)]
+        if not found:
+            alone = _times_in(text)
+            if len(alone) == 1 and not re.search(r"[a-z]{2,}", _TIME.sub(" ", _EPOCH.sub(" ", text))):
+                found = [(name, alone[0])]
+        if not found:
+            raise ValueError("it names no row and time")
+        return ", ".join(f"{row} @ {at}" for row, at in found)
 
     return read
 
 
-_LANES = {"start to start": "start-to-start", "start to finish": "start-to-finish", "fixed grid": "fixed grid"}
+# -- lanes -----------------------------------------------------------------------------------------
+
+_LANES = {
+    "start to start": "start-to-start",
+    "s2s": "start-to-start",
+    "start to finish": "start-to-finish",
+    "s2f": "start-to-finish",
+    "fixed grid": "fixed grid",
+    "grid": "fixed grid",
+}
 
 
 def lane(value: Any) -> str:
-    """A lane as the dives print it, in any case: ``"fixed grid"``, ``"grid"``, ``"start-to-start"``."""
+    """A lane as the dives print it, in any case: ``"fixed grid"``, ``"the grid"``, ``"grid"``,
+    ``"start-to-start"``, ``"the start-to-finish lane"``."""
     if not isinstance(value, str):
-        raise ValueError(f"expected a lane: {', '.join(_LANES.values())}, got {value!r}")
-    text = " ".join(value.strip().lower().replace("-", " ").replace("_", " ").split())
-    found = _LANES.get(text) or _LANES.get(f"fixed {text}")
+        raise ValueError(f"{type(value).__name__} is not a lane")
+    words = value.strip().lower().replace("-", " ").replace("_", " ").split()
+    text = " ".join(w for w in words if w not in {"the", "lane", "one", "measure", "rule", "a"})
+    found = _LANES.get(text) or _LANES.get(text.removeprefix("fixed ").strip())
     if found is None:
-        raise ValueError(f"expected a lane: {', '.join(_LANES.values())}, got {value!r}")
+        raise ValueError("it names no lane")
     return found

@@ -18,6 +18,7 @@ from ..dives.common import move_to
 from ..schedule import MINUTE_MS, Measure
 from . import answers
 from .check import Check, session
+from .explain import explain_error
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -37,11 +38,33 @@ class Question:
     read: Callable[[Any], Any]
     why: Callable[[Any], str]
     clock: str = "09:00"  # the simulated time the question starts from, as the dive showed it
+    unit: str = "a count"  # what the answer is, for a form's label and for an answer that cannot be read
+    example: str = '7, or "7 rows"'  # an answer of the right form (not necessarily the right one)
+    minutes_from: str | None = None  # the time bare minutes (":17") count from; None: ``clock``
+
+
+@dataclass(frozen=True)
+class Field:
+    """One question as a form shows it: the keyword, the question, what kind of answer, an example."""
+
+    key: str
+    ask: str
+    unit: str
+    example: str
 
 
 REGISTER_REPLIES = {1: "registered", 0: "exists"}
 UPSERT_REPLIES = {1: "registered", 0: "updated"}
 ADVANCE_REPLIES = {1: "advanced", 0: "absent", 2: "moved"}
+# What each script's probe, as the pages write it ("EXISTS = 1"), means for its answer.
+REGISTER_PROBE = {"exists": ("exists", "registered")}
+UPSERT_PROBE = {"zscore": ("updated", "registered")}
+ADVANCE_PROBE: dict[str, tuple[str | None, str]] = {"exists": (None, "absent")}
+
+OUTCOME = "an outcome"
+ROWS = "registry rows"
+TIMES = "times of day"
+MINUTES = "minutes"
 
 
 # -- dive 1: the upsert ----------------------------------------------------------------------------
@@ -62,17 +85,19 @@ def _rows_after(boot: upsert_dive.Boot) -> str:
 UPSERT = (
     Question(
         "size_after_boot_2",
-        "boot #1 at 09:00, boot #2 at 09:05, EXISTS guard: how many registry rows after boot #2?",
+        "boot #1 at 09:00, boot #2 at 09:05, EXISTS guard: how many registry rows after boot #2? (a count)",
         lambda lab: _boots(lab, upsert_dive.Strategy.GUARD, 2).size,
         answers.number,
         lambda size: f"boot #2 finds the record (EXISTS = 1), returns 0 and writes nothing: {size} row",
     ),
     Question(
         "boot_2_answers",
-        "boot #1 at 09:00, boot #2 at 09:05, EXISTS guard: what does boot #2 answer?",
+        "boot #1 at 09:00, boot #2 at 09:05, EXISTS guard: what does boot #2 answer? (an outcome)",
         lambda lab: _boots(lab, upsert_dive.Strategy.GUARD, 2).outcome,
-        answers.outcome(REGISTER_REPLIES),
+        answers.outcome(REGISTER_REPLIES, REGISTER_PROBE),
         lambda outcome: f"the record is live, so the script returns 0 -> {{:ok, :{outcome}}}",
+        unit=OUTCOME,
+        example='"registered", "{:ok, :registered}" or 1',
     ),
     Question(
         "registry_after_boot_2",
@@ -80,27 +105,33 @@ UPSERT = (
         lambda lab: _rows_after(_boots(lab, upsert_dive.Strategy.GUARD, 2)),
         answers.rows("digest"),
         lambda rows: f"boot #2 writes nothing, so the row keeps boot #1's first run: {rows}",
+        unit=ROWS,
+        example='"digest @ 09:45"',
     ),
     Question(
         "naive_rows_after_3_boots",
-        "boots at 09:00, 09:05 and 09:10, naive append: how many registry rows after boot #3?",
+        "boots at 09:00, 09:05 and 09:10, naive append: how many registry rows after boot #3? (a count)",
         lambda lab: _boots(lab, upsert_dive.Strategy.NAIVE, 3).size,
         answers.number,
         lambda size: f"nothing looks before writing, so every boot appends its own row: {size} rows",
     ),
     Question(
         "naive_jobs_by_09_30",
-        "boots at 09:00 and 09:05, naive append, every 15 min: how many jobs does the pump fire from 09:00 to 09:30?",
+        "boots at 09:00 and 09:05, naive append, every 15 min, first run 15 min after each boot: how many jobs"
+        " does the pump fire from 09:00 up to 09:30 (a job at 09:30 itself not counted)?",
         lambda lab: upsert_dive.fire_after_boots(lab, QUEUE, 2).count(upsert_dive.Strategy.NAIVE),
         answers.number,
         lambda jobs: f"each boot's row carries a record, and the pump fires every row it finds due: {jobs} jobs",
+        example='7, or "7 jobs"',
     ),
     Question(
         "upsert_boot_2_answers",
-        "boot #1 at 09:00, boot #2 at 09:05, ZSCORE upsert: what does boot #2 answer?",
+        "boot #1 at 09:00, boot #2 at 09:05, ZSCORE upsert: what does boot #2 answer? (an outcome)",
         lambda lab: _boots(lab, upsert_dive.Strategy.UPSERT, 2).outcome,
-        answers.outcome(UPSERT_REPLIES),
+        answers.outcome(UPSERT_REPLIES, UPSERT_PROBE),
         lambda outcome: f"ZSCORE finds boot #1's score: the script rewrites the row, returns 0 -> {{:ok, :{outcome}}}",
+        unit=OUTCOME,
+        example='"registered", "{:ok, :registered}" or 1',
     ),
     Question(
         "upsert_registry_after_boot_2",
@@ -108,23 +139,30 @@ UPSERT = (
         lambda lab: _rows_after(_boots(lab, upsert_dive.Strategy.UPSERT, 2)),
         answers.rows("digest"),
         lambda rows: f"the same member is stored again at boot #2's first run, its now + 15 min: {rows}",
+        unit=ROWS,
+        example='"digest @ 09:45"',
     ),
     Question(
         "period_after_redeploy_min",
-        "EXISTS guard, boot #1 at 09:00 every 15 min, boot #2 at 09:05 every 30 min: the period after, in min?",
+        "EXISTS guard, boot #1 at 09:00 every 15 min, boot #2 at 09:05 every 30 min: the period the record keeps,"
+        " in minutes (as 20, not 1200000 ms)?",
         lambda lab: (
             int(dict(_boots(lab, upsert_dive.Strategy.GUARD, 2, every_ms=30 * MINUTE_MS).after.record)["every_ms"])
             // MINUTE_MS
         ),
-        answers.number,
+        answers.minutes,
         lambda minutes: f"register is insert-if-absent: boot #2 answers exists and the record keeps {minutes} min",
+        unit=MINUTES,
+        example='20, or "20 min"',
     ),
     Question(
         "writes_on_boot_2_of_1000",
-        "1,000 names, boot #1 at 09:00 and boot #2 right after, one register_many each: how many writes on boot #2?",
+        "1,000 names, boot #1 at 09:00 and boot #2 right after, one register_many each: how many writes on boot #2?"
+        " (a count)",
         lambda lab: storm_dive.boot_storm(lab, QUEUE, names=1_000).boots[1].writes,
         answers.number,
         lambda writes: f"every name answers exists, and an EXISTS writes nothing: {writes} writes",
+        example='7, or "7 writes"',
     ),
 )
 
@@ -161,83 +199,109 @@ def _four_ticks(lab: Lab) -> tuple[int, int]:
 CADENCE = (
     Question(
         "rows_after_4_ticks",
-        "report every 15 min, ticks at 09:00, 09:15, 09:30 and 09:45: how many registry rows afterwards?",
+        "report every 15 min, registered at 09:00 with its first run at once (09:00), ticks at 09:00, 09:15, 09:30"
+        " and 09:45: how many registry rows afterwards? (a count)",
         lambda lab: _four_ticks(lab)[0],
         answers.number,
         lambda rows: f"each advance rewrites the one row's score; it never appends: {rows} row",
     ),
     Question(
         "jobs_after_4_ticks",
-        "those four ticks, 09:00 to 09:45: how many jobs were enqueued?",
+        "those four ticks, 09:00 to 09:45 both included, the first run due at 09:00: how many jobs were enqueued?"
+        " (a count)",
         lambda lab: _four_ticks(lab)[1],
         answers.number,
         lambda jobs: f"each tick mints a fresh JOB id for the due row: {jobs} jobs",
+        example='7, or "7 jobs"',
     ),
     Question(
         "rows_after_1000_runs",
-        "report every 1 min from 09:00, fast-forwarded through 1,000 occurrences (a tenth of the dive's run): rows?",
+        "report every 1 min from 09:00, fast-forwarded through 1,000 occurrences (a tenth of the dive's run):"
+        " how many registry rows? (a count)",
         lambda lab: cadence_dive.fast_forward(lab, QUEUE, occurrences=1_000).registry_rows,
         answers.number,
         lambda rows: f"each occurrence is a job of its own; the advance rewrites the one row: {rows} row",
     ),
     Question(
         "next_runs",
-        "every 15 min, 4-minute runs, first release 09:00, start-to-start: the first four releases?",
+        "every 15 min, 4-minute runs, first release 09:00, start-to-start: the first four releases, 09:00 included?"
+        " (HH:MM)",
         lambda lab: tuple(hhmm(ms) for ms in _lane(lab, Measure.START_TO_START).releases),
         answers.times,
         lambda times: (
             f"each start is one period after the previous start; the run's length never counts: {' '.join(times)}"
         ),
+        unit=TIMES,
+        example='"09:00 09:10 09:20 09:30"',
     ),
     Question(
         "finish_based_runs",
-        "every 15 min, 4-minute runs, first release 09:00, start-to-finish: the first four releases?",
+        "every 15 min, 4-minute runs, first release 09:00, start-to-finish: the first four releases, 09:00 included?"
+        " (HH:MM)",
         lambda lab: tuple(hhmm(ms) for ms in _lane(lab, Measure.START_TO_FINISH).releases),
         answers.times,
         lambda times: f"each start waits for the finish (4 min) plus the period: {' '.join(times)}",
+        unit=TIMES,
+        example='"09:00 09:10 09:20 09:30"',
     ),
     Question(
         "drift_after_4_cycles_min",
-        "that start-to-finish lane from 09:00: how many minutes behind its :00/:15/:30/:45 mark is the fourth release?",
+        "that start-to-finish lane from 09:00: how many minutes behind its :00/:15/:30/:45 mark is the fourth"
+        " release? (minutes)",
         lambda lab: _lane(lab, Measure.START_TO_FINISH).drift_ms // MINUTE_MS,
-        answers.number,
+        answers.minutes,
         lambda minutes: f"every cycle adds the 4-minute run: three gaps, {minutes} min behind",
+        unit=MINUTES,
+        example='20, or "+20 min"',
     ),
     Question(
         "drift_with_10_min_runs_min",
-        "every 15 min, 10-minute runs, first release 09:00, start-to-finish: how many min behind its mark is run 4?",
+        "every 15 min, 10-minute runs, first release 09:00, start-to-finish: how many minutes behind its mark is"
+        " run 4? (minutes)",
         lambda lab: _lane(lab, Measure.START_TO_FINISH, run_ms=10 * MINUTE_MS).drift_ms // MINUTE_MS,
-        answers.number,
+        answers.minutes,
         lambda minutes: f"each cycle adds the 10-minute run; start-to-start stays on the marks: {minutes} min",
+        unit=MINUTES,
+        example='20, or "+20 min"',
     ),
     Question(
         "late_pump_drift_min",
         "every 15 min, 4-minute runs, from 09:00, a tick every 2 min: "
-        "how many min behind its mark is start-to-start's run 6?",
+        "how many minutes behind its mark is start-to-start's run 6? (minutes)",
         lambda lab: _lane(lab, Measure.START_TO_START, cycles=6, tick_ms=2 * MINUTE_MS).drift_ms // MINUTE_MS,
-        answers.number,
+        answers.minutes,
         lambda minutes: f"each release waits for a tick, and the next period counts from it: {minutes} min",
+        unit=MINUTES,
+        example='20, or "+20 min"',
     ),
     Question(
         "jobs_at_10_02",
-        "every 15 min from 09:00, the pump down from 09:22 to 10:02: how many jobs does the tick at 10:02 release?",
+        "every 15 min from 09:00, the pump down from 09:22 to 10:02: how many jobs does the tick at 10:02 release?"
+        " (a count)",
         lambda lab: len(cadence_dive.outage(lab, queue=QUEUE).on_return),
         answers.number,
         lambda jobs: f"the row holds one score, and a tick fires a due name once however late: {jobs} job",
+        example='7, or "7 jobs"',
     ),
     Question(
         "runs_after_outage",
-        "that outage, start-to-start: the three releases after 10:02?",
+        'that outage, start-to-start: the three releases after 10:02, 10:02 not included? (HH:MM, or ":MM" after'
+        " 10:02)",
         lambda lab: tuple(hhmm(run.release_ms) for run in cadence_dive.outage(lab, queue=QUEUE).after),
         answers.times,
         lambda times: f"the period counts from the late release at 10:02: {' '.join(times)}",
+        unit=TIMES,
+        example='"10:10 10:20 10:30" or ":10 :20 :30"',
+        minutes_from="10:02",
     ),
     Question(
         "lane_that_keeps_up",
-        "every 2 min, runs of 0 s, from 09:00, a tick every 90 s: which lane is least behind after 6 cycles?",
+        "every 2 min, runs of 0 s, from 09:00, a tick every 90 s: which lane is least behind after 6 cycles? (a lane)",
         _keeps_up,
         answers.lane,
         lambda lane: f"the grid counts from its slots, so it is never more than a tick late: {lane}",
+        unit="a lane",
+        example='"start-to-start", "start-to-finish" or "fixed grid"',
     ),
 )
 
@@ -284,39 +348,48 @@ def _registry_without_compare(lab: Lab) -> str:
 CANCEL = (
     Question(
         "occurrences_in_a_day_after_cancel",
-        "report every 15 min, registered and cancelled at 09:00, ticks every 15 min to 09:00 next day: occurrences?",
+        "report every 15 min, registered and cancelled at 09:00, ticks every 15 min from 09:00 to 09:00 next day:"
+        " how many occurrences? (a count)",
         _day_after_cancel,
         answers.number,
         lambda n: f"the cancel took the member and the record, so no tick finds report due: {n} occurrences",
+        example='7, or "7 occurrences"',
     ),
     Question(
         "occurrences_if_cancel_after_read",
-        "report due at 09:15; a cancel lands between the read and the enqueue: how many occurrences fire?",
+        "report due at 09:15; a cancel lands between the read and the enqueue: how many occurrences fire? (a count)",
         lambda lab: len(_play(lab, "after-read").fired),
         answers.number,
         lambda n: f"the pump enqueues what its read handed it, cancelled or not: {n} occurrence",
         clock="09:15",
+        example='7, or "7 occurrences"',
     ),
     Question(
         "advance_answers",
-        "report due at 09:15; a cancel lands between the enqueue and the advance: what does the advance answer?",
+        "report due at 09:15; a cancel lands between the enqueue and the advance: what does the advance answer?"
+        " (an outcome)",
         lambda lab: str(_play(lab, "after-enqueue").advance_outcome or "nothing"),
-        answers.outcome(ADVANCE_REPLIES),
+        answers.outcome(ADVANCE_REPLIES, ADVANCE_PROBE),
         lambda outcome: (
             f"the cancel took the record and the member: the guard re-adds nothing, and its ZREM finds nothing"
             f" left to remove: {{:ok, :{outcome}}}"
         ),
         clock="09:15",
+        unit=OUTCOME,
+        example='"advanced", "{:ok, :advanced}" or 1',
     ),
     Question(
         "advance_after_reregister",
-        "report due at 09:15, cancelled and registered anew (first run in 30 min) mid-tick: the advance answers?",
+        "report due at 09:15, cancelled and registered anew (first run in 30 min) mid-tick: the advance answers?"
+        " (an outcome)",
         lambda lab: str(_play(lab, "re-register").advance_outcome or "nothing"),
-        answers.outcome(ADVANCE_REPLIES),
+        answers.outcome(ADVANCE_REPLIES, ADVANCE_PROBE),
         lambda outcome: (
             f"the row holds the new first run, not the score the tick read: {{:ok, :{outcome}}}, nothing written"
         ),
         clock="09:15",
+        unit=OUTCOME,
+        example='"advanced", "{:ok, :advanced}" or 1',
     ),
     Question(
         "registry_after_reregister",
@@ -325,6 +398,8 @@ CANCEL = (
         answers.rows("report"),
         lambda rows: f"the registration made after the read keeps its own first run: {rows}",
         clock="09:15",
+        unit=ROWS,
+        example='"report @ 10:15"',
     ),
     Question(
         "registry_without_compare",
@@ -333,18 +408,22 @@ CANCEL = (
         answers.rows("report"),
         lambda rows: f"an unconditional advance writes the tick's now + the old period over the new first run: {rows}",
         clock="09:15",
+        unit=ROWS,
+        example='"report @ 10:15"',
     ),
     Question(
         "advance_on_dangling_member",
-        "stale is due at 09:15, but its record was deleted behind the scripts' back: the advance answers?",
+        "stale is due at 09:15, but its record was deleted behind the scripts' back: the advance answers? (an outcome)",
         lambda lab: _sweep(lab)[0],
-        answers.outcome(ADVANCE_REPLIES),
+        answers.outcome(ADVANCE_REPLIES, ADVANCE_PROBE),
         lambda outcome: f"EXISTS finds no record, so the advance sweeps the member: {{:ok, :{outcome}}}",
         clock="09:15",
+        unit=OUTCOME,
+        example='"advanced", "{:ok, :advanced}" or 1',
     ),
     Question(
         "rows_after_sweep",
-        "after that 09:15 advance, how many registry rows does stale keep?",
+        "after that 09:15 advance, how many registry rows does stale keep? (a count)",
         lambda lab: _sweep(lab)[1],
         answers.number,
         lambda rows: f"the sweep's ZREM removes the dangling member: {rows} rows",
@@ -352,25 +431,30 @@ CANCEL = (
     ),
     Question(
         "orders_refused_of_24",
-        "report due at 09:15; read, cancel, enqueue, advance in all 24 orders: how many does the pump's order refuse?",
+        "report due at 09:15; read, cancel, enqueue, advance in all 24 orders: how many does the pump's order"
+        " refuse? (a count)",
         lambda lab: len(race_dive.every_order(race_dive.Race(lab, QUEUE)).refused),
         answers.number,
         lambda n: f"the pump reads, enqueues, then advances; only the cancel may go anywhere: {n} refused",
         clock="09:15",
+        example='7, or "7 orders"',
     ),
     Question(
         "jobs_in_slot_after_crash",
-        "report due at 09:15; the pump (fresh ids) crashes after the enqueue, restarts at 09:16: jobs for the slot?",
+        "report due at 09:15; the pump (fresh ids) crashes after the enqueue, restarts at 09:16: how many jobs"
+        " for the 09:15 slot? (a count)",
         lambda lab: len(crash_dive.replay_crash(lab, QUEUE, slot_keyed=False).jobs),
         answers.number,
         lambda jobs: f"the crash left the row at 09:15, so the restart enqueues it again with a fresh id: {jobs} jobs",
         clock="09:15",
+        example='7, or "7 jobs"',
     ),
 )
 
 
 class Predictions:
-    """The questions of one dive: ``predict(key=answer, ...)`` checks answers, ``questions()`` lists them."""
+    """The questions of one dive: ``predict(key=answer, ...)`` checks answers, ``questions()`` lists
+    them as text, ``fields()`` as a form shows them."""
 
     def __init__(self, dive: str, questions: tuple[Question, ...]) -> None:
         self.dive = dive
@@ -379,40 +463,69 @@ class Predictions:
     def questions(self) -> str:
         return "\n".join(f"{q.key}: {q.ask}" for q in self._questions.values())
 
+    def fields(self) -> tuple[Field, ...]:
+        """Each question as a form shows it: keyword, question, kind of answer, an example of its form."""
+        return tuple(Field(q.key, q.ask, q.unit, q.example) for q in self._questions.values())
+
     def predict(self, *, lab: Lab | None = None, **answer: Any) -> Check:
-        """Right or wrong, and why, for each answer given, and which questions it left out;
-        nothing is run before every key is known."""
+        """Right or wrong, and why, for each answer given, and which questions it left out. An
+        answer that cannot be read is a line of the verdict (what was expected, and an example),
+        and the other answers are still checked; only a keyword that names no question is refused."""
         if not answer:
             raise ValueError(f"answer: give at least one of {', '.join(self._questions)}")
         unknown = sorted(set(answer) - set(self._questions))
         if unknown:
             raise ValueError(f"{unknown[0]}: not a question of this dive; ask one of {', '.join(self._questions)}")
-        given = {}
+        given: dict[str, tuple[Any, str]] = {}
+        unread: dict[str, str] = {}
         for key, value in answer.items():
+            question = self._questions[key]
             try:
-                question = self._questions[key]
-                given[key] = question.read(answers.on_the_clock(value, question.clock))
+                given[key] = answers.plain(
+                    question.read(answers.on_the_clock(value, question.minutes_from or question.clock))
+                )
             except ValueError as exc:
-                raise ValueError(f"{key}: {exc}") from None
-        lines, right = [], True
+                unread[key] = (
+                    f"{key}: could not read {_quoted(value)} as {question.unit} ({exc}); try {question.example}"
+                )
+        lines, right = [], not unread
         with session(lab, "predict") as (base, _):
-            for key, said in given.items():
+            for key in answer:
+                if key in unread:
+                    lines.append(unread[key])
+                    continue
                 question = self._questions[key]
+                said, note = given[key]
+                noted = f" ({note})" if note else ""
                 sim_lab = base.with_clock(SimClock(f"{DAY}T{question.clock}:00Z"))
-                truth = question.read(question.truth(sim_lab))
-                base.reset(QUEUE)
+                try:
+                    truth, _ = answers.plain(question.read(question.truth(sim_lab)))
+                except Exception as error:  # noqa: BLE001 - a fault of the sandbox is a line, not a traceback
+                    right = False
+                    lines.append(
+                        f"{key}: not checked - the sandbox failed ({explain_error(error)}); run the check again"
+                    )
+                    continue
+                finally:
+                    base.reset(QUEUE)
                 if said == truth:
-                    lines.append(f"{key}: right - {question.why(truth)}")
+                    lines.append(f"{key}: right{noted} - {question.why(truth)}")
                 else:
                     right = False
                     lines.append(
-                        f"{key}: not quite - you said {_show(said)}, it is {_show(truth)}{_differs(said, truth)}:"
-                        f" {question.why(truth)}"
+                        f"{key}: not quite - you said {_show(said)}{noted}, it is {_show(truth)}"
+                        f"{_differs(said, truth)}: {question.why(truth)}"
                     )
-        skipped = [key for key in self._questions if key not in given]
+        skipped = [key for key in self._questions if key not in answer]
         if skipped:
             lines.append(f"not answered: {', '.join(skipped)}")
         return Check(f"{self.dive}.predict", right, "\n".join(lines))
+
+
+def _quoted(value: Any) -> str:
+    """An answer as the learner typed it, short enough for one line."""
+    shown = repr(value)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
 def _differs(said: Any, truth: Any) -> str:

@@ -46,13 +46,15 @@ HINTS: dict[str, tuple[str, str]] = {
         "each start drift by it.",
     ),
     "advance": (
-        "Between the tick's read and its advance, anything can happen to the row: the name cancelled "
-        "(record gone), or cancelled and registered again (another first run, or the same one with "
-        "another period). What must the script check before it writes?",
-        "1) if redis.call('EXISTS', record) == 0: ZREM the member and return 0. 2) the compare-and-set: "
-        "local score = redis.call('ZSCORE', registry, name) and local every = redis.call('HGET', record, "
-        "'every_ms'); if not score or tonumber(score) ~= tonumber(read_ms) or every ~= read_every (ARGV[4], "
-        "the period the tick read): return 2. 3) only then ZADD registry next_ms name and return 1.",
+        "The tick may advance a name whose record is gone: a cancel split into DEL the record and ZREM "
+        "the member, with the advance between the two, or a record deleted behind the scripts' back. What "
+        "must the script look at before it writes, and what must it remove so that no registry member is "
+        "left without its record? (The stretch: a name cancelled and registered anew since the read.)",
+        "1) if redis.call('EXISTS', record) == 0 then redis.call('ZREM', registry, name) return 0 end - "
+        "the sweep, the course's own @advance (R4.02.3). 2) redis.call('ZADD', registry, next_ms, name) and "
+        "return 1. The stretch, between them: local score = redis.call('ZSCORE', registry, name) and local "
+        "every = redis.call('HGET', record, 'every_ms'); if not score or tonumber(score) ~= tonumber(read_ms) "
+        "or every ~= read_every then return 2 end.",
     ),
 }
 
@@ -75,9 +77,8 @@ def solution(exercise: str) -> Any:
 
 
 def buggy(exercise: str) -> str | Callable[[int, int, int], int]:
-    """The version for "fix the bug": register ZADDs before it probes; advance is the course
-    page's @advance, correct for the page but without this lab's compare-and-set; the rule is
-    finish-based."""
+    """The version for "fix the bug": register ZADDs before it probes; advance sweeps but has no
+    compare-and-set (the stretch of dive 3's exercise); the rule is finish-based."""
     chosen = _exercise(exercise)
     if chosen == "next_run":
         return finish_based
@@ -85,7 +86,8 @@ def buggy(exercise: str) -> str | Callable[[int, int, int], int]:
 
 
 def skeleton(exercise: str) -> str:
-    """The Lua a learner starts from (the notebooks paste the same text into a cell)."""
+    """The Lua a learner starts from: register without its guard and writes; advance without its
+    sweep (dive 3's exercise) and compare-and-set (its stretch), always writing the next run."""
     chosen = _exercise(exercise)
     if chosen == "next_run":
         raise ValueError("exercise: next_run is written in Python; its skeleton is a def in the notebook")

@@ -101,7 +101,10 @@ return 1                                    -- {:ok, :advanced}""",
 )
 
 ZSCORE_UPSERT = Beside(
-    page="the ZSCORE form of R4.02.2: addRepeatableJob-2.lua, a BullMQ script (abridged by the page)",
+    page=(
+        "the ZSCORE form of R4.02.2: addRepeatableJob-2.lua, a BullMQ 5 script (abridged by the page; "
+        "BullMQ 6 removed it)"
+    ),
     course="""-- addRepeatableJob-2.lua (real)
 local prevMillis = ZSCORE repeatKey customKey   -- was this scheduler already registered?
 if prevMillis then
@@ -118,8 +121,9 @@ ZADD repeatKey nextMillis customKey        -- one row per scheduler key""",
         "the probe (ZSCORE: a score, or false for a new name) and the store (ZADD the same member) are the page's",
         "the member is the name itself; BullMQ lets the caller choose a scheduler key",
         "removing the stale occurrence is one ZREM; BullMQ's removeJob also deletes the job's hash",
-        "the next run is the boot's now + first_in, this lab's simplification: BullMQ's newer "
-        "addJobScheduler-11.lua keeps the previous slot when every is unchanged",
+        "the next run is the boot's now + first_in, this lab's simplification: BullMQ 6's "
+        "addJobScheduler-11.lua keeps the previous slot when every is unchanged, and runs the job at once "
+        "when every changes",
         "replies 1 and 0 ({:ok, :registered}, {:ok, :updated}) are this lab's notation",
     ),
 )

@@ -1,21 +1,25 @@
--- advance (the "fix the bug" exercise): the course page's @advance (repeat.ex), as the page
--- prints it. It is correct for the page: the record check sweeps a name cancelled mid-tick.
--- It has no compare-and-set, which this lab adds (the course pages do not): a name cancelled
--- and registered again between the tick's read and this advance gets its new first run
--- overwritten. The exercise: add that check and its reply 2 (moved); skeleton("advance")
--- lists the two extra arguments this lab's tick passes.
+-- advance without the compare-and-set: it sweeps a member whose record is gone, and otherwise
+-- writes the next run whatever happened to the row since the tick read it. A name cancelled and
+-- registered anew between the tick's read and this advance gets its new first run overwritten.
+-- The fix: compare the row's score with ARGV[3] and the record's every_ms with ARGV[4] before
+-- the ZADD; on a difference write nothing and answer 2 (moved).
 --
--- KEYS[1]  registry  emq:{q}:repeat         ZSET, member = name, score = next run (ms)
--- KEYS[2]  record    emq:{q}:repeat:<name>  HASH: every_ms, template
--- ARGV[1]  name      the registration name
--- ARGV[2]  next_ms   the next run in milliseconds (the host computed it: now + every_ms)
+-- KEYS[1]  registry    emq:{q}:repeat         ZSET, member = name, score = next run (ms)
+-- KEYS[2]  record      emq:{q}:repeat:<name>  HASH: every_ms, template
+-- ARGV[1]  name        the registration name
+-- ARGV[2]  next_ms     the next run in milliseconds (the host computed it: now + every_ms)
+-- ARGV[3]  read_ms     the score the tick read for the row (unused here: the bug)
+-- ARGV[4]  read_every  the every_ms the tick read in the record (unused here: the bug)
 --
 -- Returns
 --   1  the record exists: the row's score is now next_ms   -> advanced
 --   0  the record is gone: the dangling member is removed  -> absent
-if redis.call('EXISTS', KEYS[2]) == 0 then
-  redis.call('ZREM', KEYS[1], ARGV[1])           -- cancelled mid-tick → sweep, {:ok, :absent}
+local registry, record = KEYS[1], KEYS[2]
+local name, next_ms = ARGV[1], ARGV[2]
+
+if redis.call('EXISTS', record) == 0 then
+  redis.call('ZREM', registry, name)
   return 0
 end
-redis.call('ZADD', KEYS[1], tonumber(ARGV[2]), ARGV[1])  -- ARGV[2] = now_ms() + every_ms
-return 1                                    -- {:ok, :advanced}
+redis.call('ZADD', registry, next_ms, name)
+return 1
