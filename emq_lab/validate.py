@@ -7,11 +7,30 @@ MAX_NAME = 200
 MAX_EVERY_MS = 10 * 365 * 24 * 3600 * 1000  # ten years of 365 days
 MAX_FIRST_IN_MS = MAX_EVERY_MS
 MAX_TEMPLATE_BYTES = 64 * 1024
+#: The largest integer the protocol carries: a signed 64-bit integer (Valkey's range for counts,
+#: scores as integers, and the arguments the course's scripts parse). A larger int is refused
+#: before anything is sent (one of more than 4,300 digits crashes hiredis's packer).
+MAX_INT64 = 2**63 - 1
+MIN_INT64 = -(2**63)
 
 
 def _short(value: object) -> str:
-    text = repr(value)
+    if isinstance(value, int) and not MIN_INT64 <= value <= MAX_INT64:
+        return f"an int of {value.bit_length()} bits"  # repr() of a huge int is slow, or refused past 4,300 digits
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a value whose repr fails is named by its type
+        text = f"<{type(value).__name__}>"
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def int64(value: object, field: str) -> int:
+    """An int (not bool) the protocol can carry: from -2**63 to 2**63 - 1."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{field}: expected an int, got {type(value).__name__} {_short(value)}")
+    if not MIN_INT64 <= value <= MAX_INT64:
+        raise ValueError(f"{field}: {_short(value)} is outside a signed 64-bit integer, the most the protocol carries")
+    return int(value)
 
 
 def name(value: object, *, field: str = "name") -> str:
@@ -43,7 +62,7 @@ def _int(value: object, field: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{field}: expected an int of milliseconds, got {type(value).__name__} {_short(value)}")
     if not low <= value <= high:
-        raise ValueError(f"{field}: must be from {low} to {high} ms, got {value}")
+        raise ValueError(f"{field}: must be from {low} to {high} ms, got {_short(value)}")
     return int(value)  # an IntEnum member (a named period) as its plain int, as the scripts expect
 
 
@@ -73,10 +92,10 @@ def registration(name_: object, every: object, template_: object) -> tuple[str, 
 
 
 def limit(value: object, *, field: str = "limit") -> int:
-    """A batch or page size: an int >= 1."""
+    """A batch or page size: an int >= 1 the protocol can carry (at most 2**63 - 1)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{field}: expected an int >= 1, got {_short(value)}")
-    return int(value)
+    return int64(value, field)
 
 
 NAMESPACE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")

@@ -25,7 +25,19 @@ from ..dives.race import (
 from ..outcome import Outcome
 from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
-from .check import Check, at, clear, key_differences, keyspace, printable, queues, session, sim, unexpected
+from .check import (
+    Check,
+    at,
+    clear,
+    key_differences,
+    keyspace,
+    lua_text,
+    printable,
+    queues,
+    session,
+    sim,
+    unexpected,
+)
 from .explain import attempt, explain_error
 
 if TYPE_CHECKING:
@@ -122,8 +134,9 @@ def _name(order: tuple[str, ...]) -> str:
 
 def check(lua_source: str, lab: Lab | None = None) -> Check:
     """Replay the cancel race in every order with ``lua_source`` as advance.lua."""
-    if not isinstance(lua_source, str) or not lua_source.strip():
-        raise ValueError(f"lua_source: expected the Lua text of your advance script, got {lua_source!r:.60}")
+    refused = lua_text("advance", "advance.lua", lua_source)
+    if refused is not None:
+        return refused
     every = orders()
     with session(lab, "advance", lua=True) as (sandboxed, reference):
         try:

@@ -73,6 +73,35 @@ def unexpected(exercise: str, error: Exception) -> Check:
     return Check(exercise, False, text[:2000])
 
 
+def lua_text(exercise: str, script: str, answer: object) -> Check | None:
+    """None when ``answer`` can be run as a Lua script; else the failed Check that says why (not
+    text, empty, or text that cannot be sent: a lone surrogate has no UTF-8 form)."""
+    if not isinstance(answer, str):
+        said = f"{type(answer).__name__} {short_value(repr_of(answer))}"
+        return Check(exercise, False, f"{exercise}: FAILED: your answer must be the Lua text of {script} (a str); got {said}")
+    if not answer.strip():
+        return Check(exercise, False, f"{exercise}: FAILED: your answer is empty; write the Lua text of {script}")
+    try:
+        answer.encode("utf-8")
+    except UnicodeEncodeError as error:
+        char = answer[error.start]
+        line = answer.count("\n", 0, error.start) + 1
+        return Check(
+            exercise,
+            False,
+            f"{exercise}: FAILED: line {line} holds {ascii(char)}, a character that has no UTF-8 form (a lone "
+            "surrogate), so the script cannot be sent to a server; remove it",
+        )
+    return None
+
+
+def repr_of(value: object) -> str:
+    try:
+        return repr(value)
+    except Exception:  # noqa: BLE001 - a repr that fails (a huge int, a broken __repr__)
+        return f"<{type(value).__name__}>"
+
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 

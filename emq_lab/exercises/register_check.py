@@ -23,6 +23,7 @@ from .check import (
     clear,
     key_differences,
     keyspace,
+    lua_text,
     printable,
     queues,
     session,
@@ -231,12 +232,13 @@ def _parted(yours: list[Played], ref: list[Played]) -> int | None:
 def check(lua_source: str, lab: Lab | None = None) -> Check:
     """Run ``lua_source`` as register.lua against every scenario; the first, smallest that fails
     is explained, with the keyspace before and after."""
-    if not isinstance(lua_source, str) or not lua_source.strip():
-        raise ValueError(f"lua_source: expected the Lua text of your register script, got {lua_source!r:.60}")
+    refused = lua_text("register", "register.lua", lua_source)
+    if refused is not None:
+        return refused
     with session(lab, "register", lua=True) as (sandboxed, reference):
-        learner = sandboxed.with_scripts(register=lua_source)
         scenario = [""]
         try:
+            learner = sandboxed.with_scripts(register=lua_source)
             return _search(reference, learner, scenario)
         except Stopped as stop:
             return _stopped(scenario[0], getattr(stop, "steps", []))
