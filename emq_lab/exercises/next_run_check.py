@@ -133,6 +133,9 @@ def instant(answer: object) -> int:
     """The rule's answer as an instant in ms the clock and the scripts can take, or RuleError."""
     if answer is None:
         raise RuleError("your rule returned None: a missing return? it must return the next run in ms")
+    if isinstance(answer, bool) or not isinstance(answer, int | float):
+        got = f"{type(answer).__name__} {validate._short(answer)}"
+        raise RuleError(f"your rule's answer is not a time in whole milliseconds: expected milliseconds as an int, got {got}")
     try:
         ms = whole_ms(answer, "the next run")
     except ValueError as exc:
