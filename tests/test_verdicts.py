@@ -80,8 +80,10 @@ REGISTER_RIGHT: dict[str, str] = {
     "a #!lua first line": "#!lua\n" + REGISTER,
     "#!lua flags=allow-oom": "#!lua flags=allow-oom\n" + REGISTER,
     "server.pcall and server.error_reply": edited(
-        REGISTER, HSET, "local ok = server.pcall('HSET', record, 'every_ms', every_ms, 'template', template)\n"
-        "if type(ok) == 'table' and ok.err then return server.error_reply(ok.err) end\n"
+        REGISTER,
+        HSET,
+        "local ok = server.pcall('HSET', record, 'every_ms', every_ms, 'template', template)\n"
+        "if type(ok) == 'table' and ok.err then return server.error_reply(ok.err) end\n",
     ),
     "a table of its own": "local seen = {}\nseen.count = 1\n" + REGISTER,
 }

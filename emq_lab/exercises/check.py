@@ -78,7 +78,9 @@ def lua_text(exercise: str, script: str, answer: object) -> Check | None:
     text, empty, or text that cannot be sent: a lone surrogate has no UTF-8 form)."""
     if not isinstance(answer, str):
         said = f"{type(answer).__name__} {short_value(repr_of(answer))}"
-        return Check(exercise, False, f"{exercise}: FAILED: your answer must be the Lua text of {script} (a str); got {said}")
+        return Check(
+            exercise, False, f"{exercise}: FAILED: your answer must be the Lua text of {script} (a str); got {said}"
+        )
     if not answer.strip():
         return Check(exercise, False, f"{exercise}: FAILED: your answer is empty; write the Lua text of {script}")
     try:
@@ -224,7 +226,7 @@ def keyspace(lab: Lab, queue: str) -> tuple[Key, ...]:
     trips when every key has the type its name says (the read is sent with TYPE and PTTL), a
     third for the keys that have not."""
     client = lab.client
-    names = sorted(client.keys("*"))
+    names: list[str] = sorted(client.keys("*"))  # both clients decode replies
     pipe = client.pipeline(transaction=False)
     for name in names:
         pipe.type(name)
@@ -288,7 +290,9 @@ def key_differences(mine: tuple[Key, ...], reference: tuple[Key, ...]) -> list[s
                 said.append(f"removed the TTL of {what}")
         elif a.value != b.value:
             if what == "the wait list":
-                said.append(f"changed the wait list: it holds {short_value(a.value)}; it should hold {short_value(b.value)}")
+                said.append(
+                    f"changed the wait list: it holds {short_value(a.value)}; it should hold {short_value(b.value)}"
+                )
             else:
                 said.append(f"changed {what}: it holds {short_value(a.value)}; it should hold {short_value(b.value)}")
     return said

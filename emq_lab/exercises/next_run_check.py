@@ -135,7 +135,9 @@ def instant(answer: object) -> int:
         raise RuleError("your rule returned None: a missing return? it must return the next run in ms")
     if isinstance(answer, bool) or not isinstance(answer, int | float):
         got = f"{type(answer).__name__} {validate._short(answer)}"
-        raise RuleError(f"your rule's answer is not a time in whole milliseconds: expected milliseconds as an int, got {got}")
+        raise RuleError(
+            f"your rule's answer is not a time in whole milliseconds: expected milliseconds as an int, got {got}"
+        )
     try:
         ms = whole_ms(answer, "the next run")
     except ValueError as exc:

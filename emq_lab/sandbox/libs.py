@@ -39,11 +39,11 @@ class LuaArgError(ValueError):
 
 def _number_text(value: float) -> str:
     """A number as cjson writes it: ``%.14g``."""
-    return "%.14g" % value
+    return f"{value:.14g}"
 
 
 # cjson escapes the control characters, '"', '\\', '/' and DEL; every other byte goes out as it is.
-_ESCAPES = {i: "\\u%04x" % i for i in range(32)}
+_ESCAPES = {i: f"\\u{i:04x}" for i in range(32)}
 _ESCAPES.update({8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\", 47: "\\/", 127: "\\u007f"})
 _ESCAPE_BYTES = {i: text.encode() for i, text in _ESCAPES.items()}
 
@@ -237,7 +237,11 @@ class _Parser:
             return self.string()
         if char == "-" or char.isdigit():
             return self.number()
-        for word, kind, value in ((b"true", "T_BOOLEAN", True), (b"false", "T_BOOLEAN", False), (b"null", "T_NULL", None)):
+        for word, kind, value in (
+            (b"true", "T_BOOLEAN", True),
+            (b"false", "T_BOOLEAN", False),
+            (b"null", "T_NULL", None),
+        ):
             if data.startswith(word, start):
                 self.at += len(word)
                 return _Token(kind, start, value)
@@ -415,7 +419,7 @@ def bit_library() -> dict[str, Any]:
         digits = _tobit(args[1], 2, "tohex") if len(args) > 1 and args[1] is not None else 8
         upper = digits < 0
         digits = min(abs(digits), 8)
-        text = "%08x" % value
+        text = f"{value:08x}"
         text = text[8 - digits :] if digits else ""
         return (text.upper() if upper else text).encode()
 
