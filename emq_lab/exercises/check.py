@@ -226,7 +226,7 @@ def keyspace(lab: Lab, queue: str) -> tuple[Key, ...]:
     trips when every key has the type its name says (the read is sent with TYPE and PTTL), a
     third for the keys that have not."""
     client = lab.client
-    names: list[str] = sorted(client.keys("*"))  # both clients decode replies
+    names = sorted(str(name) for name in client.keys("*"))  # both clients decode replies: str already
     pipe = client.pipeline(transaction=False)
     for name in names:
         pipe.type(name)
