@@ -35,7 +35,7 @@ local loadstring, load, setfenv, setmetatable, pcall, error = loadstring, load, 
 local tostring, type, unpack, select, rawset, rawget, next = tostring, type, unpack, select, rawset, rawget, next
 local byte, find, concat = string.byte, string.find, table.concat
 local gsub, gmatch, match, sub, lower = string.gsub, string.gmatch, string.match, string.sub, string.lower
-local ipairs, pairs, getmetatable, tonumber = ipairs, pairs, getmetatable, tonumber
+local ipairs, pairs, getmetatable, tonumber, rawequal = ipairs, pairs, getmetatable, tonumber, rawequal
 local create, resume = coroutine.create, coroutine.resume
 local collect = collectgarbage
 local clock, huge = os.clock, math.huge
@@ -168,8 +168,12 @@ end
 -- the script's line for an assignment (t.x = 1), without a line for rawset, setmetatable and
 -- table.insert/remove/sort (C functions on Valkey). next, pairs, rawget and getmetatable see
 -- through a proxy as Valkey's see a read-only table. The real tables are never handed out.
-local READONLY = setmetatable({}, { __mode = 'k' }) -- proxy -> the table it shows
-local SHOWN_META = setmetatable({}, { __mode = 'k' }) -- proxy -> what getmetatable answers for it
+-- Weak keys and values: Lua 5.1 keeps an entry whose value refers to its key (a script's _G)
+-- forever when only the keys are weak. A proxy holds its table through its metatable, so an
+-- entry goes only with its proxy.
+local READONLY = setmetatable({}, { __mode = 'kv' }) -- proxy -> the table it shows
+local SHOWN_META = {} -- proxy of a library -> what getmetatable answers for it (fixed for the state)
+local shown_env_meta -- what getmetatable(_G) answers in the running script
 local READONLY_TEXT = 'Attempt to modify a readonly table'
 
 local function refuse()
@@ -250,6 +254,9 @@ local raw_getmetatable = getmetatable
 local raw_guarded_getmetatable = as_library('getmetatable', raw_getmetatable)
 local function guarded_getmetatable(...)
   local value = ...
+  if select('#', ...) > 0 and rawequal(value, current) then
+    return shown_env_meta
+  end
   if select('#', ...) > 0 and READONLY[value] ~= nil then
     return SHOWN_META[value]
   end
@@ -486,7 +493,7 @@ local function environment()
   end
   local env = readonly(globals, index)
   globals._G = env
-  SHOWN_META[env] = readonly({ __index = index })
+  shown_env_meta = readonly({ __index = index })
   setmeta('', string_meta)
   return env
 end
