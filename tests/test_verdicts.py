@@ -6,6 +6,10 @@ so these run once, on the embedded backend."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 
 import emq_lab
@@ -25,7 +29,7 @@ def edited(text: str, old: str, new: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def lab() -> emq_lab.Lab:
+def lab() -> Iterator[emq_lab.Lab]:
     """Where a check records its result: the embedded server (the checks run in the sandbox)."""
     here = emq_lab.connect("embedded", clock=emq_lab.SimClock("2026-01-05T09:00:00Z"))
     yield here
@@ -171,3 +175,25 @@ def test_an_advance_that_also_deletes_every_job_is_told_what_it_did(lab: emq_lab
     text = str(exercises.advance(deletes, lab))
     assert "it deleted the waiting jobs" in text, text
     assert "answered {:ok, :advanced}; here it should answer {:ok, :advanced}" not in text
+
+
+# -- the lab's verbs: an int the protocol cannot carry is refused before anything is sent ------
+
+
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        (lambda rep: rep.due(10**5000), "limit: an int of 16610 bits is outside a signed 64-bit integer"),
+        (lambda rep: rep.due(2**63), "limit: an int of 64 bits is outside a signed 64-bit integer"),
+        (lambda rep: rep.register("report", 10**5000, "{}"), "every_ms: must be from 1 to 315360000000 ms"),
+        (lambda rep: rep.register("report", 60_000, "{}", 10**5000), "first_in_ms: must be from 0 to"),
+        (lambda rep: rep.advance("report", 10**5000), "every_ms: must be from 1 to"),
+        (lambda rep: rep.lab.jobs("verbs").browse(10**5000), "limit: an int of 16610 bits"),
+        (lambda rep: rep.lab.pump("verbs", batch=-(10**5000)), "batch: expected an int >= 1, got an int of 16610"),
+    ],
+)
+def test_a_verb_refuses_an_int_the_protocol_cannot_carry(lab: emq_lab.Lab, call: Any, said: str) -> None:
+    rep = lab.repeat("verbs")
+    with pytest.raises(ValueError, match=re.escape(said)):
+        call(rep)
+    assert lab.keys("verbs") == []  # nothing was written
