@@ -83,7 +83,7 @@ class Json:
         return str(self._module.lua_type(value))
 
     def _encode(self, value: Any, depth: int, out: list[bytes]) -> None:
-        kind = self._kind(value)
+        kind = "nil" if value is self.null else self._kind(value)  # in the browser null is a Python object
         if kind == "string":
             out.append(_string(value))
         elif kind == "number":
