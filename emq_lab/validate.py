@@ -7,11 +7,30 @@ MAX_NAME = 200
 MAX_EVERY_MS = 10 * 365 * 24 * 3600 * 1000  # ten years of 365 days
 MAX_FIRST_IN_MS = MAX_EVERY_MS
 MAX_TEMPLATE_BYTES = 64 * 1024
+#: The largest integer the protocol carries: a signed 64-bit integer (Valkey's range for counts,
+#: scores as integers, and the arguments the course's scripts parse). A larger int is refused
+#: before anything is sent (one of more than 4,300 digits crashes hiredis's packer).
+MAX_INT64 = 2**63 - 1
+MIN_INT64 = -(2**63)
 
 
 def _short(value: object) -> str:
-    text = repr(value)
+    if isinstance(value, int) and not MIN_INT64 <= value <= MAX_INT64:
+        return f"an int of {value.bit_length()} bits"  # repr() of a huge int is slow, or refused past 4,300 digits
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a value whose repr fails is named by its type
+        text = f"<{type(value).__name__}>"
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def int64(value: object, field: str) -> int:
+    """An int (not bool) the protocol can carry: from -2**63 to 2**63 - 1."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{field}: expected an int, got {type(value).__name__} {_short(value)}")
+    if not MIN_INT64 <= value <= MAX_INT64:
+        raise ValueError(f"{field}: {_short(value)} is outside a signed 64-bit integer, the most the protocol carries")
+    return int(value)
 
 
 def name(value: object, *, field: str = "name") -> str:
@@ -40,10 +59,13 @@ def _utf8(value: str, field: str) -> bytes:
 
 
 def integer(value: object, field: str, low: int, high: int | None = None, *, unit: str = "") -> int:
-    """An int (not a bool) from ``low`` to ``high`` (None: no top), in ``unit`` (" ms", say);
-    a ValueError naming ``field`` for anything else. An IntEnum member (a named period) comes
-    back as its plain int, as the scripts expect."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+    """An int (not a bool) from ``low`` to ``high`` (None: as high as the protocol carries, 2**63 - 1),
+    in ``unit`` (" ms", say); a ValueError naming ``field`` for anything else. An IntEnum member
+    (a named period) comes back as its plain int, as the scripts expect."""
+    top = MAX_INT64 if high is None else high
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= top:
+        if isinstance(value, int) and not isinstance(value, bool) and not MIN_INT64 <= value <= MAX_INT64:
+            int64(value, field)  # says it is past what the protocol carries
         within = f">= {low:,}" if high is None else f"from {low:,} to {high:,}"
         raise ValueError(f"{field}: expected an int {within}{unit}, got {type(value).__name__} {_short(value)}")
     return int(value)
@@ -75,7 +97,7 @@ def registration(name_: object, every: object, template_: object) -> tuple[str, 
 
 
 def limit(value: object, *, field: str = "limit") -> int:
-    """A batch or page size: an int >= 1."""
+    """A batch or page size: an int >= 1 the protocol can carry (at most 2**63 - 1)."""
     return integer(value, field, 1)
 
 

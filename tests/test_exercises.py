@@ -133,10 +133,19 @@ def test_an_endless_loop_is_stopped_with_a_clear_message(lab: emq_lab.Lab) -> No
     assert exercises.register(REGISTER, lab).passed  # the sandbox works normally afterwards
 
 
-def test_register_refuses_what_is_not_lua_text() -> None:
-    for bad in ("", "   ", None, 42):
-        with pytest.raises(ValueError, match="lua_source"):
-            exercises.register(bad)  # type: ignore[arg-type]
+@pytest.mark.embedded_only
+def test_an_answer_that_is_not_lua_text_is_a_failed_check(lab: emq_lab.Lab) -> None:
+    for bad, said in (
+        ("", "your answer is empty"),
+        ("   ", "your answer is empty"),
+        (None, "must be the Lua text of register.lua (a str); got NoneType None"),
+        (42, "got int 42"),
+        ("return 1\n-- \ud800", "line 2 holds '\\ud800', a character that has no UTF-8 form"),
+    ):
+        check = exercises.register(bad, lab)  # type: ignore[arg-type]
+        assert not check.passed and said in str(check), str(check)
+        advance = exercises.advance(bad, lab)  # type: ignore[arg-type]
+        assert not advance.passed and said.replace("register", "advance") in str(advance), str(advance)
 
 
 # -- next_run ------------------------------------------------------------------------------------
@@ -179,11 +188,33 @@ def test_next_run_reference_passes_in_either_shape(lab: emq_lab.Lab) -> None:
     assert exercises.next_run(lambda release_ms, every_ms: release_ms + every_ms, lab).passed
 
 
-def test_next_run_refuses_what_is_not_a_rule() -> None:
-    with pytest.raises(ValueError, match="fn"):
-        exercises.next_run(42)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="fn: .* got one of 1 argument"):
-        exercises.next_run(lambda release_ms: release_ms)
+@pytest.mark.embedded_only
+def test_next_run_fails_what_is_not_a_rule(lab: emq_lab.Lab) -> None:
+    for bad, said in (
+        (42, "your answer must be a function (release_ms, every_ms[, finish_ms]) -> next_ms; got int 42"),
+        (lambda release_ms: release_ms, "got one of 1 argument(s)"),
+    ):
+        check = exercises.next_run(bad, lab)  # type: ignore[arg-type]
+        assert not check.passed and said in str(check), str(check)
+
+
+@pytest.mark.embedded_only
+@pytest.mark.parametrize(
+    ("rule", "said"),
+    [
+        (lambda r, e: None, "your rule returned None: a missing return?"),
+        (lambda r, e: 1e300, "your rule's answer (1e+300) is not an instant in ms the clock can reach"),
+        (lambda r, e: -(10**15), "your rule's answer (-1000000000000000) is not an instant"),
+        (lambda r, e: float("nan"), "nan is not a whole number of milliseconds"),
+        (lambda r, e: 10**5000, "your rule's answer (an int of 16610 bits) is not an instant"),
+        (lambda r, e: 2**63, "(an int of 64 bits) is not an instant"),
+        (lambda r, e: True, "expected milliseconds as an int, got bool True"),
+    ],
+)
+def test_next_run_explains_an_answer_that_is_no_instant(lab: emq_lab.Lab, rule: Callable[..., Any], said: str) -> None:
+    check = exercises.next_run(rule, lab)
+    assert not check.passed
+    assert said in str(check), str(check)
 
 
 def test_next_run_text_is_the_same_on_every_backend(lab: emq_lab.Lab) -> None:

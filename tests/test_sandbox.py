@@ -272,7 +272,7 @@ def box() -> Iterator[Any]:
         (
             "rawset(string, 'byte', function() return 0 end)\n"
             "return tostring(loadstring(string.dump(function() return 1 end)))",
-            "nil",
+            "line 1: assigns a global variable or changes a library table",
         ),
     ],
 )
@@ -423,7 +423,9 @@ def test_a_wrong_answer_that_plants_lua_does_not_pass(lab: emq_lab.Lab, plant: s
 
 
 def test_what_a_script_plants_ends_with_it(box: Any) -> None:
-    box.eval("redis.call = function() return 0 end\ngetmetatable('').__index = {}\nreturn 1", 0)
+    for plant in ("redis.call = function() return 0 end", "getmetatable('').__index = {}"):
+        with pytest.raises(redis.ResponseError, match="Attempt to modify a readonly table"):  # as on Valkey 9
+            box.eval(plant + "\nreturn 1", 0)
     assert box.eval("return redis.call('SET', KEYS[1], 'v')", 1, "k") == "OK"
     assert box.eval("return ('abc'):upper()", 0) == "ABC"
     assert box.eval("return tostring(getmetatable('').__index == string)", 0) == "true"
@@ -459,7 +461,7 @@ def test_an_answer_that_changes_from_run_to_run_is_a_failed_check(lab: emq_lab.L
 CRASHES = {  # each one ended the worker with a Python traceback before
     "cjson.decode of text that is not JSON": (
         "local cfg = cjson.decode('every_ms=' .. ARGV[2])\n" + REGISTER,
-        "line 1: Expecting value at character 1",
+        "line 1: Expected value but found invalid token at character 1",
     ),
     "cjson.decode nested too deep": (
         "return cjson.decode(string.rep('[', 1e5) .. string.rep(']', 1e5))",

@@ -27,7 +27,19 @@ from ..dives.race import (
 from ..outcome import Outcome
 from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
-from .check import Check, at, clear, printable, queues, session, sim, unexpected
+from .check import (
+    Check,
+    at,
+    clear,
+    key_differences,
+    keyspace,
+    lua_text,
+    printable,
+    queues,
+    session,
+    sim,
+    unexpected,
+)
 from .explain import attempt, explain_error
 from .learner import with_scripts
 
@@ -162,8 +174,9 @@ def _name(order: tuple[str, ...]) -> str:
 
 def check(lua_source: str, lab: Lab | None = None) -> Check:
     """Replay the cancel race in every order with ``lua_source`` as advance.lua."""
-    if not isinstance(lua_source, str) or not lua_source.strip():
-        raise ValueError(f"lua_source: expected the Lua text of your advance script, got {lua_source!r:.60}")
+    refused = lua_text("advance", "advance.lua", lua_source)
+    if refused is not None:
+        return refused
     every = orders()
     with session(lab, "advance", lua=True) as (sandboxed, reference):
         try:
@@ -202,6 +215,12 @@ def _replay_all(learner_lab: Lab, reference_lab: Lab, every: list[tuple[str, ...
             if mine_step is None or mine_step.outcome != theirs_step.outcome or mine_step.after != theirs_step.after:
                 before = steps[i - 1].after if i and i - 1 < len(steps) else start
                 return _failed(yours, order, steps[:i], mine_step, theirs_step, before, error)
+        # The same rows, records and jobs: now everything else a scheduler depends on (TTLs, the
+        # records' fields, the jobs' hashes, keys of the script's own), after the last step.
+        differences = key_differences(keyspace(yours.lab, mine), keyspace(ref.lab, theirs))
+        if differences and steps:
+            before = steps[-2].after if len(steps) > 1 else start
+            return _failed(yours, order, steps[:-1], steps[-1], ref_steps[-1], before, None, differences[0])
     text = "\n".join(
         [
             f"advance: passed all {len(every)} orders of the race (a plain tick, a cancel anywhere in the tick, "
@@ -224,6 +243,7 @@ def _failed(
     theirs: Step,
     before: Snapshot,
     error: str | None,
+    difference: str | None = None,
 ) -> Check:
     scenario = _name(order)
     lines = [f"advance: FAILED in the order {scenario}"]
@@ -233,7 +253,8 @@ def _failed(
         lines.append(f"    what went wrong: the script failed: {error}")
         lines += _keys("before", before)
     else:
-        lines.append(f"    what went wrong: {why(race, order, mine, theirs)}")
+        said = f"it {difference}" if difference else why(race, order, mine, theirs)
+        lines.append(f"    what went wrong: {said}")
         lines += _keys("before", before) + _keys("after", mine.after) + _keys("expected", theirs.after)
     return Check("advance", False, "\n".join(lines), scenario=scenario)
 
@@ -290,6 +311,19 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
         got = ", ".join(f"{n} @ {at(ms)}" for n, ms in rows.items()) or "(empty)"
         exp = ", ".join(f"{n} @ {at(ms)}" for n, ms in want.items()) or "(empty)"
         return f"the registry holds {got}; it should hold {exp}"
+    if mine.after.jobs != theirs.after.jobs:
+        got = ", ".join(printable(job) for job in mine.after.jobs) or "(none)"
+        exp = ", ".join(printable(job) for job in theirs.after.jobs) or "(none)"
+        did = "pushed a job" if len(mine.after.jobs) > len(theirs.after.jobs) else "deleted the waiting jobs"
+        return (
+            f"it {did}: the wait list holds {got}; it should hold {exp} "
+            "(an advance moves the registry row only: the pump enqueues, a worker takes jobs)"
+        )
+    if mine.after.records != theirs.after.records:
+        gone = sorted(set(theirs.after.records) - set(mine.after.records))
+        if gone:
+            return f"it deleted the record of {printable(gone[0])}; an advance never deletes a record (cancel does)"
+        return f"it wrote a record for {printable(sorted(set(mine.after.records))[0])}, which should not exist"
     said = mine.outcome.tuple if mine.outcome else "nothing"
     expected = theirs.outcome.tuple if theirs.outcome else "nothing"
     return f"the advance answered {said}; here it should answer {expected} ({_meaning(theirs.outcome)})"

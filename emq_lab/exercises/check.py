@@ -10,7 +10,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -71,6 +71,37 @@ def unexpected(exercise: str, error: Exception) -> Check:
     """The failed Check for an answer that made the checker itself fail: no exception escapes."""
     text = f"{exercise}: FAILED: the check could not finish on this answer ({type(error).__name__}: {error})"
     return Check(exercise, False, text[:2000])
+
+
+def lua_text(exercise: str, script: str, answer: object) -> Check | None:
+    """None when ``answer`` can be run as a Lua script; else the failed Check that says why (not
+    text, empty, or text that cannot be sent: a lone surrogate has no UTF-8 form)."""
+    if not isinstance(answer, str):
+        said = f"{type(answer).__name__} {short_value(repr_of(answer))}"
+        return Check(
+            exercise, False, f"{exercise}: FAILED: your answer must be the Lua text of {script} (a str); got {said}"
+        )
+    if not answer.strip():
+        return Check(exercise, False, f"{exercise}: FAILED: your answer is empty; write the Lua text of {script}")
+    try:
+        answer.encode("utf-8")
+    except UnicodeEncodeError as error:
+        char = answer[error.start]
+        line = answer.count("\n", 0, error.start) + 1
+        return Check(
+            exercise,
+            False,
+            f"{exercise}: FAILED: line {line} holds {ascii(char)}, a character that has no UTF-8 form (a lone "
+            "surrogate), so the script cannot be sent to a server; remove it",
+        )
+    return None
+
+
+def repr_of(value: object) -> str:
+    try:
+        return repr(value)
+    except Exception:  # noqa: BLE001 - a repr that fails (a huge int, a broken __repr__)
+        return f"<{type(value).__name__}>"
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -158,10 +189,124 @@ def _notice(exercise: str, *, shown: bool) -> Iterator[None]:
             handle.update({}, raw=True)
 
 
+@dataclass(frozen=True)
+class Key:
+    """One key of a checker's private server, as a scheduler depends on it: its name (the
+    queue's name written ``{q}``, so the learner's and the reference's compare), its type,
+    whether it expires, and its value as text."""
+
+    name: str
+    kind: str
+    expires: bool
+    value: str
+    read: Any = field(default=None, compare=False)  # the value as redis-py reads it
+
+
+_READS: dict[str, Callable[[Any, str], Any]] = {
+    "string": lambda pipe, key: pipe.get(key),
+    "hash": lambda pipe, key: pipe.hgetall(key),
+    "list": lambda pipe, key: pipe.lrange(key, 0, -1),
+    "set": lambda pipe, key: pipe.smembers(key),
+    "zset": lambda pipe, key: pipe.zrange(key, 0, -1, withscores=True),
+}
+
+
+def _guess(name: str) -> str:
+    """The type a key of a queue has when every script was right (the read sent with TYPE)."""
+    if name.endswith(":repeat") or name.endswith(":delayed"):
+        return "zset"
+    if ":repeat:" in name or ":job:" in name:
+        return "hash"
+    return "list" if name.endswith(":wait") else "string"
+
+
+def keyspace(lab: Lab, queue: str) -> tuple[Key, ...]:
+    """Every key of ``lab``'s server (a checker's own: the sandbox or the private reference),
+    sorted by name: whatever a script may have written, inside its queue or not. Two round
+    trips when every key has the type its name says (the read is sent with TYPE and PTTL), a
+    third for the keys that have not."""
+    client = lab.client
+    names = sorted(str(name) for name in client.keys("*"))  # both clients decode replies: str already
+    pipe = client.pipeline(transaction=False)
+    for name in names:
+        pipe.type(name)
+        pipe.pttl(name)
+        _READS[_guess(name)](pipe, name)
+    found = pipe.execute(raise_on_error=False)
+    kinds, ttls, values = found[0::3], found[1::3], found[2::3]
+    wrong = [i for i, (name, kind) in enumerate(zip(names, kinds, strict=True)) if kind != _guess(name)]
+    if wrong:
+        pipe = client.pipeline(transaction=False)
+        for i in wrong:
+            read = _READS.get(kinds[i], lambda pipe, key: pipe.type(key))  # a stream: its type is enough
+            read(pipe, names[i])
+        for i, value in zip(wrong, pipe.execute(raise_on_error=False), strict=True):
+            values[i] = value
+    out = []
+    for name, kind, ttl, value in zip(names, kinds, ttls, values, strict=True):
+        if isinstance(value, dict):
+            value = sorted(value.items())
+        elif isinstance(value, set):
+            value = sorted(value)
+        text = str(value).replace(queue, "{q}")
+        out.append(Key(name.replace(queue, "{q}"), kind, isinstance(ttl, int) and ttl >= 0, text, value))
+    return tuple(out)
+
+
+def _key_words(name: str) -> str:
+    """A key of the queue in the words of the course: the registry, the record of report, ..."""
+    tag = "emq:{{q}}"  # the queue's hash tag, its name written {q}
+    for suffix, words in ((":repeat", "the registry"), (":wait", "the wait list"), (":id", "the job counter")):
+        if name == tag + suffix:
+            return words
+    if name.startswith(tag + ":repeat:"):
+        return f"the record of {printable(name.split(':repeat:', 1)[1])}"
+    if name.startswith(tag + ":job:"):
+        return f"job {printable(name.split(':job:', 1)[1])}"
+    return f"the key {printable(name)!r}"
+
+
+def key_differences(mine: tuple[Key, ...], reference: tuple[Key, ...]) -> list[str]:
+    """What the learner's keyspace has that the reference's has not, in words (empty: the same)."""
+    ours, theirs = {key.name: key for key in mine}, {key.name: key for key in reference}
+    said = []
+    for name in sorted(set(ours) | set(theirs)):
+        a, b = ours.get(name), theirs.get(name)
+        what = _key_words(name)
+        if b is None:
+            assert a is not None
+            if what == "the wait list" or what.startswith("job "):
+                said.append(f"pushed a job: {what} should not exist here")
+            else:
+                said.append(f"wrote {what} ({a.kind}), which should not exist")
+        elif a is None:
+            said.append(f"deleted {what}")
+        elif a.kind != b.kind:
+            said.append(f"left {what} a {a.kind}; it should be a {b.kind}")
+        elif a.expires != b.expires:
+            if a.expires:
+                said.append(f"set a TTL on {what}: it would expire, and the schedule with it")
+            else:
+                said.append(f"removed the TTL of {what}")
+        elif a.value != b.value:
+            if what == "the wait list":
+                said.append(
+                    f"changed the wait list: it holds {short_value(a.value)}; it should hold {short_value(b.value)}"
+                )
+            else:
+                said.append(f"changed {what}: it holds {short_value(a.value)}; it should hold {short_value(b.value)}")
+    return said
+
+
+def short_value(text: str, width: int = 60) -> str:
+    text = printable(text)
+    return text if len(text) <= width else f"{text[: width - 3]}..."
+
+
 def clear(lab: Lab, queue: str) -> None:
-    """Empty ``queue`` in the sandbox: every key that carries its hash tag, whatever its type or
-    whether any structure names it (a wrong script can leave either behind)."""
-    found = lab.client.keys(f"*{{{queue}}}*")
+    """Empty a checker's private server (the sandbox, or the reference's own) before a scenario:
+    every key, whatever its type or name (a wrong script can write anywhere on it)."""
+    found = lab.client.keys("*")
     if found:
         lab.client.delete(*found)
 

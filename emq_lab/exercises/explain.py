@@ -43,7 +43,11 @@ _CANON: tuple[tuple[str, str], ...] = (
         r"'\1' is not defined (a typo, or a missing local?)",
     ),
     (r"^attempt to \w+ global '(.*)' \(a nil value\)$", r"'\1' is not defined (a typo, or a missing local?)"),
-    (r"^Attempt to modify a readonly table$", "assigns a global variable; declare every variable with local"),
+    (
+        r"^Attempt to modify a readonly table$",
+        "assigns a global variable or changes a library table (string, redis, ...), which Valkey keeps read-only; "
+        "declare every variable with local",
+    ),
     (r"^Script attempted to set global variables: (.*)$", r"assigns the global variable \1; declare it with local"),
     (r"^Wrong number of args calling (Redis )?command from script$", "a redis.call has the wrong number of arguments"),
     (

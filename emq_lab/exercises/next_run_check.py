@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
 
-from ..clock import parse_instant
+from .. import validate
+from ..clock import MAX_INSTANT_MS, MIN_INSTANT_MS, parse_instant, whole_ms
 from ..dives.cadence import first_tick_at_or_after
 from ..dives.common import one_registration
 from ..schedule import MINUTE_MS, Measure
-from .check import Check, at, queues, session, sim, smallest, span
+from .check import Check, at, printable, queues, session, sim, smallest, span, unexpected
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -113,11 +114,41 @@ def _wrapped(fn: Callable[..., Any], setting: Setting) -> Callable[[int, int], i
     def rule(release_ms: int, every_ms: int) -> int:
         args = (release_ms, every_ms) if arity == 2 else (release_ms, every_ms, release_ms + setting.run_ms)
         try:
-            return fn(*args)
-        except Exception as exc:
-            raise RuleError(f"your rule raised {type(exc).__name__}: {exc} (called with {args})") from None
+            answer = fn(*args)
+        except Exception as exc:  # noqa: BLE001 - whatever the learner's function raises is explained
+            raise RuleError(f"your rule raised {type(exc).__name__}: {_said(exc)} (called with {args})") from None
+        return instant(answer)
 
     return rule
+
+
+def _said(exc: BaseException) -> str:
+    try:
+        return printable(str(exc))[:300]
+    except Exception:  # noqa: BLE001 - an exception whose str() fails
+        return "(its message cannot be shown)"
+
+
+def instant(answer: object) -> int:
+    """The rule's answer as an instant in ms the clock and the scripts can take, or RuleError."""
+    if answer is None:
+        raise RuleError("your rule returned None: a missing return? it must return the next run in ms")
+    if isinstance(answer, bool) or not isinstance(answer, int | float):
+        got = f"{type(answer).__name__} {validate._short(answer)}"
+        raise RuleError(
+            f"your rule's answer is not a time in whole milliseconds: expected milliseconds as an int, got {got}"
+        )
+    try:
+        ms = whole_ms(answer, "the next run")
+    except ValueError as exc:
+        said = str(exc).removeprefix("the next run: ")
+        raise RuleError(f"your rule's answer is not a time in whole milliseconds: {said}") from None
+    if not MIN_INSTANT_MS <= ms <= MAX_INSTANT_MS:
+        raise RuleError(
+            f"your rule's answer ({validate._short(answer)}) is not an instant in ms the clock can reach "
+            f"(1970-01-01 to 9999-12-31 UTC, {MIN_INSTANT_MS} to {MAX_INSTANT_MS} ms)"
+        )
+    return ms
 
 
 FIXED = (
@@ -134,13 +165,29 @@ SETTINGS = st.builds(
 
 
 def check(fn: Callable[..., Any], lab: Lab | None = None) -> Check:
-    """Run ``fn`` as the pump's start-to-start rule for fixed and random settings."""
+    """Run ``fn`` as the pump's start-to-start rule for fixed and random settings. Whatever
+    ``fn`` is or does, the answer is a Check (a failed one says why)."""
     if not callable(fn):
-        raise ValueError(f"fn: expected a function (release_ms, every_ms[, finish_ms]) -> next_ms, got {fn!r:.60}")
-    _arity(fn)
+        said = f"got {type(fn).__name__} {validate._short(fn)}"
+        return _refused(f"your answer must be a function (release_ms, every_ms[, finish_ms]) -> next_ms; {said}")
+    try:
+        _arity(fn)
+    except ValueError as exc:
+        return _refused(f"your answer must be {str(exc).removeprefix('fn: expected ')}")
+    try:
+        return _check(fn)
+    except Exception as error:  # noqa: BLE001 - no answer may break the checker
+        return unexpected("next_run", error)
+
+
+def _refused(reason: str) -> Check:
+    return Check("next_run", False, f"next_run: FAILED: {reason}")
+
+
+def _check(fn: Callable[..., Any]) -> Check:
     mine, theirs = queues("next-run")
     start = parse_instant("2026-01-05T09:00:00Z")
-    with session(lab, "next-run") as (base, _):
+    with session(None, "next-run") as (base, _):
 
         def compare(setting: Setting) -> tuple[Timelines, str | None]:
             ref = releases(base, theirs, setting, Measure.START_TO_START)
@@ -199,7 +246,7 @@ def _failed(scenario: str, lines: Timelines, error: str | None, fn: Callable[...
             said = ""
             if previous is not None and previous == lines.reference[i - 1]:
                 args = (previous, s.every_ms) if _arity(fn) == 2 else (previous, s.every_ms, previous + s.run_ms)
-                said = f"your rule gave next = {at(int(fn(*args)))} for the run released at {at(previous)}; "
+                said = f"your rule gave next = {at(instant(fn(*args)))} for the run released at {at(previous)}; "
             out.append(
                 f"  run #{i + 1} is where they part: {said}yours released it at {at(lines.yours[i])}, "
                 f"start-to-start at {at(lines.reference[i])} (release + every)"

@@ -11,11 +11,28 @@ from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
 
-from ..backend import fields, scored
+from ..backend import scored
 from ..outcome import Outcome
 from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
-from .check import Check, Unsteady, at, clear, printable, queues, session, sim, smallest, span, unexpected, unsteady
+from .check import (
+    Check,
+    Key,
+    Unsteady,
+    at,
+    clear,
+    key_differences,
+    keyspace,
+    lua_text,
+    printable,
+    queues,
+    session,
+    sim,
+    smallest,
+    span,
+    unexpected,
+    unsteady,
+)
 from .explain import attempt, explain_error
 from .learner import with_scripts
 
@@ -65,6 +82,7 @@ class State:
     rows: tuple[tuple[str, int], ...]
     records: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
     odd: str = ""  # a registry or record key of the wrong type
+    keys: tuple[Key, ...] = ()  # every key of the server: types, TTLs, the wait list, anything else
 
     def text(self) -> str:
         rows = ", ".join(f"{short(member)} @ {at(score)}" for member, score in self.rows) or "(empty)"
@@ -78,21 +96,30 @@ class State:
 
 
 def read_state(lab: Lab, queue: str, names: tuple[str, ...]) -> State:
-    client, k = lab.client, lab.keyspace(queue)
-    pipe = client.pipeline(transaction=False)
-    pipe.type(k.registry)
-    for name in names:
-        pipe.type(k.record(name))
-    kinds = pipe.execute()
-    odd = [f"{k.registry} is a {kinds[0]}"] if kinds[0] not in ("zset", "none") else []
-    rows = tuple(scored(client.zrange(k.registry, 0, -1, withscores=True))) if kinds[0] == "zset" else ()
+    """The registry rows and the records of ``names`` as the learner reads them, and every key
+    of the server (one round trip)."""
+    k = lab.keyspace(queue)
+    keys = keyspace(lab, queue)
+    found = {key.name: key for key in keys}
+
+    def key(name: str) -> Key | None:
+        return found.get(name.replace(queue, "{q}"))
+
+    registry = key(k.registry)
+    odd = [f"{k.registry} is a {registry.kind}"] if registry is not None and registry.kind != "zset" else []
+    rows: tuple[tuple[str, int], ...] = ()
+    if registry is not None and registry.kind == "zset":
+        rows = tuple(scored(registry.read))
     records = []
-    for name, kind in zip(names, kinds[1:], strict=True):
-        if kind == "hash":
-            records.append((name, tuple(sorted(fields(client.hgetall(k.record(name))).items()))))
-        elif kind != "none":
-            odd.append(f"the record of {name} is a {kind}")
-    return State(rows, tuple(records), "; ".join(odd))
+    for name in names:
+        record = key(k.record(name))
+        if record is None:
+            continue
+        if record.kind == "hash":
+            records.append((name, tuple(record.read)))  # sorted (field, value) pairs
+        else:
+            odd.append(f"the record of {name} is a {record.kind}")
+    return State(rows, tuple(records), "; ".join(odd), keys)
 
 
 @dataclass(frozen=True)
@@ -115,9 +142,21 @@ def describe(op: Op, number: int, now_ms: int) -> str:
     return f"wait {span(op.ms)}"
 
 
+def seed(lab: Lab, queue: str) -> None:
+    """What a queue holds besides its registrations: a job a tick enqueued and no worker took
+    yet (register must leave it, and the wait list, as they are)."""
+    k = lab.keyspace(queue)
+    pipe = lab.client.pipeline(transaction=False)
+    pipe.set(k.counter, 1)
+    pipe.hset(k.job("JOB-000001"), mapping={"id": "JOB-000001", "name": "digest", "fired_at_ms": "0", "template": "{}"})
+    pipe.lpush(k.wait, "JOB-000001")
+    pipe.execute()
+
+
 def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Played]:
-    """Run ``ops`` on an emptied ``queue`` from START; stops after a step that failed."""
+    """Run ``ops`` on an emptied ``queue`` (a job waiting) from START; stops after a step that failed."""
     clear(lab, queue)
+    seed(lab, queue)
     sim_lab, clock = sim(lab)
     rep = sim_lab.repeat(queue)
     names = tuple(sorted({op.name for op in ops if not isinstance(op, WaitOp)}))
@@ -194,12 +233,13 @@ def _parted(yours: list[Played], ref: list[Played]) -> int | None:
 def check(lua_source: str, lab: Lab | None = None) -> Check:
     """Run ``lua_source`` as register.lua against every scenario; the first, smallest that fails
     is explained, with the keyspace before and after."""
-    if not isinstance(lua_source, str) or not lua_source.strip():
-        raise ValueError(f"lua_source: expected the Lua text of your register script, got {lua_source!r:.60}")
+    refused = lua_text("register", "register.lua", lua_source)
+    if refused is not None:
+        return refused
     with session(lab, "register", lua=True) as (sandboxed, reference):
-        learner = with_scripts(sandboxed, register=lua_source)
         scenario = [""]
         try:
+            learner = with_scripts(sandboxed, register=lua_source)
             return _search(reference, learner, scenario)
         except Stopped as stop:
             return _stopped(scenario[0], getattr(stop, "steps", []))
@@ -312,4 +352,7 @@ def why(mine: Played, ref: Played) -> str:
         if unchanged:
             return f"{what} rewrote the record; a live name's record stays as it was"
         return "the record should hold every_ms and template as given"
+    differences = key_differences(mine.after.keys, ref.after.keys)
+    if differences:
+        return f"{what} {differences[0]}; register writes only the registry row and the record"
     return f"{what} left the keyspace different from the reference"

@@ -5,10 +5,11 @@ of bounded memory from which no Python object can be reached. The worker process
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from importlib import resources
 from typing import Any
+
+from . import libs
 
 #: Seconds a script may run before the hook stops it.
 LIMIT_S = 1.0
@@ -46,9 +47,10 @@ class _Limited:
 class _Sandboxed:
     """A fakeredis server's Lua runtime whose ``execute`` of a script goes through the runner."""
 
-    def __init__(self, runtime: Any, run: Any) -> None:
+    def __init__(self, runtime: Any, run: Any, error: type[Exception]) -> None:
         self._runtime = runtime
         self._run = run
+        self._error = error
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._runtime, name)
@@ -56,7 +58,13 @@ class _Sandboxed:
     def execute(self, code: Any, *args: Any) -> Any:
         if code in (_CLEANUP, _CLEANUP.encode()) or args:
             return self._runtime.execute(code, *args)
-        return self._run(code)
+        try:
+            return self._run(code)
+        except self._error as error:  # Valkey 9's text, not fakeredis's "Error running script (call to f_...)"
+            from fakeredis._helpers import SimpleError
+
+            text = _describe(error).decode("utf-8", "replace").split("\nstack traceback:", 1)[0]
+            raise SimpleError(text) from None
 
 
 def _describe(error: Any) -> bytes:
@@ -65,57 +73,13 @@ def _describe(error: Any) -> bytes:
     return str(getattr(inner, "value", None) or inner).encode()
 
 
-class _Json:
-    """cjson.encode and cjson.decode for the runner: Lua values in, Lua values out, cjson.null as
-    the runner's own null, errors worded as Valkey's cjson words them."""
+def _command_kind(name: bytes) -> bytes | None:
+    """``b"write"`` or ``b"read"`` for a command (lower case) fakeredis knows, None for one it does not."""
+    from fakeredis.model import get_command_info, is_write_command
 
-    def __init__(self, module: Any, runtime: Any) -> None:
-        self._module, self._runtime = module, runtime
-        self.null: Any = None  # the runner's cjson.null, once the runner is loaded
-
-    def encode(self, value: Any) -> bytes:
-        try:
-            return json.dumps(self._python(value), separators=(",", ":")).encode()
-        except RecursionError:
-            raise ValueError("Cannot serialise, excessive nesting (1001)") from None
-
-    def _python(self, value: Any) -> Any:
-        kind = self._module.lua_type(value)
-        if value is self.null or kind == "userdata":
-            return None
-        if isinstance(value, bytes):
-            return value.decode("utf-8", "replace")
-        if kind in ("function", "thread"):
-            raise ValueError(f"Cannot serialise {kind}: type not supported")
-        if kind != "table":
-            return value
-        items = list(value.items())
-        if all(isinstance(key, int) for key, _ in items) and sorted(k for k, _ in items) == list(
-            range(1, len(items) + 1)
-        ):
-            return [self._python(item) for _, item in sorted(items, key=lambda pair: pair[0])]
-        return {str(self._python(key)): self._python(item) for key, item in items}
-
-    def decode(self, text: Any) -> Any:
-        if not isinstance(text, bytes):
-            raise ValueError("bad argument #1 to 'decode' (string expected)")
-        try:
-            return self._lua(json.loads(text))
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{error.msg} at character {error.pos + 1}") from None
-        except RecursionError:
-            raise ValueError("Found too many nested data structures (1001)") from None
-
-    def _lua(self, value: Any) -> Any:
-        if value is None:
-            return self.null
-        if isinstance(value, str):
-            return value.encode()
-        if isinstance(value, list):
-            return self._runtime.table_from([self._lua(item) for item in value])
-        if isinstance(value, dict):
-            return self._runtime.table_from({self._lua(key): self._lua(item) for key, item in value.items()})
-        return value
+    if not isinstance(name, bytes) or get_command_info(name) is None:
+        return None
+    return b"write" if is_write_command(name) else b"read"
 
 
 def server(tick: Callable[[int], float] | None = None, check_s: float | None = None) -> Any:
@@ -135,8 +99,11 @@ def server(tick: Callable[[int], float] | None = None, check_s: float | None = N
         client.close()
     runtime = fake._lua_runtime  # type: ignore[attr-defined]
     text = resources.files(__package__).joinpath("runner.lua").read_text(encoding="utf-8")
-    codec = _Json(scripting_mixin.LUA_MODULE, runtime)
+    module = scripting_mixin.LUA_MODULE
+    codec = libs.Json(module, runtime)
     limits = (LIMIT_S, MEMORY_BYTES // 1024, _describe, check_s)
-    run, codec.null = runtime.execute(text, tick, *limits, codec.encode, codec.decode)
-    fake._lua_runtime = _Sandboxed(runtime, run)  # type: ignore[attr-defined]
+    bit = runtime.table_from({name.encode(): fn for name, fn in libs.bit_library().items()})
+    valkey = (codec.encode, codec.decode, libs.sha1hex, bit, _command_kind)
+    run, codec.null = runtime.execute(text, tick, *limits, *valkey)
+    fake._lua_runtime = _Sandboxed(runtime, run, module.LuaError)  # type: ignore[attr-defined]
     return fake

@@ -1,0 +1,455 @@
+"""Valkey's cjson, bit and ``redis.sha1hex`` for the sandbox's Lua, in Python: Lua values in, Lua
+values out, and every error in the words Valkey 9 uses (lua_cjson 2.1.0, LuaBitOp 1.0.2), so a
+script reads the same text in the sandbox as on the server (tests/test_conformance.py measures it).
+
+Each function raises :class:`LuaArgError` or ``ValueError`` with the message alone; the runner
+(``runner.lua``) raises it in Lua at the script's line, as ``luaL_error`` does on Valkey.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+ENCODE_MAX_DEPTH = 1000
+DECODE_MAX_DEPTH = 1000
+SPARSE_RATIO = 2
+SPARSE_SAFE = 10
+
+
+@contextmanager
+def _deep() -> Iterator[None]:
+    """Room on Python's stack for cjson's 1,000 levels of nesting (a few frames each)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 8000))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+class LuaArgError(ValueError):
+    """A bad argument, worded as luaL_argerror words it."""
+
+
+def _number_text(value: float) -> str:
+    """A number as cjson writes it: ``%.14g``."""
+    return f"{value:.14g}"
+
+
+# cjson escapes the control characters, '"', '\\', '/' and DEL; every other byte goes out as it is.
+_ESCAPES = {i: f"\\u{i:04x}" for i in range(32)}
+_ESCAPES.update({8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\", 47: "\\/", 127: "\\u007f"})
+_ESCAPE_BYTES = {i: text.encode() for i, text in _ESCAPES.items()}
+
+
+def _string(value: bytes) -> bytes:
+    return b'"' + b"".join(_ESCAPE_BYTES.get(b, bytes((b,))) for b in value) + b'"'
+
+
+class Json:
+    """cjson.encode and cjson.decode over one Lua runtime; ``null`` is the runner's cjson.null."""
+
+    def __init__(self, module: Any, runtime: Any) -> None:
+        self._module, self._runtime = module, runtime
+        self.null: Any = None
+
+    # -- encode ---------------------------------------------------------------------------------
+
+    def encode(self, *args: Any) -> bytes:
+        if len(args) != 1:
+            raise LuaArgError("bad argument #1 to 'encode' (expected 1 argument)")
+        out: list[bytes] = []
+        with _deep():
+            self._encode(args[0], 0, out)
+        return b"".join(out)
+
+    def _kind(self, value: Any) -> str:
+        if value is None:
+            return "nil"
+        if isinstance(value, bool):
+            return "boolean"
+        if isinstance(value, (int, float)):
+            return "number"
+        if isinstance(value, bytes):
+            return "string"
+        if type(value).__name__ == "_LuaCoroutineFunction":  # how lupa hands over a coroutine
+            return "thread"
+        return str(self._module.lua_type(value))
+
+    def _encode(self, value: Any, depth: int, out: list[bytes]) -> None:
+        kind = "nil" if value is self.null else self._kind(value)  # in the browser null is a Python object
+        if kind == "string":
+            out.append(_string(value))
+        elif kind == "number":
+            out.append(self._number(value))
+        elif kind == "boolean":
+            out.append(b"true" if value else b"false")
+        elif kind in ("nil", "userdata"):  # the only userdata a script holds is cjson.null
+            out.append(b"null")
+        elif kind == "table":
+            depth += 1
+            if depth > ENCODE_MAX_DEPTH:
+                raise ValueError(f"Cannot serialise, excessive nesting ({depth})")
+            self._table(value, depth, out)
+        else:
+            raise ValueError(f"Cannot serialise {kind}: type not supported")
+
+    @staticmethod
+    def _number(value: float) -> bytes:
+        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+            raise ValueError("Cannot serialise number: must not be NaN or Inf")
+        return _number_text(value).encode()
+
+    def _table(self, table: Any, depth: int, out: list[bytes]) -> None:
+        items = list(table.items())
+        length = self._array_length(items)
+        if length > 0:
+            values = dict(items)
+            out.append(b"[")
+            for index in range(1, length + 1):
+                if index > 1:
+                    out.append(b",")
+                self._encode(values.get(index, values.get(float(index))), depth, out)
+            out.append(b"]")
+            return
+        out.append(b"{")
+        for number, (key, item) in enumerate(items):
+            if number:
+                out.append(b",")
+            kind = self._kind(key)
+            if kind == "string":
+                out.append(_string(key))
+            elif kind == "number":
+                out.append(b'"' + self._number(key) + b'"')
+            else:
+                raise ValueError(f"Cannot serialise {kind}: table key must be a number or string")
+            out.append(b":")
+            self._encode(item, depth, out)
+        out.append(b"}")
+
+    def _array_length(self, items: list[tuple[Any, Any]]) -> int:
+        """cjson's lua_array_length: the largest key when every key is a positive whole number
+        (0 for an empty table, -1 when not an array); an error when the array is too sparse."""
+        largest = 0
+        for key, _ in items:
+            if isinstance(key, bool) or not isinstance(key, (int, float)):
+                return -1
+            if key < 1 or math.floor(key) != key:
+                return -1
+            largest = max(largest, int(key))
+        if largest > len(items) * SPARSE_RATIO and largest > SPARSE_SAFE:
+            raise ValueError("Cannot serialise table: excessively sparse array")
+        return largest
+
+    # -- decode ---------------------------------------------------------------------------------
+
+    def decode(self, *args: Any) -> Any:
+        if len(args) != 1:
+            raise LuaArgError("bad argument #1 to 'decode' (expected 1 argument)")
+        text = args[0]
+        if isinstance(text, (int, float)) and not isinstance(text, bool):
+            text = _number_text(text).encode()  # lua_tolstring's own form of a number ("%.14g")
+        if not isinstance(text, bytes):
+            raise LuaArgError(f"bad argument #1 to 'decode' (string expected, got {self._kind(text)})")
+        if len(text) >= 2 and (not text[0] or not text[1]):
+            raise ValueError("JSON parser does not support UTF-16 or UTF-32")
+        with _deep():
+            return _Parser(text.split(b"\0", 1)[0], self).document()
+
+
+_TOKEN_NAMES = {
+    "{": "T_OBJ_BEGIN",
+    "}": "T_OBJ_END",
+    "[": "T_ARR_BEGIN",
+    "]": "T_ARR_END",
+    ":": "T_COLON",
+    ",": "T_COMMA",
+}
+_NUMBER = re.compile(
+    rb"[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
+    rb"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+    rb"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN](?:\([0-9A-Za-z_]*\))?)"
+)
+_HEX4 = re.compile(rb"[0-9a-fA-F]{4}")
+_SIMPLE_ESCAPES = {ord('"'): b'"', ord("\\"): b"\\", ord("/"): b"/", ord("b"): b"\b", ord("t"): b"\t"}
+_SIMPLE_ESCAPES.update({ord("n"): b"\n", ord("f"): b"\f", ord("r"): b"\r"})
+
+
+def _strtod(text: bytes) -> float | None:
+    """C's strtod on the front of ``text`` (decimal, hex, inf, nan), or None when it reads nothing."""
+    found = _NUMBER.match(text)
+    if found is None:
+        return None
+    body = found.group().decode()
+    sign = -1.0 if body.startswith("-") else 1.0
+    bare = body.lstrip("+-").lower()
+    if bare.startswith("0x"):
+        return sign * float.fromhex(bare if "p" in bare else bare + "p0")
+    if bare.startswith("inf"):
+        return sign * math.inf
+    if bare.startswith("nan"):
+        return math.nan
+    return float(body)
+
+
+class _Token:
+    __slots__ = ("index", "kind", "value")
+
+    def __init__(self, kind: str, index: int, value: Any = None) -> None:
+        self.kind, self.index, self.value = kind, index, value
+
+
+class _Parser:
+    """lua_cjson's decoder, token by token, with its error texts."""
+
+    def __init__(self, data: bytes, codec: Json) -> None:
+        self.data, self.at, self.depth, self.codec = data, 0, 0, codec
+
+    def document(self) -> Any:
+        value = self.value(self.next())
+        token = self.next()
+        if token.kind != "T_END":
+            self.fail("the end", token)
+        return value
+
+    def fail(self, expected: str, token: _Token) -> None:
+        found = token.value if token.kind == "T_ERROR" else token.kind
+        raise ValueError(f"Expected {expected} but found {found} at character {token.index + 1}")
+
+    def next(self) -> _Token:
+        data = self.data
+        while self.at < len(data) and data[self.at] in b" \t\n\r":
+            self.at += 1
+        start = self.at
+        if start >= len(data):
+            return _Token("T_END", start)
+        char = chr(data[start])
+        if char in _TOKEN_NAMES:
+            self.at += 1
+            return _Token(_TOKEN_NAMES[char], start)
+        if char == '"':
+            return self.string()
+        if char == "-" or char.isdigit():
+            return self.number()
+        for word, kind, value in (
+            (b"true", "T_BOOLEAN", True),
+            (b"false", "T_BOOLEAN", False),
+            (b"null", "T_NULL", None),
+        ):
+            if data.startswith(word, start):
+                self.at += len(word)
+                return _Token(kind, start, value)
+        if char in "iInN+" and self._invalid_number():
+            return self.number()
+        return _Token("T_ERROR", start, "invalid token")
+
+    def _invalid_number(self) -> bool:
+        rest = self.data[self.at :]
+        if rest.startswith(b"+"):
+            return True
+        rest = rest.removeprefix(b"-")
+        return rest[:3].lower() in (b"inf", b"nan")
+
+    def number(self) -> _Token:
+        start = self.at
+        end = start
+        while end < len(self.data) and (
+            chr(self.data[end]) in "0123456789-+." or "a" <= chr(self.data[end] | 0x20) <= "y"
+        ):
+            end += 1
+        found = _NUMBER.match(self.data[start:end])
+        value = _strtod(self.data[start:end])
+        if value is None or found is None:
+            return _Token("T_ERROR", start, "invalid number")
+        self.at = start + found.end()
+        return _Token("T_NUMBER", start, value)
+
+    def string(self) -> _Token:
+        data, start = self.data, self.at
+        self.at += 1
+        out = bytearray()
+        while True:
+            if self.at >= len(data):
+                return _Token("T_ERROR", self.at, "unexpected end of string")
+            char = data[self.at]
+            if char == ord('"'):
+                self.at += 1
+                return _Token("T_STRING", start, bytes(out))
+            if char != ord("\\"):
+                out.append(char)
+                self.at += 1
+                continue
+            escape = data[self.at + 1] if self.at + 1 < len(data) else 0
+            if escape == ord("u"):
+                decoded = self.unicode()
+                if decoded is None:
+                    return _Token("T_ERROR", self.at, "invalid unicode escape code")
+                out += decoded
+                continue
+            if escape not in _SIMPLE_ESCAPES:
+                return _Token("T_ERROR", self.at, "invalid escape code")
+            out += _SIMPLE_ESCAPES[escape]
+            self.at += 2
+
+    def unicode(self) -> bytes | None:
+        data, at = self.data, self.at
+        if not _HEX4.match(data, at + 2):
+            return None
+        code, length = int(data[at + 2 : at + 6], 16), 6
+        if code & 0xF800 == 0xD800:
+            if code & 0x400 or data[at + 6 : at + 8] != b"\\u" or not _HEX4.match(data, at + 8):
+                return None
+            low = int(data[at + 8 : at + 12], 16)
+            if low & 0xFC00 != 0xDC00:
+                return None
+            code, length = (((code & 0x3FF) << 10) | (low & 0x3FF)) + 0x10000, 12
+        self.at += length
+        return chr(code).encode("utf-8", "surrogatepass")
+
+    def value(self, token: _Token) -> Any:
+        if token.kind in ("T_STRING", "T_NUMBER", "T_BOOLEAN"):
+            return token.value
+        if token.kind == "T_NULL":
+            return self.codec.null
+        if token.kind == "T_OBJ_BEGIN":
+            return self.object()
+        if token.kind == "T_ARR_BEGIN":
+            return self.array()
+        self.fail("value", token)
+        return None
+
+    def descend(self) -> None:
+        self.depth += 1
+        if self.depth > DECODE_MAX_DEPTH:
+            raise ValueError(f"Found too many nested data structures ({self.depth}) at character {self.at}")
+
+    def object(self) -> Any:
+        self.descend()
+        items: dict[Any, Any] = {}
+        token = self.next()
+        if token.kind != "T_OBJ_END":
+            while True:
+                if token.kind != "T_STRING":
+                    self.fail("object key string", token)
+                key = token.value
+                token = self.next()
+                if token.kind != "T_COLON":
+                    self.fail("colon", token)
+                items[key] = self.value(self.next())
+                token = self.next()
+                if token.kind == "T_OBJ_END":
+                    break
+                if token.kind != "T_COMMA":
+                    self.fail("comma or object end", token)
+                token = self.next()
+        self.depth -= 1
+        return self.codec._runtime.table_from(items)
+
+    def array(self) -> Any:
+        self.descend()
+        items: list[Any] = []
+        token = self.next()
+        if token.kind != "T_ARR_END":
+            while True:
+                items.append(self.value(token))
+                token = self.next()
+                if token.kind == "T_ARR_END":
+                    break
+                if token.kind != "T_COMMA":
+                    self.fail("comma or array end", token)
+                token = self.next()
+        self.depth -= 1
+        return self.codec._runtime.table_from(items)
+
+
+# -- bit (LuaBitOp) ------------------------------------------------------------------------------
+
+
+def _tobit(value: Any, position: int, name: str) -> int:
+    given = value
+    if isinstance(value, bytes):
+        try:
+            value = float(value.decode().strip())
+        except ValueError:
+            value = None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        kinds = {type(None): "no value", bytes: "string", bool: "boolean"}
+        got = kinds.get(type(given), "table")
+        raise LuaArgError(f"bad argument #{position} to '{name}' (number expected, got {got})")
+    if isinstance(value, float) and not math.isfinite(value):
+        return 0 if math.isnan(value) else 0
+    whole = round(value) if isinstance(value, float) else value  # round half to even, as the 2^52 trick
+    whole &= 0xFFFFFFFF
+    return whole - (1 << 32) if whole >= 1 << 31 else whole
+
+
+def _signed(value: int) -> int:
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def bit_library() -> dict[str, Any]:
+    """LuaBitOp's functions: 32-bit signed results, arguments read as LuaBitOp reads them."""
+
+    def fold(name: str, op: Any) -> Any:
+        def run(*args: Any) -> int:
+            result = _tobit(args[0] if args else None, 1, name)
+            for position, arg in enumerate(args[1:], 2):
+                result = op(result, _tobit(arg, position, name))
+            return _signed(result)
+
+        return run
+
+    def shift(name: str, op: Any) -> Any:
+        def run(*args: Any) -> int:
+            value = _tobit(args[0] if args else None, 1, name) & 0xFFFFFFFF
+            count = _tobit(args[1] if len(args) > 1 else None, 2, name) & 31
+            return _signed(op(value, count))
+
+        return run
+
+    def tohex(*args: Any) -> bytes:
+        value = _tobit(args[0] if args else None, 1, "tohex") & 0xFFFFFFFF
+        digits = _tobit(args[1], 2, "tohex") if len(args) > 1 and args[1] is not None else 8
+        upper = digits < 0
+        digits = min(abs(digits), 8)
+        text = f"{value:08x}"
+        text = text[8 - digits :] if digits else ""
+        return (text.upper() if upper else text).encode()
+
+    def bswap(*args: Any) -> int:
+        value = _tobit(args[0] if args else None, 1, "bswap") & 0xFFFFFFFF
+        return _signed(int.from_bytes(value.to_bytes(4, "little"), "big"))
+
+    return {
+        "tobit": lambda *a: _tobit(a[0] if a else None, 1, "tobit"),
+        "tohex": tohex,
+        "bnot": lambda *a: _signed(~_tobit(a[0] if a else None, 1, "bnot")),
+        "band": fold("band", lambda a, b: a & b),
+        "bor": fold("bor", lambda a, b: a | b),
+        "bxor": fold("bxor", lambda a, b: a ^ b),
+        "lshift": shift("lshift", lambda v, n: v << n),
+        "rshift": shift("rshift", lambda v, n: v >> n),
+        "arshift": shift("arshift", lambda v, n: _signed(v) >> n),
+        "rol": shift("rol", lambda v, n: (v << n) | (v >> (32 - n)) if n else v),
+        "ror": shift("ror", lambda v, n: (v >> n) | (v << (32 - n)) if n else v),
+        "bswap": bswap,
+    }
+
+
+def sha1hex(*args: Any) -> bytes:
+    """redis.sha1hex(text): the SHA-1 of a string (a number as its text), in hex."""
+    if len(args) != 1:
+        raise ValueError("wrong number of arguments")
+    value = args[0]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = _number_text(value).encode()
+    if not isinstance(value, bytes):
+        value = b""
+    return hashlib.sha1(value).hexdigest().encode()
