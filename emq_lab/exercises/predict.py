@@ -379,6 +379,10 @@ class Predictions:
     def questions(self) -> str:
         return "\n".join(f"{q.key}: {q.ask}" for q in self._questions.values())
 
+    def prompts(self) -> dict[str, str]:
+        """Each question's keyword and its wording, in the dive's order (a form builds its boxes from them)."""
+        return {q.key: q.ask for q in self._questions.values()}
+
     def predict(self, *, lab: Lab | None = None, **answer: Any) -> Check:
         """Right or wrong, and why, for each answer given, and which questions it left out;
         nothing is run before every key is known."""
