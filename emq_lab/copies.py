@@ -115,7 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.verb == "make":
             made = make(args.root, into=args.into)
             names = ", ".join(path.name for path in made) or "none missing"
-            print(f"your copies of the dives are in {args.into}/ (made now: {names}; an existing copy is never overwritten)")
+            print(
+                f"your copies of the dives are in {args.into}/ (made now: {names}; an existing copy is never overwritten)"
+            )
         elif args.verb == "restore":
             kept, fresh = restore(args.root, args.dive, into=args.into)
             yours = f"yours is kept as {args.into}/{kept.name}" if kept else "you had no copy of it"

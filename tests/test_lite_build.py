@@ -64,9 +64,7 @@ def test_staging_takes_the_course_and_leaves_a_learners_files_out(tmp_path: Path
             ["git", "show", f"HEAD:./{name}"], cwd=NOTEBOOKS, capture_output=True, check=True
         ).stdout
         if re.fullmatch(r"\d\d-.*\.ipynb", name):  # a dive: the learner's copy, without outputs
-            assert json.loads((staged / name).read_text(encoding="utf-8")) == copies.strip(
-                json.loads(committed)
-            )
+            assert json.loads((staged / name).read_text(encoding="utf-8")) == copies.strip(json.loads(committed))
         else:
             assert (staged / name).read_bytes() == committed
 

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from ..clock import hhmm, hhmmss
 from ..exercises.next_run_check import Timelines
 from ..schedule import MINUTE_MS
+from . import config  # noqa: F401 - plotly's config for every figure (no logo, no cloud button)
 
 LANES = (("yours", "#D55E00"), ("start-to-start", "#0072B2"))  # colour-blind safe (Okabe-Ito)
 PART_COLOUR = "#555555"

@@ -57,7 +57,8 @@ class PredictForm(View):
             raise ValueError(f"keys: name at least one question of {questions.dive}: {', '.join(prompts)}")
         unknown = [key for key in keys if key not in prompts]
         if unknown:
-            raise ValueError(f"keys: {unknown[0]} is not a question of {questions.dive}; ask one of {', '.join(prompts)}")
+            known = ", ".join(prompts)
+            raise ValueError(f"keys: {unknown[0]} is not a question of {questions.dive}; ask one of {known}")
         self.lab = lab
         self._questions = questions
         self._prompts = {key: prompts[key] for key in keys}
@@ -160,9 +161,14 @@ class PredictForm(View):
         for line in self._said.splitlines():
             if any(line.startswith(f"{key}: right") for key in keys):
                 colour = GOOD
-            elif any(line.startswith(f"{key}:") for key in keys) or self.last is None and self._said not in (
-                NOT_CHECKED,
-                EMPTY,
+            elif (
+                any(line.startswith(f"{key}:") for key in keys)
+                or self.last is None
+                and self._said
+                not in (
+                    NOT_CHECKED,
+                    EMPTY,
+                )
             ):
                 colour = BAD
             else:
