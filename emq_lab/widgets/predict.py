@@ -8,13 +8,12 @@ learner's progress either way."""
 
 from __future__ import annotations
 
-import html
 from typing import TYPE_CHECKING, Any, Protocol
 
 import ipywidgets as widgets
 
 from .note import BAD, GOOD
-from .view import View
+from .view import View, whole
 
 if TYPE_CHECKING:
     from ..exercises.check import Check
@@ -31,6 +30,7 @@ STYLE = """<style>
   overflow: visible; height: auto; margin-bottom: 2px;
 }
 .emq-predict .widget-text input { min-width: 16em; }
+.emq-predict .emq-verdict .widget-html-content { line-height: 1.4; white-space: normal; }
 </style>"""
 
 
@@ -173,5 +173,5 @@ class PredictForm(View):
                 colour = BAD
             else:
                 colour = "var(--jp-content-font-color1,#24292f)"
-            rows.append(f"<div style='color:{colour}'>{html.escape(line)}</div>")
+            rows.append(f"<div style='color:{colour}'>{whole(line)}</div>")
         self._verdict.value = "".join(rows)
