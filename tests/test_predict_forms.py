@@ -94,6 +94,13 @@ def test_the_check_button_and_enter_in_a_box_check_as_the_twin_does() -> None:
     box._handle_custom_msg({"event": "submit"}, [])  # what the page sends on Enter
     assert form.last is not None and not form.last.passed
     assert "you said 0, it is 1" in form.verdict
+    # the page sends Enter before the answer typed (it goes on the box's change event): the verdict
+    # is for the answer that lands, not for the one the kernel held when Enter came
+    box._handle_custom_msg({"event": "submit"}, [])
+    box.value = "1"
+    assert form.last is not None and form.last.passed and "occurrences_if_cancel_after_read: right" in form.verdict
+    box.value = "2"  # typed later, left the box: no Enter, no check
+    assert form.last.passed and "you said 2" not in form.verdict
 
 
 def test_nothing_typed_or_an_unknown_question_is_said_not_raised() -> None:

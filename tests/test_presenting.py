@@ -61,7 +61,7 @@ def test_the_preset_menu_names_a_preset_only_when_it_is_on_screen() -> None:
     panel = CancelPanel(lab(), "presenting-presets")
     menu = panel._preset
     keys = [key for _, key in menu.options]
-    assert keys == [*race.PRESET_LABELS, MANUAL]  # the five presets the prose names, and manual
+    assert keys == [MANUAL, *race.PRESET_LABELS]  # manual, then the five presets the prose names
     panel.play("after-enqueue")
     assert panel.preset == "after-enqueue" and "preset: cancel between enqueue and advance" in panel.readout
     panel.reset()

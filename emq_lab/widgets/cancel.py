@@ -66,7 +66,7 @@ class CancelPanel(View):
             button.on_click(self._on_step(step))
             self._buttons[step] = button
         self._preset = widgets.Dropdown(
-            options=[*((label, key) for key, label in PRESET_LABELS.items()), (MANUAL_LABEL, MANUAL)],
+            options=[(MANUAL_LABEL, MANUAL), *((label, key) for key, label in PRESET_LABELS.items())],
             value="after-read",
             description="preset",
             layout=widgets.Layout(width="auto"),

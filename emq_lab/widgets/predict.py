@@ -64,16 +64,19 @@ class PredictForm(View):
         self._prompts = {key: prompts[key] for key in keys}
         self.last: Check | None = None
         self._said = NOT_CHECKED
+        self._entered: widgets.Text | None = None  # the box where Enter was pressed, its answer still on its way
         self._boxes: dict[str, widgets.Text] = {}
         for key, ask in self._prompts.items():
             box = widgets.Text(
                 description=ask,
                 placeholder=f"your answer ({key})",
+                continuous_update=False,  # the answer is sent on Enter (or on leaving the box), whole
                 style={"description_width": "initial"},
                 layout=widgets.Layout(width="auto"),
             )
             box.add_class("emq-predict-box")
             box.on_msg(self._on_submit)  # Enter in the box sends {"event": "submit"}
+            box.observe(self._on_typed, names="value")
             self._boxes[key] = box
         self._button = widgets.Button(
             description="Check", button_style="primary", tooltip=f"check your answers ({questions.dive})"
@@ -95,6 +98,7 @@ class PredictForm(View):
         unknown = [key for key in typed if key not in self._boxes]
         if unknown:
             raise ValueError(f"{unknown[0]}: not a question of this form; its boxes are {', '.join(self._boxes)}")
+        self._entered = None
         for key, text in typed.items():
             self._boxes[key].value = str(text)
         self._said, self.last = NOT_CHECKED, None
@@ -142,9 +146,17 @@ class PredictForm(View):
 
     # -- callbacks: they set widget values, never print ------------------------------------------
 
-    def _on_submit(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
+    def _on_submit(self, box: widgets.Text, content: dict[str, Any], _buffers: Any) -> None:
+        # The page sends Enter before the answer typed (the box's value goes on its "change" event,
+        # which follows the key): check what the kernel has now, and again when the answer lands.
         if content.get("event") == "submit":
+            self._entered = box
             self._clicked(None)  # the box keeps the focus: it is never disabled
+
+    def _on_typed(self, change: dict[str, Any]) -> None:
+        if self._entered is not None and change["owner"] is self._entered:
+            self._entered = None
+            self._clicked(None)
 
     def _clicked(self, origin: widgets.Button | None) -> None:
         self._button.disabled = True
