@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
             made = make(args.root, into=args.into)
             names = ", ".join(path.name for path in made) or "none missing"
             print(
-                f"your copies of the dives are in {args.into}/ (made now: {names}; an existing copy is never overwritten)"
+                f"your copies of the dives are in {args.into}/ "
+                f"(made now: {names}; an existing copy is never overwritten)"
             )
         elif args.verb == "restore":
             kept, fresh = restore(args.root, args.dive, into=args.into)

@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 import emq_lab
-from emq_lab import exercises, keys, progress
+from emq_lab import exercises, progress
 from emq_lab.clock import SimClock
 from emq_lab.exercises import predict
 from emq_lab.exercises.check import session
+from emq_lab.keys import progress as progress_key
 from emq_lab.widgets import PredictForm
 from emq_lab.widgets.predict import EMPTY, NOT_CHECKED
 
@@ -65,7 +66,7 @@ def test_a_form_has_a_labelled_box_per_question_and_starts_unchecked() -> None:
 
 def test_a_right_and_a_wrong_answer_are_said_below_and_recorded() -> None:
     here = lab()
-    here.client.delete(keys.progress(here.namespace))
+    here.client.delete(progress_key(here.namespace))
     form = PredictForm(here, exercises.upsert, "size_after_boot_2", "boot_2_answers", "registry_after_boot_2")
     form.answer(size_after_boot_2="1", boot_2_answers="registered")
     check = form.check()
@@ -75,12 +76,12 @@ def test_a_right_and_a_wrong_answer_are_said_below_and_recorded() -> None:
     assert form.verdict.splitlines()[-1] == "not answered: registry_after_boot_2"  # this form's boxes only
     assert "naive_rows_after_3_boots" not in form.verdict
     assert form.verdict.splitlines()[1] in form.readout and "-> yours: registered" in form.readout
-    assert progress.parse(here.client.hgetall(keys.progress(here.namespace)))[0]["upsert.predict"].passed is False
+    assert progress.parse(here.client.hgetall(progress_key(here.namespace)))[0]["upsert.predict"].passed is False
     form.answer(boot_2_answers="{:ok, :exists}", registry_after_boot_2="digest @ 09:15")
     assert form.verdict == NOT_CHECKED  # typing again clears the old verdict
     right = form.check()
     assert right is not None and right.passed, form.verdict
-    assert progress.parse(here.client.hgetall(keys.progress(here.namespace)))[0]["upsert.predict"].passed is True
+    assert progress.parse(here.client.hgetall(progress_key(here.namespace)))[0]["upsert.predict"].passed is True
 
 
 def test_the_check_button_and_enter_in_a_box_check_as_the_twin_does() -> None:
