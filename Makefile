@@ -8,7 +8,7 @@ NB      ?= 00-start
 WORKERS ?= 3
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: help install lab present test lint bench bench-lite clean lite fengari axe chp hub
+.PHONY: help install lab restore present test lint bench bench-lite clean lite fengari axe chp hub
 
 ## List the targets.
 help:
@@ -30,12 +30,19 @@ $(TESTING): pyproject.toml | $(VENV)/bin/python
 ## Create .venv with the runtime and the test tools (for working on emq-lab).
 install: $(TESTING)
 
-## JupyterLab from the repository root, on the start page 00-start (or NB=...). Honours EMQ_LAB_URL and EMQ_LAB_NAMESPACE.
+## JupyterLab on your copy of the start page, work/00-start (or NB=...). Honours EMQ_LAB_URL and EMQ_LAB_NAMESPACE.
+# The learner works in work/ (gitignored): copies of the dives without outputs, made the first
+# time and never overwritten, so notebooks/ (the tested copies, outputs stored) stays as committed.
 # The announcements plugin is turned off in the venv's page config: its "get notified about Jupyter
 # news?" toast would cover the notebook on first open (and a classroom may be offline).
 lab: $(RUNTIME)
+	@$(BIN)/python -m emq_lab.copies make
 	@$(BIN)/jupyter labextension disable --level=sys_prefix @jupyterlab/apputils-extension:announcements >/dev/null 2>&1
-	$(BIN)/jupyter lab $(ROOT_OK) --ServerApp.root_dir=. --LabApp.news_url=None notebooks/$(NB).ipynb
+	$(BIN)/jupyter lab $(ROOT_OK) --ServerApp.root_dir=. --LabApp.news_url=None work/$(NB).ipynb
+
+## The course's version of a dive back in work/ (make restore NB=01-upsert); yours is kept as work/01-upsert.mine-<time>.ipynb.
+restore: $(RUNTIME)
+	$(BIN)/python -m emq_lab.copies restore $(NB)
 
 ## Voila on the notebooks folder, for presenting: make present NB=02-cadence; the class view: EMQ_LAB_URL=<your admin URL> make present NB=instructor.
 # Voila serves the whole folder so a page's links to the other dives open them; a single notebook

@@ -548,7 +548,39 @@ def walk_classroom(visit: Visit, panel: Locator) -> None:
     visit.snap(panel, "instructor-panel")
 
 
+def walk_predict(visit: Visit, panel: Locator) -> None:
+    """The dive's first prediction form, as a learner (JupyterLab) or a presenter typing the room's
+    answer (Voila) uses it: a wrong answer typed and Enter pressed, then the right one (read off the
+    wrong verdict) and Check clicked. Each verdict is said right below in a polite live region, the
+    box is labelled with its question, the focus stays where the learner was, and the result is in
+    the learner's progress."""
+    page, verdict = visit.page, panel.locator(".emq-verdict")
+    box, check = panel.locator("input[type=text]").first, button(panel, "Check")
+    expect_text(verdict, "not checked yet")
+    eventually(lambda: assert_equal(verdict.get_attribute("aria-live"), "polite"))
+    question = box.evaluate("el => el.labels.length ? el.labels[0].textContent : ''")
+    assert question.strip().endswith("?"), f"the box is not labelled with its question: {question!r}"
+    box.fill("999")
+    box.press("Enter")
+    expect_text(verdict, "not quite - you said 999, it is ")
+    assert focused(box), "Enter in the box moved the focus"
+    found = re.search(r"(\w+): not quite - you said 999, it is (\d+)\b", verdict.inner_text())
+    assert found, verdict.inner_text()
+    key, right = found.groups()
+    visit.snap(panel, "predict-wrong")
+    box.fill(right)
+    check.click()
+    expect_text(verdict, f"{key}: right - ")
+    eventually(lambda: assert_equal(focused(check), True))  # the button, disabled while it ran, has it back
+    visit.snap(panel, "predict-right")
+    dive = re.search(r"\((\w+)\)", check.get_attribute("title") or "").group(1)  # type: ignore[union-attr]
+    recorded = visit.state(f"_emq_probe.client.hget(_emq.keys.progress(_emq_probe.namespace), '{dive}.predict')")
+    assert str(recorded).startswith("passed "), recorded
+    assert page.get_by_text("Traceback").count() == 0
+
+
 WALKS: dict[str, Callable[[Visit, Locator], None]] = {
+    ".emq-predict": walk_predict,
     ".emq-boot-panel": walk_boot,
     ".emq-boot-counter": walk_counter,
     ".emq-cadence-explorer": walk_cadence,
@@ -796,6 +828,17 @@ def keys_crash(visit: Visit, panel: Locator) -> None:
     expect_text(bench, "then crashed before advance")
 
 
+def keys_predict(visit: Visit, panel: Locator) -> None:
+    """Tab to the form's first box, type, Enter: the verdict comes and the focus stays in the box."""
+    page, verdict, box = visit.page, panel.locator(".emq-verdict"), panel.locator("input[type=text]").first
+    tab_to(page, box)
+    page.keyboard.press("Control+A")
+    page.keyboard.type("998")
+    page.keyboard.press("Enter")
+    expect_text(verdict, "you said 998")
+    assert focused(box)
+
+
 KEYS: dict[str, Callable[[Visit, Locator], None]] = {
     ".emq-boot-panel": keys_boot,
     ".emq-boot-counter": keys_counter,
@@ -803,6 +846,7 @@ KEYS: dict[str, Callable[[Visit, Locator], None]] = {
     ".emq-fast-forward": keys_fast_forward,
     ".emq-cancel-panel": keys_cancel,
     ".emq-crash-panel": keys_crash,
+    ".emq-predict": keys_predict,
 }
 
 

@@ -1,6 +1,6 @@
 """Each prediction a dive asks for can be checked: every "**Predict" prompt names a question of
-its dive's ``exercises.<dive>.predict``, every question is asked somewhere in the dive, and no
-output above the upsert's prompt shows what the upsert does."""
+its dive's ``exercises.<dive>.predict`` (in its text or in the form after it), every question is
+asked somewhere in the dive, and no output above the upsert's prompt shows what the upsert does."""
 
 from __future__ import annotations
 
@@ -22,9 +22,17 @@ def cells(stem: str) -> list[dict]:
 
 
 def prompts(stem: str) -> list[str]:
-    """The paragraphs of the dive's prose that ask the learner to predict."""
-    prose = ["".join(c["source"]) for c in cells(stem) if c["cell_type"] == "markdown"]
-    return [p for text in prose for p in re.split(r"\n\s*\n", text) if "**Predict" in p]
+    """The paragraphs of the dive's prose that ask the learner to predict, each with the form that
+    follows it (its boxes name the questions the prompt asks)."""
+    dive, found = cells(stem), []
+    for index, cell in enumerate(dive):
+        if cell["cell_type"] != "markdown":
+            continue
+        form = "".join(
+            "".join(c["source"]) for c in dive[index + 1 : index + 3] if "PredictForm(" in "".join(c["source"])
+        )
+        found += [f"{p}\n{form}" for p in re.split(r"\n\s*\n", "".join(cell["source"])) if "**Predict" in p]
+    return found
 
 
 def keys(dive: exercises.predict.Predictions) -> set[str]:

@@ -42,14 +42,15 @@ def test_the_environments_bring_python_and_pip_and_install_the_package_with_its_
         assert (path.parent / package / "pyproject.toml").is_file()  # the line names the package's root
 
 
-def test_readme_badge_opens_the_start_page_in_lab() -> None:
+def test_readme_badge_opens_the_learners_copy_of_the_start_page_in_lab() -> None:
+    """Binder opens work/00-start.ipynb, the copy binder/start makes from notebooks/00-start.ipynb."""
     readme = (ROOT / "README.md").read_text()
     badge = re.search(r"\(https://mybinder\.org/v2/gh/[^)]*\?urlpath=([^)]+)\)", readme)
     assert badge, "README has no Binder badge link"
     target = badge.group(1)
-    assert target.startswith("lab/tree/")
-    assert (ROOT / target.removeprefix("lab/tree/")).is_file()
-    assert target.endswith("notebooks/00-start.ipynb")
+    assert target == "lab/tree/work/00-start.ipynb"
+    assert (ROOT / "notebooks" / "00-start.ipynb").is_file()
+    assert "python -m emq_lab.copies" in (ROOT / "binder" / "start").read_text()
 
 
 def _binder_env(port: int) -> dict[str, str]:
@@ -100,6 +101,9 @@ def test_binder_start_runs_a_valkey_and_keeps_the_embedded_default(tmp_path: Pat
         assert run.returncode == 0, run.stderr
         assert "embedded" in lines[0]
         assert lines[1] == "True"
+        # the learner's copies are made (or kept as they are) before the server starts
+        assert "your copies of the dives are in work/" in run.stderr
+        assert (ROOT / "work" / "00-start.ipynb").is_file()
     finally:
         if len(lines) > 2 and lines[2].isdigit():
             os.kill(int(lines[2]), signal.SIGTERM)

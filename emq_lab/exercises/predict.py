@@ -467,6 +467,10 @@ class Predictions:
         """Each question as a form shows it: keyword, question, kind of answer, an example of its form."""
         return tuple(Field(q.key, q.ask, q.unit, q.example) for q in self._questions.values())
 
+    def prompts(self) -> dict[str, str]:
+        """Each question's keyword and its wording, in the dive's order (a form builds its boxes from them)."""
+        return {q.key: q.ask for q in self._questions.values()}
+
     def predict(self, *, lab: Lab | None = None, **answer: Any) -> Check:
         """Right or wrong, and why, for each answer given, and which questions it left out. An
         answer that cannot be read is a line of the verdict (what was expected, and an example),

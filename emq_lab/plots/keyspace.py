@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 
 from ..clock import hhmm
 from ..dives.race import Mark
+from . import config  # noqa: F401 - plotly's config for every figure (no logo, no cloud button)
 
 Rounds = Mapping[str, Sequence[Mark]]
 

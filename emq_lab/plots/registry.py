@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from ..clock import hhmm
 from ..dives.upsert import Fired
+from . import config  # noqa: F401 - plotly's config for every figure (no logo, no cloud button)
 
 
 def _at(ms: int) -> datetime:

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from ..clock import hhmm, hhmmss
 from ..dives.cadence import Trace
 from ..schedule import MINUTE_MS, Measure
+from . import config  # noqa: F401 - plotly's config for every figure (no logo, no cloud button)
 
 # Okabe and Ito's colour-blind-safe palette; the lanes are also told apart by their row and name.
 COLOURS = {

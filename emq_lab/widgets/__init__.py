@@ -15,8 +15,9 @@ if TYPE_CHECKING:
     from .cadence import CadenceExplorer
     from .cancel import CancelPanel, CrashPanel
     from .classroom import ClassroomPanel
+    from .predict import PredictForm
 
-__all__ = ["BootPanel", "CadenceExplorer", "CancelPanel", "ClassroomPanel", "CrashPanel"]
+__all__ = ["BootPanel", "CadenceExplorer", "CancelPanel", "ClassroomPanel", "CrashPanel", "PredictForm"]
 
 _MODULES = {
     "BootPanel": "boot",
@@ -24,6 +25,7 @@ _MODULES = {
     "CancelPanel": "cancel",
     "CrashPanel": "cancel",
     "ClassroomPanel": "classroom",
+    "PredictForm": "predict",
 }
 
 

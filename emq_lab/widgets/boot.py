@@ -155,8 +155,8 @@ class BootPanel(View):
         self._state.add_class("emq-readout")  # the readout, findable by a browser test
 
         for number, button in self._buttons.items():
-            button.on_click(lambda _b, n=number: self._click(lambda: self.boot(n)))
-        self._reset.on_click(lambda _b: self._click(self.reset))
+            button.on_click(lambda b, n=number: self._click(lambda: self.boot(n), b))
+        self._reset.on_click(lambda b: self._click(self.reset, b))
         self._strategy.observe(self._on_strategy, names="value")
         self._history.observe(self._on_history, names="value")
         self._period.observe(self._on_period, names="value")
@@ -265,11 +265,11 @@ class BootPanel(View):
         return "\n".join(report(boot, queue=self.queue, of=len(self.service.history), lab=self.lab))
 
     # -- callbacks: they set widget values, never print --------------------------------------
-    def _click(self, action: Callable[[], Any]) -> None:
-        click(self.act, self._note, self.controls, action)
+    def _click(self, action: Callable[[], Any], origin: widgets.DOMWidget | None = None) -> None:
+        click(self.act, self._note, self.controls, action, origin)
 
     def _on_strategy(self, change: dict[str, Any]) -> None:
-        self._click(lambda: self._start_over(Strategy(change["new"])))
+        self._click(lambda: self._start_over(Strategy(change["new"])), self._strategy)
 
     def _on_history(self, change: dict[str, Any]) -> None:
         if not self._quiet and change["new"] is not None:

@@ -15,7 +15,7 @@ from ..dives import cadence
 from ..dives.common import start_ms as dive_start_ms
 from ..plots.timeline import timeline
 from .figure import FigureView
-from .note import BUSY, Note
+from .note import BUSY, Note, refocus
 from .view import View
 
 if TYPE_CHECKING:
@@ -213,7 +213,8 @@ class FastForwardPanel(View):
             icon="forward",
             layout=widgets.Layout(width="auto", min_width="fit-content"),  # the label whole
         )
-        self._button.on_click(lambda _: self.start())
+        self._refocus = False  # a click started the run: the button gets the focus back when it ends
+        self._button.on_click(lambda _: self._clicked())
         self.box = widgets.VBox([widgets.HBox([self._button, self._bar]), self._note.widget, self._label])
         self.box.add_class("emq-fast-forward")
 
@@ -238,6 +239,12 @@ class FastForwardPanel(View):
         self._worker = worker
         worker.start()
         return worker
+
+    def _clicked(self) -> None:
+        self._refocus = True
+        if self.start() is None and not self._button.disabled:
+            self._refocus = False  # refused, or already finished in the click (the browser edition)
+            refocus(self._button)
 
     def _run_locked(self) -> str:
         try:
@@ -288,6 +295,9 @@ class FastForwardPanel(View):
         self._bar.value = self.result.occurrences if self.result is not None else self._bar.value
         self._note.say("")  # "running" or "still working" no longer holds
         self._button.disabled = False
+        if self._refocus:
+            self._refocus = False
+            refocus(self._button)
 
     def _progress(self, fired: int) -> None:
         self._bar.value = fired

@@ -13,11 +13,16 @@ from ..clock import hhmm
 from ..dives.crash import CrashBench
 from ..dives.race import ALL_LABELS, LABELS, PRESET_LABELS, STEPS, Race, Snapshot, snapshot
 from ..schedule import MINUTE_MS
-from .note import ALREADY_RAN, BAD, GOOD, Note, click, set_disabled
+from .note import ALREADY_RAN, BAD, GOOD, Note, click, refocus, set_disabled
 from .view import View, whole
 
 if TYPE_CHECKING:
     from ..lab import Lab
+
+
+# The menu's entry once the steps on screen are a learner's own, not a preset's.
+MANUAL = "manual"
+MANUAL_LABEL = "— manual: your own steps —"
 
 
 def _keyspace_html(state: Snapshot, queue: str) -> str:
@@ -52,6 +57,7 @@ class CancelPanel(View):
         self._new_race = lambda: Race(lab, queue, name=name, every_ms=every_ms)
         self._note = Note()
         self._busy = False
+        self._quiet = False  # the menu set by the panel itself, not by a learner's choice
         self._buttons: dict[str, widgets.Button] = {}
         for step in STEPS:
             button = widgets.Button(
@@ -60,16 +66,16 @@ class CancelPanel(View):
             button.on_click(self._on_step(step))
             self._buttons[step] = button
         self._preset = widgets.Dropdown(
-            options=[(label, key) for key, label in PRESET_LABELS.items()],
+            options=[(MANUAL_LABEL, MANUAL), *((label, key) for key, label in PRESET_LABELS.items())],
             value="after-read",
             description="preset",
             layout=widgets.Layout(width="auto"),
         )
         self._preset.observe(self._on_preset, names="value")
         self._play = widgets.Button(description="play preset", button_style="primary")
-        self._play.on_click(lambda _: self._click(lambda: self.play(str(self._preset.value))))
+        self._play.on_click(lambda b: self._click(lambda: self.play(str(self._preset.value)), b))
         self._reset = widgets.Button(description="reset", button_style="")
-        self._reset.on_click(lambda _: self._click(self.reset))
+        self._reset.on_click(lambda b: self._click(self.reset, b))
         self._log = widgets.HTML()
         self._keyspace = widgets.HTML()
         for readout in (self._log, self._keyspace):  # findable by a browser test
@@ -102,7 +108,7 @@ class CancelPanel(View):
         )
 
     def _on_step(self, step: str) -> Any:
-        return lambda _: self._click(lambda: self.step(step))
+        return lambda b: self._click(lambda: self.step(step), b)
 
     # -- twins ---------------------------------------------------------------------------------
 
@@ -114,14 +120,17 @@ class CancelPanel(View):
             self._note.say(reason, "refused")
             raise ValueError(reason)
         taken = self.race.step(name)
+        self._show_preset(MANUAL)  # the steps on screen are yours now, not a preset's
         self._draw(taken.after)  # the keyspace the step just read: no second read
         self._note.say(f"{ALL_LABELS[name]}: {taken.note}", "done")
 
     def play(self, preset: str) -> None:
         """Reset and take a preset order (``before-read``, ``after-read``, ``after-enqueue``,
-        ``after-advance``)."""
+        ``after-advance``, ``re-register``)."""
+        if preset == MANUAL:
+            raise ValueError(f"preset: pick one in the menu ({', '.join(PRESET_LABELS.values())}), then play it")
         taken = self.race.play(preset)
-        self._preset.value = preset
+        self._show_preset(preset)
         self._draw(taken[-1].after if taken else self.race.start)
         self._note.say(f"played '{PRESET_LABELS[preset]}': {self.race.verdict()}", "done")
 
@@ -174,8 +183,21 @@ class CancelPanel(View):
 
     # -- callbacks: they set widget values, never print ------------------------------------------
 
-    def _click(self, action: Callable[[], Any]) -> None:
-        """Every control off while ``action`` runs; a refusal goes to the note line."""
+    @property
+    def preset(self) -> str:
+        """What the preset menu shows: a preset's key, or ``manual`` after steps of your own."""
+        return str(self._preset.value)
+
+    def _show_preset(self, preset: str) -> None:
+        self._quiet = True
+        try:
+            self._preset.value = preset
+        finally:
+            self._quiet = False
+
+    def _click(self, action: Callable[[], Any], origin: widgets.DOMWidget | None = None) -> None:
+        """Every control off while ``action`` runs; a refusal goes to the note line. The focus goes
+        back to ``origin``, or, when that step has just run, to the next step that may be taken."""
         self._busy = True
         set_disabled([*self._buttons.values(), self._play, self._reset, self._preset], True)
         try:
@@ -184,6 +206,8 @@ class CancelPanel(View):
             self._busy = False
             set_disabled([self._play, self._reset, self._preset], False)
             self._enable_steps()
+            if origin is not None:
+                refocus(origin, *self._buttons.values(), self._play)
 
     def _enable_steps(self) -> None:
         """Each step button on if the pump's order allows it now (all off before the race started)."""
@@ -191,7 +215,11 @@ class CancelPanel(View):
             button.disabled = self._busy or self._race is None or not self._race.allowed(step)
 
     def _on_preset(self, change: dict[str, Any]) -> None:
-        if self._race is not None and self._race.preset != change["new"]:
+        if self._quiet or self._race is None:
+            return
+        if change["new"] == MANUAL:
+            self._note.say("your own order: take the steps with the buttons above (reset starts over)")
+        elif self._race.preset != change["new"]:
             self._note.say(f"preset '{PRESET_LABELS[change['new']]}' chosen: press play preset to run it")
 
 
@@ -252,9 +280,9 @@ class CrashPanel(View):
         self._tick_button = widgets.Button(
             description="Tick (and restart)", button_style="primary", layout=widgets.Layout(width="auto")
         )
-        self._tick_button.on_click(lambda _: self._click(self.tick))
+        self._tick_button.on_click(lambda b: self._click(self.tick, b))
         self._reset_button = widgets.Button(description="Reset", button_style="")
-        self._reset_button.on_click(lambda _: self._click(self.reset))
+        self._reset_button.on_click(lambda b: self._click(self.reset, b))
         self._readout = widgets.HTML()
         self._readout.add_class("emq-readout")  # findable by a browser test
         self.box = widgets.VBox(
@@ -289,11 +317,11 @@ class CrashPanel(View):
 
     def _on_crash(self, change: dict[str, Any]) -> None:
         if not self._holding:
-            self._click(lambda: self.set(crash=bool(change["new"])))
+            self._click(lambda: self.set(crash=bool(change["new"])), self._crash_toggle)
 
     def _on_ids(self, change: dict[str, Any]) -> None:
         if not self._holding:
-            self._click(lambda: self.set(slot_keyed=bool(change["new"])))
+            self._click(lambda: self.set(slot_keyed=bool(change["new"])), self._ids_switch)
 
     # -- twins ---------------------------------------------------------------------------------
 
@@ -349,5 +377,5 @@ class CrashPanel(View):
             self._holding = False
         self._readout.value = _crash_html(self.bench)
 
-    def _click(self, action: Callable[[], Any]) -> None:
-        click(self.act, self._note, self.controls, action)
+    def _click(self, action: Callable[[], Any], origin: widgets.DOMWidget | None = None) -> None:
+        click(self.act, self._note, self.controls, action, origin)

@@ -18,9 +18,11 @@ from typing import Any
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
+from ..plots import config as plot_config
+
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
-# No plotly logo link; the modebar stays (zoom, pan, download) and only shows on hover.
-CONFIG: dict[str, Any] = {"displaylogo": False, "displayModeBar": "hover", "responsive": True}
+# The lab's one plotly config (no logo, no cloud "Share chart" button, a short mode bar on hover).
+CONFIG: dict[str, Any] = plot_config.CONFIG
 
 
 class FigureView:

@@ -61,12 +61,27 @@ def set_disabled(controls: list[widgets.DOMWidget], disabled: bool) -> None:
 
 
 def click(
-    act: Callable[[Callable[[], Any]], Any], note: Note, controls: list[widgets.DOMWidget], action: Callable[[], Any]
+    act: Callable[[Callable[[], Any]], Any],
+    note: Note,
+    controls: list[widgets.DOMWidget],
+    action: Callable[[], Any],
+    origin: widgets.DOMWidget | None = None,
 ) -> None:
     """What a panel's control does: every control off while ``action`` runs through the panel's
-    ``act`` (the backend's status and retries), a refusal said on the ``note`` line."""
+    ``act`` (the backend's status and retries), a refusal said on the ``note`` line. ``origin``,
+    the control that was used, gets the keyboard focus back (disabling it took the focus away)."""
     set_disabled(controls, True)
     try:
         act(lambda: note.attempt(action))
     finally:
         set_disabled(controls, False)
+        refocus(origin)
+
+
+def refocus(*candidates: widgets.DOMWidget | None) -> None:
+    """Give the keyboard focus to the first of ``candidates`` that is on (a control disabled while
+    it ran lost the focus; without this a keyboard user starts again from the top of the page)."""
+    for control in candidates:
+        if control is not None and not getattr(control, "disabled", False):
+            control.focus()
+            return

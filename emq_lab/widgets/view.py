@@ -32,7 +32,8 @@ STYLE = """<style>
 
 # ipywidgets leaves a slider's handle (role="slider") without an accessible name; this names each
 # handle after its slider's description, for screen readers, once per page (Voila's template does
-# the same; JupyterLab runs it from a panel's output, which is trusted).
+# the same; JupyterLab runs it from a panel's output, which is trusted). It also makes each
+# ``emq-live`` element (a form's verdict) a polite live region, so a new verdict is read out.
 NAME_SLIDERS = """(function () {
   if (window.__emqNamesSliders) { return; }
   window.__emqNamesSliders = true;
@@ -40,6 +41,10 @@ NAME_SLIDERS = """(function () {
     root.querySelectorAll('.widget-slider [role="slider"]:not([aria-label])').forEach(function (handle) {
       var label = handle.closest('.widget-slider').querySelector('.widget-label');
       if (label && label.textContent.trim()) { handle.setAttribute('aria-label', label.textContent.trim()); }
+    });
+    root.querySelectorAll('.emq-live:not([aria-live])').forEach(function (region) {
+      region.setAttribute('role', 'status');
+      region.setAttribute('aria-live', 'polite');
     });
   }
   var queued = false;  // one pass per frame, however many nodes the page adds

@@ -1,0 +1,189 @@
+"""PredictForm: a dive's Predict prompt as a form on the page, where the question is asked.
+
+One labelled box per question, a Check button (Enter in a box checks too), and the verdict with
+its reason right below, in a live region a screen reader announces. The form builds itself from
+the dive's questions (``exercises.<dive>.prompts()``) and checks through the same call as its twin
+in code, ``exercises.<dive>.predict(lab=..., **answers)``, so the result is recorded in the
+learner's progress either way."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+import ipywidgets as widgets
+
+from .note import BAD, GOOD
+from .view import View, whole
+
+if TYPE_CHECKING:
+    from ..exercises.check import Check
+    from ..lab import Lab
+
+NOT_CHECKED = "not checked yet: type your answers, then press Check (or Enter in a box)"
+EMPTY = "nothing to check yet: type an answer in at least one box"
+
+# The question above its box, wrapped, never cut off with an ellipsis; the box as wide as the form.
+STYLE = """<style>
+.emq-predict .widget-text { flex-wrap: wrap; width: 100%; max-width: 48em; }
+.emq-predict .widget-text .widget-label {
+  white-space: normal; width: 100% !important; max-width: 100%; text-align: left; line-height: 1.4;
+  overflow: visible; height: auto; margin-bottom: 2px;
+}
+.emq-predict .widget-text input { min-width: 16em; }
+.emq-predict .emq-verdict .widget-html-content { line-height: 1.4; white-space: normal; }
+</style>"""
+
+
+class Questions(Protocol):
+    """What a form needs of a dive's questions (``emq_lab.exercises.upsert`` and its kin)."""
+
+    dive: str
+
+    def prompts(self) -> dict[str, str]: ...
+
+    def predict(self, *, lab: Lab | None = None, **answer: Any) -> Check: ...
+
+
+class PredictForm(View):
+    """``PredictForm(lab, exercises.upsert, "size_after_boot_2", ...)``: a box per named question.
+
+    Twins: ``answer(key=text, ...)`` types into the boxes, ``check()`` presses Check; ``readout``
+    is the questions, the answers typed and the verdict as text; ``last`` the last Check.
+    """
+
+    def __init__(self, lab: Lab, questions: Questions, *keys: str) -> None:
+        prompts = questions.prompts()
+        if not keys:
+            raise ValueError(f"keys: name at least one question of {questions.dive}: {', '.join(prompts)}")
+        unknown = [key for key in keys if key not in prompts]
+        if unknown:
+            known = ", ".join(prompts)
+            raise ValueError(f"keys: {unknown[0]} is not a question of {questions.dive}; ask one of {known}")
+        self.lab = lab
+        self._questions = questions
+        self._prompts = {key: prompts[key] for key in keys}
+        self.last: Check | None = None
+        self._said = NOT_CHECKED
+        self._entered: widgets.Text | None = None  # the box where Enter was pressed, its answer still on its way
+        self._boxes: dict[str, widgets.Text] = {}
+        for key, ask in self._prompts.items():
+            box = widgets.Text(
+                description=ask,
+                placeholder=f"your answer ({key})",
+                continuous_update=False,  # the answer is sent on Enter (or on leaving the box), whole
+                style={"description_width": "initial"},
+                layout=widgets.Layout(width="auto"),
+            )
+            box.add_class("emq-predict-box")
+            box.on_msg(self._on_submit)  # Enter in the box sends {"event": "submit"}
+            box.observe(self._on_typed, names="value")
+            self._boxes[key] = box
+        self._button = widgets.Button(
+            description="Check", button_style="primary", tooltip=f"check your answers ({questions.dive})"
+        )
+        self._button.on_click(lambda _: self._clicked(self._button))
+        self._verdict = widgets.HTML(layout=widgets.Layout(min_height="1.6em", margin="2px 0"))
+        self._verdict.add_class("emq-verdict")
+        self._verdict.add_class("emq-live")  # aria-live="polite", set on the page (view.NAME_SLIDERS)
+        self._verdict.add_class("emq-readout")
+        style = widgets.HTML(STYLE, layout=widgets.Layout(height="0px", margin="0"))
+        self.box = widgets.VBox([style, *self._boxes.values(), self._button, self._verdict])
+        self.box.add_class("emq-predict")
+        self._show()
+
+    # -- twins ---------------------------------------------------------------------------------
+
+    def answer(self, **typed: Any) -> None:
+        """Type into the boxes (``key="09:15"``); the verdict goes back to not checked."""
+        unknown = [key for key in typed if key not in self._boxes]
+        if unknown:
+            raise ValueError(f"{unknown[0]}: not a question of this form; its boxes are {', '.join(self._boxes)}")
+        self._entered = None
+        for key, text in typed.items():
+            self._boxes[key].value = str(text)
+        self._said, self.last = NOT_CHECKED, None
+        self._show()
+
+    def check(self) -> Check | None:
+        """Check the answers typed (the empty boxes are left out): the Check, recorded in the
+        learner's progress, or None when there was nothing to check or an answer was refused."""
+        given = {key: box.value.strip() for key, box in self._boxes.items() if box.value.strip()}
+        if not given:
+            self._said, self.last = EMPTY, None
+            self._show()
+            return None
+        try:
+            check = self._questions.predict(lab=self.lab, **given)
+        except ValueError as refusal:  # an answer the dive could not read: said, not raised
+            self._said, self.last = str(refusal), None
+            self._show()
+            return None
+        lines = [line for line in str(check).splitlines() if not line.startswith("not answered:")]
+        left = [key for key in self._boxes if key not in given]
+        if left:
+            lines.append(f"not answered: {', '.join(left)}")
+        self._said, self.last = "\n".join(lines), check
+        self._show()
+        return check
+
+    @property
+    def answers(self) -> dict[str, str]:
+        return {key: box.value for key, box in self._boxes.items()}
+
+    @property
+    def verdict(self) -> str:
+        """The verdict as text: ``not checked yet ...`` until Check is pressed."""
+        return self._said
+
+    @property
+    def readout(self) -> str:
+        rows = [f"predict ({self._questions.dive}):"]
+        for key, ask in self._prompts.items():
+            typed = self._boxes[key].value.strip()
+            rows.append(f"  {key}: {ask}" + (f"  -> yours: {typed}" if typed else ""))
+        rows += [f"  {line}" if i else f"verdict: {line}" for i, line in enumerate(self._said.splitlines())]
+        return "\n".join(rows)
+
+    # -- callbacks: they set widget values, never print ------------------------------------------
+
+    def _on_submit(self, box: widgets.Text, content: dict[str, Any], _buffers: Any) -> None:
+        # The page sends Enter before the answer typed (the box's value goes on its "change" event,
+        # which follows the key): check what the kernel has now, and again when the answer lands.
+        if content.get("event") == "submit":
+            self._entered = box
+            self._clicked(None)  # the box keeps the focus: it is never disabled
+
+    def _on_typed(self, change: dict[str, Any]) -> None:
+        if self._entered is not None and change["owner"] is self._entered:
+            self._entered = None
+            self._clicked(None)
+
+    def _clicked(self, origin: widgets.Button | None) -> None:
+        self._button.disabled = True
+        try:
+            self.act(self.check)
+        finally:
+            self._button.disabled = False
+            if origin is not None:
+                origin.focus()  # a disabled button loses the focus; give it back
+
+    def _show(self) -> None:
+        keys = tuple(self._boxes)
+        rows = []
+        for line in self._said.splitlines():
+            if any(line.startswith(f"{key}: right") for key in keys):
+                colour = GOOD
+            elif (
+                any(line.startswith(f"{key}:") for key in keys)
+                or self.last is None
+                and self._said
+                not in (
+                    NOT_CHECKED,
+                    EMPTY,
+                )
+            ):
+                colour = BAD
+            else:
+                colour = "var(--jp-content-font-color1,#24292f)"
+            rows.append(f"<div style='color:{colour}'>{whole(line)}</div>")
+        self._verdict.value = "".join(rows)

@@ -1,0 +1,74 @@
+"""Presenting: figures without plotly's logo and cloud button, the keyboard focus kept on a control
+after it ran, and a preset menu that names only what is on screen."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+import emq_lab
+from emq_lab.clock import SimClock
+from emq_lab.dives import race
+from emq_lab.plots import config, registry, timeline
+from emq_lab.widgets import BootPanel, CancelPanel
+from emq_lab.widgets.cancel import MANUAL
+from emq_lab.widgets.figure import FigureView
+
+
+def lab() -> emq_lab.Lab:
+    return emq_lab.connect(clock=SimClock("2026-01-05T09:00:00Z"), namespace="presenting")  # embedded
+
+
+@pytest.mark.parametrize("renderer", ["plotly_mimetype", "jupyterlab", "notebook_connected"])
+def test_a_figure_is_shown_without_the_logo_or_the_share_button(renderer: str) -> None:
+    assert registry.config is config and timeline.config is config  # each figure module sets it up
+    bundle = pio.renderers[renderer].to_mimebundle(go.Figure().to_dict())
+    shown = bundle.get("application/vnd.plotly.v1+json", {}).get("config") or pio.renderers[renderer].config
+    assert shown["displaylogo"] is False and shown["showSendToCloud"] is False
+    assert "lasso2d" in shown["modeBarButtonsToRemove"]
+    view = FigureView(go.Figure())
+    assert view.widget.outputs[0]["data"]["application/vnd.plotly.v1+json"]["config"] == config.CONFIG
+
+
+@pytest.fixture
+def focused(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The widgets that were sent the focus, in order (what the page would do with the message)."""
+    sent: list[Any] = []
+    monkeypatch.setattr(widgets.DOMWidget, "focus", lambda self: sent.append(self))
+    return sent
+
+
+def test_a_panel_button_gets_the_focus_back_after_its_run(focused: list[Any]) -> None:
+    panel = BootPanel(lab(), "presenting-boot")
+    first = panel._buttons[1]
+    first.click()
+    assert focused == [first] and not first.disabled
+
+
+def test_a_step_that_ran_hands_the_focus_to_the_next_step(focused: list[Any]) -> None:
+    panel = CancelPanel(lab(), "presenting-race")
+    panel._buttons["read"].click()
+    assert panel._buttons["read"].disabled  # it ran: the focus cannot stay on it
+    assert len(focused) == 1 and focused[0] is not panel._buttons["read"] and not focused[0].disabled
+    assert focused[0] in panel._buttons.values()
+
+
+def test_the_preset_menu_names_a_preset_only_when_it_is_on_screen() -> None:
+    panel = CancelPanel(lab(), "presenting-presets")
+    menu = panel._preset
+    keys = [key for _, key in menu.options]
+    assert keys == [MANUAL, *race.PRESET_LABELS]  # manual, then the five presets the prose names
+    panel.play("after-enqueue")
+    assert panel.preset == "after-enqueue" and "preset: cancel between enqueue and advance" in panel.readout
+    panel.reset()
+    panel.step("read")
+    assert panel.preset == MANUAL, "manual steps: the menu no longer names the preset played before"
+    assert "preset:" not in panel.readout.splitlines()[0]
+    with pytest.raises(ValueError, match="preset: pick one in the menu"):
+        panel.play(MANUAL)
+    menu.value = "after-advance"  # a learner's choice is said, not played
+    assert "press play preset" in panel.note
