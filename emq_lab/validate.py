@@ -64,9 +64,10 @@ def integer(value: object, field: str, low: int, high: int | None = None, *, uni
     (a named period) comes back as its plain int, as the scripts expect."""
     top = MAX_INT64 if high is None else high
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= top:
-        huge = isinstance(value, int) and not isinstance(value, bool) and not MIN_INT64 <= value <= MAX_INT64
-        if huge and high is None and value > MAX_INT64:
-            int64(value, field)  # says it is past what the protocol carries
+        number = value if isinstance(value, int) and not isinstance(value, bool) else 0
+        huge = not MIN_INT64 <= number <= MAX_INT64
+        if huge and high is None and number > MAX_INT64:
+            int64(number, field)  # says it is past what the protocol carries
         within = f">= {low:,}" if high is None else f"from {low:,} to {high:,}"
         got = _short(value) if huge else f"{type(value).__name__} {_short(value)}"
         raise ValueError(f"{field}: expected an int {within}{unit}, got {got}")
