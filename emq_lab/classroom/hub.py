@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
-from .. import errors, validate
+from .. import copies, errors, validate
 from ..backend import open_client
 from .users import make_learner, make_observer, revoke_learner
 
@@ -119,17 +119,6 @@ def settings_from_env() -> HubSettings:
     return HubSettings(server, password, prefix=os.environ.get(PREFIX_ENV, "learner-"), **extra)
 
 
-def stripped(notebook: dict[str, Any]) -> dict[str, Any]:
-    """``notebook`` with no outputs and no execution counts."""
-    cells = []
-    for cell in notebook.get("cells", []):
-        cell = dict(cell)
-        if cell.get("cell_type") == "code":
-            cell["outputs"], cell["execution_count"] = [], None
-        cells.append(cell)
-    return {**notebook, "cells": cells}
-
-
 def copy_notebooks(
     source: Path, names: tuple[str, ...], folder: Path, *, owner: tuple[int, int] | None = None
 ) -> list[Path]:
@@ -141,8 +130,7 @@ def copy_notebooks(
         target = folder / name
         if target.exists():
             continue
-        notebook = json.loads((source / name).read_text(encoding="utf-8"))
-        target.write_text(json.dumps(stripped(notebook), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        copies.strip_file(source / name, target)
         written.append(target)
     # No "get notified about Jupyter news?" toast over the first notebook (a class may be offline).
     config = folder.parent / ".jupyter" / "labconfig" / "page_config.json"
