@@ -14,8 +14,8 @@ rm -rf node_modules/fengari # pristine before the patches below
 npm install --no-audit --no-fund --silent "fengari@$FENGARI" "esbuild@$ESBUILD"
 # The work meter (see lite/fengari-entry.js): a few lines patched into fengari's own source, so
 # that every VM instruction, every call of a JS function, every string allocation or formatting,
-# every table access of the table library, every copy of string.rep and every step of the pattern
-# matcher is counted, whatever hook a script set or cleared.
+# every new table key, every table access of the table library, every copy of string.rep and every
+# step of the pattern matcher is counted, whatever hook a script set or cleared.
 # Each anchor must be found exactly once (else the fengari pinned in pins.env changed: stop).
 node - "node_modules/fengari/src" <<'JS'
 const fs = require("fs");
@@ -23,7 +23,7 @@ const path = require("path");
 const src = process.argv[2];
 fs.writeFileSync(path.join(src, "emqmeter.js"),
   "\"use strict\";\n// Filled in by lite/fengari-entry.js.\n" +
-  "module.exports = { fuel: 2 ** 52, CALL: 0, ACCESS: 0, COPY: 0, FORMAT: 0, out() {}, bytes() {}, steps() {} };\n");
+  "module.exports = { fuel: 2 ** 52, CALL: 0, ACCESS: 0, COPY: 0, FORMAT: 0, NEWKEY: 0, out() {}, bytes() {}, steps() {} };\n");
 const REQUIRE = "const emqmeter = require('./emqmeter.js');\n";
 const patches = {
   "lvm.js": [
@@ -39,6 +39,10 @@ const patches = {
     ["const ltable  = require('./ltable.js');\n", REQUIRE],
     ["const luaO_tostring = function(L, obj) {\n", "    emqmeter.fuel -= emqmeter.FORMAT;\n"],
     ["const luaO_pushvfstring = function(L, fmt, argp) {\n", "    emqmeter.fuel -= emqmeter.FORMAT;\n"],
+  ],
+  "ltable.js": [
+    ["const ldebug  = require('./ldebug.js');\n", REQUIRE],
+    ["    t.strong.set(hash, entry);\n", "    emqmeter.fuel -= emqmeter.NEWKEY;\n", true],
   ],
   "lstring.js": [
     ["const { lua_assert } = require(\"./llimits.js\");\n", REQUIRE],

@@ -23,6 +23,7 @@ import { CIST_LUA, CIST_TAIL } from "fengari/src/lstate.js";
 const BYTES_PER_UNIT = 16;
 emqmeter.CALL = 16; // a call of a JS function (a library function), beyond its instructions
 emqmeter.FORMAT = 64; // a number or a value formatted as text (tostring, string.format, ..)
+emqmeter.NEWKEY = 8; // a key new to its table (the table grows)
 emqmeter.ACCESS = 4; // t[i] read or written by the table library
 emqmeter.COPY = 1 / 8; // one copy of string.rep's string (its bytes are charged as bytes)
 const PYTHON_CALL = 400; // a call of a Python function (redis.call, ...): tens of µs
@@ -88,18 +89,18 @@ emqmeter.out = function (L) {
   luaD_throw(L, lua.LUA_ERRRUN);
 };
 
+// Work charged before it is done (stop: true) and refused for want of fuel is not spent: the fuel
+// is only marked out.
 emqmeter.bytes = function (L, count, stop) {
-  emqmeter.fuel -= count / BYTES_PER_UNIT;
-  if (stop && emqmeter.fuel < 0) {
-    emqmeter.out(L);
-  }
+  emqmeter.steps(L, count / BYTES_PER_UNIT, stop);
 };
 
-emqmeter.steps = function (L, count) {
-  emqmeter.fuel -= count;
-  if (emqmeter.fuel < 0) {
+emqmeter.steps = function (L, count, stop = true) {
+  if (stop && emqmeter.fuel < count) {
+    emqmeter.fuel = Math.min(emqmeter.fuel, 0) - 1;
     emqmeter.out(L);
   }
+  emqmeter.fuel -= count;
 };
 
 // For Python (lupa.py): the meter's state in one call each.

@@ -54,8 +54,9 @@ LUA_VERSION = (5, 3)
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 _CHUNK_NAME = "<python>"  # the bundle's meter tells the runner's frames from a script's by it
 #: Units of work (about one fengari VM instruction each) in one second of a bounded runtime's
-#: ``os.clock``: about what fengari runs in one CPU second of a plain loop under the sandbox's hook.
-WORK_RATE = 20_000_000
+#: ``os.clock``: about what fengari under Pyodide in Node ran in one CPU second (of the whole
+#: process) of a loop under the sandbox's hook (tests/lite_hostile.py: 20M units took 6-9 s).
+WORK_RATE = 3_000_000
 #: Seconds of work one call from Python into a bounded runtime may take before the meter stops its
 #: script: past the sandbox's own per-script limit (1 s), which its hook enforces where it can.
 BACKSTOP_S = 2.0
