@@ -3,12 +3,143 @@
 // take Python several calls through pyodide.ffi, each of which costs far more than the work.
 // Rebuild with lite/build-fengari.sh; the result is vendored so the wheel needs no npm.
 import { lua, lauxlib, lualib, to_luastring, FENGARI_VERSION } from "fengari";
+import emqmeter from "fengari/src/emqmeter.js";
+import { luaD_throw } from "fengari/src/ldo.js";
+import { luaO_pushfstring } from "fengari/src/lobject.js";
+import { CIST_LUA, CIST_TAIL } from "fengari/src/lstate.js";
+
+// The work meter. lite/build-fengari.sh patches fengari to take one unit of fuel per VM
+// instruction, per table access of the table library (lua_geti/lua_seti) and per step of the
+// pattern matcher, and one unit per BYTES_PER_UNIT bytes of every string or buffer it makes
+// (charged before a buffer or a concatenation is allocated). It runs in every thread, in a
+// message handler, in a hook, in a function handed to load: wherever Lua runs, whatever hook a
+// script set or cleared, because it is not a hook. Python arms it around each call into a bounded
+// runtime (emq_lab/_browser/lupa.py); once the fuel is out, every instruction stops with
+// "user_script:<line>: emq-lab stop" while a frame of the script's own is on the stack (the
+// sandbox's runner adds the line when no frame names it). The
+// runner's own frames (chunk "<python>") are not the script's: its code after the script ends
+// runs on, to report the stop. The error skips every message handler (it is thrown, not raised).
+// One unit is about one VM instruction's time; the other costs are in units, measured against it.
+const BYTES_PER_UNIT = 16;
+emqmeter.CALL = 16; // a call of a JS function (a library function), beyond its instructions
+emqmeter.FORMAT = 64; // a number or a value formatted as text (tostring, string.format, ..)
+emqmeter.NEWKEY = 8; // a key new to its table (the table grows)
+emqmeter.ACCESS = 4; // t[i] read or written by the table library
+emqmeter.COPY = 1 / 8; // one copy of string.rep's string (its bytes are charged as bytes)
+const PYTHON_CALL = 400; // a call of a Python function (redis.call, ...): tens of µs
+const UNLIMITED = 2 ** 52;
+const RUNNER = to_luastring("<python>");
+let filled = UNLIMITED; // the fuel at the last fill
+let before = 0; // the units spent before the last fill
+emqmeter.fuel = UNLIMITED;
+
+function spent() {
+  return before + filled - emqmeter.fuel;
+}
+
+function fill(units) {
+  before = spent();
+  filled = emqmeter.fuel = units;
+}
+
+function ours(proto) {
+  const source = proto.source ? proto.source.getstr() : null;
+  if (!source || source.length !== RUNNER.length) {
+    return false;
+  }
+  for (let i = 0; i < RUNNER.length; i++) {
+    if (source[i] !== RUNNER[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The line of the innermost frame of the chunk "@user_script" in thread L (-1: none), and whether
+// L runs any frame of the script's own: a Lua function not compiled by Python, or one that was
+// tail called (`return load(reader)` leaves no frame of the script's under the runner's load).
+function scan(L) {
+  let line = -1;
+  let script = false;
+  for (let ci = L.ci; ci; ci = ci.previous) {
+    if (ci.callstatus & CIST_LUA) {
+      const proto = ci.func.value.p;
+      if (!ours(proto) || ci.callstatus & CIST_TAIL) {
+        script = true;
+        const source = proto.source ? proto.source.getstr() : null;
+        if (line < 0 && source && source.length === 12 && String.fromCharCode.apply(null, source) === "@user_script") {
+          line = proto.lineinfo.length ? proto.lineinfo[ci.l_savedpc - 1] : 0;
+        }
+      }
+    }
+  }
+  return { line, script };
+}
+
+emqmeter.out = function (L) {
+  const here = scan(L);
+  const main = L === L.l_G.mainthread ? here : scan(L.l_G.mainthread);
+  if (!here.script && !main.script) {
+    return; // the runner (or Python) itself: it carries on
+  }
+  // Without a frame of "@user_script" (a tail call replaced it), the runner names the line.
+  const line = here.line >= 0 ? here.line : main.line;
+  const text = line >= 0 ? `user_script:${line}: emq-lab stop` : "emq-lab stop";
+  luaO_pushfstring(L, to_luastring("%s"), to_luastring(text));
+  luaD_throw(L, lua.LUA_ERRRUN);
+};
+
+// Work charged before it is done (stop: true) and refused for want of fuel is not spent: the fuel
+// is only marked out.
+emqmeter.bytes = function (L, count, stop) {
+  emqmeter.steps(L, count / BYTES_PER_UNIT, stop);
+};
+
+emqmeter.steps = function (L, count, stop = true) {
+  if (stop && emqmeter.fuel < count) {
+    emqmeter.fuel = Math.min(emqmeter.fuel, 0) - 1;
+    emqmeter.out(L);
+  }
+  emqmeter.fuel -= count;
+};
+
+// For Python (lupa.py): the meter's state in one call each.
+const meter = {
+  // Allow `units` more from now; returns what was allowed before, for disarm.
+  arm(units) {
+    const left = emqmeter.fuel;
+    fill(units);
+    return left;
+  },
+  // Back to no limit, or to what an outer arm() allowed, less what was spent since.
+  disarm(outer) {
+    fill(outer === undefined ? UNLIMITED : outer - (filled - emqmeter.fuel));
+  },
+  // Units spent since this realm started (every Lua state's), and the fuel left now.
+  spent,
+  left() {
+    return emqmeter.fuel;
+  },
+  // Charge work done outside the VM (by Python); true when the fuel is out.
+  charge(units) {
+    emqmeter.fuel -= units;
+    return emqmeter.fuel < 0;
+  },
+  // os.clock for a bounded state: the work spent, in seconds of `rate` units each.
+  clock(rate) {
+    return function (L) {
+      lua.lua_pushnumber(L, spent() / rate);
+      return 1;
+    };
+  },
+};
 
 // A Python callback as a Lua C function. The callback returns how many results it pushed, or -1
 // after pushing an error value: lua_error throws a JS exception, which must start here, in JS,
 // and not pass through Python on its way to the Lua VM that catches it.
 function pyfunction(callback) {
   return function (L) {
+    emqmeter.steps(L, PYTHON_CALL);
     const count = callback(L);
     if (count < 0) {
       return lua.lua_error(L);
@@ -163,5 +294,5 @@ function globalsstamp(L) {
 
 globalThis.emqFengari = {
   lua, lauxlib, lualib, to_luastring, pyfunction, pushbinary, describe, take, entries, index, pusharray,
-  guardglobals, globalsstamp, version: FENGARI_VERSION,
+  guardglobals, globalsstamp, meter, version: FENGARI_VERSION,
 };

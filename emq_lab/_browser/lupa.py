@@ -21,6 +21,17 @@ Differences from lupa on Lua 5.1 that a script can see, and what is done about t
 - A Python exception raised in a callback travels through Lua as an error value and comes out of
   ``execute`` as the same exception, as in lupa; a Lua error becomes ``LuaError`` with the message
   and a stack traceback.
+- A runtime made with ``max_memory`` (lupa's bound, which the exercises' sandbox asks for) is a
+  *bounded* one. fengari cannot count memory, so it counts work instead: the bundle's meter
+  (lite/fengari-entry.js) takes fuel for every VM instruction, library call, string byte, table
+  access and pattern step, wherever Lua runs (message handlers, coroutines, functions handed to
+  ``load``, hooks), and Python takes some for what it does for a script (:func:`charge`). Each call
+  from Python into a bounded runtime gets :data:`BACKSTOP_S` seconds of work; once it is spent, the
+  script stops at once with ``user_script:<line>: emq-lab stop`` (the sandbox's own message), and
+  so does every later instruction of the script's (a ``pcall`` that swallows the stop meets it
+  again). Its ``os.clock`` is that work in seconds (:data:`WORK_RATE` units each), never the wall
+  clock: the sandbox's per-script and per-check limits, which read ``os.clock`` in the browser,
+  count work too, so a busy machine does not trip them.
 """
 
 from __future__ import annotations
@@ -36,12 +47,22 @@ import js
 from pyodide.code import run_js
 from pyodide.ffi import create_proxy, to_js
 
-__all__ = ["LuaError", "LuaRuntime", "allow_lua_module_loading", "lua_type"]
+__all__ = ["LuaError", "LuaRuntime", "WorkLimit", "allow_lua_module_loading", "charge", "lua_type", "work_left"]
 
 LUA_VERSION = (5, 3)
 # fengari's lua_Integer range; a Python int outside it goes to Lua as a float.
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
-_CHUNK_NAME = "<python>"
+_CHUNK_NAME = "<python>"  # the bundle's meter tells the runner's frames from a script's by it
+#: Units of work (about one fengari VM instruction each) in one second of a bounded runtime's
+#: ``os.clock``: about what fengari under Pyodide in Node ran in one CPU second (of the whole
+#: process) of a loop under the sandbox's hook (tests/lite_hostile.py: 20M units took 6-9 s).
+WORK_RATE = 3_000_000
+#: Seconds of work one call from Python into a bounded runtime may take before the meter stops its
+#: script: past the sandbox's own per-script limit (1 s), which its hook enforces where it can.
+BACKSTOP_S = 2.0
+_ENTRY_UNITS = 50  # a table entry read into Python (decoded through pyodide.ffi), in units
+#: What the meter's stop says (the line is added by the runner, as for the sandbox's other stops).
+STOP = "emq-lab stop"
 _CHUNK_CACHE = 256  # compiled chunks kept, by source
 
 # Installed once per JS realm (the kernel's worker or a Node process), then shared.
@@ -60,6 +81,25 @@ def _fengari() -> Any:
 
 class LuaError(Exception):
     """A Lua error: compile errors and runtime errors, with Lua's message."""
+
+
+class WorkLimit(LuaError):
+    """Work done in Python for a bounded runtime's script (a callback) ran past the meter's fuel."""
+
+    def __init__(self) -> None:
+        super().__init__(STOP)
+
+
+def charge(units: float) -> None:
+    """Charge ``units`` of work done in Python for the script that runs now (nothing when no
+    bounded runtime runs one); raises :class:`WorkLimit` once its fuel is spent."""
+    if _bundle is not None and _bundle.meter.charge(units):
+        raise WorkLimit()
+
+
+def work_left() -> float:
+    """Units of work the script that runs now may still do (unbounded: about 2**52)."""
+    return float(_fengari().meter.left())
 
 
 class LuaSyntaxError(LuaError):
@@ -89,8 +129,16 @@ class _PyError:
 class LuaRuntime:
     """One Lua state in fengari, with lupa's constructor options that fakeredis passes."""
 
-    def __init__(self, encoding: str | None = "UTF-8", unpack_returned_tuples: bool = False, **_: Any) -> None:
+    def __init__(
+        self,
+        encoding: str | None = "UTF-8",
+        unpack_returned_tuples: bool = False,
+        max_memory: int | None = None,
+        **_: Any,
+    ) -> None:
         bundle = _fengari()
+        self._bounded = max_memory is not None
+        self._depth = 0  # calls from Python into this runtime under way
         self._f = bundle
         self._lua = lua = bundle.lua
         self._aux = bundle.lauxlib
@@ -132,6 +180,11 @@ class LuaRuntime:
         handler = self._run(setup.encode(), (), handler=False)
         assert isinstance(handler, _LuaFunction)
         self._handler = handler
+        if self._bounded:  # os.clock reads the work done, not the wall clock
+            lua.lua_getglobal(L, bundle.to_luastring("os"))
+            lua.lua_pushjsfunction(L, bundle.meter.clock(WORK_RATE))
+            lua.lua_setfield(L, -2, bundle.to_luastring("clock"))
+            self._settop(L, -2)
         bundle.guardglobals(L)
         self._rawgeti(L, self._registry, lua.LUA_RIDX_GLOBALS)
         found = self._pop()
@@ -222,7 +275,16 @@ class LuaRuntime:
         lua, state = self._lua, self._L
         for arg in args:
             self._push(arg)
-        status = lua.lua_pcall(state, len(args), lua.LUA_MULTRET, base + 1 if handler else 0)
+        meter = self._f.meter if self._bounded and self._depth == 0 else None
+        if meter is not None:
+            meter.arm(BACKSTOP_S * WORK_RATE)
+        self._depth += 1
+        try:
+            status = lua.lua_pcall(state, len(args), lua.LUA_MULTRET, base + 1 if handler else 0)
+        finally:
+            self._depth -= 1
+            if meter is not None:
+                meter.disarm()
         if status != 0:
             error = self._decode(self._take(state, -1, base).to_py()[0])
             if isinstance(error, _PyError):
@@ -389,7 +451,10 @@ class _LuaTable(_LuaObject):
 
     def _walk(self, values: bool) -> list[Any]:
         runtime = self._runtime
-        return [runtime._decode(item) for item in runtime._entries(runtime._L, self._ref, values).to_py()]
+        found = [runtime._decode(item) for item in runtime._entries(runtime._L, self._ref, values).to_py()]
+        if runtime._depth:  # read for a script (cjson.encode, a reply): a table's walk is its work
+            charge(len(found) * _ENTRY_UNITS)
+        return found
 
     def keys(self) -> list[Any]:
         runtime = self._runtime
