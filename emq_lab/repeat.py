@@ -94,8 +94,9 @@ class Repeat:
 
     def rows(self, *, due_only: bool = False, limit: int | None = None) -> list[Row]:
         """Registry members in score order with their records (None where gone)."""
-        if due_only:
-            call = scripts.due(self.k, self.lab.clock.now_ms(), validate.limit(limit or 10**9))
+        if due_only:  # due.lua reads at most MAX_DUE rows a call
+            most = scripts.MAX_DUE if limit is None else validate.integer(limit, "limit", 1, scripts.MAX_DUE)
+            call = scripts.due(self.k, self.lab.clock.now_ms(), most)
             return scripts.rows(scripts.run(self.lab.scripts, call, self.lab.client))
         members = scored(self.lab.client.zrange(self.registry_key, 0, -1, withscores=True))
         if limit is not None:
@@ -115,7 +116,7 @@ class Repeat:
         """Registrations scored at or before now, by score; members without a record are left out."""
         return [
             Due(row.name, row.every_ms, row.template or "", due_ms=row.next_ms)
-            for row in self.rows(due_only=True, limit=validate.limit(limit))
+            for row in self.rows(due_only=True, limit=limit)
             if row.every_ms is not None
         ]
 
