@@ -176,6 +176,8 @@ def embedded_client() -> redis.Redis:
     if _embedded_class is None:
 
         class EmbeddedClient(fakeredis.FakeRedis):
+            emq_url = EMBEDDED  # what a message names the backend by (scripts' batches read it too)
+
             def execute_command(self, *args: Any, **options: Any) -> Any:
                 call = super().execute_command
                 return _guarded(lambda: call(*args, **options), EMBEDDED, args, None)

@@ -14,7 +14,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     "dives": ("dives",),
     "exercises and sandbox": ("exercises", "sandbox"),
-    "views": ("plots", "widgets", "health.py"),
+    "views": ("plots", "widgets", "health.py", "copies.py"),
     "classroom": ("classroom", "progress.py"),
     "browser edition": ("_browser",),
 }  # fmt: skip
