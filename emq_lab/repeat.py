@@ -89,6 +89,9 @@ class Repeat:
     def advance_to(self, name: str, next_ms: int, *, read_ms: int | None = None) -> Outcome:
         """The advance script with a next run the caller computed (the pump's rules do)."""
         validate.name(name)
+        validate.integer(next_ms, "next_ms", validate.MIN_INT64)
+        if read_ms is not None:
+            validate.integer(read_ms, "read_ms", validate.MIN_INT64)
         call = scripts.advance(self.k, name, next_ms, read_ms)
         return scripts.advanced(scripts.run(self.lab.scripts, call, self.lab.client))
 

@@ -192,6 +192,12 @@ def test_an_advance_that_also_deletes_every_job_is_told_what_it_did(lab: emq_lab
         (lambda rep: rep.register("report", 60_000, "{}", 10**5000), "first_in_ms: expected an int from 0 to"),
         (lambda rep: rep.advance("report", 10**5000), "every_ms: expected an int from 1 to"),
         (lambda rep: rep.lab.jobs("verbs").browse(10**5000), "limit: an int of 16610 bits"),
+        (lambda rep: rep.advance_to("report", 10**5000), "next_ms: an int of 16610 bits is outside a signed 64-bit"),
+        (lambda rep: rep.advance_to("report", 5, read_ms=10**5000), "read_ms: an int of 16610 bits is outside"),
+        (
+            lambda rep: rep.advance_to("report", 1.5),
+            "next_ms: expected an int >= -9,223,372,036,854,775,808, got float",
+        ),
         (lambda rep: rep.lab.pump("verbs", batch=-(10**5000)), "batch: expected an int >= 1, got an int of 16610"),
     ],
 )
