@@ -47,8 +47,9 @@ def whole_ms(value: object, field: str) -> int:
 
 def _in_range(ms: int, field: str) -> int:
     if not MIN_INSTANT_MS <= ms <= MAX_INSTANT_MS:
+        shown = f"{ms}" if abs(ms) < 10**30 else f"an int of {ms.bit_length()} bits of"  # str() of a huge int fails
         raise ValueError(
-            f"{field}: {ms} ms is outside the instants a SimClock keeps (1970-01-01 to 9999-12-31 UTC, "
+            f"{field}: {shown} ms is outside the instants a SimClock keeps (1970-01-01 to 9999-12-31 UTC, "
             f"{MIN_INSTANT_MS} to {MAX_INSTANT_MS} ms)"
         )
     return ms
