@@ -95,7 +95,8 @@ def test_no_learner_lua_reaches_the_server(class_server: ClassServer, learners: 
     assert admin.eval("return getmetatable('').__index == string", 0) == 1
     # Through emq-lab, a learner's own script runs in the sandbox: the class server never sees it.
     mine = emq_lab.connect(eve.url(url), clock=emq_lab.SimClock(START), namespace=eve.namespace)
-    assert with_scripts(mine, register=PLANT).repeat("q").register("x", MIN, "t") is emq_lab.Outcome.REGISTERED
+    with pytest.raises(redis.ResponseError, match="Attempt to modify a readonly table"):  # as Valkey 9 refuses it
+        with_scripts(mine, register=PLANT).repeat("q").register("x", MIN, "t")
     assert admin.eval("return getmetatable('').__index == string", 0) == 1
     assert mine.keys("q") == []
     for client in (hand, other, admin):

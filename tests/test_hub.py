@@ -276,6 +276,11 @@ def test_a_class_on_jupyterhub(tmp_path: Path) -> None:
         for name, page in learners.items():
             start_run_all(page, hub, name)
         wait_all_ran(learners)
+        for page in learners.values():  # each answers 01's first prediction in its form, as a learner does
+            form = page.locator(".emq-predict").first
+            form.locator("input[type=text]").first.fill("1")
+            form.get_by_role("button", name="Check").click()
+            expect(form.locator(".emq-verdict")).not_to_contain_text("not checked yet", timeout=60_000)
 
         # Each learner's work is in their own namespace on the class server: 01's prediction and checks.
         for name in LEARNERS:
