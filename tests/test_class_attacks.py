@@ -299,3 +299,50 @@ def test_a_big_key_trimmed_or_deleted_holds_no_one(room: Class) -> None:
         admin.close()
         hand.close()
         eve.close()
+
+
+BIG_TEMPLATE = "x" * 60_000  # the outside checker's: 60 KB templates, each registration due
+
+
+def test_due_with_big_templates_holds_no_one_and_a_drain_still_fires_every_name(room: Class) -> None:
+    """Eve stores 600 registrations with 60 KB templates, all due (written by plain ZADD/HSET in
+    her namespace, as the outside checker did with 2,000), then ten sockets each send the stock
+    due(limit=5000): each reply stops near 1 MiB (so each call holds the server a few ms, not
+    0.2 s and more), bob's PING stays under 0.5 s, and her own drain still fires every name."""
+    k = keys.QueueKeys("big", room.eve.namespace)
+    admin = room.server.admin()
+    url = room.eve.url(room.server.admin_url)
+    hand = redis.Redis.from_url(url, socket_timeout=30)
+    eve = emq_lab.connect(url, clock=emq_lab.SimClock(START), namespace=room.eve.namespace)
+    names = [f"n{i}" for i in range(600)]
+    try:
+        for start in range(0, len(names), 100):
+            pipe = hand.pipeline(transaction=False)
+            for name in names[start : start + 100]:
+                pipe.zadd(k.registry, {name: 1})
+                pipe.hset(k.record(name), mapping={"every_ms": 3_600_000, "template": BIG_TEMPLATE})
+            pipe.execute()
+        sha = eve.scripts.due.sha
+        one = hand.evalsha(sha, 1, k.registry, 10**15, 5000)
+        rows = len(one) // 4
+        assert 1 <= rows < 40, rows  # about 1 MiB of templates, not 600 x 60 KB
+        socks = []
+        with Watch(room) as calling:
+            for _ in range(10):
+                sock = socket.create_connection(("127.0.0.1", room.server.server.port), timeout=10)
+                sock.sendall(b"AUTH %s %s\r\n" % (room.eve.name.encode(), room.eve.password.encode()))
+                assert sock.recv(64).startswith(b"+OK")
+                sock.sendall(b"EVALSHA %s 1 %s 1000000000000000 5000\r\n" % (sha.encode(), k.registry.encode()))
+                socks.append(sock)
+            time.sleep(0.5)
+        for sock in socks:
+            sock.close()
+        calling.assert_held()
+        fired = eve.pump("big", batch=1000).drain()  # each tick reads about 1 MiB; the drain reads again
+        assert sorted(occurrence.name for occurrence in fired) == sorted(names)
+    finally:
+        for key in admin.scan_iter(match=f"emq:ns:{{{room.eve.namespace}:big}}*", count=1000):
+            admin.unlink(key)
+        admin.close()
+        hand.close()
+        eve.close()
