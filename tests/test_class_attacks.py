@@ -250,9 +250,11 @@ def test_connections_up_to_maxclients_refuse_newcomers_until_the_guard_closes_th
         watch.assert_held()
         why = {(c.user, c.why) for c in swept.closed}
         assert why == {(room.eve.name, "quota"), ("default", "login")}
-        left = [c for c in admin.client_list() if c["user"] == room.eve.name]
-        assert len(left) == guard.QUOTA
+        assert swept.suspended == (room.eve.name,)  # her user off, every connection of hers closed
+        assert not [c for c in admin.client_list() if c["user"] == room.eve.name]
         assert any(f"of {room.eve.name} (past its quota of {guard.QUOTA})" in line for line in swept.lines())
+        assert any(f"suspended {room.eve.name}" in line for line in swept.lines())
+        assert any("not logged in after 1 s, from 127.0.0.1" in line for line in swept.lines())
         cy = emq_lab.connect(
             room.cy.url(room.server.admin_url), clock=emq_lab.SimClock(START), namespace=room.cy.namespace
         )
@@ -262,6 +264,66 @@ def test_connections_up_to_maxclients_refuse_newcomers_until_the_guard_closes_th
     finally:
         for sock in held:
             sock.close()
+        admin.hset(keys.guard_suspended(), room.eve.name, 0)  # her cooldown over: the next sweep turns her on
+        assert room.eve.name in guard.sweep(admin, prefix=PREFIX).resumed
+        admin.delete(keys.guard_log())
+        admin.close()
+    redis.Redis.from_url(room.eve.url(room.server.admin_url)).ping()  # eve connects again
+
+
+def test_a_learner_reconnecting_at_once_is_suspended_and_newcomers_get_in(room: Class) -> None:
+    """Eve reconnects as fast as she can, keeping every connection, while the guard sweeps every
+    0.2 s: the first sweep past her quota suspends her (her AUTH refused), so maxclients stays free;
+    cy connects while the loop still runs, bob's PING stays under 0.5 s, and the page shows it."""
+    admin = room.server.admin()
+    stop = threading.Event()
+    held: list[socket.socket] = []
+    counts = {"in": 0, "refused": 0}
+
+    def reconnect() -> None:
+        deadline = time.monotonic() + 8  # bounded whatever happens
+        while not stop.is_set() and time.monotonic() < deadline:
+            try:
+                sock = socket.create_connection(("127.0.0.1", room.server.server.port), timeout=2)
+                sock.sendall(b"AUTH %s %s\r\n" % (room.eve.name.encode(), room.eve.password.encode()))
+                reply = sock.recv(128)
+            except OSError:
+                time.sleep(0.005)
+                continue
+            if reply.startswith(b"+OK"):
+                counts["in"] += 1
+                held.append(sock)
+            else:
+                counts["refused"] += 1
+                sock.close()
+
+    attacker = threading.Thread(target=reconnect)
+    sweeping = threading.Thread(target=guard.watch, args=(admin, stop), kwargs={"every_s": 0.2, "prefix": PREFIX})
+    try:
+        with Watch(room) as watch:
+            attacker.start()
+            sweeping.start()
+            time.sleep(1.5)
+            cy = emq_lab.connect(
+                room.cy.url(room.server.admin_url), clock=emq_lab.SimClock(START), namespace=room.cy.namespace
+            )
+            assert cy.repeat("q").count() == 0
+            cy.close()
+            time.sleep(0.5)
+            stop.set()
+            attacker.join()
+            sweeping.join()
+        watch.assert_held()
+        assert counts["refused"] > 0  # suspended: her AUTH refused while the loop ran
+        assert room.eve.name in guard.suspended(admin)
+        view = classroom.overview(admin, prefix=PREFIX)
+        assert any(f"suspended {room.eve.name}" in line for line in view.guard)
+    finally:
+        stop.set()
+        for sock in held:
+            sock.close()
+        admin.hset(keys.guard_suspended(), room.eve.name, 0)
+        guard.sweep(admin, prefix=PREFIX)
         admin.delete(keys.guard_log())
         admin.close()
 
