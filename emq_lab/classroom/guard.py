@@ -265,10 +265,24 @@ def read_log(client: Any, *, lines: int = 10) -> list[str]:
         return []
 
 
-def watch(admin: Any, stop: threading.Event, *, every_s: float = 1.0, **options: Any) -> None:
-    """Sweep every ``every_s`` seconds until ``stop`` is set (the hub runs this in a thread); a
-    sweep that fails (the server down a moment) is tried again at the next turn."""
+def watch(
+    admin: Any,
+    stop: threading.Event,
+    *,
+    every_s: float = 1.0,
+    report: Callable[[str], object] | None = None,
+    **options: Any,
+) -> None:
+    """Sweep every ``every_s`` seconds until ``stop`` is set (the hub runs this in a thread, the
+    ``guard`` command in the foreground), passing each line a sweep logs to ``report``; a sweep
+    that fails (the server down a moment) is tried again at the next turn."""
     while not stop.is_set():
-        with contextlib.suppress(RedisError):
-            sweep(admin, **options)
+        try:
+            done = sweep(admin, **options)
+        except RedisError as exc:
+            if report is not None:
+                report(f"sweep failed, trying again: {str(exc)[:160]}")
+        else:
+            for line in done.lines() if report is not None else ():
+                report(line)
         stop.wait(every_s)
