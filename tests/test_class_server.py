@@ -29,7 +29,7 @@ import emq_lab
 from emq_lab import classroom, keys, progress, scripts
 from emq_lab.classroom import cli as classroom_cli
 from emq_lab.classroom.overview import MAX_QUEUES_SHOWN
-from emq_lab.errors import BackendBusy
+from emq_lab.errors import BackendBusy, BackendUnavailable
 from emq_lab.exercises import with_scripts
 from emq_lab.widgets import ClassroomPanel
 
@@ -690,3 +690,24 @@ def test_the_guard_command_suspends_a_learner_past_its_quota_until_ctrl_c(class_
         admin.delete(keys.guard_suspended(), keys.guard_log())
         classroom.revoke_users(admin, prefix="grd")
         admin.close()
+
+
+def test_a_learner_whose_call_times_out_on_a_class_server_is_told_to_retry_and_tell_the_instructor(
+    class_server: ClassServer, learners: list[classroom.Learner]
+) -> None:
+    """The class server held (CLIENT PAUSE, as a long call of another learner would): the learner's
+    call times out with advice for a class (busy or stalled, try again, tell the instructor), not
+    "start the server"."""
+    ann, _ = learners
+    lab = emq_lab.connect(ann.url(class_server.admin_url), namespace=ann.namespace, timeout_s=0.3)
+    admin = class_server.admin()
+    try:
+        admin.execute_command("CLIENT", "PAUSE", 1500, "ALL")
+        with pytest.raises(BackendUnavailable) as stalled:
+            lab.repeat("q").count()
+        advice = str(stalled.value)
+        assert "tell the instructor" in advice and "busy" in advice and "start the server" not in advice
+    finally:
+        admin.execute_command("CLIENT", "UNPAUSE")
+        admin.close()
+        lab.close()
