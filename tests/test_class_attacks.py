@@ -318,6 +318,10 @@ def test_a_learner_reconnecting_at_once_is_suspended_and_newcomers_get_in(room: 
         assert room.eve.name in guard.suspended(admin)
         view = classroom.overview(admin, prefix=PREFIX)
         assert any(f"suspended {room.eve.name}" in line for line in view.guard)
+        rows = {learner.namespace: learner for learner in view.learners}
+        assert rows[room.eve.namespace].guard_mark.startswith("suspended until")  # her row marked, not only the log
+        assert f"{room.eve.namespace} (suspended until" in view.readout
+        assert not rows[room.bob.namespace].guard_mark
     finally:
         stop.set()
         for sock in held:

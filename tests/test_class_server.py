@@ -711,3 +711,4 @@ def test_a_learner_whose_call_times_out_on_a_class_server_is_told_to_retry_and_t
         admin.execute_command("CLIENT", "UNPAUSE")
         admin.close()
         lab.close()
+

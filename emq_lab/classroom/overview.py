@@ -20,9 +20,9 @@ from redis import RedisCluster
 from redis.exceptions import RedisError
 
 from .. import keys, progress, validate
-from ..clock import hhmm
+from ..clock import hhmm, hhmmss
 from ..dives import QUEUES
-from .guard import read_log
+from .guard import LOG_LINES, read_log, suspended
 from .users import acl_users
 
 SCAN_COUNT = 1000
@@ -83,6 +83,15 @@ class LearnerSummary:
     unlisted: tuple[str, ...] = ()  # queues past MAX_QUEUES_SHOWN: counted, not listed
     revoked: bool = False  # keys in the namespace, but no ACL user any more
     reached: tuple[str, ...] = ()  # the dives whose queues exist, in course order
+    suspended_until_ms: int | None = None  # the class guard suspended this learner until then
+    guarded: str = ""  # the guard's newest line about this learner, if any
+
+    @property
+    def guard_mark(self) -> str:
+        """``suspended until 09:41:33`` or ``connections closed by the guard`` (or "")."""
+        if self.suspended_until_ms is not None:
+            return f"suspended until {hhmmss(self.suspended_until_ms)}"
+        return "connections closed by the guard" if self.guarded else ""
 
     @property
     def started(self) -> bool:
@@ -118,8 +127,11 @@ class LearnerSummary:
     def lines(self) -> list[str]:
         """One line (and one per problem): name, dives, checks, queues."""
         name = cut(self.namespace)
+        if self.guard_mark:
+            name += f" ({self.guard_mark})"
+        guarded = [f"  guard: {shown(self.guarded)}"] if self.guarded else []
         if self.mark == "not started":
-            return [f"{name}: not started"]
+            return [f"{name}: not started", *guarded]
         label = f"{name} (revoked)" if self.revoked else name
         passed = sum(1 for _, state, _ in self.exercises() if state == "passed")
         count = len(self.queues) + len(self.unlisted)
@@ -133,7 +145,7 @@ class LearnerSummary:
             + (f" · {queues}" if queues else "")
         ]
         lines += [f"  ⚠ {shown(problem)}" for problem in self.problems]
-        return lines
+        return lines + guarded
 
 
 @dataclass(frozen=True)
@@ -345,6 +357,8 @@ def overview(
                 pipe.llen(k.wait)
     second = iter(pipe.execute(raise_on_error=False) if len(pipe) else [])
 
+    log = read_log(client, lines=LOG_LINES)
+    held = suspended(client)
     summaries = []
     for namespace in ordered:
         queue_rows = []
@@ -383,9 +397,17 @@ def overview(
                 unlisted[namespace],
                 revoked=class_has_users and namespace not in named,
                 reached=reached,
+                suspended_until_ms=held.get(namespace),
+                guarded=next((line for line in log if _about(line, namespace)), ""),
             )
         )
-    return Overview(tuple(summaries), scanned, complete, note, tuple(read_log(client, lines=GUARD_LINES)))
+    return Overview(tuple(summaries), scanned, complete, note, tuple(log[:GUARD_LINES]))
+
+
+def _about(line: str, learner: str) -> bool:
+    """Whether one of the guard's lines names ``learner`` (its lines say ``of <name> (`` and
+    ``suspended <name> for`` and ``<name> may connect again``)."""
+    return f" of {learner} (" in line or f" suspended {learner} for " in line or f" {learner} may connect" in line
 
 
 def _cut_off(exc: BaseException) -> bool:
