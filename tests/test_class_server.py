@@ -712,3 +712,24 @@ def test_a_learner_whose_call_times_out_on_a_class_server_is_told_to_retry_and_t
         admin.close()
         lab.close()
 
+
+
+def test_a_learner_the_search_did_not_reach_is_not_called_not_started() -> None:
+    """Under the output-buffer limit ``users`` sets (4 MiB, the admin's replies too), one learner's
+    twenty 2 MB queue names cut the overview's SCAN reply off: a learner whose only queue is one
+    of their own (not a course queue) is then "not seen", never "not started"."""
+    from class_server import fill
+
+    with started_class_server() as server:
+        admin = server.admin()
+        ann, bob, cy = classroom.create_users(admin, learners=3, prefix="lng")
+        classroom.apply_limits(admin, learners=3)
+        fill(admin, ann.namespace, long_names=20)
+        admin.zadd(keys.QueueKeys("mine", bob.namespace).registry, {"report": 1})
+        emq_lab.connect(server.admin_url, namespace=cy.namespace).repeat("reports").register("a", 1000, "t")
+        view = classroom.overview(admin, prefix="lng")
+        rows = {learner.namespace: learner for learner in view.learners}
+        assert not view.complete
+        assert rows[bob.namespace].mark == "not seen" and f"{bob.namespace}: not started" not in view.readout
+        assert rows[cy.namespace].mark == "" and rows[cy.namespace].queues[0].queue == "reports"  # read by name
+        admin.close()

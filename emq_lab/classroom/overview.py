@@ -84,6 +84,7 @@ class LearnerSummary:
     revoked: bool = False  # keys in the namespace, but no ACL user any more
     reached: tuple[str, ...] = ()  # the dives whose queues exist, in course order
     suspended_until_ms: int | None = None  # the class guard suspended this learner until then
+    unseen: bool = False  # the search stopped before finding any key of this namespace
     guarded: str = ""  # the guard's newest line about this learner, if any
 
     @property
@@ -119,10 +120,13 @@ class LearnerSummary:
 
     @property
     def mark(self) -> str:
-        """``revoked``, ``not started`` or ``""``."""
+        """``revoked``, ``not started``, ``not seen`` (no course queue and no check, and the search
+        for other queues stopped before it: it may have queues of its own) or ``""``."""
         if self.revoked:
             return "revoked"
-        return "" if self.started or self.problems else "not started"
+        if self.started or self.problems:
+            return ""
+        return "not seen" if self.unseen else "not started"
 
     def lines(self) -> list[str]:
         """One line (and one per problem): name, dives, checks, queues."""
@@ -132,6 +136,8 @@ class LearnerSummary:
         guarded = [f"  guard: {shown(self.guarded)}"] if self.guarded else []
         if self.mark == "not started":
             return [f"{name}: not started", *guarded]
+        if self.mark == "not seen":
+            return [f"{name}: no course queue, no check; the search stopped before its other queues", *guarded]
         label = f"{name} (revoked)" if self.revoked else name
         passed = sum(1 for _, state, _ in self.exercises() if state == "passed")
         count = len(self.queues) + len(self.unlisted)
@@ -185,6 +191,7 @@ class Overview:
         marks = [learner.mark for learner in self.learners]
         lines = [
             f"class: {total} learner(s) · {marks.count('')} started · {marks.count('not started')} not started"
+            + (f" · {marks.count('not seen')} not seen" if "not seen" in marks else "")
             + (f" · {marks.count('revoked')} revoked" if "revoked" in marks else "")
         ]
         lines.append("reached: " + " · ".join(f"{dive} {n}/{total}" for dive, n in self.dive_counts()))
@@ -398,6 +405,7 @@ def overview(
                 revoked=class_has_users and namespace not in named,
                 reached=reached,
                 suspended_until_ms=held.get(namespace),
+                unseen=not complete and namespace not in found,
                 guarded=next((line for line in log if _about(line, namespace)), ""),
             )
         )
