@@ -713,7 +713,6 @@ def test_a_learner_whose_call_times_out_on_a_class_server_is_told_to_retry_and_t
         lab.close()
 
 
-
 def test_a_learner_the_search_did_not_reach_is_not_called_not_started() -> None:
     """Under the output-buffer limit ``users`` sets (4 MiB, the admin's replies too), one learner's
     twenty 2 MB queue names cut the overview's SCAN reply off: a learner whose only queue is one

@@ -278,11 +278,10 @@ def watch(
     that fails (the server down a moment) is tried again at the next turn."""
     while not stop.is_set():
         try:
-            done = sweep(admin, **options)
+            said = sweep(admin, **options).lines()
         except RedisError as exc:
-            if report is not None:
-                report(f"sweep failed, trying again: {str(exc)[:160]}")
-        else:
-            for line in done.lines() if report is not None else ():
+            said = [f"sweep failed, trying again: {str(exc)[:160]}"]
+        if report is not None:
+            for line in said:
                 report(line)
         stop.wait(every_s)
