@@ -670,12 +670,12 @@ def test_the_guard_command_suspends_a_learner_past_its_quota_until_ctrl_c(class_
     held: list[redis.Redis] = []
     try:
         assert proc.stdout is not None and "guarding" in proc.stdout.readline()
-        for _ in range(classroom.guard.QUOTA + 3):
+        for _ in range(classroom.guard.QUOTA + 1):  # one past: a sweep may come at any moment after it
             client = redis.Redis.from_url(grd.url(class_server.admin_url))
             client.ping()
             held.append(client)
         line = proc.stdout.readline()  # bounded: the sweep runs every 0.2 s
-        assert f"closed 3 connection(s) of {grd.name}" in line
+        assert f"closed 1 connection(s) of {grd.name}" in line
         assert f"suspended {grd.name}" in proc.stdout.readline()
         with pytest.raises(redis.AuthenticationError):
             redis.Redis.from_url(grd.url(class_server.admin_url)).ping()
