@@ -311,11 +311,14 @@ def translate(
     if crowded is not None:
         return BackendUnavailable(where, *crowded)
     if is_transient(exc):
-        return BackendUnavailable(
-            where,
-            reason(exc, timeout_s=timeout_s),
-            "start the server (or wait for it), check the host and port, " + EMBEDDED_FIX,
-        )
+        if _user(url) != "default":  # an ACL user: a class server, which the learner does not run
+            fix = (
+                "the server may be busy (another call holding it) or stalled; nothing else was changed; "
+                "try again in a minute, and if it lasts tell the instructor (whoever runs the server)"
+            )
+        else:
+            fix = "start the server (or wait for it), check the host and port, " + EMBEDDED_FIX
+        return BackendUnavailable(where, reason(exc, timeout_s=timeout_s), fix)
     return exc
 
 

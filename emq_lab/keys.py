@@ -90,6 +90,12 @@ def guard_log() -> str:
     return f"{PREFIX}:classroom:guard"
 
 
+def guard_suspended() -> str:
+    """HASH of the learners the class guard suspended: field = ACL user, value = when (server ms)
+    the guard turns it on again; written by the guard only, outside every learner's key pattern."""
+    return f"{PREFIX}:classroom:suspended"
+
+
 def namespace_pattern(namespace: str) -> str:
     """SCAN glob (and ACL key pattern) for every key of every queue in ``namespace``."""
     return f"{PREFIX}:ns:{{{_glob_escape(namespace)}:*"

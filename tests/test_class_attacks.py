@@ -250,9 +250,11 @@ def test_connections_up_to_maxclients_refuse_newcomers_until_the_guard_closes_th
         watch.assert_held()
         why = {(c.user, c.why) for c in swept.closed}
         assert why == {(room.eve.name, "quota"), ("default", "login")}
-        left = [c for c in admin.client_list() if c["user"] == room.eve.name]
-        assert len(left) == guard.QUOTA
+        assert swept.suspended == (room.eve.name,)  # her user off, every connection of hers closed
+        assert not [c for c in admin.client_list() if c["user"] == room.eve.name]
         assert any(f"of {room.eve.name} (past its quota of {guard.QUOTA})" in line for line in swept.lines())
+        assert any(f"suspended {room.eve.name}" in line for line in swept.lines())
+        assert any("not logged in after 1 s, from 127.0.0.1" in line for line in swept.lines())
         cy = emq_lab.connect(
             room.cy.url(room.server.admin_url), clock=emq_lab.SimClock(START), namespace=room.cy.namespace
         )
@@ -262,6 +264,70 @@ def test_connections_up_to_maxclients_refuse_newcomers_until_the_guard_closes_th
     finally:
         for sock in held:
             sock.close()
+        admin.hset(keys.guard_suspended(), room.eve.name, 0)  # her cooldown over: the next sweep turns her on
+        assert room.eve.name in guard.sweep(admin, prefix=PREFIX).resumed
+        admin.delete(keys.guard_log())
+        admin.close()
+    redis.Redis.from_url(room.eve.url(room.server.admin_url)).ping()  # eve connects again
+
+
+def test_a_learner_reconnecting_at_once_is_suspended_and_newcomers_get_in(room: Class) -> None:
+    """Eve reconnects as fast as she can, keeping every connection, while the guard sweeps every
+    0.2 s: the first sweep past her quota suspends her (her AUTH refused), so maxclients stays free;
+    cy connects while the loop still runs, bob's PING stays under 0.5 s, and the page shows it."""
+    admin = room.server.admin()
+    stop = threading.Event()
+    held: list[socket.socket] = []
+    counts = {"in": 0, "refused": 0}
+
+    def reconnect() -> None:
+        deadline = time.monotonic() + 8  # bounded whatever happens
+        while not stop.is_set() and time.monotonic() < deadline:
+            try:
+                sock = socket.create_connection(("127.0.0.1", room.server.server.port), timeout=2)
+                sock.sendall(b"AUTH %s %s\r\n" % (room.eve.name.encode(), room.eve.password.encode()))
+                reply = sock.recv(128)
+            except OSError:
+                time.sleep(0.005)
+                continue
+            if reply.startswith(b"+OK"):
+                counts["in"] += 1
+                held.append(sock)
+            else:
+                counts["refused"] += 1
+                sock.close()
+
+    attacker = threading.Thread(target=reconnect)
+    sweeping = threading.Thread(target=guard.watch, args=(admin, stop), kwargs={"every_s": 0.2, "prefix": PREFIX})
+    try:
+        with Watch(room) as watch:
+            attacker.start()
+            sweeping.start()
+            time.sleep(1.5)
+            cy = emq_lab.connect(
+                room.cy.url(room.server.admin_url), clock=emq_lab.SimClock(START), namespace=room.cy.namespace
+            )
+            assert cy.repeat("q").count() == 0
+            cy.close()
+            time.sleep(0.5)
+            stop.set()
+            attacker.join()
+            sweeping.join()
+        watch.assert_held()
+        assert counts["refused"] > 0  # suspended: her AUTH refused while the loop ran
+        assert room.eve.name in guard.suspended(admin)
+        view = classroom.overview(admin, prefix=PREFIX)
+        assert any(f"suspended {room.eve.name}" in line for line in view.guard)
+        rows = {learner.namespace: learner for learner in view.learners}
+        assert rows[room.eve.namespace].guard_mark.startswith("suspended until")  # her row marked, not only the log
+        assert f"{room.eve.namespace} (suspended until" in view.readout
+        assert not rows[room.bob.namespace].guard_mark
+    finally:
+        stop.set()
+        for sock in held:
+            sock.close()
+        admin.hset(keys.guard_suspended(), room.eve.name, 0)
+        guard.sweep(admin, prefix=PREFIX)
         admin.delete(keys.guard_log())
         admin.close()
 
@@ -296,6 +362,53 @@ def test_a_big_key_trimmed_or_deleted_holds_no_one(room: Class) -> None:
         assert admin.exists(k.wait) == 0
     finally:
         admin.delete(k.wait)
+        admin.close()
+        hand.close()
+        eve.close()
+
+
+BIG_TEMPLATE = "x" * 60_000  # the outside checker's: 60 KB templates, each registration due
+
+
+def test_due_with_big_templates_holds_no_one_and_a_drain_still_fires_every_name(room: Class) -> None:
+    """Eve stores 600 registrations with 60 KB templates, all due (written by plain ZADD/HSET in
+    her namespace, as the outside checker did with 2,000), then ten sockets each send the stock
+    due(limit=5000): each reply stops near 1 MiB (so each call holds the server a few ms, not
+    0.2 s and more), bob's PING stays under 0.5 s, and her own drain still fires every name."""
+    k = keys.QueueKeys("big", room.eve.namespace)
+    admin = room.server.admin()
+    url = room.eve.url(room.server.admin_url)
+    hand = redis.Redis.from_url(url, socket_timeout=30)
+    eve = emq_lab.connect(url, clock=emq_lab.SimClock(START), namespace=room.eve.namespace)
+    names = [f"n{i}" for i in range(600)]
+    try:
+        for start in range(0, len(names), 100):
+            pipe = hand.pipeline(transaction=False)
+            for name in names[start : start + 100]:
+                pipe.zadd(k.registry, {name: 1})
+                pipe.hset(k.record(name), mapping={"every_ms": 3_600_000, "template": BIG_TEMPLATE})
+            pipe.execute()
+        sha = eve.scripts.due.sha
+        one = hand.evalsha(sha, 1, k.registry, 10**15, 5000)
+        rows = len(one) // 4
+        assert 1 <= rows < 40, rows  # about 1 MiB of templates, not 600 x 60 KB
+        socks = []
+        with Watch(room) as calling:
+            for _ in range(10):
+                sock = socket.create_connection(("127.0.0.1", room.server.server.port), timeout=10)
+                sock.sendall(b"AUTH %s %s\r\n" % (room.eve.name.encode(), room.eve.password.encode()))
+                assert sock.recv(64).startswith(b"+OK")
+                sock.sendall(b"EVALSHA %s 1 %s 1000000000000000 5000\r\n" % (sha.encode(), k.registry.encode()))
+                socks.append(sock)
+            time.sleep(0.5)
+        for sock in socks:
+            sock.close()
+        calling.assert_held()
+        fired = eve.pump("big", batch=1000).drain()  # each tick reads about 1 MiB; the drain reads again
+        assert sorted(occurrence.name for occurrence in fired) == sorted(names)
+    finally:
+        for key in admin.scan_iter(match=f"emq:ns:{{{room.eve.namespace}:big}}*", count=1000):
+            admin.unlink(key)
         admin.close()
         hand.close()
         eve.close()

@@ -9,7 +9,11 @@ import asyncio
 import contextlib
 import io
 import itertools
+import os
 import shlex
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,7 +29,7 @@ import emq_lab
 from emq_lab import classroom, keys, progress, scripts
 from emq_lab.classroom import cli as classroom_cli
 from emq_lab.classroom.overview import MAX_QUEUES_SHOWN
-from emq_lab.errors import BackendBusy
+from emq_lab.errors import BackendBusy, BackendUnavailable
 from emq_lab.exercises import with_scripts
 from emq_lab.widgets import ClassroomPanel
 
@@ -636,4 +640,96 @@ def test_the_overview_of_thirty_learners_is_bounded_whatever_one_stores() -> Non
         assert admin.info("commandstats")["cmdstat_scan"]["calls"] <= MAX_SCANNED // SCAN_COUNT
         assert sent < 2**20  # a long name is never sent back to the server
         assert spent < 0.5, f"{spent:.2f} s of CPU"
+        admin.close()
+
+
+def test_doctor_before_users_says_to_make_the_learners_first() -> None:
+    """A server with no learner yet: doctor does not size maxclients for "0 learner(s)" (32
+    connections for a class); it says to run ``users`` first, or to give the class's size."""
+    started = ValkeyServer()
+    try:
+        fresh = redis.Redis(host="127.0.0.1", port=started.port, decode_responses=True)
+        rows = {row.setting: row for _, table in classroom.doctor(fresh) for row in table}
+        assert "users --learners N" in rows["maxclients"].fix and "0 learner(s)" not in rows["maxclients"].found
+        sized = {row.setting: row for _, table in classroom.doctor(fresh, learners=3) for row in table}
+        assert "3 learner(s) x 32 + 32" in sized["maxclients"].found
+        fresh.close()
+    finally:
+        started.close()
+
+
+def test_the_guard_command_suspends_a_learner_past_its_quota_until_ctrl_c(class_server: ClassServer) -> None:
+    """``python -m emq_lab.classroom guard`` (the admin password from the environment, not the URL)
+    sweeps until Ctrl-C and prints what it does: a learner holding more than its quota is
+    suspended, by name."""
+    admin = class_server.admin()
+    (grd,) = classroom.create_users(admin, learners=1, prefix="grd")
+    url = f"redis://admin@127.0.0.1:{class_server.server.port}/0"
+    env = {**os.environ, "EMQ_LAB_ADMIN_PASSWORD": ADMIN_PASSWORD}
+    command = [sys.executable, "-m", "emq_lab.classroom", "guard", "--url", url, "--prefix", "grd", "--every", "0.2"]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    held: list[redis.Redis] = []
+    try:
+        assert proc.stdout is not None and "guarding" in proc.stdout.readline()
+        for _ in range(classroom.guard.QUOTA + 1):  # one past: a sweep may come at any moment after it
+            client = redis.Redis.from_url(grd.url(class_server.admin_url))
+            client.ping()
+            held.append(client)
+        line = proc.stdout.readline()  # bounded: the sweep runs every 0.2 s
+        assert f"closed 1 connection(s) of {grd.name}" in line
+        assert f"suspended {grd.name}" in proc.stdout.readline()
+        with pytest.raises(redis.AuthenticationError):
+            redis.Redis.from_url(grd.url(class_server.admin_url)).ping()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for client in held:
+            client.close()
+        admin.delete(keys.guard_suspended(), keys.guard_log())
+        classroom.revoke_users(admin, prefix="grd")
+        admin.close()
+
+
+def test_a_learner_whose_call_times_out_on_a_class_server_is_told_to_retry_and_tell_the_instructor(
+    class_server: ClassServer, learners: list[classroom.Learner]
+) -> None:
+    """The class server held (CLIENT PAUSE, as a long call of another learner would): the learner's
+    call times out with advice for a class (busy or stalled, try again, tell the instructor), not
+    "start the server"."""
+    ann, _ = learners
+    lab = emq_lab.connect(ann.url(class_server.admin_url), namespace=ann.namespace, timeout_s=0.3)
+    admin = class_server.admin()
+    try:
+        admin.execute_command("CLIENT", "PAUSE", 1500, "ALL")
+        with pytest.raises(BackendUnavailable) as stalled:
+            lab.repeat("q").count()
+        advice = str(stalled.value)
+        assert "tell the instructor" in advice and "busy" in advice and "start the server" not in advice
+    finally:
+        admin.execute_command("CLIENT", "UNPAUSE")
+        admin.close()
+        lab.close()
+
+
+def test_a_learner_the_search_did_not_reach_is_not_called_not_started() -> None:
+    """Under the output-buffer limit ``users`` sets (4 MiB, the admin's replies too), one learner's
+    twenty 2 MB queue names cut the overview's SCAN reply off: a learner whose only queue is one
+    of their own (not a course queue) is then "not seen", never "not started"."""
+    from class_server import fill
+
+    with started_class_server() as server:
+        admin = server.admin()
+        ann, bob, cy = classroom.create_users(admin, learners=3, prefix="lng")
+        classroom.apply_limits(admin, learners=3)
+        fill(admin, ann.namespace, long_names=20)
+        admin.zadd(keys.QueueKeys("mine", bob.namespace).registry, {"report": 1})
+        emq_lab.connect(server.admin_url, namespace=cy.namespace).repeat("reports").register("a", 1000, "t")
+        view = classroom.overview(admin, prefix="lng")
+        rows = {learner.namespace: learner for learner in view.learners}
+        assert not view.complete
+        assert rows[bob.namespace].mark == "not seen" and f"{bob.namespace}: not started" not in view.readout
+        assert rows[cy.namespace].mark == "" and rows[cy.namespace].queues[0].queue == "reports"  # read by name
         admin.close()

@@ -268,7 +268,7 @@ def test_the_guard_picks_a_learners_newest_connections_past_the_quota_and_any_hu
         {"id": "3", "user": "learner01", "omem": "0", "tot-mem": "2000", "age": "50"},
         {"id": "4", "user": "learner01", "omem": "0", "tot-mem": "2000", "age": "1"},
         {"id": "5", "user": "learner02", "omem": str(64 * 2**20), "tot-mem": str(65 * 2**20), "age": "5"},
-        {"id": "6", "user": "default", "omem": "0", "tot-mem": "2000", "age": "9"},
+        {"id": "6", "user": "default", "omem": "0", "tot-mem": "2000", "age": "9", "addr": "10.1.2.3:50114"},
         {"id": "7", "user": "default", "omem": "0", "tot-mem": "2000", "age": "0"},
         {"id": "8", "user": "admin", "omem": str(99 * 2**20), "tot-mem": str(99 * 2**20), "age": "0"},
     ]
@@ -280,11 +280,14 @@ def test_the_guard_picks_a_learners_newest_connections_past_the_quota_and_any_hu
         (5, "learner02", "reply"),
         (6, "default", "login"),  # not logged in after 9 s; the one just opened may still log in
     ]
-    done = classroom.guard.Sweep(8, closed=tuple(picked), at_ms=emq_lab.SimClock(START).now_ms(), quota=2)
+    done = classroom.guard.Sweep(
+        8, closed=tuple(picked), at_ms=emq_lab.SimClock(START).now_ms(), quota=2, grace_s=5, suspended=("learner01",)
+    )
     assert done.lines() == [
-        "09:00:00 closed 1 connection(s) of default (not logged in)",
         "09:00:00 closed 1 connection(s) of learner01 (past its quota of 2)",
         "09:00:00 closed 1 connection(s) of learner02 (holding more than 32 MiB of replies it did not read)",
+        "09:00:00 suspended learner01 for 30 s (its user off, all its connections closed)",
+        "09:00:00 closed 1 connection(s) not logged in after 5 s, from 10.1.2.3 (1)",  # no user to name: the address
     ]
     with pytest.raises(ValueError, match="quota"):
         classroom.guard.choose(entries, me=0, learner=bool, quota=0)

@@ -7,6 +7,7 @@ never from the command line: a password inside ``--url`` still works, with a war
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import threading
@@ -44,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     check = commands.add_parser("doctor", help="check what a class server needs; print what is wrong and the fix")
     check.add_argument("--url", required=True, help=URL_HELP)
     check.add_argument("--password-file", help=PASSWORD_HELP)
+    check.add_argument("--learners", type=int, help="size maxclients for this many learners (default: the ACL users)")
     users = commands.add_parser(
         "users",
         help="create (or re-create, with new passwords) one ACL user per learner and print their settings",
@@ -70,6 +72,15 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--url", required=True, help=URL_HELP)
     show.add_argument("--password-file", help=PASSWORD_HELP)
     show.add_argument("--prefix", default="learner", help="the learners' names start with this (default: learner)")
+    watch = commands.add_parser(
+        "guard",
+        help="run the class guard until Ctrl-C: close a learner's connections past its quota (and suspend it), "
+        "huge unread replies, and sockets that never log in; print what it does",
+    )
+    watch.add_argument("--url", required=True, help=URL_HELP)
+    watch.add_argument("--password-file", help=PASSWORD_HELP)
+    watch.add_argument("--prefix", default="learner", help="the learners' names start with this (default: learner)")
+    watch.add_argument("--every", type=float, default=1.0, help="seconds between two sweeps (default: 1)")
     _hub_parser(commands)
     return parser
 
@@ -221,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "doctor":
             failed = False
-            for title, rows in doctor(client):
+            for title, rows in doctor(client, learners=args.learners):
                 print("\n".join(([title] if title else []) + table(rows)))
                 failed = failed or any(row.verdict == "FIX" for row in rows)
             return 1 if failed else 0
@@ -236,6 +247,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "scripts":
             shas = load_scripts(client)
             print(f"loaded {len(shas)} scripts")
+        elif args.command == "guard":
+            if not 0.1 <= args.every <= 60:
+                raise ValueError(f"every: expected 0.1 to 60 seconds between sweeps, got {args.every}")
+            print(f"guarding the learners {args.prefix}... every {args.every:g} s; Ctrl-C stops", flush=True)
+            with contextlib.suppress(KeyboardInterrupt):
+                guard.watch(client, threading.Event(), every_s=args.every, prefix=args.prefix, report=print)
         elif args.command == "revoke":
             removed = revoke_users(client, prefix=args.prefix)
             print(f"removed {len(removed)} user(s)" + (f": {' '.join(removed)}" if removed else ""))

@@ -205,7 +205,17 @@ def _client_rows(client: Any, conf: str, learners: int | None, quota: int) -> li
         need = class_clients(count, quota)
         have = int(most)
         sized = f"{count} learner(s) x {quota} + {STAFF_CLIENTS}"
-        if have < need:
+        if count == 0:
+            rows.append(
+                Row(
+                    "maxclients",
+                    f"{have}: no learner yet, so no size for the class",
+                    "warn",
+                    "run `python -m emq_lab.classroom users --learners N` first (it sets maxclients for N), "
+                    "or run doctor with --learners N",
+                )
+            )
+        elif have < need:
             rows.append(
                 Row(
                     "maxclients",

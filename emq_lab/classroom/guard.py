@@ -1,7 +1,11 @@
 """The class guard: one learner may not hold the class server's connections or its memory.
 
 A sweep reads ``CLIENT LIST`` (as an admin) and closes, with ``CLIENT KILL ID``:
-- a learner's connections past its quota (the newest first: the oldest are its notebooks' own),
+- a learner's connections past its quota (the newest first: the oldest are its notebooks' own);
+  that learner is also suspended: ``ACL SETUSER <learner> off`` and all of its connections
+  closed (a loop that reconnects at once would otherwise keep ``maxclients`` full), and a sweep
+  after ``cooldown_s`` seconds turns it on again (the suspensions are kept in
+  :func:`emq_lab.keys.guard_suspended`),
 - any connection holding a huge reply (``omem`` or ``tot-mem`` past ``max_reply`` bytes: replies
   asked for and never read, which count against ``maxmemory`` like keys),
 - connections still not logged in after ``grace_s`` seconds when the default user is off (a
@@ -34,7 +38,9 @@ QUOTA = 32
 #: Bytes of unread reply (``omem``) or of all buffers (``tot-mem``) past which a connection is closed.
 MAX_REPLY = 32 * 2**20
 #: Seconds a connection may stay unauthenticated (the default user off) before it is closed.
-GRACE_S = 5
+GRACE_S = 2
+#: Seconds a learner past its quota stays suspended (its ACL user off).
+COOLDOWN_S = 30
 #: Lines the guard's log keeps.
 LOG_LINES = 50
 
@@ -60,23 +66,44 @@ class Sweep:
     quota: int = QUOTA
     max_reply: int = MAX_REPLY
     note: str = ""
+    grace_s: int = GRACE_S
+    suspended: tuple[str, ...] = ()  # learners this sweep turned off
+    resumed: tuple[str, ...] = ()  # learners this sweep turned on again
+    cooldown_s: int = COOLDOWN_S
 
     def lines(self) -> list[str]:
         """One sentence per user and reason: ``09:41:03 closed 120 connection(s) of learner07 (past its quota
-        of 32)``."""
+        of 32); learner07 suspended for 30 s``; connections not logged in by how many and from where."""
         groups: dict[tuple[str, str], int] = {}
+        strangers: dict[str, int] = {}
         for closed in self.closed:
-            groups[(closed.user, closed.why)] = groups.get((closed.user, closed.why), 0) + 1
+            if closed.why == "login":
+                host = closed.addr.rpartition(":")[0] or closed.addr
+                strangers[host] = strangers.get(host, 0) + 1
+            else:
+                groups[(closed.user, closed.why)] = groups.get((closed.user, closed.why), 0) + 1
         when = hhmmss(self.at_ms)
         why = {
             "quota": f"past its quota of {self.quota}",
             "reply": f"holding more than {self.max_reply // 2**20} MiB of replies it did not read",
-            "login": "not logged in",
         }
-        return [
+        lines = [
             f"{when} closed {count} connection(s) of {user} ({why[reason]})"
             for (user, reason), count in sorted(groups.items())
         ]
+        lines += [
+            f"{when} suspended {user} for {self.cooldown_s} s (its user off, all its connections closed)"
+            for user in self.suspended
+        ]
+        if strangers:
+            hosts = ", ".join(f"{host} ({count})" for host, count in sorted(strangers.items())[:5])
+            more = f" and {len(strangers) - 5} more address(es)" if len(strangers) > 5 else ""
+            lines.append(
+                f"{when} closed {sum(strangers.values())} connection(s) not logged in after {self.grace_s} s, "
+                f"from {hosts}{more}"
+            )
+        lines += [f"{when} {user} may connect again (suspension over)" for user in self.resumed]
+        return lines
 
 
 def _nodes(client: Any) -> list[Any]:
@@ -136,14 +163,19 @@ def sweep(
     max_reply: int = MAX_REPLY,
     prefix: str = "learner",
     grace_s: int = GRACE_S,
+    cooldown_s: int = COOLDOWN_S,
     log: bool = True,
 ) -> Sweep:
-    """Read ``CLIENT LIST`` on every primary, close what :func:`choose` picks (users named
-    ``prefix...`` are learners), and log what was closed; returns what it saw and did."""
+    """Turn on again the learners whose suspension is over, read ``CLIENT LIST`` on every primary,
+    close what :func:`choose` picks (users named ``prefix...`` are learners), suspend for
+    ``cooldown_s`` seconds each learner past its quota, and log it all; returns what it saw and did."""
     seen = 0
     per_user: dict[str, int] = {}
     closed: list[Closed] = []
     login_open = "on" not in default_user(admin)
+    seconds, micros = _node_time(admin)
+    now_ms = seconds * 1000 + micros // 1000
+    resumed = _resume(admin, now_ms)
     for node in _nodes(admin):
         me = int(node.client_id())
         entries = node.client_list()
@@ -165,11 +197,47 @@ def sweep(
                 pipe.execute_command("CLIENT", "KILL", "ID", closing.id)
             pipe.execute(raise_on_error=False)  # one already gone is no fault
             closed += picked
-    seconds, micros = _node_time(admin)
-    done = Sweep(seen, per_user, tuple(closed), seconds * 1000 + micros // 1000, quota, max_reply)
-    if log and closed:
+    offenders = sorted({closing.user for closing in closed if closing.why == "quota"})
+    for user in offenders:
+        _suspend(admin, user, now_ms + cooldown_s * 1000)
+    done = Sweep(
+        seen, per_user, tuple(closed), now_ms, quota, max_reply, grace_s=grace_s,
+        suspended=tuple(offenders), resumed=tuple(resumed), cooldown_s=cooldown_s,
+    )  # fmt: skip
+    if log and (closed or resumed):
         done = _log(admin, done)
     return done
+
+
+def _suspend(admin: Any, user: str, until_ms: int) -> None:
+    """``user`` off on every primary, the time it comes back kept, then all its connections closed
+    (the ones it opens meanwhile are refused at AUTH)."""
+    admin.hset(keys.guard_suspended(), user, until_ms)
+    for node in _nodes(admin):
+        node.execute_command("ACL", "SETUSER", user, "off")
+    for node in _nodes(admin):
+        with contextlib.suppress(RedisError):
+            node.execute_command("CLIENT", "KILL", "USER", user)
+
+
+def _resume(admin: Any, now_ms: int) -> list[str]:
+    """Turn on again each suspended learner whose time is up (one revoked meanwhile stays gone)."""
+    due = [str(user) for user, until in admin.hgetall(keys.guard_suspended()).items() if int(until) <= now_ms]
+    for user in sorted(due):
+        for node in _nodes(admin):
+            if node.execute_command("ACL", "GETUSER", user) is not None:
+                node.execute_command("ACL", "SETUSER", user, "on")
+        admin.hdel(keys.guard_suspended(), user)
+    return sorted(due)
+
+
+def suspended(client: Any) -> dict[str, int]:
+    """The learners the guard suspended and when (server ms) each may connect again (a user that
+    may not read it: none)."""
+    try:
+        return {str(user): int(until) for user, until in client.hgetall(keys.guard_suspended()).items()}
+    except (RedisError, ValueError):
+        return {}
 
 
 def _node_time(admin: Any) -> tuple[int, int]:
@@ -197,10 +265,23 @@ def read_log(client: Any, *, lines: int = 10) -> list[str]:
         return []
 
 
-def watch(admin: Any, stop: threading.Event, *, every_s: float = 1.0, **options: Any) -> None:
-    """Sweep every ``every_s`` seconds until ``stop`` is set (the hub runs this in a thread); a
-    sweep that fails (the server down a moment) is tried again at the next turn."""
+def watch(
+    admin: Any,
+    stop: threading.Event,
+    *,
+    every_s: float = 1.0,
+    report: Callable[[str], object] | None = None,
+    **options: Any,
+) -> None:
+    """Sweep every ``every_s`` seconds until ``stop`` is set (the hub runs this in a thread, the
+    ``guard`` command in the foreground), passing each line a sweep logs to ``report``; a sweep
+    that fails (the server down a moment) is tried again at the next turn."""
     while not stop.is_set():
-        with contextlib.suppress(RedisError):
-            sweep(admin, **options)
+        try:
+            said = sweep(admin, **options).lines()
+        except RedisError as exc:
+            said = [f"sweep failed, trying again: {str(exc)[:160]}"]
+        if report is not None:
+            for line in said:
+                report(line)
         stop.wait(every_s)

@@ -20,9 +20,9 @@ from redis import RedisCluster
 from redis.exceptions import RedisError
 
 from .. import keys, progress, validate
-from ..clock import hhmm
+from ..clock import hhmm, hhmmss
 from ..dives import QUEUES
-from .guard import read_log
+from .guard import LOG_LINES, read_log, suspended
 from .users import acl_users
 
 SCAN_COUNT = 1000
@@ -83,6 +83,16 @@ class LearnerSummary:
     unlisted: tuple[str, ...] = ()  # queues past MAX_QUEUES_SHOWN: counted, not listed
     revoked: bool = False  # keys in the namespace, but no ACL user any more
     reached: tuple[str, ...] = ()  # the dives whose queues exist, in course order
+    suspended_until_ms: int | None = None  # the class guard suspended this learner until then
+    unseen: bool = False  # the search stopped before finding any key of this namespace
+    guarded: str = ""  # the guard's newest line about this learner, if any
+
+    @property
+    def guard_mark(self) -> str:
+        """``suspended until 09:41:33`` or ``connections closed by the guard`` (or "")."""
+        if self.suspended_until_ms is not None:
+            return f"suspended until {hhmmss(self.suspended_until_ms)}"
+        return "connections closed by the guard" if self.guarded else ""
 
     @property
     def started(self) -> bool:
@@ -110,16 +120,24 @@ class LearnerSummary:
 
     @property
     def mark(self) -> str:
-        """``revoked``, ``not started`` or ``""``."""
+        """``revoked``, ``not started``, ``not seen`` (no course queue and no check, and the search
+        for other queues stopped before it: it may have queues of its own) or ``""``."""
         if self.revoked:
             return "revoked"
-        return "" if self.started or self.problems else "not started"
+        if self.started or self.problems:
+            return ""
+        return "not seen" if self.unseen else "not started"
 
     def lines(self) -> list[str]:
         """One line (and one per problem): name, dives, checks, queues."""
         name = cut(self.namespace)
+        if self.guard_mark:
+            name += f" ({self.guard_mark})"
+        guarded = [f"  guard: {shown(self.guarded)}"] if self.guarded else []
         if self.mark == "not started":
-            return [f"{name}: not started"]
+            return [f"{name}: not started", *guarded]
+        if self.mark == "not seen":
+            return [f"{name}: no course queue, no check; the search stopped before its other queues", *guarded]
         label = f"{name} (revoked)" if self.revoked else name
         passed = sum(1 for _, state, _ in self.exercises() if state == "passed")
         count = len(self.queues) + len(self.unlisted)
@@ -133,7 +151,7 @@ class LearnerSummary:
             + (f" · {queues}" if queues else "")
         ]
         lines += [f"  ⚠ {shown(problem)}" for problem in self.problems]
-        return lines
+        return lines + guarded
 
 
 @dataclass(frozen=True)
@@ -173,6 +191,7 @@ class Overview:
         marks = [learner.mark for learner in self.learners]
         lines = [
             f"class: {total} learner(s) · {marks.count('')} started · {marks.count('not started')} not started"
+            + (f" · {marks.count('not seen')} not seen" if "not seen" in marks else "")
             + (f" · {marks.count('revoked')} revoked" if "revoked" in marks else "")
         ]
         lines.append("reached: " + " · ".join(f"{dive} {n}/{total}" for dive, n in self.dive_counts()))
@@ -345,6 +364,8 @@ def overview(
                 pipe.llen(k.wait)
     second = iter(pipe.execute(raise_on_error=False) if len(pipe) else [])
 
+    log = read_log(client, lines=LOG_LINES)
+    held = suspended(client)
     summaries = []
     for namespace in ordered:
         queue_rows = []
@@ -383,9 +404,18 @@ def overview(
                 unlisted[namespace],
                 revoked=class_has_users and namespace not in named,
                 reached=reached,
+                suspended_until_ms=held.get(namespace),
+                unseen=not complete and namespace not in found,
+                guarded=next((line for line in log if _about(line, namespace)), ""),
             )
         )
-    return Overview(tuple(summaries), scanned, complete, note, tuple(read_log(client, lines=GUARD_LINES)))
+    return Overview(tuple(summaries), scanned, complete, note, tuple(log[:GUARD_LINES]))
+
+
+def _about(line: str, learner: str) -> bool:
+    """Whether one of the guard's lines names ``learner`` (its lines say ``of <name> (`` and
+    ``suspended <name> for`` and ``<name> may connect again``)."""
+    return f" of {learner} (" in line or f" suspended {learner} for " in line or f" {learner} may connect" in line
 
 
 def _cut_off(exc: BaseException) -> bool:

@@ -118,8 +118,8 @@ MANY = 500
 # of a class shares one server, and a long call holds it for all of them.
 #: register_many.lua: names a call, and names times template bytes a call.
 MAX_MANY, MAX_MANY_BYTES = 1000, 4 * 1024 * 1024
-#: due.lua's limit.
-MAX_DUE = 5000
+#: due.lua's limit, and the bytes of names and templates after which a call stops adding rows.
+MAX_DUE, MAX_REPLY_BYTES = 5000, 1024 * 1024
 #: ticks.lua: rows a tick (a pump's batch), ticks a call, occurrences wanted a call.
 MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10_000, 10_000
 

@@ -9,10 +9,15 @@
 -- Returns a flat array, four entries a row: name, score (ms, as text), every_ms, template;
 --   every_ms and template are nil when the record is gone (a dangling member, which the
 --   advance sweeps). Nothing is written.
+--   Fewer than limit rows when their names and templates pass MAX_REPLY_BYTES (1 MiB): the
+--   rows stop after the one that passes it (so at least one row when any is due). A reply stays
+--   about 1 MiB whatever a learner stores, and so does the time it holds the server; the rows
+--   left are still due, and the next call (the pump's next tick, a drain's next read) takes them.
 --   error reply when now_ms or limit is not an integer in its range
 local registry = KEYS[1]
 local now_ms, limit = ARGV[1], ARGV[2]
 local MAX_DUE = 5000  -- as scripts/__init__.py
+local MAX_REPLY_BYTES = 1048576  -- as scripts/__init__.py
 
 if type(now_ms) ~= 'string' or not now_ms:match('^%-?%d+$') or #now_ms > 16 then
   return redis.error_reply('ERR emq due: now_ms must be an integer')
@@ -23,12 +28,17 @@ end
 
 local members = redis.call('ZRANGEBYSCORE', registry, '-inf', now_ms, 'WITHSCORES', 'LIMIT', 0, limit)
 local out = {}
+local bytes = 0
 for i = 1, #members, 2 do
+  if bytes > MAX_REPLY_BYTES then
+    break
+  end
   local name = members[i]
   local fields = redis.call('HMGET', registry .. ':' .. name, 'every_ms', 'template')
   out[#out + 1] = name
   out[#out + 1] = members[i + 1]
   out[#out + 1] = fields[1]
   out[#out + 1] = fields[2]
+  bytes = bytes + #name + #(fields[2] or '')
 end
 return out

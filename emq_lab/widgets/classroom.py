@@ -66,8 +66,11 @@ def _learner_row(learner: LearnerSummary) -> str:
     name = f"<code style='white-space:nowrap'>{escape(cut(learner.namespace))}</code>"
     if learner.revoked:
         name += " <span style='color:#cf222e'>(revoked)</span>"
-    if learner.mark == "not started":
-        return f"<tr><td style='{_CELL}'>{name}</td><td style='{_CELL};{_GREY}' colspan=4><i>not started</i></td></tr>"
+    if learner.guard_mark:
+        name += f" <span style='color:#cf222e' title='{escape(learner.guarded)}'>({escape(learner.guard_mark)})</span>"
+    if learner.mark in ("not started", "not seen"):
+        said = "not started" if learner.mark == "not started" else "no course queue, no check; not searched further"
+        return f"<tr><td style='{_CELL}'>{name}</td><td style='{_CELL};{_GREY}' colspan=4><i>{said}</i></td></tr>"
     dives = ", ".join(f"<span style='white-space:nowrap'>{_h(dive)}</span>" for dive in learner.dives)
     checks = (
         " ".join(
