@@ -115,7 +115,8 @@ UPSERT = (
     ),
     Question(
         "registry_after_boot_2",
-        'boot #1 at 09:00, boot #2 at 09:05, EXISTS guard: the registry after boot #2? (as "digest @ HH:MM")',
+        "digest every 15 min, its first run one period after its boot; boot #1 at 09:00, boot #2 at 09:05, EXISTS"
+        ' guard: the registry after boot #2? (as "digest @ HH:MM")',
         lambda lab: _rows_after(_boots(lab, upsert_dive.Strategy.GUARD, 2)),
         answers.rows("digest"),
         lambda rows: f"boot #2 writes nothing, so the row keeps boot #1's first run: {rows}",
@@ -150,7 +151,8 @@ UPSERT = (
     ),
     Question(
         "upsert_registry_after_boot_2",
-        'boot #1 at 09:00, boot #2 at 09:05, ZSCORE upsert: the registry after boot #2? (as "digest @ HH:MM")',
+        "digest every 15 min, its first run one period after its boot; boot #1 at 09:00, boot #2 at 09:05, ZSCORE"
+        ' upsert: the registry after boot #2? (as "digest @ HH:MM")',
         lambda lab: _rows_after(_boots(lab, upsert_dive.Strategy.UPSERT, 2)),
         answers.rows("digest"),
         lambda rows: f"the same member is stored again at boot #2's first run, its now + 15 min: {rows}",
@@ -273,8 +275,8 @@ CADENCE = (
     ),
     Question(
         "drift_with_10_min_runs_min",
-        "every 15 min, 10-minute runs, first release 09:00, start-to-finish: how many minutes behind its mark is"
-        " run 4? (minutes)",
+        "every 15 min, 10-minute runs, first release 09:00, start-to-finish: how many minutes behind its mark (its"
+        " slot on the 15-minute grid from 09:00, 09:45 for run 4) is run 4? (minutes)",
         lambda lab: _lane(lab, Measure.START_TO_FINISH, run_ms=10 * MINUTE_MS).drift_ms // MINUTE_MS,
         answers.minutes,
         lambda minutes: f"each cycle adds the 10-minute run; start-to-start stays on the marks: {minutes} min",
@@ -293,8 +295,8 @@ CADENCE = (
     ),
     Question(
         "jobs_at_10_02",
-        "every 15 min from 09:00, the pump down from 09:22 to 10:02: how many jobs does the tick at 10:02 release?"
-        " (a count)",
+        "start-to-start, every 15 min from 09:00, the pump down from 09:22 to 10:02: how many jobs does the tick at"
+        " 10:02 release? (a count)",
         lambda lab: len(cadence_dive.outage(lab, queue=QUEUE).on_return),
         answers.number,
         lambda jobs: f"the row holds one score, and a tick fires a due name once however late: {jobs} job",
@@ -421,7 +423,8 @@ CANCEL = (
     ),
     Question(
         "registry_without_compare",
-        'that re-registration at 09:15, advanced without the compare: the registry afterwards? (as "report @ HH:MM")',
+        "that re-registration at 09:15 (the old period 15 min), advanced without the compare: the registry afterwards?"
+        ' (as "report @ HH:MM")',
         _registry_without_compare,
         answers.rows("report"),
         lambda rows: f"an unconditional advance writes the tick's now + the old period over the new first run: {rows}",
@@ -499,6 +502,8 @@ class Predictions:
             if len(args) > 1 or lab is not None:
                 raise TypeError(f"{self.dive}.predict takes the lab once, then the answers by name: predict(lab, key=...)")
             lab = args[0]
+            if not hasattr(lab, "pump"):
+                raise TypeError(f"{self.dive}.predict: give the answers by name, e.g. predict({next(iter(self._questions))}=1)")
         if not answer:
             raise ValueError(f"answer: give at least one of {', '.join(self._questions)}")
         misnamed = {key: answer.pop(key) for key in [k for k in answer if k not in self._questions]}
