@@ -458,7 +458,9 @@ def test_a_negation_an_afternoon_or_a_clashing_ms_is_never_read_as_right() -> No
     assert "could not read 'not exists'" in _line(upsert, "boot_2_answers")
     assert "09:15 and, in brackets, 09:20" in _line(upsert, "registry_after_boot_2")
     assert "could not read 'not absent'" in str(exercises.cancel.predict(advance_answers="not absent"))
-    evening = exercises.cadence.predict(next_runs="9:00pm 9:15pm 9:30pm 9:45pm", runs_after_outage="10:17am 10:32am 10:47am")
+    evening = exercises.cadence.predict(
+        next_runs="9:00pm 9:15pm 9:30pm 9:45pm", runs_after_outage="10:17am 10:32am 10:47am"
+    )
     assert "you said [21:00, 21:15, 21:30, 21:45]" in _line(evening, "next_runs")
     assert _line(evening, "runs_after_outage").startswith("runs_after_outage: right")
 
@@ -533,3 +535,12 @@ def test_a_misspelled_keyword_is_a_line_and_the_others_are_checked(lab: emq_lab.
     assert not check.passed
     with pytest.raises(TypeError, match="by name"):
         exercises.upsert.predict(1)
+
+
+def test_the_questions_state_the_terms_their_answers_need() -> None:
+    asks = {q.key: q.ask for q in (*exercises.predict.UPSERT, *exercises.predict.CADENCE, *exercises.predict.CANCEL)}
+    for key in ("registry_after_boot_2", "upsert_registry_after_boot_2"):
+        assert "every 15 min" in asks[key] and "first run one period after its boot" in asks[key], asks[key]
+    assert "old period 15 min" in asks["registry_without_compare"]
+    assert asks["jobs_at_10_02"].startswith("start-to-start")
+    assert "its mark (its slot on the 15-minute grid" in asks["drift_with_10_min_runs_min"]

@@ -133,7 +133,7 @@ _COUNT_WORDS = {
     "count", "fired", "enqueued", "made", "released", "in", "a", "an", "day", "total", "of", "the",
     "exactly", "just", "only", "left", "stays", "at", "is", "it", "s", "for", "slot", "keeps", "times",
     "record", "records", "by", "pump", "pumps", "allowed", "after", "holds", "hold", "last", "yes", "fires",
-    "fire", "all", "and", "no", "for",
+    "fire", "all", "and", "no",
 }  # fmt: skip
 _MINUTE_UNITS = {"min": 1, "mins": 1, "minute": 1, "minutes": 1, "m": 1, "h": 60, "hour": 60, "hours": 60}
 # Units a minute count may come in, and how many of them make a minute.

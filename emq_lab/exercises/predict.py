@@ -5,7 +5,6 @@ package (the dive's own code) on a fresh queue of its own and reads the answer o
 from __future__ import annotations
 
 import difflib
-
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -500,10 +499,14 @@ class Predictions:
         would answer another question of the dive waits until that one is answered too."""
         if args:
             if len(args) > 1 or lab is not None:
-                raise TypeError(f"{self.dive}.predict takes the lab once, then the answers by name: predict(lab, key=...)")
+                raise TypeError(
+                    f"{self.dive}.predict takes the lab once, then the answers by name: predict(lab, key=...)"
+                )
             lab = args[0]
             if not hasattr(lab, "pump"):
-                raise TypeError(f"{self.dive}.predict: give the answers by name, e.g. predict({next(iter(self._questions))}=1)")
+                raise TypeError(
+                    f"{self.dive}.predict: give the answers by name, e.g. predict({next(iter(self._questions))}=1)"
+                )
         if not answer:
             raise ValueError(f"answer: give at least one of {', '.join(self._questions)}")
         misnamed = {key: answer.pop(key) for key in [k for k in answer if k not in self._questions]}
