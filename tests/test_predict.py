@@ -85,8 +85,8 @@ def test_answers_that_are_not_an_answer_are_a_line_of_the_verdict() -> None:
     assert "; try 7, or " in lines[1]
     nine = str(exercises.predict.cadence.predict(next_runs=["nine"]))
     assert nine.startswith("next_runs: could not read ['nine'] as times of day ('nine' is not one time); try")
-    with pytest.raises(ValueError, match="nope: not a question of this dive"):
-        exercises.predict.upsert.predict(nope=1)
+    nope = str(exercises.predict.upsert.predict(nope=1))
+    assert nope.startswith("nope is not a question of this dive; ask one of size_after_boot_2"), nope
 
 
 def test_the_exists_sweep_is_a_question_of_dive_3(lab: emq_lab.Lab) -> None:
@@ -445,3 +445,102 @@ def test_a_fault_while_checking_is_a_line_and_the_other_answers_are_still_checke
     first, second = str(check).splitlines()[:2]
     assert not check.passed and first.startswith("faulty: not checked - the sandbox failed (") and "again" in first
     assert second.startswith("occurrences_in_a_day_after_cancel: right")
+
+
+def _line(check: Any, key: str) -> str:
+    return next(line for line in str(check).splitlines() if line.startswith(f"{key}:") or line.startswith(f"{key} "))
+
+
+def test_a_negation_an_afternoon_or_a_clashing_ms_is_never_read_as_right() -> None:
+    upsert = exercises.upsert.predict(
+        boot_2_answers="not exists", registry_after_boot_2="digest @ 09:15 (1767604800000)"
+    )
+    assert "could not read 'not exists'" in _line(upsert, "boot_2_answers")
+    assert "09:15 and, in brackets, 09:20" in _line(upsert, "registry_after_boot_2")
+    assert "could not read 'not absent'" in str(exercises.cancel.predict(advance_answers="not absent"))
+    evening = exercises.cadence.predict(
+        next_runs="9:00pm 9:15pm 9:30pm 9:45pm", runs_after_outage="10:17am 10:32am 10:47am"
+    )
+    assert "you said [21:00, 21:15, 21:30, 21:45]" in _line(evening, "next_runs")
+    assert _line(evening, "runs_after_outage").startswith("runs_after_outage: right")
+
+
+RIGHT_IN_OWN_WORDS = {
+    "upsert": {
+        "boot_2_answers": ["already registered", "not registered again", "writes nothing"],
+        "upsert_boot_2_answers": ["rewritten", "replaced", "update", "upserted", "it rewrites the row"],
+        "registry_after_boot_2": [
+            "digest 09:15", "digest 9:15", "digest: 09:15", "digest=09:15", "digest -> 09:15", "digest, 09:15",
+            "digest @ quarter past nine", "digest @ 09.15", "digest @ 9:15am",
+        ],
+        "upsert_registry_after_boot_2": ["digest @ twenty past nine", "digest 9h20"],
+        "size_after_boot_2": ["1.0"],
+        "period_after_redeploy_min": ["15.0", "0.25 h", "900 000 ms", "a quarter of an hour"],
+        "writes_on_boot_2_of_1000": ["boot #2:       0 registered   1,000 exists  ->       0 server writes"],
+    },
+    "cadence": {
+        "next_runs": ["9, 9:15, 9:30, 9:45", "09.00 09.15 09.30 09.45"],
+        "drift_with_10_min_runs_min": ["half an hour"],
+        "late_pump_drift_min": ["300 000 ms"],
+        "lane_that_keeps_up": ["grid (BullMQ)", "the fixed grid (BullMQ's every)", "BullMQ's every"],
+    },
+    "cancel": {
+        "advance_after_reregister": ["nothing written"],
+        "registry_after_reregister": ["report: 09:45", "report @ quarter to ten"],
+        "registry_without_compare": ["report @ half past nine"],
+        "orders_refused_of_24": ["20 of 24", "20/24"],
+        "occurrences_if_cancel_after_read": ["one last occurrence", "yes, one"],
+        "occurrences_in_a_day_after_cancel": ["nothing fires", "never", "not one"],
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("dive", RIGHT_IN_OWN_WORDS)
+def test_right_answers_in_a_learners_own_words_are_right(dive: str) -> None:
+    questions = getattr(exercises, dive)
+    wrong = []
+    for key, saids in RIGHT_IN_OWN_WORDS[dive].items():
+        for said in saids:
+            line = _line(questions.predict(**{key: said}), key)
+            if not line.startswith(f"{key}: right"):
+                wrong.append(line)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_readable_wrong_answer_is_not_quite_and_an_outcome_hint_lists_the_choices() -> None:
+    assert "not quite - you said 0.2" in str(exercises.cadence.predict(drift_after_4_cycles_min="12 s"))
+    unread = str(exercises.upsert.predict(upsert_boot_2_answers="unchanged"))
+    assert '"registered" (1) or "updated" (0)' in unread
+
+
+def test_a_reason_waits_until_the_questions_it_answers_are_answered() -> None:
+    alone = str(exercises.upsert.predict(size_after_boot_2=1))
+    assert "EXISTS" not in alone and "writes nothing" not in alone and "09:15" not in alone
+    assert "once you have answered boot_2_answers and registry_after_boot_2" in alone
+    together = exercises.upsert.predict(size_after_boot_2=1, boot_2_answers="exists", registry_after_boot_2="09:15")
+    assert "writes nothing" in _line(together, "size_after_boot_2")
+    for dive, key, other, leak in (
+        ("cancel", "advance_on_dangling_member", "rows_after_sweep", "sweeps the member"),
+        ("cancel", "advance_after_reregister", "registry_after_reregister", "new first run"),
+        ("cadence", "drift_after_4_cycles_min", "finish_based_runs", "adds the 4-minute run"),
+    ):
+        line = _line(getattr(exercises, dive).predict(**{key: 0}), key)
+        assert leak not in line and other in line, line
+
+
+def test_a_misspelled_keyword_is_a_line_and_the_others_are_checked(lab: emq_lab.Lab) -> None:
+    check = exercises.upsert.predict(lab, size_after_boot2=1, boot_2_answers="exists")
+    assert "size_after_boot2 is not a question; did you mean size_after_boot_2?" in str(check)
+    assert _line(check, "boot_2_answers").startswith("boot_2_answers: right")
+    assert not check.passed
+    with pytest.raises(TypeError, match="by name"):
+        exercises.upsert.predict(1)
+
+
+def test_the_questions_state_the_terms_their_answers_need() -> None:
+    asks = {q.key: q.ask for q in (*exercises.predict.UPSERT, *exercises.predict.CADENCE, *exercises.predict.CANCEL)}
+    for key in ("registry_after_boot_2", "upsert_registry_after_boot_2"):
+        assert "every 15 min" in asks[key] and "first run one period after its boot" in asks[key], asks[key]
+    assert "old period 15 min" in asks["registry_without_compare"]
+    assert asks["jobs_at_10_02"].startswith("start-to-start")
+    assert "its mark (its slot on the 15-minute grid" in asks["drift_with_10_min_runs_min"]

@@ -84,9 +84,10 @@ class _RecordedPredictions:
     def __init__(self, inner: predict.Predictions) -> None:
         self._inner = inner
 
-    def predict(self, *, lab: Lab | None = None, **answer: Any) -> Check:
-        """Right or wrong, and why, for each answer given (the result is recorded)."""
-        return _recorded(self._inner.predict(lab=lab, **answer), lab)
+    def predict(self, *args: Lab, lab: Lab | None = None, **answer: Any) -> Check:
+        """Right or wrong, and why, for each answer given (the result is recorded); the lab by name or first."""
+        check = self._inner.predict(*args, lab=lab, **answer)
+        return _recorded(check, lab if lab is not None else (args[0] if args else None))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

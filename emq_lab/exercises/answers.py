@@ -40,15 +40,28 @@ _PROBE = re.compile(r"\b(exists|zscore)\s*(?:=|->|answered|returned|returns)\s*(
 _RETURNS = re.compile(r"\b(?:script\s+)?(?:returns?|returned|raw|reply|answers?)\s*[:=]?\s*(-?\d+)\b")
 
 
+_NEGATION = re.compile(r"\b(?:not|no|never|isn't|isnt)\s+:?(\w+)")
+
+
+def _say(text: str, said: Mapping[str, str]) -> str:
+    """``text`` with each phrase of ``said`` (longest first, whole words) put as the word it means."""
+    for phrase in sorted(said, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w:]){re.escape(phrase)}(?!\w)", f" {said[phrase]} ", text)
+    return text
+
+
 def outcome(
-    replies: dict[int, str], probes: Mapping[str, tuple[str | None, str]] | None = None
+    replies: dict[int, str],
+    probes: Mapping[str, tuple[str | None, str]] | None = None,
+    phrases: Mapping[str, str] | None = None,
 ) -> Callable[[Any], str]:
     """A reader for one script's outcome, in any form the dives print it: ``"exists"``,
     ``":exists"``, ``"{:ok, :exists}"``, ``":ok :exists"``, ``"ok exists"``, ``"Outcome.EXISTS"``,
     an Outcome, the raw integer (``0``, ``"raw 0"``, ``"returns 0"``), or a whole verdict line that
     names one outcome; any case. ``probes`` reads the script's probe as the pages write it
     (``"EXISTS = 1"``): for each probe, the outcome when it finds something and when it finds nothing
-    (None: the probe alone does not tell)."""
+    (None: the probe alone does not tell). ``phrases`` maps the pages' own words for an outcome to it
+    (``"already registered"``: exists); a negated outcome (``"not exists"``) is refused, not ignored."""
     known = probes or {}
 
     def read(value: Any) -> str:
@@ -60,9 +73,11 @@ def outcome(
             return replies[value]
         if not isinstance(value, str):
             raise ValueError(f"{type(value).__name__} is not an outcome")
-        text = value.strip().lower().replace("outcome.", " ")
-        if re.fullmatch(r"-?\d+", text):
-            return read(int(text))
+        text = _say(value.strip().lower().replace("outcome.", " "), phrases or {})
+        if (negated := _NEGATION.search(text)) and negated[1] in _WORDS | set(known):
+            raise ValueError(f"{negated[0].strip()!r} says what it is not; name the outcome it is")
+        if re.fullmatch(r"-?\d+", text.strip()):
+            return read(int(text.strip()))
         found: list[str] = []
         for probe, said in _PROBE.findall(text):
             if probe in known:
@@ -80,7 +95,7 @@ def outcome(
         if not named and "nothing" in words:  # "nothing (the pump held nothing)": no advance at all
             return "nothing"
         if not named:
-            raise ValueError("it names no outcome")
+            raise ValueError(f"it names no outcome; this script answers {choices(replies)}")
         if len(named) > 1:
             raise ValueError(f"it names {' and '.join(named)}; give one")
         return named[0]
@@ -92,6 +107,11 @@ def _choices(replies: dict[int, str]) -> str:
     return ", ".join(f"{code} ({name})" for code, name in sorted(replies.items()))
 
 
+def choices(replies: dict[int, str]) -> str:
+    """The outcomes a script answers, as a hint lists them: ``"registered" (1) or "exists" (0)``."""
+    return " or ".join(f'"{name}" ({code})' for code, name in sorted(replies.items(), key=lambda c: -c[0]))
+
+
 # -- counts and minutes ---------------------------------------------------------------------------
 
 _NUMBER_WORDS = {
@@ -100,13 +120,20 @@ _NUMBER_WORDS = {
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15,
     "twenty": 20, "thirty": 30, "thousand": 1000,
 }  # fmt: skip
+# Phrases a count or a length of time may come as, put as the plain answer before reading.
+_SAID_NUMBERS = {
+    "not one": "0", "not a single one": "0", "never": "0", "nothing fires": "0", "no write at all": "0",
+    "gone": "0", "a quarter of an hour": "15 min", "quarter of an hour": "15 min", "quarter hour": "15 min",
+    "half an hour": "30 min", "half hour": "30 min", "an hour": "60 min",
+}  # fmt: skip
 # Words a count may carry, as the dives and pages print them: units, labels, fillers.
 _COUNT_WORDS = {
     "row", "rows", "entry", "entries", "job", "jobs", "occurrence", "occurrences", "order", "orders",
     "write", "writes", "server", "member", "members", "refused", "size", "still", "registry", "every",
     "count", "fired", "enqueued", "made", "released", "in", "a", "an", "day", "total", "of", "the",
     "exactly", "just", "only", "left", "stays", "at", "is", "it", "s", "for", "slot", "keeps", "times",
-    "record", "records", "by", "pump", "pumps", "allowed", "after", "holds", "hold",
+    "record", "records", "by", "pump", "pumps", "allowed", "after", "holds", "hold", "last", "yes", "fires",
+    "fire", "all", "and", "no",
 }  # fmt: skip
 _MINUTE_UNITS = {"min": 1, "mins": 1, "minute": 1, "minutes": 1, "m": 1, "h": 60, "hour": 60, "hours": 60}
 # Units a minute count may come in, and how many of them make a minute.
@@ -114,12 +141,17 @@ _OTHER_UNITS = {
     "ms": 60_000, "millisecond": 60_000, "milliseconds": 60_000, "s": 60, "sec": 60, "second": 60, "seconds": 60,
 }  # fmt: skip
 _MINUTE_WORDS = {"drift", "by", "run", "behind", "late", "later", "mark", "period", "after", "its", "plus"}
-_TOKEN = re.compile(r"[+-]?[\d,]*\d|[a-z_]+|\S")
-_GROUPED = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)")
+_NUMBER = r"[+-]?[\d,]*\d(?:\.\d+)?"
+_TOKEN = re.compile(rf"{_NUMBER}|[a-z_]+|\S")
+_GROUPED = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 
 
 def _tokens(value: str) -> list[str]:
-    text = value.strip().lower().replace("(s)", "s").replace("every_ms", "every ms")
+    text = value.strip().lower().replace("(s)", "s").replace("every_ms", "every ms").replace("→", "->")
+    text = text.rsplit("->", 1)[-1]  # a line as the dives print it, "boot #2: ... -> 0 server writes": its result
+    text = _say(text, _SAID_NUMBERS)
+    text = re.sub(r"\b(\d{1,3})((?: \d{3})+)\b", lambda m: m[1] + m[2].replace(" ", ""), text)  # "300 000"
+    text = re.sub(r"\b(\d+)\s*(?:/|of|out of)\s*\d+\b", r"\1", text)  # "20 of 24", "20/24": the first
     text = re.sub(r"emq:\S*", " ", text)  # a key, as the panels print it beside a size
     text = _ASIDE.sub(" ", text)  # asides and times of day: "1 job (JOB-000003 for the 09:30 slot)"
     if re.search(r"\d:\d", text) is None and text.count(":") == 1:
@@ -127,7 +159,7 @@ def _tokens(value: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
-def _one_number(value: Any, allowed: set[str]) -> tuple[int, list[str]]:
+def _one_number(value: Any, allowed: set[str]) -> tuple[int | float, list[str]]:
     """The one number in ``value`` and its words; a ValueError for none, two, or a word it cannot place.
     A line of ``|``-separated parts, as the dives print their state, is read when exactly one part is
     a number (``"occurrences in a day: 0 | clock now ..."``)."""
@@ -145,24 +177,21 @@ def _one_number(value: Any, allowed: set[str]) -> tuple[int, list[str]]:
         raise errors[0]
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ValueError(f"{type(value).__name__} is not a number")
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise ValueError("it is not a whole number")
-        value = int(value)
-    if isinstance(value, int):
+    if isinstance(value, int | float):
         return value, []
-    numbers: list[int] = []
+    numbers: list[int | float] = []
     words: list[str] = []
     for token in _tokens(value):
-        if re.fullmatch(r"[+-]?[\d,]*\d", token):
+        if re.fullmatch(_NUMBER, token):
             if not _GROUPED.fullmatch(token):
                 raise ValueError(f"{token!r} is not a number (group thousands as 3,000)")
-            numbers.append(int(token.replace(",", "")))
+            plain = token.replace(",", "")
+            numbers.append(float(plain) if "." in plain else int(plain))
         elif token in _NUMBER_WORDS and not (token == "thousand" and numbers):
             numbers.append(_NUMBER_WORDS[token])
         elif token == "thousand":
             numbers[-1] *= 1000
-        elif token in allowed or token in {"=", "+", "~", ".", "!", "(", ")", "·", "-", ">", "→", "'", "’"}:
+        elif token in allowed or token in {"=", "+", "~", ".", "!", "(", ")", "·", "-", ">", "→", "'", "’", ","}:
             words.append(token)
         else:
             raise ValueError(f"{token!r} is not a unit or label this question knows")
@@ -186,6 +215,14 @@ def number(value: Any) -> int:
         if all(word in _COUNT_WORDS for word in rest):
             return len(ids)
     found, _ = _one_number(value, _COUNT_WORDS | set(_MINUTE_UNITS))
+    return _whole(found)
+
+
+def _whole(found: int | float) -> int:
+    if isinstance(found, float):
+        if not found.is_integer():
+            raise ValueError("it is not a whole number")
+        return int(found)
     return found
 
 
@@ -199,25 +236,48 @@ def minutes(value: Any) -> int | Said:
         raise ValueError(f"it has two units ({' and '.join(dict.fromkeys(units))})")
     unit = units[0] if units else ""
     if unit in _MINUTE_UNITS:
-        return found * _MINUTE_UNITS[unit]
+        return _whole(found * _MINUTE_UNITS[unit])
     if unit in {"s", "sec", "second", "seconds"}:
-        if found % 60:
-            raise ValueError(f"{found} s is not a whole number of minutes")
-        return found // 60
+        if found % 60:  # a readable answer, and not the right one: said as the seconds it is
+            return Said(round(found / 60, 3), f"read {found:g} s as minutes")
+        return _whole(found // 60)
     if unit or (abs(found) >= 60_000 and found % 60_000 == 0):
         if found % 60_000:
-            raise ValueError(f"{found} ms is not a whole number of minutes")
+            raise ValueError(f"{found:g} ms is not a whole number of minutes")
         return Said(
-            found // 60_000, f"read {found:,} as milliseconds, {found // 60_000} min; the question wants minutes"
+            _whole(found // 60_000),
+            f"read {found:,.0f} as milliseconds, {found // 60_000:.0f} min; the question wants minutes",
         )
-    return found
+    return _whole(found)
 
 
 # -- times -----------------------------------------------------------------------------------------
 
-_TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])")
+_TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])(?:\s*([ap])\.?m\b\.?)?")
 _EPOCH = re.compile(r"(?<!\d)(1\d{12})(?!\d)")  # an instant in epoch milliseconds, as the panels print it
 _MINUTES = re.compile(r"(?<![\d:\w])(:)(\d{2})\b")
+# Times in words: "quarter past nine", "half past nine", "twenty past nine", "quarter to ten".
+_SPOKEN_MINUTES = {"five": 5, "ten": 10, "quarter": 15, "twenty": 20, "twenty five": 25, "twenty-five": 25, "half": 30}
+_SPOKEN_HOURS = {w: n for w, n in _NUMBER_WORDS.items() if 1 <= n <= 12 and w not in {"one", "single", "once", "twice"}}
+_SPOKEN_HOURS["one"] = 1
+_SPOKEN = re.compile(
+    rf"\b(?:a\s+)?({'|'.join(sorted(_SPOKEN_MINUTES, key=len, reverse=True))})\s+(?:minutes\s+)?(past|to)\s+"
+    rf"({'|'.join(_SPOKEN_HOURS)}|\d{{1,2}})\b"
+)
+_DOTTED = re.compile(r"(?<![\d.:,])(\d{1,2})[.h](\d{2})(?![\d.])")  # "09.15", "10h17"
+
+
+def _spoken(text: str) -> str:
+    """``text`` with times in words or with a dot (``"quarter past nine"``, ``"9.15"``, ``"10h17"``) as H:MM."""
+
+    def said(match: re.Match[str]) -> str:
+        minute = _SPOKEN_MINUTES[match[1]]
+        hour = _SPOKEN_HOURS.get(match[3]) or int(match[3])
+        if match[2] == "to":
+            hour, minute = hour - 1, 60 - minute
+        return f"{hour}:{minute:02d}"
+
+    return _DOTTED.sub(r"\1:\2", _SPOKEN.sub(said, text))
 
 
 def on_the_clock(value: Any, clock: str) -> Any:
@@ -244,20 +304,25 @@ def on_the_clock(value: Any, clock: str) -> Any:
     return value
 
 
-def _clock_time(hours: str, mins: str, secs: str | None) -> str:
+def _clock_time(hours: str, mins: str, secs: str | None, half: str = "") -> str:
     secs = secs or None
-    if int(hours) > 23 or int(mins) > 59 or (secs is not None and int(secs) > 59):
-        raise ValueError(f"{hours}:{mins}{':' + secs if secs else ''} is not a time of day")
-    shown = f"{int(hours):02d}:{mins}"
+    if int(hours) > 23 or int(mins) > 59 or (secs is not None and int(secs) > 59) or (half and int(hours) > 12):
+        raise ValueError(f"{hours}:{mins}{':' + secs if secs else ''}{half and half + 'm'} is not a time of day")
+    hour = int(hours) % 12 + (12 if half == "p" else 0) if half else int(hours)
+    shown = f"{hour:02d}:{mins}"
     return shown if secs in (None, "00") else f"{shown}:{secs}"
 
 
 def _times_in(text: str) -> list[str]:
+    """The times of day in ``text``; times in brackets beside them (``"09:15 (1767604500000)"``) must agree."""
+    text = _spoken(text.lower())
     text = _EPOCH.sub(lambda m: datetime.fromtimestamp(int(m[1]) / 1000, UTC).strftime("%H:%M:%S"), text)
     outside = re.sub(r"\([^)]*\)", " ", text)  # "10:17 10:32 (on :17 :32)": the times outside the brackets
-    if _TIME.search(outside):
-        text = outside
-    return [_clock_time(*m) for m in _TIME.findall(text)]
+    inside = [_clock_time(*m) for m in _TIME.findall(" ".join(re.findall(r"\(([^)]*)\)", text)))]
+    found = [_clock_time(*m) for m in _TIME.findall(outside)]
+    if found and inside and inside != found:
+        raise ValueError(f"it says {' '.join(found)} and, in brackets, {' '.join(inside)}; give one")
+    return found or inside
 
 
 def times(value: Any) -> tuple[str, ...]:
@@ -270,7 +335,8 @@ def times(value: Any) -> tuple[str, ...]:
             bad = next(v for v in value if len(_times_in(v)) != 1)
             raise ValueError(f"{bad!r} is not one time")
     elif isinstance(value, str):
-        found = _times_in(value)
+        # a bare hour in a list of times ("9, 9:15, 9:30") is that hour on the dot
+        found = _times_in(re.sub(r"(?<![\d:.])(\d{1,2})(?=\s*(?:,|;|and)\s*\d{1,2}[:.h]\d{2})", r"\1:00", value))
     else:
         raise ValueError(f"{type(value).__name__} is not a list of times")
     if not found:
@@ -280,7 +346,11 @@ def times(value: Any) -> tuple[str, ...]:
 
 # -- registry rows ---------------------------------------------------------------------------------
 
-_ROW = re.compile(r"([\w:.-]+)\s*(?:@|next\b|at\b)\s*(\d{1,2}:\d{2}(?::\d{2})?|1\d{12})(?:\s*\(1\d{12}\))?")
+# A row: a name, then "@", "next", "at", an arrow, "=", ":", "," or nothing, then its time (and its ms in brackets).
+_ROW = re.compile(
+    r"(?<![\w:])(?!(?:next|at|row|rows|registry|one)\b)([a-z_]\w*)\s*(?:@|next\b|at\b|->|→|=|:|,|-)?\s*"
+    r"((?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\b)?|1\d{12})(\s*\(1\d{12}\))?"
+)
 _EMPTY = {"", "(empty)", "empty", "none", "(none)", "nothing", "no rows", "0 rows"}
 
 
@@ -296,12 +366,12 @@ def rows(name: str) -> Callable[[Any], str]:
             value = f"{value[0]} @ {value[1]}"
         if not isinstance(value, str):
             raise ValueError(f"{type(value).__name__} is not a registry row")
-        text = value.strip().lower()
+        text = _spoken(value.strip().lower())
         text = re.sub(r"^(?:registry|rows?)\s*(?:emq:\S*)?\s*[:=]?", "", text).strip()
         text = re.split(r"[;|]\s*(?:records?|jobs?|invariant)\b", text)[0].strip()
         if text in _EMPTY:
             return ""
-        found = [(row, _times_in(at)[0]) for row, at in _ROW.findall(text)]
+        found = [(row, _times_in(at + ms)[0]) for row, at, ms in _ROW.findall(text)]
         if not found:
             alone = _times_in(text)
             if len(alone) == 1 and not re.search(r"[a-z]{2,}", _TIME.sub(" ", _EPOCH.sub(" ", text))):
@@ -322,6 +392,9 @@ _LANES = {
     "s2f": "start-to-finish",
     "fixed grid": "fixed grid",
     "grid": "fixed grid",
+    "bullmq every": "fixed grid",  # the grid is BullMQ's every
+    "bullmq": "fixed grid",
+    "every": "fixed grid",
 }
 
 
@@ -330,9 +403,12 @@ def lane(value: Any) -> str:
     ``"start-to-start"``, ``"the start-to-finish lane"``."""
     if not isinstance(value, str):
         raise ValueError(f"{type(value).__name__} is not a lane")
-    words = value.strip().lower().replace("-", " ").replace("_", " ").split()
-    text = " ".join(w for w in words if w not in {"the", "lane", "one", "measure", "rule", "a"})
-    found = _LANES.get(text) or _LANES.get(text.removeprefix("fixed ").strip())
-    if found is None:
-        raise ValueError("it names no lane")
-    return found
+    text = value.strip().lower().replace("'s", "").replace("’s", "")
+    outside = re.sub(r"\([^)]*\)", " ", text)  # "grid (BullMQ's every)": the lane outside the brackets
+    for said in (outside, *re.findall(r"\(([^)]*)\)", text)):
+        words = re.sub(r"[-_,]", " ", said).split()
+        said = " ".join(w for w in words if w not in {"the", "lane", "one", "measure", "rule", "a"})
+        found = _LANES.get(said) or _LANES.get(said.removeprefix("fixed ").strip())
+        if found is not None:
+            return found
+    raise ValueError("it names no lane")

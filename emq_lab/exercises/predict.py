@@ -4,6 +4,7 @@ package (the dive's own code) on a fresh queue of its own and reads the answer o
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,7 @@ class Question:
     unit: str = "a count"  # what the answer is, for a form's label and for an answer that cannot be read
     example: str = '7, or "7 rows"'  # an answer of the right form (not necessarily the right one)
     minutes_from: str | None = None  # the time bare minutes (":17") count from; None: ``clock``
+    tells: tuple[str, ...] = ()  # the questions its reason answers too: it waits until they are answered
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,16 @@ ADVANCE_REPLIES = {1: "advanced", 0: "absent", 2: "moved"}
 REGISTER_PROBE = {"exists": ("exists", "registered")}
 UPSERT_PROBE = {"zscore": ("updated", "registered")}
 ADVANCE_PROBE: dict[str, tuple[str | None, str]] = {"exists": (None, "absent")}
+# The pages' own words for each script's outcome, as a learner may answer with them.
+REGISTER_SAID = {
+    "already registered": "exists", "not registered again": "exists", "writes nothing": "exists",
+    "nothing written": "exists", "wrote nothing": "exists", "already there": "exists",
+}  # fmt: skip
+UPSERT_SAID = {
+    "rewritten": "updated", "rewrites": "updated", "rewrote": "updated", "replaced": "updated",
+    "update": "updated", "upserted": "updated", "overwritten": "updated",
+}  # fmt: skip
+ADVANCE_SAID = {"nothing written": "moved", "wrote nothing": "moved", "swept": "absent", "sweeps": "absent"}
 
 OUTCOME = "an outcome"
 ROWS = "registry rows"
@@ -89,24 +101,27 @@ UPSERT = (
         lambda lab: _boots(lab, upsert_dive.Strategy.GUARD, 2).size,
         answers.number,
         lambda size: f"boot #2 finds the record (EXISTS = 1), returns 0 and writes nothing: {size} row",
+        tells=("boot_2_answers", "registry_after_boot_2"),
     ),
     Question(
         "boot_2_answers",
         "boot #1 at 09:00, boot #2 at 09:05, EXISTS guard: what does boot #2 answer? (an outcome)",
         lambda lab: _boots(lab, upsert_dive.Strategy.GUARD, 2).outcome,
-        answers.outcome(REGISTER_REPLIES, REGISTER_PROBE),
+        answers.outcome(REGISTER_REPLIES, REGISTER_PROBE, REGISTER_SAID),
         lambda outcome: f"the record is live, so the script returns 0 -> {{:ok, :{outcome}}}",
         unit=OUTCOME,
         example='"registered", "{:ok, :registered}" or 1',
     ),
     Question(
         "registry_after_boot_2",
-        'boot #1 at 09:00, boot #2 at 09:05, EXISTS guard: the registry after boot #2? (as "digest @ HH:MM")',
+        "digest every 15 min, its first run one period after its boot; boot #1 at 09:00, boot #2 at 09:05, EXISTS"
+        ' guard: the registry after boot #2? (as "digest @ HH:MM")',
         lambda lab: _rows_after(_boots(lab, upsert_dive.Strategy.GUARD, 2)),
         answers.rows("digest"),
         lambda rows: f"boot #2 writes nothing, so the row keeps boot #1's first run: {rows}",
         unit=ROWS,
         example='"digest @ 09:45"',
+        tells=("boot_2_answers", "size_after_boot_2"),
     ),
     Question(
         "naive_rows_after_3_boots",
@@ -128,19 +143,21 @@ UPSERT = (
         "upsert_boot_2_answers",
         "boot #1 at 09:00, boot #2 at 09:05, ZSCORE upsert: what does boot #2 answer? (an outcome)",
         lambda lab: _boots(lab, upsert_dive.Strategy.UPSERT, 2).outcome,
-        answers.outcome(UPSERT_REPLIES, UPSERT_PROBE),
+        answers.outcome(UPSERT_REPLIES, UPSERT_PROBE, UPSERT_SAID),
         lambda outcome: f"ZSCORE finds boot #1's score: the script rewrites the row, returns 0 -> {{:ok, :{outcome}}}",
         unit=OUTCOME,
         example='"registered", "{:ok, :registered}" or 1',
     ),
     Question(
         "upsert_registry_after_boot_2",
-        'boot #1 at 09:00, boot #2 at 09:05, ZSCORE upsert: the registry after boot #2? (as "digest @ HH:MM")',
+        "digest every 15 min, its first run one period after its boot; boot #1 at 09:00, boot #2 at 09:05, ZSCORE"
+        ' upsert: the registry after boot #2? (as "digest @ HH:MM")',
         lambda lab: _rows_after(_boots(lab, upsert_dive.Strategy.UPSERT, 2)),
         answers.rows("digest"),
         lambda rows: f"the same member is stored again at boot #2's first run, its now + 15 min: {rows}",
         unit=ROWS,
         example='"digest @ 09:45"',
+        tells=("upsert_boot_2_answers",),
     ),
     Question(
         "period_after_redeploy_min",
@@ -253,11 +270,12 @@ CADENCE = (
         lambda minutes: f"every cycle adds the 4-minute run: three gaps, {minutes} min behind",
         unit=MINUTES,
         example='20, or "+20 min"',
+        tells=("finish_based_runs",),
     ),
     Question(
         "drift_with_10_min_runs_min",
-        "every 15 min, 10-minute runs, first release 09:00, start-to-finish: how many minutes behind its mark is"
-        " run 4? (minutes)",
+        "every 15 min, 10-minute runs, first release 09:00, start-to-finish: how many minutes behind its mark (its"
+        " slot on the 15-minute grid from 09:00, 09:45 for run 4) is run 4? (minutes)",
         lambda lab: _lane(lab, Measure.START_TO_FINISH, run_ms=10 * MINUTE_MS).drift_ms // MINUTE_MS,
         answers.minutes,
         lambda minutes: f"each cycle adds the 10-minute run; start-to-start stays on the marks: {minutes} min",
@@ -276,8 +294,8 @@ CADENCE = (
     ),
     Question(
         "jobs_at_10_02",
-        "every 15 min from 09:00, the pump down from 09:22 to 10:02: how many jobs does the tick at 10:02 release?"
-        " (a count)",
+        "start-to-start, every 15 min from 09:00, the pump down from 09:22 to 10:02: how many jobs does the tick at"
+        " 10:02 release? (a count)",
         lambda lab: len(cadence_dive.outage(lab, queue=QUEUE).on_return),
         answers.number,
         lambda jobs: f"the row holds one score, and a tick fires a due name once however late: {jobs} job",
@@ -369,7 +387,7 @@ CANCEL = (
         "report due at 09:15; a cancel lands between the enqueue and the advance: what does the advance answer?"
         " (an outcome)",
         lambda lab: str(_play(lab, "after-enqueue").advance_outcome or "nothing"),
-        answers.outcome(ADVANCE_REPLIES, ADVANCE_PROBE),
+        answers.outcome(ADVANCE_REPLIES, ADVANCE_PROBE, ADVANCE_SAID),
         lambda outcome: (
             f"the cancel took the record and the member: the guard re-adds nothing, and its ZREM finds nothing"
             f" left to remove: {{:ok, :{outcome}}}"
@@ -383,13 +401,14 @@ CANCEL = (
         "report due at 09:15, cancelled and registered anew (first run in 30 min) mid-tick: the advance answers?"
         " (an outcome)",
         lambda lab: str(_play(lab, "re-register").advance_outcome or "nothing"),
-        answers.outcome(ADVANCE_REPLIES, ADVANCE_PROBE),
+        answers.outcome(ADVANCE_REPLIES, ADVANCE_PROBE, ADVANCE_SAID),
         lambda outcome: (
             f"the row holds the new first run, not the score the tick read: {{:ok, :{outcome}}}, nothing written"
         ),
         clock="09:15",
         unit=OUTCOME,
         example='"advanced", "{:ok, :advanced}" or 1',
+        tells=("registry_after_reregister",),
     ),
     Question(
         "registry_after_reregister",
@@ -403,7 +422,8 @@ CANCEL = (
     ),
     Question(
         "registry_without_compare",
-        'that re-registration at 09:15, advanced without the compare: the registry afterwards? (as "report @ HH:MM")',
+        "that re-registration at 09:15 (the old period 15 min), advanced without the compare: the registry afterwards?"
+        ' (as "report @ HH:MM")',
         _registry_without_compare,
         answers.rows("report"),
         lambda rows: f"an unconditional advance writes the tick's now + the old period over the new first run: {rows}",
@@ -415,11 +435,12 @@ CANCEL = (
         "advance_on_dangling_member",
         "stale is due at 09:15, but its record was deleted behind the scripts' back: the advance answers? (an outcome)",
         lambda lab: _sweep(lab)[0],
-        answers.outcome(ADVANCE_REPLIES, ADVANCE_PROBE),
+        answers.outcome(ADVANCE_REPLIES, ADVANCE_PROBE, ADVANCE_SAID),
         lambda outcome: f"EXISTS finds no record, so the advance sweeps the member: {{:ok, :{outcome}}}",
         clock="09:15",
         unit=OUTCOME,
         example='"advanced", "{:ok, :advanced}" or 1',
+        tells=("rows_after_sweep",),
     ),
     Question(
         "rows_after_sweep",
@@ -471,15 +492,24 @@ class Predictions:
         """Each question's keyword and its wording, in the dive's order (a form builds its boxes from them)."""
         return {q.key: q.ask for q in self._questions.values()}
 
-    def predict(self, *, lab: Lab | None = None, **answer: Any) -> Check:
+    def predict(self, *args: Lab, lab: Lab | None = None, **answer: Any) -> Check:
         """Right or wrong, and why, for each answer given, and which questions it left out. An
-        answer that cannot be read is a line of the verdict (what was expected, and an example),
-        and the other answers are still checked; only a keyword that names no question is refused."""
+        answer that cannot be read, or a keyword that names no question, is a line of the verdict
+        (what was expected, and an example), and the other answers are still checked. A reason that
+        would answer another question of the dive waits until that one is answered too."""
+        if args:
+            if len(args) > 1 or lab is not None:
+                raise TypeError(
+                    f"{self.dive}.predict takes the lab once, then the answers by name: predict(lab, key=...)"
+                )
+            lab = args[0]
+            if not hasattr(lab, "pump"):
+                raise TypeError(
+                    f"{self.dive}.predict: give the answers by name, e.g. predict({next(iter(self._questions))}=1)"
+                )
         if not answer:
             raise ValueError(f"answer: give at least one of {', '.join(self._questions)}")
-        unknown = sorted(set(answer) - set(self._questions))
-        if unknown:
-            raise ValueError(f"{unknown[0]}: not a question of this dive; ask one of {', '.join(self._questions)}")
+        misnamed = {key: answer.pop(key) for key in [k for k in answer if k not in self._questions]}
         given: dict[str, tuple[Any, str]] = {}
         unread: dict[str, str] = {}
         for key, value in answer.items():
@@ -492,7 +522,7 @@ class Predictions:
                 unread[key] = (
                     f"{key}: could not read {_quoted(value)} as {question.unit} ({exc}); try {question.example}"
                 )
-        lines, right = [], not unread
+        lines, right = [_misnamed(key, self._questions) for key in misnamed], not unread and not misnamed
         with session(lab, "predict") as (base, _):
             for key in answer:
                 if key in unread:
@@ -512,18 +542,36 @@ class Predictions:
                     continue
                 finally:
                     base.reset(QUEUE)
+                why = _reason(question, truth, answer)
                 if said == truth:
-                    lines.append(f"{key}: right{noted} - {question.why(truth)}")
+                    lines.append(f"{key}: right{noted} - {why}")
                 else:
                     right = False
                     lines.append(
                         f"{key}: not quite - you said {_show(said)}{noted}, it is {_show(truth)}"
-                        f"{_differs(said, truth)}: {question.why(truth)}"
+                        f"{_differs(said, truth)}: {why}"
                     )
         skipped = [key for key in self._questions if key not in answer]
         if skipped:
             lines.append(f"not answered: {', '.join(skipped)}")
         return Check(f"{self.dive}.predict", right, "\n".join(lines))
+
+
+def _reason(question: Question, truth: Any, answer: dict[str, Any]) -> str:
+    """Why the truth is what it is; while a question its reason would answer is still open, only the
+    truth, and when the reason comes."""
+    waiting = [key for key in question.tells if key not in answer]
+    if waiting:
+        return f"{_show(truth)} (why, once you have answered {' and '.join(waiting)} too)"
+    return question.why(truth)
+
+
+def _misnamed(key: str, questions: dict[str, Question]) -> str:
+    """A keyword that names no question, as a line of the verdict, with the question it likely meant."""
+    near = difflib.get_close_matches(key, questions, n=1, cutoff=0.6)
+    if near:
+        return f"{key} is not a question; did you mean {near[0]}?"
+    return f"{key} is not a question of this dive; ask one of {', '.join(questions)}"
 
 
 def _quoted(value: Any) -> str:
