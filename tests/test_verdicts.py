@@ -200,3 +200,11 @@ def test_a_verb_refuses_an_int_the_protocol_cannot_carry(lab: emq_lab.Lab, call:
     with pytest.raises(ValueError, match=re.escape(said)):
         call(rep)
     assert lab.keys("verbs") == []  # nothing was written
+
+
+# -- with_scripts ----------------------------------------------------------------------------------
+
+
+def test_with_scripts_refuses_text_it_cannot_encode_naming_the_script(lab: emq_lab.Lab) -> None:
+    with pytest.raises(ValueError, match=r"register: the script's text cannot be encoded as UTF-8"):
+        exercises.with_scripts(lab, register="\ud800")
