@@ -70,6 +70,22 @@ REGISTER_WRONG: dict[str, tuple[str, str]] = {
         TAG + edited(REGISTER, ZADD, ZADD + "redis.call('SET', tag .. ':last', name)\n"),
         "boot #1 wrote the key 'emq:{{q}}:last' (string), which should not exist",
     ),
+    "ZADD NX over a row left without a record": (
+        edited(REGISTER, ZADD, "redis.call('ZADD', registry, 'NX', first_ms, name)\n"),
+        'FAILED in scenario "a registry row left without a record"',
+    ),
+    "a guard on ZSCORE": (
+        edited(REGISTER, "redis.call('EXISTS', record) == 1", "redis.call('ZSCORE', registry, name)"),
+        "boot #1 answered {:ok, :exists} (0); it has no record, so the answer is {:ok, :registered} (1)",
+    ),
+    "ZADD NX on an existing record": (
+        edited(REGISTER, "  return 0\n", "  redis.call('ZADD', registry, 'NX', first_ms, name)\n  return 0\n"),
+        "boot #1 added a registry row though the record exists: then register writes nothing",
+    ),
+    "a template cut to 200 bytes": (
+        edited(REGISTER, HSET, "redis.call('HSET', record, 'every_ms', every_ms, 'template', template:sub(1, 200))\n"),
+        'FAILED in scenario "a long template"',
+    ),
     "a record of another type": (
         edited(REGISTER, HSET, "redis.call('SET', record, every_ms)\n"),
         "the record of report is a string",
