@@ -152,6 +152,14 @@ ADVANCE_WRONG: dict[str, tuple[str, str]] = {
         TAG + edited(ADVANCE, ADVANCE_ZADD, ADVANCE_ZADD + "redis.call('DEL', tag .. ':wait')\n"),
         "it deleted the waiting jobs: the wait list holds (none); it should hold ",
     ),
+    "DEL of the registry for the sweep": (
+        edited(ADVANCE, "redis.call('ZREM', registry, name)", "redis.call('DEL', registry)"),
+        "it removed the row of digest, another registration",
+    ),
+    "ZINCRBY by the period": (
+        edited(ADVANCE, ADVANCE_ZADD, "redis.call('ZINCRBY', registry, read_every, name)\n"),
+        "the pump 50 min late",
+    ),
     "rewrites the record": (
         edited(ADVANCE, ADVANCE_ZADD, ADVANCE_ZADD + "redis.call('HSET', record, 'every_ms', next_ms)\n"),
         "it changed the record of report",
