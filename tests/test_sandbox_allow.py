@@ -6,7 +6,6 @@ the allowlist rests on are the ones it was audited against."""
 
 from __future__ import annotations
 
-import time
 import hashlib
 import importlib.metadata
 import inspect
@@ -15,6 +14,7 @@ import pickle
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
