@@ -74,7 +74,7 @@ REGISTER_VARIANTS: dict[str, tuple[str, list[str]]] = {
     "guard probes the registry key": (
         mutant(REGISTER, "'EXISTS', record", "'EXISTS', registry"),
         [
-            "random interleavings (shrunk to the smallest)",
+            'FAILED in scenario "a registry row left without a record"',  # caught before the random search
             "answered {:ok, :exists} (0); it has no record, so the answer is {:ok, :registered} (1)",
         ],
     ),

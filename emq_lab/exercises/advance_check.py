@@ -131,8 +131,10 @@ def stretch_orders() -> list[tuple[str, ...]]:
 
 
 def orders() -> list[tuple[str, ...]]:
-    """Every order the pump allows: the sweep's, then the compare-and-set's."""
-    return [*sweep_orders(), *stretch_orders()]
+    """Every order the pump allows: the sweep's, then the compare-and-set's; the late tick last (it
+    moves the race's clock on for good)."""
+    every = [*sweep_orders(), *stretch_orders()]
+    return [order for order in every if LATE not in order] + [order for order in every if LATE in order]
 
 
 def replay(race: Race, order: tuple[str, ...]) -> tuple[Snapshot, list[Step], str | None]:
