@@ -74,7 +74,7 @@ REGISTER_VARIANTS: dict[str, tuple[str, list[str]]] = {
     "guard probes the registry key": (
         mutant(REGISTER, "'EXISTS', record", "'EXISTS', registry"),
         [
-            "random interleavings (shrunk to the smallest)",
+            'FAILED in scenario "a registry row left without a record"',  # caught before the random search
             "answered {:ok, :exists} (0); it has no record, so the answer is {:ok, :registered} (1)",
         ],
     ),
@@ -311,7 +311,7 @@ def test_advance_catches_each_wrong_variant(lab: emq_lab.Lab, variant: str) -> N
 def test_advance_reference_passes_every_order(lab: emq_lab.Lab) -> None:
     check = exercises.advance(ADVANCE, lab)
     assert check.passed, str(check)
-    assert "passed all 20 orders" in str(check)
+    assert "passed all 22 orders" in str(check)
 
 
 def test_advance_text_is_the_same_on_every_backend(lab: emq_lab.Lab) -> None:

@@ -14,6 +14,7 @@ import pickle
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -147,6 +148,21 @@ def test_a_command_off_the_list_is_refused_by_name(box: Any, name: str) -> None:
     for in_script in (True, False):
         said = refusal_of(box, [name, "k", "1", "2"], in_script=in_script)
         assert f"'{name.split()[0]}" in said and "is not available in the course's sandbox" in said, said
+
+
+@pytest.mark.parametrize("name", ["SRANDMEMBER", "HRANDFIELD", "ZRANDMEMBER"])
+def test_a_random_pick_of_millions_is_refused_at_once(box: Any, name: str) -> None:
+    # With the pick allowed, SRANDMEMBER s -5000000 held a check for about 30 s building its reply.
+    add = {"SRANDMEMBER": "SADD s a", "HRANDFIELD": "HSET s a 1", "ZRANDMEMBER": "ZADD s 1 a"}[name]
+    quoted = "', '".join(add.split())
+    script = f"redis.call('{quoted}')\nreturn redis.call('{name}', 's', -5000000)"
+    started = time.process_time()
+    try:
+        said = str(box.eval(script, 0))
+    except redis.ResponseError as error:
+        said = str(error)
+    assert f"'{name}' is not available in the course's sandbox" in said, said
+    assert time.process_time() - started < 1
 
 
 def test_every_command_fakeredis_emulates_is_listed_or_refused(box: Any) -> None:

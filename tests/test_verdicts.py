@@ -70,6 +70,22 @@ REGISTER_WRONG: dict[str, tuple[str, str]] = {
         TAG + edited(REGISTER, ZADD, ZADD + "redis.call('SET', tag .. ':last', name)\n"),
         "boot #1 wrote the key 'emq:{{q}}:last' (string), which should not exist",
     ),
+    "ZADD NX over a row left without a record": (
+        edited(REGISTER, ZADD, "redis.call('ZADD', registry, 'NX', first_ms, name)\n"),
+        'FAILED in scenario "a registry row left without a record"',
+    ),
+    "a guard on ZSCORE": (
+        edited(REGISTER, "redis.call('EXISTS', record) == 1", "redis.call('ZSCORE', registry, name)"),
+        "boot #1 answered {:ok, :exists} (0); it has no record, so the answer is {:ok, :registered} (1)",
+    ),
+    "ZADD NX on an existing record": (
+        edited(REGISTER, "  return 0\n", "  redis.call('ZADD', registry, 'NX', first_ms, name)\n  return 0\n"),
+        "boot #1 added a registry row though the record exists: then register writes nothing",
+    ),
+    "a template cut to 200 bytes": (
+        edited(REGISTER, HSET, "redis.call('HSET', record, 'every_ms', every_ms, 'template', template:sub(1, 200))\n"),
+        'FAILED in scenario "a long template"',
+    ),
     "a record of another type": (
         edited(REGISTER, HSET, "redis.call('SET', record, every_ms)\n"),
         "the record of report is a string",
@@ -135,6 +151,14 @@ ADVANCE_WRONG: dict[str, tuple[str, str]] = {
     "deletes the wait list": (
         TAG + edited(ADVANCE, ADVANCE_ZADD, ADVANCE_ZADD + "redis.call('DEL', tag .. ':wait')\n"),
         "it deleted the waiting jobs: the wait list holds (none); it should hold ",
+    ),
+    "DEL of the registry for the sweep": (
+        edited(ADVANCE, "redis.call('ZREM', registry, name)", "redis.call('DEL', registry)"),
+        "it removed the row of digest, another registration",
+    ),
+    "ZINCRBY by the period": (
+        edited(ADVANCE, ADVANCE_ZADD, "redis.call('ZINCRBY', registry, read_every, name)\n"),
+        "the pump 50 min late",
     ),
     "rewrites the record": (
         edited(ADVANCE, ADVANCE_ZADD, ADVANCE_ZADD + "redis.call('HSET', record, 'every_ms', next_ms)\n"),
@@ -206,3 +230,79 @@ def test_a_verb_refuses_an_int_the_protocol_cannot_carry(lab: emq_lab.Lab, call:
     with pytest.raises(ValueError, match=re.escape(said)):
         call(rep)
     assert lab.keys("verbs") == []  # nothing was written
+
+
+# -- with_scripts ----------------------------------------------------------------------------------
+
+
+def test_with_scripts_refuses_text_it_cannot_encode_naming_the_script(lab: emq_lab.Lab) -> None:
+    with pytest.raises(ValueError, match=r"register: the script's text cannot be encoded as UTF-8"):
+        exercises.with_scripts(lab, register="\ud800")
+
+
+# -- next_run: whatever the rule is or does, a Check --------------------------------------------
+
+
+class Quiet(int):
+    """An int holding the right value whose text says nothing."""
+
+    def __str__(self) -> str:
+        return "x"
+
+    __repr__ = __str__
+
+
+def test_next_run_takes_an_int_subclass_for_its_value(lab: emq_lab.Lab) -> None:
+    check = exercises.next_run(lambda r, e: Quiet(r + e), lab)
+    assert check.passed, str(check)
+
+
+def _throws(error: BaseException) -> Any:
+    def rule(release_ms: int, every_ms: int) -> int:
+        raise error
+
+    return rule
+
+
+@pytest.mark.parametrize("error", [SystemExit(3), GeneratorExit()], ids=["SystemExit", "GeneratorExit"])
+def test_next_run_fails_a_rule_that_raises_an_exit(lab: emq_lab.Lab, error: BaseException) -> None:
+    check = exercises.next_run(_throws(error), lab)
+    assert not check.passed
+    assert f"your rule raised {type(error).__name__}" in str(check), str(check)
+
+
+def test_next_run_stops_a_rule_that_waits(lab: emq_lab.Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from emq_lab.exercises import next_run_check
+
+    monkeypatch.setattr(next_run_check, "RULE_WALL_S", 0.5)  # 20 s in the course: a rule that sleeps 12 s a call
+    calls = []
+
+    def sleepy(release_ms: int, every_ms: int) -> int:
+        calls.append(release_ms)
+        time.sleep(0.3)
+        return release_ms + every_ms
+
+    check = exercises.next_run(sleepy, lab)
+    assert not check.passed
+    assert "your rule took too long" in str(check) and "mostly waiting" in str(check), str(check)
+    assert len(calls) == 2  # stopped at the call that went past the budget, not called again
+
+
+def test_next_run_stops_a_rule_that_spins(lab: emq_lab.Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from emq_lab.exercises import next_run_check
+
+    monkeypatch.setattr(next_run_check, "RULE_CPU_S", 0.3)
+
+    def spins(release_ms: int, every_ms: int) -> int:
+        end = time.process_time() + 0.2
+        while time.process_time() < end:
+            pass
+        return release_ms + every_ms
+
+    check = exercises.next_run(spins, lab)
+    assert not check.passed
+    assert "your rule took too long" in str(check) and "of CPU time" in str(check), str(check)

@@ -67,7 +67,7 @@ def unsteady(exercise: str, scenario: str) -> Check:
     return Check(exercise, False, text, scenario=scenario)
 
 
-def unexpected(exercise: str, error: Exception) -> Check:
+def unexpected(exercise: str, error: BaseException) -> Check:
     """The failed Check for an answer that made the checker itself fail: no exception escapes."""
     text = f"{exercise}: FAILED: the check could not finish on this answer ({type(error).__name__}: {error})"
     return Check(exercise, False, text[:2000])

@@ -13,6 +13,16 @@ def with_scripts(lab: Lab, **sources: str) -> Lab:
     lab's server: the lab returned lives in the sandbox (:func:`emq_lab.sandbox.shared`, a private
     fakeredis in a worker process, empty at first, shared by every such lab of this kernel), with
     ``lab``'s clock and namespace. A lab already in a sandbox stays in it."""
+    for name, source in sources.items():
+        if not isinstance(source, str):
+            raise ValueError(f"{name}: expected the script's Lua source as text, got {type(source).__name__}")
+        try:
+            source.encode()
+        except UnicodeEncodeError as error:
+            raise ValueError(
+                f"{name}: the script's text cannot be encoded as UTF-8 (a lone surrogate "
+                f"{source[error.start]!r} at character {error.start})"
+            ) from None
     client = lab.client if sandbox.owns(lab.client) else sandbox.shared().client
     base = lab.scripts if client is lab.client else Scripts.load(client)
     scripts = base.replacing(client, **sources)

@@ -7,6 +7,7 @@ counterexample, and the two timelines are kept for the figure."""
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
 CYCLES = 5
 EXAMPLES = 15  # random settings: each drives two lanes of CYCLES ticks
 NAME = "report"
+#: What the learner's rule may spend in one check, over all its calls: CPU seconds (counted with
+#: time.process_time), and a wall-clock backstop for a rule that waits (sleeps use no CPU), far
+#: above what a right rule takes on a busy machine (microseconds a call, about a hundred calls).
+RULE_CPU_S = 5.0
+RULE_WALL_S = 20.0
 
 
 @dataclass(frozen=True)
@@ -108,15 +114,44 @@ def releases(lab: Lab, queue: str, setting: Setting, rule: Any) -> tuple[int, ..
     return tuple(out)
 
 
-def _wrapped(fn: Callable[..., Any], setting: Setting) -> Callable[[int, int], int]:
+class Budget:
+    """The time the learner's rule has spent in this check, over all its calls."""
+
+    def __init__(self) -> None:
+        self.cpu_s = 0.0
+        self.wall_s = 0.0
+        self.calls = 0
+
+    def spent(self) -> str | None:
+        """Why the rule may not be called again, or None."""
+        if self.cpu_s > RULE_CPU_S:
+            return f"{self.cpu_s:.1f} s of CPU time in {self.calls} calls (the check allows {RULE_CPU_S:g} s)"
+        if self.wall_s > RULE_WALL_S:
+            return (
+                f"{self.wall_s:.1f} s in {self.calls} calls, mostly waiting (the check allows {RULE_WALL_S:g} s "
+                "in all; a rule only computes a time, it never waits)"
+            )
+        return None
+
+
+def _wrapped(fn: Callable[..., Any], setting: Setting, budget: Budget | None = None) -> Callable[[int, int], int]:
     arity = _arity(fn)
+    budget = budget if budget is not None else Budget()
 
     def rule(release_ms: int, every_ms: int) -> int:
         args = (release_ms, every_ms) if arity == 2 else (release_ms, every_ms, release_ms + setting.run_ms)
+        cpu, wall = time.process_time(), time.monotonic()
         try:
             answer = fn(*args)
-        except Exception as exc:  # noqa: BLE001 - whatever the learner's function raises is explained
+        except (Exception, SystemExit, GeneratorExit) as exc:  # noqa: BLE001 - whatever the learner's function raises is explained
             raise RuleError(f"your rule raised {type(exc).__name__}: {_said(exc)} (called with {args})") from None
+        finally:
+            budget.cpu_s += time.process_time() - cpu
+            budget.wall_s += time.monotonic() - wall
+            budget.calls += 1
+        spent = budget.spent()
+        if spent is not None:
+            raise RuleError(f"your rule took too long: {spent}")
         return instant(answer)
 
     return rule
@@ -133,6 +168,10 @@ def instant(answer: object) -> int:
     """The rule's answer as an instant in ms the clock and the scripts can take, or RuleError."""
     if answer is None:
         raise RuleError("your rule returned None: a missing return? it must return the next run in ms")
+    if isinstance(answer, int) and not isinstance(answer, bool):
+        answer = int.__int__(answer)  # an int subclass: its value, whatever its methods say
+    elif isinstance(answer, float):
+        answer = float.__float__(answer)
     if isinstance(answer, bool) or not isinstance(answer, int | float):
         got = f"{type(answer).__name__} {validate._short(answer)}"
         raise RuleError(
@@ -176,7 +215,7 @@ def check(fn: Callable[..., Any], lab: Lab | None = None) -> Check:
         return _refused(f"your answer must be {str(exc).removeprefix('fn: expected ')}")
     try:
         return _check(fn)
-    except Exception as error:  # noqa: BLE001 - no answer may break the checker
+    except (Exception, SystemExit, GeneratorExit) as error:  # noqa: BLE001 - no answer may break the checker
         return unexpected("next_run", error)
 
 
@@ -187,12 +226,13 @@ def _refused(reason: str) -> Check:
 def _check(fn: Callable[..., Any]) -> Check:
     mine, theirs = queues("next-run")
     start = parse_instant("2026-01-05T09:00:00Z")
+    budget = Budget()  # the rule's time over the whole check
     with session(None, "next-run") as (base, _):
 
         def compare(setting: Setting) -> tuple[Timelines, str | None]:
             ref = releases(base, theirs, setting, Measure.START_TO_START)
             try:
-                yours = releases(base, mine, setting, _wrapped(fn, setting))
+                yours = releases(base, mine, setting, _wrapped(fn, setting, budget))
                 error = None
             except RuleError as exc:
                 yours, error = (), str(exc)
@@ -245,8 +285,11 @@ def _failed(scenario: str, lines: Timelines, error: str | None, fn: Callable[...
             previous = lines.yours[i - 1] if i else None
             said = ""
             if previous is not None and previous == lines.reference[i - 1]:
-                args = (previous, s.every_ms) if _arity(fn) == 2 else (previous, s.every_ms, previous + s.run_ms)
-                said = f"your rule gave next = {at(instant(fn(*args)))} for the run released at {at(previous)}; "
+                try:
+                    given = at(_wrapped(fn, s)(previous, s.every_ms))
+                    said = f"your rule gave next = {given} for the run released at {at(previous)}; "
+                except RuleError:
+                    said = ""
             out.append(
                 f"  run #{i + 1} is where they part: {said}yours released it at {at(lines.yours[i])}, "
                 f"start-to-start at {at(lines.reference[i])} (release + every)"

@@ -53,6 +53,7 @@ class BootOp:
     name: str
     every_ms: int = 15 * MINUTE_MS
     first_in_ms: int = 15 * MINUTE_MS
+    template: str | None = None  # None: template_of(name)
 
 
 @dataclass(frozen=True)
@@ -61,11 +62,21 @@ class CancelOp:
 
 
 @dataclass(frozen=True)
+class LeftOp:
+    """What a crash or a cancel half done left of ``name``: its registry row, due ``ago_ms`` ago, with
+    no record (``row``), or its record with no row (not ``row``); written as is, through no script."""
+
+    name: str
+    row: bool
+    ago_ms: int = 60 * MINUTE_MS
+
+
+@dataclass(frozen=True)
 class WaitOp:
     ms: int
 
 
-Op = BootOp | CancelOp | WaitOp
+Op = BootOp | CancelOp | WaitOp | LeftOp
 
 
 def short(text: str, width: int = 40) -> str:
@@ -139,6 +150,10 @@ def describe(op: Op, number: int, now_ms: int) -> str:
         return f"boot #{number} at {at(now_ms)}: register {op.name} every {span(op.every_ms)}, {first}"
     if isinstance(op, CancelOp):
         return f"cancel {op.name} at {at(now_ms)}"
+    if isinstance(op, LeftOp):
+        if op.row:
+            return f"left over: a registry row of {op.name} @ {at(now_ms - op.ago_ms)} with no record"
+        return f"left over: a record of {op.name} (every 30 min) with no registry row"
     return f"wait {span(op.ms)}"
 
 
@@ -167,10 +182,14 @@ def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Played]:
         if isinstance(op, WaitOp):
             clock.advance(op.ms)
             continue
+        if isinstance(op, LeftOp):
+            leave(lab, queue, op, clock.now_ms())
+            state = read_state(lab, queue, names)
+            continue
         boots += isinstance(op, BootOp)
         label = describe(op, boots, clock.now_ms())
         if isinstance(op, BootOp):
-            verb = partial(rep.register, op.name, op.every_ms, template_of(op.name), op.first_in_ms)
+            verb = partial(rep.register, op.name, op.every_ms, op.template or template_of(op.name), op.first_in_ms)
         else:
             verb = partial(rep.cancel, op.name)
         try:
@@ -186,6 +205,15 @@ def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Played]:
     return steps
 
 
+def leave(lab: Lab, queue: str, op: LeftOp, now_ms: int) -> None:
+    """Write what ``op`` says was left of its name, straight to the server."""
+    k = lab.keyspace(queue)
+    if op.row:
+        lab.client.zadd(k.registry, {op.name: now_ms - op.ago_ms})
+    else:
+        lab.client.hset(k.record(op.name), mapping={"every_ms": str(30 * MINUTE_MS), "template": '{"job": "old"}'})
+
+
 def _call(verb: Callable[[], Outcome]) -> tuple[Outcome | None, str | None]:
     try:
         return attempt(verb)
@@ -199,6 +227,7 @@ def _call(verb: Callable[[], Outcome]) -> tuple[Outcome | None, str | None]:
 # -- the scenarios -------------------------------------------------------------------------------
 
 REPORT = BootOp("report")
+LONG_TEMPLATE = '{"job": "report", "note": "' + "Grüße, 東京 — ünïcödé; " * 100 + '"}'  # 3.3 KB, not ASCII
 FIXED: tuple[tuple[str, tuple[Op, ...]], ...] = (
     ("two boots", (REPORT, WaitOp(5 * MINUTE_MS), REPORT)),
     (
@@ -206,6 +235,11 @@ FIXED: tuple[tuple[str, tuple[Op, ...]], ...] = (
         (REPORT, WaitOp(5 * MINUTE_MS), BootOp("report", every_ms=30 * MINUTE_MS, first_in_ms=30 * MINUTE_MS)),
     ),
     ("register after cancel", (REPORT, WaitOp(5 * MINUTE_MS), CancelOp("report"), WaitOp(5 * MINUTE_MS), REPORT)),
+    # A name is registered when its record exists, whatever the registry holds (register.lua's header):
+    ("a registry row left without a record", (LeftOp("report", row=True), REPORT, WaitOp(5 * MINUTE_MS), REPORT)),
+    ("a record left without a registry row", (LeftOp("report", row=False), REPORT)),
+    # A template is stored verbatim, however long (to 64 KB) and whatever its bytes.
+    ("a long template", (BootOp("report", template=LONG_TEMPLATE), WaitOp(5 * MINUTE_MS), REPORT)),
 )
 TWENTY = ("twenty boots", tuple(op for _ in range(20) for op in (REPORT, WaitOp(5 * MINUTE_MS))))
 
@@ -333,6 +367,8 @@ def why(mine: Played, ref: Played) -> str:
         return f"{what} answered {said}; {reason}, so the answer is {ref.answer.tuple} ({ref.answer.reply})"
     got, want = dict(mine.after.rows), dict(ref.after.rows)
     if len(mine.after.rows) > len(ref.after.rows):
+        if ref.answer is Outcome.EXISTS and not isinstance(mine.op, CancelOp):
+            return f"{what} added a registry row though the record exists: then register writes nothing"
         return f"{what} added a row: there should be one row per name"
     stray = sorted(set(got) - set(want))
     if stray:

@@ -8,7 +8,9 @@ clock). The clients of the sandbox (the checkers, ``Lab.with_scripts``) may also
 :data:`CLIENT_COMMANDS` (running and loading scripts, transactions, listing a queue's keys).
 Anything else, RESTORE and DUMP (fakeredis's emulation unpickles and pickles), the module
 commands fakeredis emulates (JSON.*, BF.*, TS.*, ...), the server's administration, blocking
-commands, answers :func:`refusal`: an error naming the command. A name fakeredis does not know
+commands, the random picks (SRANDMEMBER, HRANDFIELD, ZRANDMEMBER: a negative count of millions
+builds a reply of millions, and a scheduler picks nothing at random), answers :func:`refusal`: an
+error naming the command. A name fakeredis does not know
 at all answers fakeredis's own "unknown command", as Valkey would.
 """
 
@@ -33,21 +35,21 @@ SCRIPT_FAMILIES: dict[str, tuple[str, ...]] = {
     ),
     "hashes": (
         "hget", "hset", "hsetnx", "hmget", "hmset", "hdel", "hexists", "hgetall", "hkeys", "hvals", "hlen",
-        "hincrby", "hincrbyfloat", "hstrlen", "hrandfield", "hscan",
+        "hincrby", "hincrbyfloat", "hstrlen", "hscan",
     ),
     "lists": (
         "lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "llen", "lrange", "lindex", "lset", "lrem",
         "ltrim", "linsert", "lpos", "lmove", "rpoplpush", "lmpop",
     ),
     "sets": (
-        "sadd", "srem", "smembers", "sismember", "smismember", "scard", "spop", "srandmember", "smove",
+        "sadd", "srem", "smembers", "sismember", "smismember", "scard", "spop", "smove",
         "sinter", "sintercard", "sinterstore", "sunion", "sunionstore", "sdiff", "sdiffstore", "sscan",
     ),
     "sorted sets": (
         "zadd", "zrem", "zscore", "zmscore", "zincrby", "zcard", "zcount", "zlexcount", "zrank", "zrevrank",
         "zrange", "zrangestore", "zrangebyscore", "zrevrangebyscore", "zrangebylex", "zrevrangebylex",
         "zrevrange", "zremrangebyscore", "zremrangebyrank", "zremrangebylex", "zpopmin", "zpopmax", "zmpop",
-        "zrandmember", "zunion", "zunionstore", "zinter", "zinterstore", "zintercard", "zdiff", "zdiffstore",
+        "zunion", "zunionstore", "zinter", "zinterstore", "zintercard", "zdiff", "zdiffstore",
         "zscan",
     ),
     "keys": (

@@ -318,6 +318,15 @@ local function command(...)
     return false, 'ERR Please specify at least one argument for this call'
   end
   local name = ...
+  for i = 1, select('#', ...) do -- Valkey checks every argument before it looks the command up
+    local kind = type((select(i, ...)))
+    if kind ~= 'string' and kind ~= 'number' then
+      return false, 'ERR Command arguments must be strings or integers'
+    end
+  end
+  if type(name) ~= 'string' then -- a number: no command has one for a name
+    return false, 'ERR Unknown command called from script'
+  end
   if no_writes and type(name) == 'string' and command_kind(lower(name)) == 'write' then
     return false, WRITE_REFUSED
   end
