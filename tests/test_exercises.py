@@ -162,7 +162,10 @@ NEXT_RUN_VARIANTS: dict[str, tuple[Callable[..., Any], list[str]]] = {
     ),
     "off by one ms": (lambda r, e: r + e + 1, ["yours released it at 09:15:00.001, start-to-start at 09:15"]),
     "off by one tick": (lambda r, e: r + e + MIN, ["run #2", "yours released it at 09:16, start-to-start at 09:15"]),
-    "the period alone": (lambda r, e: e, ["your rule gave next = 00:15", "yours released it at 09:00:00.001"]),
+    "the period alone": (
+        lambda r, e: e,
+        ["your rule gave next = 1970-01-01 00:15", "yours released it at 09:00:00.001"],
+    ),
     "two periods": (lambda r, e: r + 2 * e, ["yours released it at 09:30, start-to-start at 09:15"]),
     "on the grid": (
         lambda r, e: (r // e + 1) * e,

@@ -306,3 +306,10 @@ def test_next_run_stops_a_rule_that_spins(lab: emq_lab.Lab, monkeypatch: pytest.
     check = exercises.next_run(spins, lab)
     assert not check.passed
     assert "your rule took too long" in str(check) and "of CPU time" in str(check), str(check)
+
+
+def test_next_run_feedback_shows_the_date_of_a_run_on_another_day() -> None:
+    late = exercises.next_run(lambda release, every: release + every + 625 * 24 * 3600 * 1000)
+    assert not late.passed
+    assert "yours:     09:00 2027-09-22 09:15" in str(late), str(late)  # not "09:00 09:15", as if on time
+    assert "your rule gave next = 2027-09-22 09:15 for the run released at 09:00" in str(late)

@@ -118,15 +118,20 @@ def printable(text: str, keep: str = "") -> str:
     return _CONTROL.sub(escape, text)
 
 
-def at(ms: int) -> str:
+def at(ms: int, day_ms: int | None = None) -> str:
     """An instant as the explanations write it: 09:15, 09:15:30, or 09:15:00.001 when it
-    falls between seconds (an off-by-one must be visible)."""
+    falls between seconds (an off-by-one must be visible); with the date first when it is not
+    the day of ``day_ms`` (a run a day or a year later never reads as the same moment)."""
     moment = datetime.fromtimestamp(ms / 1000, UTC)
     if ms % MINUTE_MS == 0:
-        return moment.strftime("%H:%M")
-    if ms % 1000 == 0:
-        return moment.strftime("%H:%M:%S")
-    return moment.strftime("%H:%M:%S.") + f"{ms % 1000:03d}"
+        text = moment.strftime("%H:%M")
+    elif ms % 1000 == 0:
+        text = moment.strftime("%H:%M:%S")
+    else:
+        text = moment.strftime("%H:%M:%S.") + f"{ms % 1000:03d}"
+    if day_ms is not None and moment.date() != datetime.fromtimestamp(day_ms / 1000, UTC).date():
+        text = f"{moment:%Y-%m-%d} {text}"
+    return text
 
 
 def span(ms: int) -> str:

@@ -270,28 +270,29 @@ def _check(fn: Callable[..., Any]) -> Check:
 
 def _failed(scenario: str, lines: Timelines, error: str | None, fn: Callable[..., Any]) -> Check:
     s = lines.setting
-    out = [f'next_run: FAILED in scenario "{scenario}"', f"  {s.text()}, from {at(lines.start_ms)}"]
+    day = lines.start_ms  # a run on another day shows its date
+    out = [f'next_run: FAILED in scenario "{scenario}"', f"  {s.text()}, from {at(lines.start_ms, day)}"]
     if error:
         out.append(f"  {error}")
-    out.append(f"  yours:     {' '.join(at(ms) for ms in lines.yours) or '(no release)'}")
-    out.append(f"  reference: {' '.join(at(ms) for ms in lines.reference)}")
+    out.append(f"  yours:     {' '.join(at(ms, day) for ms in lines.yours) or '(no release)'}")
+    out.append(f"  reference: {' '.join(at(ms, day) for ms in lines.reference)}")
     i = lines.parted
     if i is not None and not error:
         if i >= len(lines.yours):
             out.append(
-                f"  run #{i + 1}: yours never released it; the reference released it at {at(lines.reference[i])}"
+                f"  run #{i + 1}: yours never released it; the reference released it at {at(lines.reference[i], day)}"
             )
         else:
             previous = lines.yours[i - 1] if i else None
             said = ""
             if previous is not None and previous == lines.reference[i - 1]:
                 try:
-                    given = at(_wrapped(fn, s)(previous, s.every_ms))
-                    said = f"your rule gave next = {given} for the run released at {at(previous)}; "
+                    given = at(_wrapped(fn, s)(previous, s.every_ms), day)
+                    said = f"your rule gave next = {given} for the run released at {at(previous, day)}; "
                 except RuleError:
                     said = ""
             out.append(
-                f"  run #{i + 1} is where they part: {said}yours released it at {at(lines.yours[i])}, "
-                f"start-to-start at {at(lines.reference[i])} (release + every)"
+                f"  run #{i + 1} is where they part: {said}yours released it at {at(lines.yours[i], day)}, "
+                f"start-to-start at {at(lines.reference[i], day)} (release + every)"
             )
     return Check("next_run", False, "\n".join(out), scenario=scenario, detail=lines)
