@@ -544,3 +544,8 @@ def test_the_questions_state_the_terms_their_answers_need() -> None:
     assert "old period 15 min" in asks["registry_without_compare"]
     assert asks["jobs_at_10_02"].startswith("start-to-start")
     assert "its mark (its slot on the 15-minute grid" in asks["drift_with_10_min_runs_min"]
+
+
+def test_digits_other_than_0_to_9_are_not_read() -> None:
+    said = str(exercises.upsert.predict(size_after_boot_2="\u0661"))  # ARABIC-INDIC DIGIT ONE
+    assert "could not read" in said and "write its digits as 0-9" in said and "right" not in said.split(":")[1]

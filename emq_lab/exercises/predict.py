@@ -515,6 +515,8 @@ class Predictions:
         for key, value in answer.items():
             question = self._questions[key]
             try:
+                if isinstance(value, str) and any(c.isdigit() and not c.isascii() for c in value):
+                    raise ValueError("write its digits as 0-9")
                 given[key] = answers.plain(
                     question.read(answers.on_the_clock(value, question.minutes_from or question.clock))
                 )
