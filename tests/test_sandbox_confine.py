@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -227,3 +228,19 @@ def test_a_check_keeps_its_verdict_when_the_learners_password_was_rotated(
     finally:
         admin.acl_deluser("rotated")
         admin.close()
+
+
+def test_a_check_runs_from_a_checkout_only_its_owner_can_enter(tmp_path: Path) -> None:
+    """A clone in a 0700 directory (mktemp -d, a CI's folder): the worker, confined to another user
+    when run as root, must have read every file it needs before it gave up reaching them."""
+    checkout = tmp_path / "private"
+    shutil.copytree(Path(emq_lab.__file__).parent, checkout / "emq_lab", ignore=shutil.ignore_patterns("__pycache__"))
+    checkout.chmod(0o700)
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from emq_lab import exercises; "
+        "print(exercises.register(exercises.solution('register')).passed)"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code, str(checkout)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert ran.stdout.strip().endswith("True"), ran.stdout + ran.stderr

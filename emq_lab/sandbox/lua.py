@@ -5,6 +5,7 @@ of bounded memory from which no Python object can be reached. The worker process
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from importlib import resources
 from typing import Any
@@ -82,6 +83,13 @@ def _command_kind(name: bytes) -> bytes | None:
     return b"write" if is_write_command(name) else b"read"
 
 
+@functools.cache
+def _runner() -> str:
+    """runner.lua's text, read once: the worker reads it before it is confined (it may then no
+    longer reach the package's folder, e.g. a checkout in a 0700 directory)."""
+    return resources.files(__package__).joinpath("runner.lua").read_text(encoding="utf-8")
+
+
 def server(tick: Callable[[int], float] | None = None, check_s: float | None = None) -> Any:
     """A new FakeServer whose scripts run sandboxed; ``tick(line)`` hears the line a script is on
     (at every line it runs) and answers the wall clock in seconds (None: Lua's os.clock). With
@@ -98,7 +106,7 @@ def server(tick: Callable[[int], float] | None = None, check_s: float | None = N
     finally:
         client.close()
     runtime = fake._lua_runtime  # type: ignore[attr-defined]
-    text = resources.files(__package__).joinpath("runner.lua").read_text(encoding="utf-8")
+    text = _runner()
     module = scripting_mixin.LUA_MODULE
     codec = libs.Json(module, runtime)
     limits = (LIMIT_S, MEMORY_BYTES // 1024, _describe, check_s)

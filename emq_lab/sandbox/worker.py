@@ -203,8 +203,10 @@ def main(directory: Path | str) -> None:
     import redis.exceptions  # noqa: F401 - what _error_text reads: imported before the worker is confined
 
     from .allow import connection_class
+    from .lua import _runner
 
     connection_class()
+    _runner()  # every file the worker reads, read before it is confined (then it may reach none)
     confine()
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ, "listener")
