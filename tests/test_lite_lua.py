@@ -110,8 +110,10 @@ def test_the_browser_stops_a_hostile_answer_within_5_s(hostile: dict[str, Any], 
     assert not found["passed"], said
     assert found["cpu_s"] < BROWSER_LIMIT_S, said
     assert found["work_s"] < BROWSER_LIMIT_S, said
-    if form in BOUNDED:  # ends on its own: a wrong answer, told as one
-        assert "what went wrong: the script failed: the script returned" in found["text"], said
+    if form in BOUNDED:  # ends on its own: refused by name, or a wrong answer told as one
+        assert any(
+            told in found["text"] for told in ("the script returned", "is not available in the course's sandbox")
+        ), said
     else:
         assert "what went wrong: the script failed: line" in found["text"], said
     if form in STOPPED:
