@@ -276,6 +276,7 @@ def test_a_learner_reconnecting_at_once_is_suspended_and_newcomers_get_in(room: 
     0.2 s: the first sweep past her quota suspends her (her AUTH refused), so maxclients stays free;
     cy connects while the loop still runs, bob's PING stays under 0.5 s, and the page shows it."""
     admin = room.server.admin()
+    admin.ping()  # the guard's connection is open before the attack, as the hub's and `guard`'s are
     stop = threading.Event()
     held: list[socket.socket] = []
     counts = {"in": 0, "refused": 0}
