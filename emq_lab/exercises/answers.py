@@ -344,7 +344,7 @@ def times(value: Any) -> tuple[str, ...]:
     return tuple(found)
 
 
-# -- registry rows ---------------------------------------------------------------------------------
+# -- registry entries ------------------------------------------------------------------------------
 
 # A row: a name, then "@", "next", "at", an arrow, "=", ":", "," or nothing, then its time (and its ms in brackets).
 _ROW = re.compile(
@@ -354,8 +354,8 @@ _ROW = re.compile(
 _EMPTY = {"", "(empty)", "empty", "none", "(none)", "nothing", "no rows", "0 rows"}
 
 
-def rows(name: str) -> Callable[[Any], str]:
-    """A reader for registry rows, as the dives and panels print them, in any case:
+def entries(name: str) -> Callable[[Any], str]:
+    """A reader for registry entries, as the dives and panels print them, in any case:
     ``"report @ 09:45"``, ``"report @ 09:45:00"``, ``"digest @ 09:15 (1767604500000)"``,
     ``"digest  next 09:15 (1767604500000)"`` (the BootPanel's row), ``"registry: report @ 9:45"``,
     ``"registry = report @ 09:45; records: report"`` (the checkers' line), a ``("report", "09:45")``
