@@ -379,7 +379,7 @@ class Outage:
         before = " ".join(hhmm(run.release_ms) for run in self.before)
         back = ", ".join(f"{run.job_id} for the {hhmm(run.slot_ms)} slot" for run in self.on_return)
         after = " ".join(hhmm(run.release_ms) for run in self.after)
-        minutes = sorted({f":{(run.release_ms // MINUTE_MS) % 60:02d}" for run in self.after})
+        minutes = sorted({hhmm(run.release_ms)[2:] for run in self.after})  # ":15"
         return (
             f"{self.measure.value:<15} fired {before} | down {hhmm(self.down_ms)}-{hhmm(self.back_ms)}, "
             f"{self.missed} marks passed | back at {hhmm(self.back_ms)}: {len(self.on_return)} job ({back}) | "

@@ -140,7 +140,7 @@ class BootPanel(View):
         self._buttons = {n: widgets.Button(description=f"Boot #{n}", button_style="primary") for n in (1, 2)}
         self._reset = widgets.Button(description="Reset", button_style="")
         self._period = widgets.Dropdown(
-            options=[(f"{m} min", m) for m in PERIODS_MIN],
+            options=[(duration(m * MINUTE_MS), m) for m in PERIODS_MIN],
             value=self.service.schedule.every_ms // MINUTE_MS,
             description="next boot every",
             style={"description_width": "auto"},
