@@ -82,12 +82,13 @@ def utc(ms: int) -> datetime:
 
 
 def hhmm(ms: int) -> str:
-    """Wall-clock ``HH:MM`` (UTC) of an epoch-ms instant, as the course writes times."""
+    """``HH:MM`` (UTC) of an epoch-ms instant, as the course writes times: for instants on the minute
+    (seconds are dropped; :func:`moment` keeps them)."""
     return utc(ms).strftime("%H:%M")
 
 
 def hhmmss(ms: int) -> str:
-    """Wall-clock ``HH:MM:SS`` (UTC) of an epoch-ms instant."""
+    """``HH:MM:SS`` (UTC) of an epoch-ms instant: for a column of times some of which fall between minutes."""
     return utc(ms).strftime("%H:%M:%S")
 
 

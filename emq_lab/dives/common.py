@@ -13,14 +13,9 @@ if TYPE_CHECKING:
     from ..repeat import Repeat
 
 
-def entry_text(name: str, ms: int) -> str:
-    """One registry entry (a name and its next run) as the dives write it: ``report @ 09:15``."""
-    return f"{name} @ {hhmm(ms)}"
-
-
 def entries_text(entries: Iterable[tuple[str, int]], *, empty: str = "(empty)") -> str:
-    """Registry entries, comma-separated: ``report @ 09:15, digest @ 09:20``."""
-    return ", ".join(entry_text(name, ms) for name, ms in entries) or empty
+    """Registry entries (each name and its next run) as the dives write them: ``report @ 09:15, digest @ 09:20``."""
+    return ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in entries) or empty
 
 
 def one_registration(lab: Lab, queue: str, name: str, every_ms: int, template: str) -> Repeat:
