@@ -12,7 +12,7 @@ from dataclasses import replace
 from itertools import permutations
 from typing import TYPE_CHECKING
 
-from ..clock import hhmm
+from ..clock import duration, hhmm, moment
 from ..dives.race import (
     ALL_LABELS,
     REGISTER,
@@ -29,7 +29,6 @@ from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
 from .check import (
     Check,
-    at,
     clear,
     key_differences,
     keyspace,
@@ -97,7 +96,7 @@ class CheckRace(Race):
         outcome = self.repeat.register(self.name, REREGISTER_EVERY_MS, self.template)
         first = dict(self.repeat.entries()).get(self.name)
         when = f", first run {hhmm(first)}" if first is not None else ""
-        return f"{outcome.tuple}: {self.name} every {REREGISTER_EVERY_MS // MINUTE_MS} min{when}", outcome
+        return f"{outcome.tuple}: {self.name} every {duration(REREGISTER_EVERY_MS)}{when}", outcome
 
 
 def sweep_orders() -> list[tuple[str, ...]]:
@@ -185,7 +184,7 @@ def _name(order: tuple[str, ...]) -> str:
     words = {
         VANISHED: "record deleted out of band",
         OTHER: f"{OTHER_NAME} registered too",
-        LATE: f"the pump {LATE_MS // MINUTE_MS} min late",
+        LATE: f"the pump {duration(LATE_MS)} late",
         **LABELS,
     }
     return " -> ".join(words[s] for s in order)
@@ -293,7 +292,7 @@ def _stopped(order: tuple[str, ...], stop: Stopped) -> Check:
 
 
 def _keys(label: str, state: Snapshot) -> list[str]:
-    rows = ", ".join(f"{printable(name)} @ {at(ms)}" for name, ms in state.registry) or "(empty)"
+    rows = ", ".join(f"{printable(name)} @ {moment(ms)}" for name, ms in state.registry) or "(empty)"
     records = ", ".join(printable(record) for record in state.records) or "(none)"
     return [f"    {label + ':':<10}registry = {rows}; records: {records}"]
 
@@ -313,8 +312,8 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
             return f"it resurrected the cancelled {name}: its row is back with no record (a dangling member)"
         return f"it left a dangling member: {name} has a registry row but no record"
     if {REGISTER, SAME_SCORE} & set(taken) and name in want and rows.get(name) != want[name]:
-        first = at(want[name])
-        got = at(rows[name]) if name in rows else "no row"
+        first = moment(want[name])
+        got = moment(rows[name]) if name in rows else "no row"
         said = (
             f"it overwrote a newer registration: {name} was registered anew (first run {first}) after the read, "
             f"and the advance wrote {got} over it"
@@ -322,7 +321,7 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
         if SAME_SCORE in taken:
             said += (
                 f"; the new registration is due at the score the tick read but every "
-                f"{REREGISTER_EVERY_MS // MINUTE_MS} min, so only the period (ARGV[4], the every_ms the tick read) "
+                f"{duration(REREGISTER_EVERY_MS)}, so only the period (ARGV[4], the every_ms the tick read) "
                 "tells it from the old one"
             )
         return said
@@ -333,8 +332,8 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
             "name's member (ZREM registry name), never the rest of the registry"
         )
     if rows != want:
-        got = ", ".join(f"{n} @ {at(ms)}" for n, ms in rows.items()) or "(empty)"
-        exp = ", ".join(f"{n} @ {at(ms)}" for n, ms in want.items()) or "(empty)"
+        got = ", ".join(f"{n} @ {moment(ms)}" for n, ms in rows.items()) or "(empty)"
+        exp = ", ".join(f"{n} @ {moment(ms)}" for n, ms in want.items()) or "(empty)"
         return f"the registry holds {got}; it should hold {exp}"
     if mine.after.jobs != theirs.after.jobs:
         got = ", ".join(printable(job) for job in mine.after.jobs) or "(none)"

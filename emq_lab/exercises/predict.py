@@ -15,7 +15,7 @@ from ..dives import crash as crash_dive
 from ..dives import race as race_dive
 from ..dives import storm as storm_dive
 from ..dives import upsert as upsert_dive
-from ..dives.common import move_to
+from ..dives.common import entries_text, move_to
 from ..schedule import MINUTE_MS, Measure
 from . import answers
 from .check import Check, session
@@ -90,8 +90,8 @@ def _boots(lab: Lab, strategy: upsert_dive.Strategy, boots: int, **kwargs: Any) 
     return service.boot(**kwargs)
 
 
-def _rows_after(boot: upsert_dive.Boot) -> str:
-    return ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in boot.after.rows)
+def _entries_after(boot: upsert_dive.Boot) -> str:
+    return entries_text(boot.after.entries, empty="")
 
 
 UPSERT = (
@@ -116,8 +116,8 @@ UPSERT = (
         "registry_after_boot_2",
         "digest every 15 min, its first run one period after its boot; boot #1 at 09:00, boot #2 at 09:05, EXISTS"
         ' guard: the registry after boot #2? (as "digest @ HH:MM")',
-        lambda lab: _rows_after(_boots(lab, upsert_dive.Strategy.GUARD, 2)),
-        answers.rows("digest"),
+        lambda lab: _entries_after(_boots(lab, upsert_dive.Strategy.GUARD, 2)),
+        answers.entries("digest"),
         lambda rows: f"boot #2 writes nothing, so the row keeps boot #1's first run: {rows}",
         unit=ROWS,
         example='"digest @ 09:45"',
@@ -152,8 +152,8 @@ UPSERT = (
         "upsert_registry_after_boot_2",
         "digest every 15 min, its first run one period after its boot; boot #1 at 09:00, boot #2 at 09:05, ZSCORE"
         ' upsert: the registry after boot #2? (as "digest @ HH:MM")',
-        lambda lab: _rows_after(_boots(lab, upsert_dive.Strategy.UPSERT, 2)),
-        answers.rows("digest"),
+        lambda lab: _entries_after(_boots(lab, upsert_dive.Strategy.UPSERT, 2)),
+        answers.entries("digest"),
         lambda rows: f"the same member is stored again at boot #2's first run, its now + 15 min: {rows}",
         unit=ROWS,
         example='"digest @ 09:45"',
@@ -350,7 +350,7 @@ def _day_after_cancel(lab: Lab) -> int:
 
 
 def _registry(lab: Lab) -> str:
-    return ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in race_dive.snapshot(lab, QUEUE).registry)
+    return entries_text(race_dive.snapshot(lab, QUEUE).registry, empty="")
 
 
 def _registry_after(lab: Lab, preset: str) -> str:
@@ -414,7 +414,7 @@ CANCEL = (
         "registry_after_reregister",
         'that re-registration at 09:15: the registry afterwards? (as "report @ HH:MM")',
         lambda lab: _registry_after(lab, "re-register"),
-        answers.rows("report"),
+        answers.entries("report"),
         lambda rows: f"the registration made after the read keeps its own first run: {rows}",
         clock="09:15",
         unit=ROWS,
@@ -425,7 +425,7 @@ CANCEL = (
         "that re-registration at 09:15 (the old period 15 min), advanced without the compare: the registry afterwards?"
         ' (as "report @ HH:MM")',
         _registry_without_compare,
-        answers.rows("report"),
+        answers.entries("report"),
         lambda rows: f"an unconditional advance writes the tick's now + the old period over the new first run: {rows}",
         clock="09:15",
         unit=ROWS,
