@@ -6,8 +6,15 @@ A pass is bounded whatever a learner stores. The course's own queues and each le
 are read by name (a pipelined EXISTS per queue, then ZCARD and LLEN of the queues present, and one
 HMGET): that work grows with the class, never with a learner's keys. Only the search for what is
 not named (namespaces with keys but no ACL user, a learner's other queues) SCANs, and it stops
-after ``max_keys`` keys examined; a row lists at most :data:`MAX_QUEUES_SHOWN` queues and a name
-past :data:`MAX_NAME` characters is cut (and never sent back to the server). One learner's broken
+after ``max_keys`` keys examined; the panel keeps the search (:class:`Search`), so its next
+refresh walks on from there and a server of any size is searched whole over a few refreshes, each
+as cheap as one. A SCAN over a shared keyspace walks every learner's keys, so no per-learner
+bound can stop one learner's 400,000 keys from slowing the search for another's own queues; they
+only delay it: what each learner is measured on is read by name. A search step whose reply the
+server cuts off (past the 4 MiB output-buffer limit ``users`` sets: a learner's 2 MB key names) is
+taken again per learner, so only that learner's keys of the step are skipped, and their row says so.
+A row lists at most :data:`MAX_QUEUES_SHOWN` queues and a name past :data:`MAX_NAME` characters is
+cut (and never sent back to the server). One learner's broken
 keys (a wrong type, a progress value that is no time) or hostile names (control characters) are
 reported on that learner's row and never stop the view."""
 
@@ -166,6 +173,7 @@ class Overview:
     complete: bool
     users_note: str = ""
     guard: tuple[str, ...] = ()
+    goes_on: bool = False  # the search is kept: the next pass walks on from where this one stopped
 
     def dive_counts(self) -> list[tuple[str, int]]:
         """Each dive and how many learners reached it."""
@@ -210,7 +218,8 @@ class Overview:
         if not self.complete:
             lines.append(
                 f"(stopped looking for other namespaces and queues after {self.scanned} keys: "
-                "the list may be incomplete)"
+                "the list may be incomplete"
+                + ("; the next refresh looks further)" if self.goes_on else ")")
             )
         lines += [f"guard: {shown(line)}" for line in self.guard]
         return lines
@@ -241,11 +250,13 @@ def _problem(reply: Any, key: str, kind: str) -> str:
 
 @dataclass
 class _Found:
-    """What the search found of one namespace: keys per queue, and whether it stopped at its bound."""
+    """What the search found of one namespace: keys per queue, whether it stopped at its bound,
+    and whether a step of the search had to skip some of its keys (names too long to read)."""
 
     queues: dict[str, int] = field(default_factory=dict)
     keys: int = 0
     capped: bool = False
+    skipped: bool = False
 
     def add(self, key: str, bound: int) -> None:
         if self.keys >= bound:
@@ -255,6 +266,36 @@ class _Found:
         parts = keys.split_namespaced(key)
         if parts is not None:
             self.queues[parts[1]] = self.queues.get(parts[1], 0) + 1
+
+    def merged(self, other: _Found) -> _Found:
+        return _Found(
+            {**other.queues, **self.queues},
+            max(self.keys, other.keys),
+            self.capped or other.capped,
+            self.skipped or other.skipped,
+        )
+
+
+@dataclass
+class Search:
+    """Where the search for namespaces and queues stands, kept between passes (the instructor's
+    panel keeps one). Each pass walks on from where the last stopped, examining at most
+    ``max_keys`` keys of each node, so a server holding more keys than one pass examines (one
+    learner's 400,000) is walked whole over several passes, each as cheap as the first; what the
+    last whole walk found stays shown meanwhile. Without one, a pass starts a walk of its own."""
+
+    cursors: dict[int, int] = field(default_factory=dict)  # node -> where its walk goes on
+    ended: set[int] = field(default_factory=set)  # the nodes whose walk ended
+    found: dict[str, _Found] = field(default_factory=dict)  # this walk's finds so far
+    last: dict[str, _Found] | None = None  # the last whole walk's
+    walks: int = 0  # whole walks done
+
+    def shown(self) -> dict[str, _Found]:
+        """This walk's finds and the last whole walk's (a queue seen by either)."""
+        if self.last is None:
+            return dict(self.found)
+        names = set(self.found) | set(self.last)
+        return {name: self.found.get(name, _Found()).merged(self.last.get(name, _Found())) for name in names}
 
 
 def _namespace_of(key: str) -> str | None:
@@ -271,34 +312,91 @@ def _nodes(client: Any) -> list[Any]:
     return [client]
 
 
-def _search(client: Any, pattern: str, *, count: int, budget: int, per: int) -> tuple[dict[str, _Found], int, bool]:
-    """SCAN every node for ``pattern``, each node examining at most ``budget`` keys (``count`` a
-    step); the namespaces found (each counted up to ``per`` keys), the keys examined, and whether
-    every node's SCAN ran to its end."""
-    found: dict[str, _Found] = {}
-    examined, complete = 0, True
-    for node in _nodes(client):
-        cursor, steps = 0, 0
-        while True:
-            try:
-                cursor, batch = node.scan(cursor=cursor, match=pattern, count=count)
-            except RedisError as exc:
-                if not _cut_off(exc):
-                    raise
-                complete = False  # a step's reply past the server's output limit (very long names): stop here
-                break
-            steps += 1
-            for key in batch:
-                namespace = _namespace_of(str(key))
-                if namespace is not None:
-                    found.setdefault(namespace, _Found()).add(str(key), per)
-            if int(cursor) == 0:
-                break
-            if steps * count >= budget:
-                complete = False
-                break
-        examined += steps * count
-    return found, examined, complete
+class _Cut(Exception):
+    """The server closed the connection mid-reply: the reply passed its output-buffer limit."""
+
+
+def _scan_step(conn: Any, cursor: int, pattern: str, count: int) -> tuple[int, list[str]]:
+    """One SCAN step on ``conn``, a connection of the client's pool used directly: no retry, so
+    a reply the server cuts off costs one reconnection, not the client's retries and back-off."""
+    try:
+        conn.send_command("SCAN", cursor, "MATCH", pattern, "COUNT", count)
+        reply = conn.read_response()
+    except (RedisError, OSError) as exc:
+        conn.disconnect()
+        if isinstance(exc, OSError) or _cut_off(exc):
+            raise _Cut from None
+        raise
+    cursor_reply, batch = reply
+    return int(cursor_reply), [key.decode("utf-8", "replace") if isinstance(key, bytes) else str(key) for key in batch]
+
+
+#: A pattern no key of emq-lab matches, of a fixed length: a SCAN step with it returns the next
+#: cursor and no long name (a learner's names all start emq:ns:{<learner>:).
+_NO_KEY = f"{keys.PREFIX}:ns:{{}}"
+
+
+def _step_apart(conn: Any, cursor: int, namespaces: list[str], count: int, search: Search, per: int) -> tuple[int, int]:
+    """The step at ``cursor`` again, once per namespace (SCAN visits the same slots of the table
+    whatever the pattern, so each learner's keys of the step come back apart): a namespace whose
+    own step is cut off is marked as skipped. Returns the next cursor and the keys examined."""
+    after: int | None = None
+    for namespace in namespaces:
+        try:
+            after, batch = _scan_step(conn, cursor, keys.namespace_pattern(namespace), count)
+        except _Cut:
+            search.found.setdefault(namespace, _Found()).skipped = True
+            continue
+        for key in batch:
+            search.found.setdefault(namespace, _Found()).add(key, per)
+    if after is None:  # every namespace's step was cut off (or none is known): only the cursor
+        after, _ = _scan_step(conn, cursor, _NO_KEY, count)
+    return after, count * (len(namespaces) + 1)
+
+
+def _walk(
+    client: Any, search: Search, prefix: str, named: set[str], *, count: int, budget: int, per: int
+) -> tuple[int, bool]:
+    """Walk on each node's keys from ``search``'s cursors, at most ``budget`` keys examined a node
+    (``count`` a step), for the namespaces starting with ``prefix``; each key found counts on its
+    namespace (up to ``per``). A step whose reply the server cuts off (a learner's very long
+    names) is taken again for each namespace ``named`` or found, apart (:func:`_step_apart`).
+    Returns the keys examined and whether the walk ended on every node (then it is ``search.last``
+    and the next pass starts a new walk)."""
+    pattern = keys.namespaces_pattern(prefix)
+    examined = 0
+    nodes = _nodes(client)
+    for index, node in enumerate(nodes):
+        if index in search.ended:
+            continue
+        cursor, spent = search.cursors.get(index, 0), 0
+        conn = node.connection_pool.get_connection()
+        try:
+            while spent < budget:
+                try:
+                    cursor, batch = _scan_step(conn, cursor, pattern, count)
+                    spent += count
+                except _Cut:
+                    cursor, cost = _step_apart(conn, cursor, sorted(named | set(search.found)), count, search, per)
+                    spent += cost
+                    batch = []
+                for key in batch:
+                    namespace = _namespace_of(key)
+                    if namespace is not None:
+                        search.found.setdefault(namespace, _Found()).add(key, per)
+                if cursor == 0:
+                    search.ended.add(index)
+                    break
+        finally:
+            node.connection_pool.release(conn)
+        search.cursors[index] = cursor
+        examined += spent
+    ended = len(search.ended) >= len(nodes)
+    if ended:
+        search.last, search.found, search.walks = search.found, {}, search.walks + 1
+        search.cursors.clear()
+        search.ended.clear()
+    return examined, ended
 
 
 def _course_reads(pipe: Any, namespace: str) -> None:
@@ -316,12 +414,14 @@ def overview(
     count: int = SCAN_COUNT,
     max_keys: int = MAX_SCANNED,
     per_learner: int = MAX_PER_LEARNER,
+    search: Search | None = None,
 ) -> Overview:
     """Every learner of the class: the ACL users starting with ``prefix``, ``learners`` (names to
     list even with no key) and the namespaces starting with ``prefix`` that the bounded search
     finds (``max_keys`` examined per node, ``count`` a step, ``per_learner`` keys counted per
-    namespace). Then, pipelined, the course's queues and the progress of each learner, and the
-    registry size and jobs waiting of each queue listed; each reply judged alone."""
+    namespace; ``search``: a walk to go on with, kept between passes). Then, pipelined, the
+    course's queues and the progress of each learner, and the registry size and jobs waiting of
+    each queue listed; each reply judged alone."""
     if prefix:
         validate.namespace(prefix)
     for name in learners:
@@ -330,10 +430,14 @@ def overview(
     validate.limit(max_keys, field="max_keys")
     validate.limit(per_learner, field="per_learner")
     users, note = _users(client, prefix)
-    found, scanned, complete = _search(
-        client, keys.namespaces_pattern(prefix), count=count, budget=max_keys, per=per_learner
-    )
     named = set(users).union(learners)
+    kept = search is not None
+    search = Search() if search is None else search
+    scanned, _ = _walk(
+        client, search, prefix, {name for name in named if name.startswith(prefix)},
+        count=count, budget=max_keys, per=per_learner,
+    )  # fmt: skip
+    found, complete = search.shown(), search.last is not None
     ordered = sorted(named.union(found))
     class_has_users = bool(users) and not note
 
@@ -394,6 +498,8 @@ def overview(
         seen = found.get(namespace, _Found())
         if seen.capped:
             problems.append(f"more than {per_learner} keys: only the first {per_learner} found are counted")
+        if seen.skipped:
+            problems.append("names too long to read: the search skipped some of its keys")
         reached = tuple(dive for dive, queues in DIVES if set(present[namespace]).intersection(queues))
         summaries.append(
             LearnerSummary(
@@ -409,7 +515,7 @@ def overview(
                 guarded=next((line for line in log if _about(line, namespace)), ""),
             )
         )
-    return Overview(tuple(summaries), scanned, complete, note, tuple(log[:GUARD_LINES]))
+    return Overview(tuple(summaries), scanned, complete, note, tuple(log[:GUARD_LINES]), goes_on=kept)
 
 
 def _about(line: str, learner: str) -> bool:
