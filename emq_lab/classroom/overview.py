@@ -218,8 +218,7 @@ class Overview:
         if not self.complete:
             lines.append(
                 f"(stopped looking for other namespaces and queues after {self.scanned} keys: "
-                "the list may be incomplete"
-                + ("; the next refresh looks further)" if self.goes_on else ")")
+                "the list may be incomplete" + ("; the next refresh looks further)" if self.goes_on else ")")
             )
         lines += [f"guard: {shown(line)}" for line in self.guard]
         return lines
