@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 import redis
@@ -774,4 +775,66 @@ def test_two_mb_names_never_blind_the_overview_and_a_big_keyspace_is_searched_ov
         view = classroom.overview(instructor.client, prefix="lng", search=search)
         assert view.complete and [q.queue for q in rows_of(view)[bob.namespace].queues] == ["mine"]
         instructor.close()
+        admin.close()
+
+
+def test_acl_users_of_hub_users_gone_while_the_hub_was_down_are_deleted_at_start_and_by_reconcile(
+    class_server: ClassServer, tmp_path: Path
+) -> None:
+    """The hub's database holds ann and the instructor; the server still has the ACL users the hub
+    once made for bob and for a former instructor (deleted while the hub was down). The hub's
+    start (its init_users, no browser) deletes those two and keeps ann's, the instructor's
+    observer and the users `users` made; `reconcile` does the same from the command line."""
+    pytest.importorskip("jupyterhub")
+    from jupyterhub import orm
+    from traitlets.config import Config
+
+    from emq_lab.classroom import hub
+
+    db_url = f"sqlite:///{tmp_path / 'jupyterhub.sqlite'}"
+    session = orm.new_session_factory(db_url)()
+    session.add_all([orm.User(name="ann"), orm.User(name="teacher", admin=True)])
+    session.commit()
+    session.close()
+    admin = class_server.admin()
+    settings = hub.HubSettings(f"redis://admin@127.0.0.1:{class_server.server.port}/0", ADMIN_PASSWORD)
+
+    def made() -> dict[str, classroom.Learner | classroom.users.Observer]:
+        return {
+            "ann": classroom.users.make_learner(admin, "learner-ann"),
+            "bob": classroom.users.make_learner(admin, "learner-bob"),
+            "teacher": classroom.users.make_observer(admin, "observer-teacher"),
+            "former": classroom.users.make_observer(admin, "observer-former"),
+        }
+
+    (kept,) = classroom.create_users(admin, learners=1, prefix="rec")
+    try:
+        for how in ("start", "reconcile"):
+            users = made()
+            if how == "start":
+                config = Config()
+                config.JupyterHub.db_url = db_url
+                app = classroom_cli.class_hub(settings)(config=config)
+                app.init_db()
+                asyncio.run(app.init_users())
+            else:
+                env = {**os.environ, "EMQ_LAB_ADMIN_PASSWORD": ADMIN_PASSWORD}
+                command = [sys.executable, "-m", "emq_lab.classroom", "reconcile", "--url", settings.server_url]
+                done = subprocess.run(
+                    [*command, "--hub-db", db_url], env=env, capture_output=True, text=True, timeout=60, check=True
+                )
+                assert done.stdout.strip() == "removed 2 user(s): learner-bob observer-former"
+            for name, user in users.items():
+                client = redis.Redis.from_url(user.url(class_server.admin_url))
+                if name in ("bob", "former"):
+                    with pytest.raises(redis.AuthenticationError):
+                        client.ping()
+                else:
+                    assert client.ping(), (how, name)
+                client.close()
+            assert kept.name in classroom.existing_users(admin, prefix="rec")
+    finally:
+        classroom.revoke_users(admin, prefix="rec")
+        for name in ("learner-ann", "learner-bob", "observer-teacher", "observer-former"):
+            classroom.users.revoke_learner(admin, name)
         admin.close()
