@@ -341,14 +341,17 @@ FILL = (
 
 def test_a_big_key_trimmed_or_deleted_holds_no_one(room: Class) -> None:
     """Eve's wait list of 2,000,000 jobs (what 2,000 ticks of 1,000 leave; written here by the
-    admin for speed): her browse of it, her LTRIM of all but one entry, and her DEL of it (freed
-    in the background) keep bob's PING under 0.5 s."""
+    admin for speed): the instructor's page warns of it on her row; her browse of it, her LTRIM of
+    all but one entry, and her DEL of it (freed in the background) keep bob's PING under 0.5 s."""
     k = keys.QueueKeys("q", room.eve.namespace)
     admin = room.server.admin()
     eve = emq_lab.connect(room.eve.url(room.server.admin_url), namespace=room.eve.namespace)
     hand = redis.Redis.from_url(room.eve.url(room.server.admin_url), socket_timeout=10)
     try:
         assert admin.eval(FILL, 1, k.wait) == 2_000_000
+        rows = {row.namespace: row for row in classroom.overview(room.instructor.client, prefix=PREFIX).learners}
+        assert rows[room.eve.namespace].problems[0].startswith("2,000,000 jobs waiting in q: reading them all")
+        assert not rows[room.bob.namespace].problems  # the instructor is warned of eve's list only
         with Watch(room) as trimming:
             assert len(eve.jobs("q").browse(limit=10)) == 10
             hand.ltrim(k.wait, 0, 0)  # 1,999,999 entries dropped

@@ -44,6 +44,10 @@ MAX_NAME = validate.MAX_NAME
 SHOWN_NAME = 40
 #: Lines of the guard's log shown.
 GUARD_LINES = 5
+#: Jobs waiting in one queue past which its row warns: a read of the whole wait list (LRANGE 0 -1,
+#: as a dive's snapshot does) holds the server for every learner. 2,000,000 held it 0.3 to 0.6 s
+#: (README, Classroom: known limits); 100,000 is about 25 ms.
+BIG_WAIT = 100_000
 
 # Each dive and the queues its notebook uses: the dives' own list, so the two never disagree.
 DIVES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
@@ -484,7 +488,12 @@ def overview(
             else:
                 queue_rows.append(QueueSummary(queue, int(size), int(waiting)))
         attempts: dict[str, progress.Attempt] = {}
-        problems: list[str] = []
+        problems: list[str] = [
+            f"{row.waiting:,} jobs waiting in {cut(row.queue)}: reading them all holds the whole class; "
+            f"lab.reset({cut(row.queue)!r}) frees them in the background"
+            for row in queue_rows
+            if row.waiting is not None and row.waiting > BIG_WAIT
+        ]
         values = progress_replies[namespace]
         trouble = _problem(values, keys.progress(namespace), "hash (progress)")
         if trouble:
@@ -493,7 +502,8 @@ def overview(
             recorded = {
                 name: value for name, value in zip(progress.EXERCISES, values, strict=True) if value is not None
             }
-            attempts, problems = progress.parse(recorded)
+            attempts, parsed = progress.parse(recorded)
+            problems += parsed
         seen = found.get(namespace, _Found())
         if seen.capped:
             problems.append(f"more than {per_learner} keys: only the first {per_learner} found are counted")
