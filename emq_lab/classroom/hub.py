@@ -223,11 +223,18 @@ def hub_users(db_url: str) -> list[str]:
     """The names of the users in a JupyterHub's database (``sqlite:///emq-hub/jupyterhub.sqlite``,
     or the ``db_url`` of a hub of your own)."""
     from sqlalchemy import create_engine, text  # JupyterHub's own dependency
+    from sqlalchemy.exc import SQLAlchemyError
 
-    engine = create_engine(db_url)
+    try:
+        engine = create_engine(db_url)
+    except (SQLAlchemyError, ValueError) as exc:
+        raise ValueError(f"hub-db: {db_url!r} is no database URL ({exc})") from None
     try:
         with engine.connect() as connection:
             return [str(row[0]) for row in connection.execute(text("SELECT name FROM users"))]
+    except SQLAlchemyError as exc:
+        reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        raise ValueError(f"hub-db: cannot read the hub's users from {db_url} ({reason}); nothing deleted") from None
     finally:
         engine.dispose()
 
