@@ -319,9 +319,10 @@ class _Cut(Exception):
     """The server closed the connection mid-reply: the reply passed its output-buffer limit."""
 
 
-def _scan_step(conn: Any, cursor: int, pattern: str, count: int) -> tuple[int, list[str]]:
-    """One SCAN step on ``conn``, a connection of the client's pool used directly: no retry, so
-    a reply the server cuts off costs one reconnection, not the client's retries and back-off."""
+def _scan_step(node: Any, conn: Any, cursor: int, pattern: str, count: int) -> tuple[int, list[str]]:
+    """One SCAN step on ``conn``, a connection of ``node``'s pool used directly: no retry, so a
+    reply the server cuts off costs one reconnection, not the client's retries and back-off. Any
+    other fault: the step again through ``node`` itself, which says it as the client says faults."""
     try:
         conn.send_command("SCAN", cursor, "MATCH", pattern, "COUNT", count)
         reply = conn.read_response()
@@ -329,7 +330,7 @@ def _scan_step(conn: Any, cursor: int, pattern: str, count: int) -> tuple[int, l
         conn.disconnect()
         if isinstance(exc, OSError) or _cut_off(exc):
             raise _Cut from None
-        raise
+        reply = node.scan(cursor=cursor, match=pattern, count=count)
     cursor_reply, batch = reply
     return int(cursor_reply), [key.decode("utf-8", "replace") if isinstance(key, bytes) else str(key) for key in batch]
 
@@ -339,21 +340,23 @@ def _scan_step(conn: Any, cursor: int, pattern: str, count: int) -> tuple[int, l
 _NO_KEY = f"{keys.PREFIX}:ns:{{}}"
 
 
-def _step_apart(conn: Any, cursor: int, namespaces: list[str], count: int, search: Search, per: int) -> tuple[int, int]:
+def _step_apart(
+    node: Any, conn: Any, cursor: int, namespaces: list[str], count: int, search: Search, per: int
+) -> tuple[int, int]:
     """The step at ``cursor`` again, once per namespace (SCAN visits the same slots of the table
     whatever the pattern, so each learner's keys of the step come back apart): a namespace whose
     own step is cut off is marked as skipped. Returns the next cursor and the keys examined."""
     after: int | None = None
     for namespace in namespaces:
         try:
-            after, batch = _scan_step(conn, cursor, keys.namespace_pattern(namespace), count)
+            after, batch = _scan_step(node, conn, cursor, keys.namespace_pattern(namespace), count)
         except _Cut:
             search.found.setdefault(namespace, _Found()).skipped = True
             continue
         for key in batch:
             search.found.setdefault(namespace, _Found()).add(key, per)
     if after is None:  # every namespace's step was cut off (or none is known): only the cursor
-        after, _ = _scan_step(conn, cursor, _NO_KEY, count)
+        after, _ = _scan_step(node, conn, cursor, _NO_KEY, count)
     return after, count * (len(namespaces) + 1)
 
 
@@ -377,10 +380,12 @@ def _walk(
         try:
             while spent < budget:
                 try:
-                    cursor, batch = _scan_step(conn, cursor, pattern, count)
+                    cursor, batch = _scan_step(node, conn, cursor, pattern, count)
                     spent += count
                 except _Cut:
-                    cursor, cost = _step_apart(conn, cursor, sorted(named | set(search.found)), count, search, per)
+                    cursor, cost = _step_apart(
+                        node, conn, cursor, sorted(named | set(search.found)), count, search, per
+                    )
                     spent += cost
                     batch = []
                 for key in batch:
