@@ -774,6 +774,15 @@ def test_two_mb_names_never_blind_the_overview_and_a_big_keyspace_is_searched_ov
         # The next walk starts over; meanwhile what the whole walk found stays listed.
         view = classroom.overview(instructor.client, prefix="lng", search=search)
         assert view.complete and [q.queue for q in rows_of(view)[bob.namespace].queues] == ["mine"]
+        # The instructor's panel keeps its search the same way, refresh after refresh.
+        panel = ClassroomPanel(instructor, prefix="lng", every_s=None)
+        assert "the next refresh looks further" in panel.readout
+        for _ in range(passes + 1):
+            if panel.overview.complete:
+                break
+            panel.refresh()
+        assert panel.overview.complete and f"{bob.namespace}: 1 queue(s)" in panel.readout
+        panel.close()
         instructor.close()
         admin.close()
 

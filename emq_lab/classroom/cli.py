@@ -85,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     watch = commands.add_parser(
         "guard",
         help="run the class guard until Ctrl-C: close a learner's connections past its quota (and suspend it), "
-        "huge unread replies, and sockets that never log in; print what it does",
+        "huge unread replies, sockets that never log in and connections trying passwords; print what it does",
     )
     watch.add_argument("--url", required=True, help=URL_HELP)
     watch.add_argument("--password-file", help=PASSWORD_HELP)
