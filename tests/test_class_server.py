@@ -717,11 +717,12 @@ def test_a_learner_whose_call_times_out_on_a_class_server_is_told_to_retry_and_t
 
 def test_two_mb_names_never_blind_the_overview_and_a_big_keyspace_is_searched_over_a_few_passes() -> None:
     """Under the 4 MiB output-buffer limit ``users`` sets (the instructor's replies too), eve's
-    twenty 2 MB queue names cut the search's SCAN reply off: the step is taken again per learner,
-    so only eve's keys of it are skipped (her row says so) and bob's own queue (no course queue,
-    found only by the search) is listed, in one pass bounded in CPU. With eve's 400,000 keys as
-    well, one pass examines a bounded number of keys; a search kept between passes (as the panel
-    keeps it) walks on and finds bob's queue within the passes the keyspace needs, each pass
+    twenty 2 MB queue names cut the search's SCAN reply off: the step is taken again in parts, the
+    class halved by name down to eve, so only eve's keys of it are skipped (her row says so) and
+    bob's own queue (no course queue, found only by the search) is listed, in one pass bounded in
+    CPU. With eve's 400,000 keys as well, one pass examines a bounded number of keys; a search kept
+    between passes (as the panel keeps it) walks on and finds bob's queue within the passes the
+    keyspace needs, each pass
     bounded, and the course queue of cy is read by name in every pass."""
     from class_server import fill
 
@@ -744,10 +745,13 @@ def test_two_mb_names_never_blind_the_overview_and_a_big_keyspace_is_searched_ov
         def rows_of(view: classroom.Overview) -> dict[str, classroom.LearnerSummary]:
             return {learner.namespace: learner for learner in view.learners}
 
+        admin.config_resetstat()
         spent = cpu()
         view = classroom.overview(instructor.client, prefix="lng")
         spent = cpu() - spent
         rows = rows_of(view)
+        # The cut step is halved by name (lng0*, lng1*, ...), not taken once per learner (31 SCANs).
+        assert admin.info("commandstats")["cmdstat_scan"]["calls"] < 20
         assert view.complete and len(rows) == 30
         assert [q.queue for q in rows[bob.namespace].queues] == ["mine"] and rows[bob.namespace].mark == ""
         assert [q.queue for q in rows[cy.namespace].queues] == ["reports"]

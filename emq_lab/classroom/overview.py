@@ -12,7 +12,8 @@ as cheap as one. A SCAN over a shared keyspace walks every learner's keys, so no
 bound can stop one learner's 400,000 keys from slowing the search for another's own queues; they
 only delay it: what each learner is measured on is read by name. A search step whose reply the
 server cuts off (past the 4 MiB output-buffer limit ``users`` sets: a learner's 2 MB key names) is
-taken again per learner, so only that learner's keys of the step are skipped, and their row says so.
+taken again in parts, halved by name down to that learner, so only their keys of the step are
+skipped, and their row says so.
 A row lists at most :data:`MAX_QUEUES_SHOWN` queues and a name past :data:`MAX_NAME` characters is
 cut (and never sent back to the server). One learner's broken
 keys (a wrong type, a progress value that is no time) or hostile names (control characters) are

@@ -3,8 +3,9 @@ each learner's queues beyond the course's. A walk of the server's keys with SCAN
 ``budget`` keys examined a pass (a :class:`Search` kept between passes walks on where the last
 stopped), on a connection of the client's pool used directly (no retry: a reply the server cuts
 off costs one reconnection). A step whose reply the server cuts off, past its output-buffer limit
-(a learner's 2 MB key names), is taken again per learner, so only that learner's keys of the step
-are skipped."""
+(a learner's 2 MB key names), is taken again in parts, the class's namespaces halved by name down
+to that learner (:class:`_Apart`: about 2 log2 of the class's size in SCANs), so only that
+learner's keys of the step are skipped."""
 
 from __future__ import annotations
 
@@ -106,24 +107,76 @@ def _scan_step(node: Any, conn: Any, cursor: int, pattern: str, count: int) -> t
 _NO_KEY = f"{keys.PREFIX}:ns:{{}}"
 
 
-def _step_apart(
-    node: Any, conn: Any, cursor: int, namespaces: list[str], count: int, search: Search, per: int
-) -> tuple[int, int]:
-    """The step at ``cursor`` again, once per namespace (SCAN visits the same slots of the table
-    whatever the pattern, so each learner's keys of the step come back apart): a namespace whose
-    own step is cut off is marked as skipped. Returns the next cursor and the keys examined."""
-    after: int | None = None
-    for namespace in namespaces:
+def _class(chars: list[str], *, negate: bool = False) -> str:
+    """A glob character class of ``chars`` (``-`` escaped: it would make a range)."""
+    return "[" + ("^" if negate else "") + "".join("\\" + c if c in "-^]\\" else c for c in chars) + "]"
+
+
+def _next(name: str, head: str) -> str:
+    """The character of ``name`` after ``head``; ``:`` (what follows a namespace in a key) past its end."""
+    return name[len(head)] if len(name) > len(head) else ":"
+
+
+class _Apart:
+    """The step at ``cursor`` taken again in parts, after its reply was cut off. SCAN visits the
+    same slots of the table whatever the pattern, so each part returns the same next cursor and
+    only its own namespaces' keys of the step. The namespaces (named or found) are halved by the
+    character after their shared head, ``emq:ns:{lng[0-4]*`` and so on, down to the one whose own
+    keys are cut off (marked as skipped); a part for the namespaces known to none (``[^...]``) is
+    taken too. So a learner's long names cost the step about 2 log2(class) SCANs, not one a learner."""
+
+    def __init__(self, node: Any, conn: Any, cursor: int, count: int, search: Search, per: int) -> None:
+        self.node, self.conn, self.cursor, self.count = node, conn, cursor, count
+        self.search, self.per = search, per
+        self.after: int | None = None
+        self.calls = 0
+
+    def scan(self, pattern: str) -> bool:
+        """One part; False when its reply too is cut off."""
+        self.calls += 1
         try:
-            after, batch = _scan_step(node, conn, cursor, keys.namespace_pattern(namespace), count)
+            self.after, batch = _scan_step(self.node, self.conn, self.cursor, pattern, self.count)
         except _Cut:
-            search.found.setdefault(namespace, Found()).skipped = True
-            continue
+            return False
         for key in batch:
-            search.found.setdefault(namespace, Found()).add(key, per)
-    if after is None:  # every namespace's step was cut off (or none is known): only the cursor
-        after, _ = _scan_step(node, conn, cursor, _NO_KEY, count)
-    return after, count * (len(namespaces) + 1)
+            namespace = _namespace_of(key)
+            if namespace is not None:
+                self.search.found.setdefault(namespace, Found()).add(key, self.per)
+        return True
+
+    def split(self, head: str, names: list[str]) -> None:
+        """The namespaces starting with ``head`` (``names`` of them known), whose part was cut off."""
+        chars = sorted({_next(name, head) for name in names})
+        if not chars:  # no namespace known under it: nothing to take apart
+            return
+        self.scan(f"{keys.PREFIX}:ns:{{{head}{_class(chars, negate=True)}*")  # those no one knows yet
+        self.halves(head, names, chars)
+
+    def halves(self, head: str, names: list[str], chars: list[str]) -> None:
+        """The namespaces ``head`` + one of ``chars`` (``:``: ``head`` itself), whose part was cut off."""
+        if chars == [":"]:  # the namespace ``head`` itself: its own keys are cut off
+            self.search.found.setdefault(head, Found()).skipped = True
+            return
+        if len(chars) == 1:  # one character: the namespaces under ``head`` + it
+            self.split(head + chars[0], [name for name in names if name.startswith(head + chars[0])])
+            return
+        middle = len(chars) // 2
+        for part in (chars[:middle], chars[middle:]):
+            if not self.scan(f"{keys.PREFIX}:ns:{{{head}{_class(part)}*"):
+                self.halves(head, [name for name in names if _next(name, head) in part], part)
+
+
+def _step_apart(
+    node: Any, conn: Any, cursor: int, prefix: str, namespaces: list[str], count: int, search: Search, per: int
+) -> tuple[int, int]:
+    """The step at ``cursor``, cut off, again in parts (:class:`_Apart`); the next cursor and the
+    keys examined."""
+    apart = _Apart(node, conn, cursor, count, search, per)
+    apart.split(prefix, [name for name in namespaces if name.startswith(prefix)])
+    if apart.after is None:  # every part was cut off: only the cursor
+        apart.after, _ = _scan_step(node, conn, cursor, _NO_KEY, count)
+        apart.calls += 1
+    return apart.after, count * apart.calls
 
 
 def walk(
@@ -149,9 +202,8 @@ def walk(
                     cursor, batch = _scan_step(node, conn, cursor, pattern, count)
                     spent += count
                 except _Cut:
-                    cursor, cost = _step_apart(
-                        node, conn, cursor, sorted(named | set(search.found)), count, search, per
-                    )
+                    known = sorted(named | set(search.found))
+                    cursor, cost = _step_apart(node, conn, cursor, prefix, known, count, search, per)
                     spent += cost
                     batch = []
                 for key in batch:
