@@ -96,6 +96,12 @@ def guard_suspended() -> str:
     return f"{PREFIX}:classroom:suspended"
 
 
+def guard_logins() -> str:
+    """HASH of the failed logins the class guard has counted: field = ``<node>:<ACL LOG entry id>``,
+    value = that entry's count at the last sweep; written by the guard only."""
+    return f"{PREFIX}:classroom:logins"
+
+
 def namespace_pattern(namespace: str) -> str:
     """SCAN glob (and ACL key pattern) for every key of every queue in ``namespace``."""
     return f"{PREFIX}:ns:{{{_glob_escape(namespace)}:*"

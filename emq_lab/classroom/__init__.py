@@ -6,9 +6,10 @@ only the commands emq-lab sends, only on its own namespace's keys (``emq:ns:{lea
 no Lua of its own (only EVALSHA of the scripts the instructor loaded), so no learner can read,
 write or delete another's keys, by hand or from a script. ``users`` prints one shell line per
 learner; that printout is the only place the random passwords appear. ``scripts`` loads the
-scripts again after a restart, ``revoke`` removes the users, ``overview`` prints what the
-instructor's panel shows. ``users`` also sets the server's limits for the class (``doctor``
-checks them) and :mod:`.guard` closes a learner's connections past its quota.
+scripts again after a restart, ``revoke`` removes the users, ``reconcile`` the ACL users of hub
+users that are gone, ``overview`` prints what the instructor's panel shows. ``users`` also sets
+the server's limits for the class (``doctor`` checks them) and :mod:`.guard` closes a learner's
+connections past its quota.
 """
 
 from __future__ import annotations
