@@ -1,23 +1,25 @@
 """Connections: the embedded fakeredis server, or a real Valkey/Redis by URL.
 
-Every client opened here has explicit timeouts and a retry policy (redis-py 5 has no
-socket timeout by default: a stalled server would hang a kernel), answers one PING at
-connect, and raises faults in the words of :mod:`emq_lab.errors`."""
+Every client opened here has explicit timeouts (redis-py has no socket timeout by default: a
+stalled server would hang a kernel), never sends a command twice, and raises every fault through
+:func:`fault`, in the words of :mod:`emq_lab.errors`. A standalone server must answer a PING at
+connect; a cluster client reads the slot map from its nodes instead."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import SplitResult, parse_qsl, urlsplit, urlunsplit
 
 import redis
-from redis.backoff import ExponentialBackoff
+from redis.backoff import NoBackoff
 from redis.client import Pipeline
-from redis.cluster import ClusterNode, ClusterPipeline
+from redis.cluster import ClusterPipeline
 from redis.retry import Retry
 
 from . import errors
@@ -30,7 +32,10 @@ EMBEDDED = "embedded"
 LOCAL_SCHEMES = ("valkey+local", "redis+local")  # a private valkey-server for this process
 TIMEOUT_S = 5.0  # socket timeout: how long a command may wait for its reply
 CONNECT_TIMEOUT_S = 2.0  # at most this long to open a connection (and for connect()'s PING)
-RETRIES = 0  # a call is never sent twice: one whose reply was lost may have run (scripts write)
+# A call is never sent twice: one whose reply was lost may have run (an enqueue sent twice is two
+# jobs), so the caller hears of the fault. A connection the server dropped while idle (a restarted
+# server) is replaced when the pool hands it out, with no retry needed.
+RETRIES = 0
 
 _server: fakeredis.FakeServer | None = None
 _server_lock = threading.Lock()
@@ -45,12 +50,6 @@ def embedded_server() -> fakeredis.FakeServer:
         if _server is None:
             _server = fakeredis.FakeServer()
         return _server
-
-
-def in_process(client: redis.Redis | redis.RedisCluster) -> bool:
-    """True when ``client`` is a fakeredis one: the embedded server, in this process (the
-    classroom's demo plays its learners there, never on a real server)."""
-    return any(each.__module__.partition(".")[0] == "fakeredis" for each in type(client).__mro__)
 
 
 # Every client here decodes replies to str, where redis-py's types say bytes | str: these narrow
@@ -90,77 +89,90 @@ def resolve_url(url: object) -> str:
     return chosen.strip() or EMBEDDED
 
 
-def retry_policy() -> Retry:
-    """No retry: a call whose reply was lost is not sent again, since it may have run (an enqueue
-    sent twice is two jobs); the caller hears of the fault. A connection the server dropped while
-    idle (a restarted server) is replaced when the pool hands it out, with no retry needed."""
-    return Retry(ExponentialBackoff(cap=0.5, base=0.05), RETRIES, supported_errors=(redis.ConnectionError,))
+# redis-py pins a pipeline's error reply on its command: "Command # 2 (EVALSHA ...) of pipeline caused error: ..."
+_PINNED = re.compile(r"Command # (\d+) \(.*?\) of pipeline caused error: ", re.DOTALL)
 
 
-T = TypeVar("T")
+def fault(exc: BaseException, client: object, commands: Sequence[Sequence[object]] = ()) -> BaseException:
+    """What a learner sees for ``exc``, raised while ``client`` ran ``commands`` (one command's
+    arguments, or a pipeline's in order): the exception :func:`emq_lab.errors.translate` gives,
+    caused by ``exc``. The one place a server's error is put in words: a single call, a batch and
+    a cluster's batch all raise through it, so one fault reads the same on each."""
+    command = commands[0] if len(commands) == 1 else ()
+    said = str(exc.args[0]) if exc.args else ""
+    pinned = _PINNED.match(said)
+    if pinned and 0 < int(pinned[1]) <= len(commands):  # back to the command and the server's own words
+        command = commands[int(pinned[1]) - 1]
+        exc.args = (said[pinned.end() :], *exc.args[1:])
+    url, timeout_s = getattr(client, "emq_url", ""), getattr(client, "emq_timeout_s", None)
+    better = errors.translate(exc, url, command, timeout_s=timeout_s)
+    if better is not exc:
+        better.__cause__ = exc
+    return better
+
+
 P = TypeVar("P", Pipeline, ClusterPipeline)
 
 
-def _guarded(call: Callable[[], T], url: str, command: tuple[object, ...], timeout_s: float | None) -> T:
-    try:
-        return call()
-    except Exception as exc:
-        raise errors.translated(exc, url, command, timeout_s=timeout_s)  # noqa: B904 - caused by exc when translated
+def guarded(pipe: P, client: object) -> P:
+    """``pipe`` whose ``execute()`` raises through :func:`fault`, knowing each command it queued."""
+    queue, execute = pipe.execute_command, pipe.execute
+    commands: list[tuple[object, ...]] = []
 
+    def queued(*args: Any, **options: Any) -> Any:
+        commands.append(args)
+        return queue(*args, **options)
 
-def _guard_pipeline(pipe: P, url: str, timeout_s: float | None) -> P:
-    """Make ``pipe.execute()`` raise faults in the words of :mod:`emq_lab.errors`."""
-    execute = pipe.execute
+    def guarded_execute(raise_on_error: bool = True) -> list[Any]:
+        sent = commands.copy()
+        commands.clear()
+        try:
+            return execute(raise_on_error)
+        except Exception as exc:
+            raise fault(exc, client, sent)  # noqa: B904 - fault sets the cause
 
-    def guarded_execute(*args: Any, **kwargs: Any) -> list[Any]:
-        return _guarded(lambda: execute(*args, **kwargs), url, (), timeout_s)
-
-    pipe.execute = guarded_execute  # type: ignore[method-assign]
+    pipe.execute_command, pipe.execute = queued, guarded_execute  # type: ignore[method-assign]
     return pipe
 
 
-class Client(redis.Redis):
-    """redis-py's client whose commands and pipelines raise :mod:`emq_lab.errors` faults."""
+class Guarded:
+    """Mixed into redis-py's clients: every command and pipeline raises through :func:`fault`."""
 
-    emq_url = ""
+    emq_url = ""  # what a message names the backend by (its password never shown)
     emq_timeout_s: float | None = None
 
     def execute_command(self, *args: Any, **options: Any) -> Any:
-        return _guarded(
-            lambda: super(Client, self).execute_command(*args, **options), self.emq_url, args, self.emq_timeout_s
-        )
-
-    def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Pipeline:
-        return _guard_pipeline(super().pipeline(transaction, shard_hint), self.emq_url, self.emq_timeout_s)
-
-
-class ClusterClient(redis.RedisCluster):
-    """redis-py's cluster client whose commands and pipelines raise :mod:`emq_lab.errors` faults."""
-
-    emq_url = ""
-    emq_timeout_s: float | None = None
-    emq_startup: dict[str, ClusterNode] = {}  # noqa: RUF012 - replaced per client in open_client
-
-    def execute_command(self, *args: Any, **kwargs: Any) -> Any:
-        return _guarded(lambda: self._execute(*args, **kwargs), self.emq_url, args, self.emq_timeout_s)
-
-    def _execute(self, *args: Any, **kwargs: Any) -> Any:
         try:
-            return super().execute_command(*args, **kwargs)
-        except redis.exceptions.RedisClusterException as exc:
-            # redis-py 5, after every node was down: a command for all primaries finds none until
-            # the slot map is read again, which only a keyed command would do. Read it now.
-            # It may have dropped its startup nodes as well: give back the ones it began with.
-            if str(exc).startswith("No targets were found"):
-                known = self.nodes_manager.startup_nodes
-                for name, node in self.emq_startup.items():
-                    known.setdefault(name, node)
-                with contextlib.suppress(Exception):  # still down: the error below says so
-                    self.nodes_manager.initialize()
-            raise
+            return super().execute_command(*args, **options)  # type: ignore[misc]
+        except Exception as exc:
+            self.emq_recover(exc)
+            raise fault(exc, self, [args])  # noqa: B904 - fault sets the cause
 
-    def pipeline(self, transaction: bool | None = None, shard_hint: str | None = None) -> ClusterPipeline:
-        return _guard_pipeline(super().pipeline(transaction, shard_hint), self.emq_url, self.emq_timeout_s)
+    def emq_recover(self, exc: Exception) -> None:
+        """After a failed command, before it is raised: nothing (a cluster client re-reads its map)."""
+
+    def pipeline(self, *args: Any, **options: Any) -> Any:
+        return guarded(super().pipeline(*args, **options), self)  # type: ignore[misc]
+
+
+class Client(Guarded, redis.Redis):
+    """redis-py's client, raising through :func:`fault`."""
+
+
+class ClusterClient(Guarded, redis.RedisCluster):
+    """redis-py's cluster client, raising through :func:`fault`."""
+
+    emq_startup: dict[str, Any] = {}  # noqa: RUF012 - replaced per client in open_client
+
+    def emq_recover(self, exc: Exception) -> None:
+        # redis-py 5, after every node was down: a command for all primaries finds none until the
+        # slot map is read again, which only a keyed command would do. Read it now, giving back
+        # the startup nodes it began with (it may have dropped them too).
+        if isinstance(exc, redis.exceptions.RedisClusterException) and str(exc).startswith("No targets were found"):
+            for name, node in self.emq_startup.items():
+                self.nodes_manager.startup_nodes.setdefault(name, node)
+            with contextlib.suppress(Exception):  # still down: the error raised says so
+                self.nodes_manager.initialize()
 
 
 _embedded_class: type[fakeredis.FakeRedis] | None = None
@@ -168,22 +180,14 @@ _embedded_class: type[fakeredis.FakeRedis] | None = None
 
 def embedded_client() -> redis.Redis:
     """A fakeredis client on the process-wide server that raises faults as the real clients do
-    (switch the server off, ``embedded_server().connected = False``, to rehearse an outage).
-    fakeredis is imported here only: a lab on a URL never imports it."""
+    (switch the server off, ``embedded_server().connected = False``, to rehearse an outage)."""
     global _embedded_class
-    import fakeredis
+    import fakeredis  # only here: a lab on a URL never imports it
 
     if _embedded_class is None:
 
-        class EmbeddedClient(fakeredis.FakeRedis):
-            emq_url = EMBEDDED  # what a message names the backend by (scripts' batches read it too)
-
-            def execute_command(self, *args: Any, **options: Any) -> Any:
-                call = super().execute_command
-                return _guarded(lambda: call(*args, **options), EMBEDDED, args, None)
-
-            def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Pipeline:
-                return _guard_pipeline(super().pipeline(transaction, shard_hint), EMBEDDED, None)
+        class EmbeddedClient(Guarded, fakeredis.FakeRedis):
+            emq_url = EMBEDDED
 
         _embedded_class = EmbeddedClient
     return _embedded_class(server=embedded_server(), decode_responses=True)
@@ -325,7 +329,7 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[re
         "decode_responses": True,
         "socket_timeout": float(timeout_s),
         "socket_connect_timeout": connect_s,
-        "retry": retry_policy(),
+        "retry": Retry(NoBackoff(), RETRIES),
     }
     client: Client | ClusterClient  # cast below: redis-py's from_url is typed to return the base class
     if cluster:

@@ -1,9 +1,10 @@
 """Faults in words a learner can act on: what went wrong, where (the URL, never its password),
 and what to do about it.
 
-``translate`` turns what redis-py raises into these messages; the clients that
-``emq_lab.backend`` opens run every command and pipeline through it, so a verb, a panel's twin
-or a script call raises the same clear exception whatever the backend."""
+``translate`` turns what redis-py raises into these messages. It is pure: the one caller for
+a server's reply is :func:`emq_lab.backend.fault`, through which every client, pipeline and
+cluster batch of :mod:`emq_lab.backend` raises, so a verb, a panel's twin or a script call
+raises the same clear exception whatever the path and the backend."""
 
 from __future__ import annotations
 
@@ -244,9 +245,6 @@ def _no_lua(where: str, user: str, command: str, text: str) -> str:
     )
 
 
-_PIPELINE_COMMAND = re.compile(r"^Command # \d+ \(\S+ (\S+)")  # redis-py's note on a pipeline's error
-
-
 def translate(
     exc: BaseException, url: str, command: Sequence[object] = (), *, timeout_s: float | None = None
 ) -> BaseException:
@@ -296,8 +294,8 @@ def translate(
             what = _command(command) if command else "one command of this call"
             message = f"{where}: the server's ACL does not let user {user!r} run {what}; {fix} [{text}]"
         return exceptions.NoPermissionError(message)
-    if text.partition(" of pipeline caused error: ")[2].startswith("WRONGTYPE") or text.startswith("WRONGTYPE"):
-        keys = _keys(command) or _PIPELINE_COMMAND.findall(text)[:1]
+    if text.startswith("WRONGTYPE"):
+        keys = _keys(command)
         named = f" ({', '.join(keys)})" if keys else ""
         return exceptions.ResponseError(
             f"{where}: a key of this queue{named} holds another type than emq-lab keeps there (did another "
@@ -320,16 +318,6 @@ def translate(
             fix = "start the server (or wait for it), check the host and port, " + EMBEDDED_FIX
         return BackendUnavailable(where, reason(exc, timeout_s=timeout_s), fix)
     return exc
-
-
-def translated(
-    exc: BaseException, url: str, command: Sequence[object] = (), *, timeout_s: float | None = None
-) -> BaseException:
-    """:func:`translate`'s exception, ready to raise: caused by ``exc`` when it is a new one."""
-    better = translate(exc, url, command, timeout_s=timeout_s)
-    if better is not exc:
-        better.__cause__ = exc
-    return better
 
 
 #: What a learner does when a class server is short of room (the guard and doctor are the instructor's).

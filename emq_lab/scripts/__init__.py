@@ -4,7 +4,8 @@ BullMQ's ``scripts.ts`` does for its commands: a function per script builds its 
 redis-py's ``Script`` on a client or a pipeline, and a function per reply decodes what came back.
 
 redis-py's ``Script`` does EVALSHA and loads a script the server lacks: on a client, per call on
-NOSCRIPT; on a pipeline, before ``execute()`` sends it. Nothing here retries a call.
+NOSCRIPT; on a pipeline, before ``execute()`` sends it. A call whose reply was lost is never sent
+again; only a cluster's batch that a node refused whole (a reshard) goes again, see :mod:`.cluster`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from redis.client import Pipeline, Redis
 from redis.cluster import RedisCluster
 from redis.commands.core import Script
 
-from .. import errors
 from ..keys import QueueKeys
 from ..outcome import Outcome, outcome_of
 from . import cluster
@@ -80,27 +80,21 @@ def run(scripts: Scripts, call: Call, runner: Runner) -> Reply:
 
 
 def run_all(client: Client, scripts: Scripts, calls: Sequence[Call]) -> list[Reply]:
-    """``calls`` in one pipeline, their replies in order; an error reply raises (the first, in the
-    words of :mod:`emq_lab.errors`). Every call is on one queue, so on one slot; on a cluster the
-    pipeline goes to that slot's node and follows a reshard (:mod:`.cluster`). Before sending,
-    redis-py asks SCRIPT EXISTS and loads what is missing; a call that may have run is never sent
-    twice."""
+    """``calls`` in one pipeline, their replies in order; the first error reply raises (through
+    :func:`emq_lab.backend.fault`, as a single call's would). Every call is on one queue, so on one
+    slot; on a cluster the batch goes to that slot's node (:mod:`.cluster`). Before sending,
+    redis-py asks SCRIPT EXISTS and loads what is missing."""
     if not calls:
         return []
     if isinstance(client, RedisCluster):
         slots = {client.keyslot(key) for call in calls for key in call.keys}
         if len(slots) > 1:
             raise ValueError(f"calls: a batch is one queue's, on one slot; these keys span slots {sorted(slots)}")
-        replies = cluster.pipelined(client, slots.pop(), len(calls), lambda pipe, i: run(scripts, calls[i], pipe))
-    else:
-        pipe = client.pipeline(transaction=False)
-        for call in calls:
-            run(scripts, call, pipe)
-        replies = pipe.execute(raise_on_error=False)
-    for call, reply in zip(calls, replies, strict=True):
-        if isinstance(reply, Exception):
-            raise errors.translated(reply, getattr(client, "emq_url", ""), ("EVALSHA", "", len(call.keys), *call.keys))
-    return list(replies)
+        return cluster.pipelined(client, slots.pop(), lambda pipe: [run(scripts, call, pipe) for call in calls])
+    pipe = client.pipeline(transaction=False)
+    for call in calls:
+        run(scripts, call, pipe)
+    return list(pipe.execute())
 
 
 # -- the calls, one function per script ----------------------------------------------------------
