@@ -3,7 +3,7 @@
 Every client opened here has explicit timeouts (redis-py has no socket timeout by default: a
 stalled server would hang a kernel), never sends a command twice, and raises every fault through
 :func:`fault`, in the words of :mod:`emq_lab.errors`. A standalone server must answer a PING at
-connect; a cluster client reads the slot map from its nodes instead."""
+connect (and INFO, to refuse a cluster node); a cluster client reads the slot map instead."""
 
 from __future__ import annotations
 
@@ -304,10 +304,11 @@ def _probe_tls(parts: SplitResult, shown: str, timeout_s: float) -> None:
 def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[redis.Redis | redis.RedisCluster, str]:
     """A decoding redis-py client for ``url`` and a short description of the backend.
 
-    A real server must accept a connection within ``min(timeout_s, 2 s)`` and answer one PING
-    within ``timeout_s``; otherwise this raises
-    :class:`emq_lab.errors.BackendUnavailable` naming the URL. A plain URL to a cluster node,
-    or a cluster URL to a plain server, is a ValueError saying which URL to use."""
+    A real server must accept a connection within ``min(timeout_s, 2 s)`` and answer within
+    ``timeout_s`` (a standalone server one PING and INFO, a cluster the slot map its client
+    reads); otherwise this raises :class:`emq_lab.errors.BackendUnavailable` naming the URL. A
+    plain URL to a cluster node, or a cluster URL to a plain server, is a ValueError saying which
+    URL to use."""
     target = resolve_url(url)
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s <= 300:
         raise ValueError(f"timeout_s: expected seconds from above 0 to 300, got {timeout_s!r}")

@@ -45,7 +45,7 @@ def name(value: object, *, field: str = "name") -> str:
     if bad:
         raise ValueError(
             f"{field}: {_short(value)} contains {' '.join(bad)}; "
-            "none of { } * ? [ ] is allowed (they break the hash tag or the reset pattern)"
+            "none of { } * ? [ ] is allowed (they break the hash tag or a key pattern)"
         )
     _utf8(value, field)
     return value

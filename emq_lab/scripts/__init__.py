@@ -266,17 +266,17 @@ class Ticked:
     more: bool
 
 
-_ENQUEUED = {1: Outcome.ENQUEUED, 0: Outcome.DUPLICATE, -1: None}
-_ADVANCED = {1: Outcome.ADVANCED, 0: Outcome.ABSENT, -1: None}
-
-
 def ticked(reply: Reply) -> Ticked:
     """ticks.lua's ``{next_now, more, then name, job_id, slot, fired_at, enqueued, advanced a row}``."""
     next_now, more, *flat = _array(reply)
     if len(flat) % 6:
         raise RuntimeError(f"ticks.lua answered {len(flat)} entries, not six a row")
+
+    def coded(script: str, code: Reply) -> Outcome | None:
+        return None if integer(code) == -1 else outcome_of(script, integer(code))
+
     out = [
-        TickedRow(str(name), str(job_id), integer(slot), integer(at), _ENQUEUED[integer(e)], _ADVANCED[integer(a)])
+        TickedRow(str(name), str(job_id), integer(slot), integer(at), coded("enqueue", e), coded("advance", a))
         for name, job_id, slot, at, e, a in zip(*(flat[i::6] for i in range(6)), strict=True)
     ]
     return Ticked(out, integer(next_now), bool(integer(more)))
