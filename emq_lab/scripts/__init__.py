@@ -20,9 +20,9 @@ from redis.commands.core import Script
 from ..keys import QueueKeys
 from ..outcome import Outcome, outcome_of
 from . import cluster
-from .header import FILES, Header, Slot, header, source
+from .header import FILES, Header, header, source
 
-__all__ = ["Call", "Header", "Row", "Scripts", "Slot", "Ticked", "header", "run", "run_all", "source"]
+__all__ = ["Call", "Header", "Row", "Scripts", "Ticked", "header", "run", "run_all", "source"]
 
 #: A client (redis-py's ``Redis`` or ``RedisCluster``; fakeredis's is a ``Redis``) or a pipeline of one.
 Client = Redis | RedisCluster
