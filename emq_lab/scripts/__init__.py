@@ -10,8 +10,10 @@ again; only a cluster's batch that a node refused whole (a reshard) goes again, 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
+from importlib import resources
 
 from redis.client import Pipeline, Redis
 from redis.cluster import RedisCluster
@@ -20,15 +22,33 @@ from redis.commands.core import Script
 from ..keys import QueueKeys
 from ..outcome import Outcome, outcome_of
 from . import cluster
-from .header import FILES, Header, header, source
 
-__all__ = ["Call", "Header", "Row", "Scripts", "Ticked", "header", "run", "run_all", "source"]
+__all__ = ["FILES", "Call", "Row", "Scripts", "Ticked", "run", "run_all", "source"]
 
 #: A client (redis-py's ``Redis`` or ``RedisCluster``; fakeredis's is a ``Redis``) or a pipeline of one.
 Client = Redis | RedisCluster
 Runner = Client | Pipeline
 #: What redis-py hands back for a call (``decode_responses=True``): an int, a str, a list, None.
 Reply = int | str | list["Reply"] | None
+
+#: The scripts a Lab loads, by field of ``Scripts``: the file under ``emq_lab/scripts/``.
+FILES = {
+    "register": "register",
+    "register_many": "register_many",
+    "advance": "advance",
+    "cancel": "cancel",
+    "enqueue": "enqueue",
+    "due": "due",
+    "ticks": "fast/ticks",
+    "naive": "contrast/naive",
+    "upsert": "contrast/upsert",
+}
+
+
+@functools.cache
+def source(name: str) -> str:
+    """The text of ``<name>.lua`` (``contrast/<x>`` or ``fast/<x>`` for a script in a folder), read once."""
+    return resources.files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
