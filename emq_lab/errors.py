@@ -20,11 +20,9 @@ EMBEDDED_FIX = "or call emq_lab.connect() with no URL to use the embedded backen
 
 
 class BackendUnavailable(exceptions.ConnectionError, builtins.ConnectionError):
-    """The server cannot be reached, stopped answering, or (a cluster) has no serving primary.
-
-    Both a redis-py ``ConnectionError`` and Python's own ``ConnectionError``, so either
-    ``except`` catches it. ``url`` is the backend's URL without its password, ``reason`` one
-    short phrase (``"connection refused"``) and ``fix`` what to try."""
+    """The server cannot be reached, stopped answering, or (a cluster) has no serving primary: both
+    redis-py's and Python's ``ConnectionError``. ``url`` has no password, ``reason`` is one short
+    phrase (``"connection refused"``) and ``fix`` what to try."""
 
     def __init__(self, url: str, reason: str, fix: str = "") -> None:
         self.url = url
@@ -39,8 +37,8 @@ BUSY_FIX = "a BUSY reply means the command did not run, so trying again is safe;
 
 
 class BackendBusy(BackendUnavailable):
-    """The server answered BUSY: a script has run past its busy threshold and the server runs
-    nothing else until it ends (or is killed). Transient: a panel retries, a call may retry."""
+    """The server answered BUSY: a script ran past its busy threshold, and the server runs nothing
+    else until it ends (or is killed). Transient: a panel retries, a call may retry."""
 
     def __init__(self, url: str) -> None:
         super().__init__(url, f"{BUSY} — retrying", BUSY_FIX)
@@ -62,18 +60,6 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 MAX_SHOWN = 200  # characters of a URL an error shows
 
 
-def _redacted_query(query: str) -> str:
-    """Each ``name=value`` of a query with its value ``***`` unless its name (percent-decoded,
-    any case) is one of :data:`SHOWN_PARAMS`."""
-    out = []
-    for part in _QUERY_PARTS.split(query):
-        name, eq, _ = part.partition("=")
-        if eq and unquote_plus(name).strip().lower() not in SHOWN_PARAMS:
-            part = f"{name}=***"
-        out.append(part)
-    return "".join(out)
-
-
 def shown_text(text: str, most: int = 40) -> str:
     """``text`` one line (control characters escaped) and at most ``most`` characters."""
     text = _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", str(text))
@@ -92,13 +78,15 @@ def redact(url: str) -> str:
     if sep and "@" in rest:
         userinfo, _, host = rest.rpartition("@")
         user, colon, _ = userinfo.partition(":")
-        rest = f"{user}:***@{host}" if colon else f"{userinfo}@{host}"
-        text = f"{scheme}://{rest}"
+        text = f"{scheme}://{user}:***@{host}" if colon else text
     head, question, query = text.partition("?")
     if question:
-        text = head + question + _redacted_query(query)
-    text = _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
-    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+        parts = []
+        for part in _QUERY_PARTS.split(query):
+            name, eq, _ = part.partition("=")
+            parts.append(f"{name}=***" if eq and unquote_plus(name).strip().lower() not in SHOWN_PARAMS else part)
+        text = f"{head}?{''.join(parts)}"
+    return shown_text(text, MAX_SHOWN)
 
 
 def _text(exc: BaseException) -> str:
