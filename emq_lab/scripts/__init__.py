@@ -33,16 +33,9 @@ Reply = int | str | list["Reply"] | None
 
 #: The scripts a Lab loads, by field of ``Scripts``: the file under ``emq_lab/scripts/``.
 FILES = {
-    "register": "register",
-    "register_many": "register_many",
-    "advance": "advance",
-    "cancel": "cancel",
-    "enqueue": "enqueue",
-    "due": "due",
-    "ticks": "fast/ticks",
-    "naive": "contrast/naive",
-    "upsert": "contrast/upsert",
-}
+    **{verb: verb for verb in ("register", "register_many", "advance", "cancel", "enqueue", "due")},
+    "ticks": "fast/ticks", "naive": "contrast/naive", "upsert": "contrast/upsert",
+}  # fmt: skip
 
 
 @functools.cache
