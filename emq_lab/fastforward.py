@@ -3,9 +3,8 @@ explorer's lanes. The ticks are the pump's (``Pump.tick`` then ``clock.advance(s
 loop). With the shipped scripts, ``scripts/fast/ticks.lua`` runs a hundred of them a round trip,
 doing in one call what due.lua, enqueue.lua and advance.lua do a call at a time (the equivalence
 tests keep them in step); a lab that runs a learner's due, enqueue or advance
-(``exercises.with_scripts``), or a pump with a function rule, ticks that loop itself, so the
-learner's scripts are what answer. Read :mod:`emq_lab.pump` to learn the tick; this module only
-makes ten thousand quick."""
+(``exercises.with_scripts``) ticks that loop itself, so the learner's scripts are what answer.
+Read :mod:`emq_lab.pump` to learn the tick; this module only makes ten thousand quick."""
 
 from __future__ import annotations
 
@@ -43,7 +42,9 @@ def forward(
         if pump.rule is not Measure.START_TO_FINISH:
             raise ValueError(f"finish_ms: a run's length, for start-to-finish only; got {finish_ms!r}")
         validate.integer(finish_ms, "finish_ms", 0, unit=" ms")
-    stock = isinstance(pump.rule, Measure) and all(pump.lab.scripts.stock(s) for s in ("due", "enqueue", "advance"))
+    if not isinstance(pump.rule, Measure):
+        raise ValueError("rule: forward() computes the measures; tick a function rule with tick()")
+    stock = all(pump.lab.scripts.stock(s) for s in ("due", "enqueue", "advance"))
     left = occurrences
     while left > 0:
         want = min(left, per_call, scripts.MAX_WANT)

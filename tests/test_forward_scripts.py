@@ -1,6 +1,6 @@
 """The fast-forward runs the lab's scripts, as a tick does: on a lab whose due, enqueue or advance
-is a learner's (``exercises.with_scripts``), or whose pump has a function rule, it ticks the
-pump's own loop; with the shipped scripts it is ticks.lua. Both give the same occurrences."""
+is a learner's (``exercises.with_scripts``) it ticks the pump's own loop; with the shipped
+scripts it is ticks.lua. Both give the same occurrences."""
 
 from __future__ import annotations
 
@@ -30,18 +30,19 @@ def fired(lab: emq_lab.Lab, queue: str, rule: Measure, *, step_ms: int, finish_m
     return [*out, lab.clock.now_ms(), rep.entries()]
 
 
+@pytest.mark.parametrize("script", ["due", "enqueue", "advance"])
 @pytest.mark.parametrize(
     ("rule", "step_ms", "finish_ms"),
     [(Measure.START_TO_START, MIN, None), (Measure.GRID, 0, None), (Measure.START_TO_FINISH, 20_000, 90_000)],
 )
 def test_a_learners_scripts_fast_forward_as_the_shipped_ones(
-    rule: Measure, step_ms: int, finish_ms: int | None
+    script: str, rule: Measure, step_ms: int, finish_ms: int | None
 ) -> None:
     shipped = emq_lab.connect(clock=SimClock(START))
     # the same Lua as shipped, but not the shipped text: the pump's own ticks run it
-    learner = exercises.with_scripts(shipped.with_clock(SimClock(START)), due=DUE + "\n-- mine\n")
+    learner = exercises.with_scripts(shipped.with_clock(SimClock(START)), **{script: source(script) + "\n-- mine\n"})
     try:
-        assert not learner.scripts.stock("due")
+        assert not learner.scripts.stock(script)
         assert fired(learner, "ff-learner", rule, step_ms=step_ms, finish_ms=finish_ms) == fired(
             shipped, "ff-learner", rule, step_ms=step_ms, finish_ms=finish_ms
         )
