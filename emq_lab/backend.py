@@ -93,19 +93,22 @@ def resolve_url(url: object) -> str:
 _PINNED = re.compile(r"Command # (\d+) \(.*?\) of pipeline caused error: ", re.DOTALL)
 
 
-def fault(exc: BaseException, client: object, commands: Sequence[Sequence[object]] = ()) -> BaseException:
+def fault(
+    exc: BaseException, client: object, commands: Sequence[Sequence[object]] = (), *, timeout_s: float | None = None
+) -> BaseException:
     """What a learner sees for ``exc``, raised while ``client`` ran ``commands`` (one command's
     arguments, or a pipeline's in order): the exception :func:`emq_lab.errors.translate` gives,
-    caused by ``exc``. The one place a server's error is put in words: a single call, a batch and
-    a cluster's batch all raise through it, so one fault reads the same on each."""
+    caused by ``exc`` (``timeout_s``: what the call waited, when not the client's). The one place a
+    server's error is put in words: a single call, a batch and a cluster's batch all raise
+    through it, so one fault reads the same on each."""
     command = commands[0] if len(commands) == 1 else ()
     said = str(exc.args[0]) if exc.args else ""
     pinned = _PINNED.match(said)
     if pinned and 0 < int(pinned[1]) <= len(commands):  # back to the command and the server's own words
         command = commands[int(pinned[1]) - 1]
         exc.args = (said[pinned.end() :], *exc.args[1:])
-    url, timeout_s = getattr(client, "emq_url", ""), getattr(client, "emq_timeout_s", None)
-    better = errors.translate(exc, url, command, timeout_s=timeout_s)
+    waited = timeout_s or getattr(client, "emq_timeout_s", None)
+    better = errors.translate(exc, getattr(client, "emq_url", ""), command, timeout_s=waited)
     if better is not exc:
         better.__cause__ = exc
     return better
@@ -351,33 +354,6 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[re
         client.close()
         raise
     return client, f"server at {where}"
-
-
-PROBE_S = 0.5  # how long a panel's background retry waits for a PING before it tries its actions
-
-
-def probe(client: redis.Redis | redis.RedisCluster, *, timeout_s: float = PROBE_S) -> None:
-    """One PING on a fresh connection that waits at most ``timeout_s``; raises
-    :class:`emq_lab.errors.BackendUnavailable` when the server does not answer.
-
-    A panel's background retry asks this first, so a stalled server costs the kernel half a
-    second per retry rather than a whole command timeout. Only for a standalone server: the
-    embedded one is in process, and a cluster client finds its nodes itself."""
-    if not isinstance(client, Client):
-        return
-    pool = client.connection_pool
-    options = {**pool.connection_kwargs, "socket_timeout": timeout_s, "socket_connect_timeout": timeout_s}
-    connection = pool.connection_class(**options)
-    try:
-        connection.connect()
-        connection.send_command("PING")
-        connection.read_response()
-    except redis.exceptions.ResponseError:
-        return  # refused (no permission to PING), so it answered
-    except Exception as exc:
-        raise errors.translate(exc, client.emq_url, ("PING",), timeout_s=timeout_s) from exc
-    finally:
-        connection.disconnect()
 
 
 def _connect_error(exc: Exception, url: str, timeout_s: float) -> BaseException:
