@@ -10,7 +10,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "emq_lab"
 CORE = [
     *(f"{name}.py" for name in ("keys", "clock", "schedule", "validate", "errors", "backend", "repeat", "jobs")),
-    *(f"{name}.py" for name in ("pump", "fastforward", "lab", "outcome", "namespace", "local", "__init__")),
+    *(f"{name}.py" for name in ("pump", "fastforward", "lab", "outcome", "namespace", "urls", "local", "__init__")),
     "scripts",  # every module under it, its __init__.py included
 ]
 ABOVE = ("dives", "exercises", "sandbox", "widgets", "plots", "classroom", "_browser")

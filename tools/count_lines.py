@@ -12,7 +12,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "scripts", "keys.py", "clock.py", "schedule.py", "validate.py", "errors.py", "backend.py", "outcome.py",
         "namespace.py", "repeat.py", "jobs.py", "lab.py", "pump.py", "fastforward.py", "__init__.py",
     ),
-    "private server": ("local.py",),
+    "connections": ("urls.py", "local.py"),
     "dives": ("dives",),
     "exercises and sandbox": ("exercises", "sandbox"),
     "views": ("plots", "widgets", "health.py", "copies.py"),
