@@ -22,6 +22,7 @@ from redis.cluster import ClusterPipeline
 from redis.retry import Retry
 
 from . import errors, urls
+from .urls import redact
 
 if TYPE_CHECKING:
     import fakeredis
@@ -214,7 +215,7 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[re
         private, _ = open_client(local.url(), timeout_s=timeout_s)
         return private, "private valkey-server (started for this process)"
     parts, scheme, cluster = urls.parse(target, timeout_s=TIMEOUT_S)
-    shown = errors.redact(target)
+    shown = redact(target)
     connect_s = min(float(timeout_s), CONNECT_TIMEOUT_S)
     if scheme == "rediss":
         urls.refuse_plain(parts, shown, connect_s)
@@ -251,11 +252,11 @@ def _connect_error(exc: Exception, url: str, timeout_s: float) -> BaseException:
     if isinstance(exc, redis.exceptions.RedisClusterException) and "not enabled" in str(exc).lower():
         parts = urlsplit(url)
         return ValueError(
-            f"url: {errors.redact(url)} is a cluster URL, but the server at {parts.hostname}:{parts.port or 6379} "
+            f"url: {redact(url)} is a cluster URL, but the server at {parts.hostname}:{parts.port or 6379} "
             f"is not in cluster mode; use valkey://{parts.hostname}:{parts.port or 6379}/0"
         )
     if type(exc).__name__.startswith("SSL"):  # ssl.SSLError; ssl is not imported (Pyodide lacks it)
-        return errors.BackendUnavailable(errors.redact(url), f"TLS failed ({exc})", "check the URL's scheme and port")
+        return errors.BackendUnavailable(redact(url), f"TLS failed ({exc})", "check the URL's scheme and port")
     return errors.translate(exc, url, (), timeout_s=timeout_s)
 
 
@@ -266,4 +267,4 @@ def _refuse_cluster_node(client: Client, url: str) -> None:
     except redis.ResponseError:
         return  # INFO is not allowed for this user: the first MOVED says it instead
     if str(info.get("cluster_enabled", 0)) == "1":
-        raise ValueError(f"url: {errors.redact(url)} is a node of a cluster; {errors.cluster_fix(url)}")
+        raise ValueError(f"url: {redact(url)} is a node of a cluster; {errors.cluster_fix(url)}")

@@ -9,12 +9,13 @@ raises the same clear exception whatever the path and the backend."""
 from __future__ import annotations
 
 import builtins
-import re
 import socket
 from collections.abc import Sequence
-from urllib.parse import unquote_plus, urlsplit
+from urllib.parse import urlsplit
 
 from redis import exceptions
+
+from .urls import redact
 
 EMBEDDED_FIX = "or call emq_lab.connect() with no URL to use the embedded backend"
 
@@ -47,46 +48,6 @@ class BackendBusy(BackendUnavailable):
 
 #: What the instructor runs when a class server has lost emq-lab's scripts (a restart).
 LOAD_SCRIPTS = "python -m emq_lab.classroom scripts --url <the instructor's URL>"
-
-
-#: Query options whose values an error may show; every other value is shown as ``***`` (a
-#: password may hide behind any name: ``%70assword``, a misspelt ``pasword``).
-SHOWN_PARAMS = frozenset(
-    ("db", "username", "protocol", "client_name", "ssl_cert_reqs", "ssl_check_hostname", "ssl_min_version",
-     "socket_timeout", "socket_connect_timeout", "retry_on_timeout", "health_check_interval", "timeout")
-)  # fmt: skip
-_QUERY_PARTS = re.compile(r"([&;])")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-MAX_SHOWN = 200  # characters of a URL an error shows
-
-
-def shown_text(text: str, most: int = 40) -> str:
-    """``text`` one line (control characters escaped) and at most ``most`` characters."""
-    text = _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", str(text))
-    return text if len(text) <= most else text[: most - 1] + "…"
-
-
-def redact(url: str) -> str:
-    """``url`` with every password replaced by ``***``: the user-info's (the user name is kept)
-    and every query value but those of :data:`SHOWN_PARAMS` (names percent-decoded first).
-
-    Done on the text, not on a parse, so a URL that does not parse (a password holding ``/``,
-    ``#`` or ``?``) is redacted too: everything between ``://`` and the last ``@`` is user-info.
-    Control characters are shown escaped and a long URL is cut, so an error stays one line."""
-    text = str(url)
-    scheme, sep, rest = text.partition("://")
-    if sep and "@" in rest:
-        userinfo, _, host = rest.rpartition("@")
-        user, colon, _ = userinfo.partition(":")
-        text = f"{scheme}://{user}:***@{host}" if colon else text
-    head, question, query = text.partition("?")
-    if question:
-        parts = []
-        for part in _QUERY_PARTS.split(query):
-            name, eq, _ = part.partition("=")
-            parts.append(f"{name}=***" if eq and unquote_plus(name).strip().lower() not in SHOWN_PARAMS else part)
-        text = f"{head}?{''.join(parts)}"
-    return shown_text(text, MAX_SHOWN)
 
 
 def _text(exc: BaseException) -> str:

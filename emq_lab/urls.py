@@ -1,13 +1,53 @@
 """What a URL may say, checked before any connection: its scheme, host, database and query
-options, each refused with a ValueError that says what to write instead (and never shows a
-password). :func:`emq_lab.backend.open_client` calls these; nothing here opens a client."""
+options, each refused with a ValueError that says what to write instead; and how an error shows
+a URL (:func:`redact`: never its password). :func:`emq_lab.backend.open_client` calls these;
+nothing here opens a client."""
 
 from __future__ import annotations
 
+import re
 import socket
-from urllib.parse import SplitResult, parse_qsl, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, unquote_plus, urlsplit, urlunsplit
 
-from . import errors
+#: Query options whose values an error may show; every other value is shown as ``***`` (a
+#: password may hide behind any name: ``%70assword``, a misspelt ``pasword``).
+SHOWN_PARAMS = frozenset(
+    ("db", "username", "protocol", "client_name", "ssl_cert_reqs", "ssl_check_hostname", "ssl_min_version",
+     "socket_timeout", "socket_connect_timeout", "retry_on_timeout", "health_check_interval", "timeout")
+)  # fmt: skip
+_QUERY_PARTS = re.compile(r"([&;])")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+MAX_SHOWN = 200  # characters of a URL an error shows
+
+
+def shown_text(text: str, most: int = 40) -> str:
+    """``text`` one line (control characters escaped) and at most ``most`` characters."""
+    text = _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", str(text))
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def redact(url: str) -> str:
+    """``url`` with every password replaced by ``***``: the user-info's (the user name is kept)
+    and every query value but those of :data:`SHOWN_PARAMS` (names percent-decoded first).
+
+    Done on the text, not on a parse, so a URL that does not parse (a password holding ``/``,
+    ``#`` or ``?``) is redacted too: everything between ``://`` and the last ``@`` is user-info.
+    Control characters are shown escaped and a long URL is cut, so an error stays one line."""
+    text = str(url)
+    scheme, sep, rest = text.partition("://")
+    if sep and "@" in rest:
+        userinfo, _, host = rest.rpartition("@")
+        user, colon, _ = userinfo.partition(":")
+        text = f"{scheme}://{user}:***@{host}" if colon else text
+    head, question, query = text.partition("?")
+    if question:
+        parts = []
+        for part in _QUERY_PARTS.split(query):
+            name, eq, _ = part.partition("=")
+            parts.append(f"{name}=***" if eq and unquote_plus(name).strip().lower() not in SHOWN_PARAMS else part)
+        text = f"{head}?{''.join(parts)}"
+    return shown_text(text, MAX_SHOWN)
+
 
 MAX_DB = 2**31 - 1  # the largest database number a server reads (SELECT refuses more)
 MAX_HOST = 253  # characters of a DNS name (labels of at most 63)
@@ -25,7 +65,7 @@ URL_OPTIONS = (
 def parse(target: str, *, timeout_s: float) -> tuple[SplitResult, str, bool]:
     """Check the URL's shape; returns its parts, the scheme redis-py knows, and cluster or not.
     (``timeout_s``: what a call waits by default, which a URL's timeout option would undo.)"""
-    shown = errors.redact(target)
+    shown = redact(target)
     try:
         parts = urlsplit(target)
         port = parts.port
@@ -62,7 +102,7 @@ def parse(target: str, *, timeout_s: float) -> tuple[SplitResult, str, bool]:
     for option, _ in pairs:
         if option not in URL_OPTIONS and option not in TIMEOUT_OPTIONS:
             raise ValueError(
-                f"url: its query sets '{errors.shown_text(option)}', which is not an option emq-lab takes; "
+                f"url: its query sets '{shown_text(option)}', which is not an option emq-lab takes; "
                 f"the options are {', '.join(URL_OPTIONS)}"
             )
     if len(options) < len(pairs):
@@ -82,7 +122,7 @@ def parse(target: str, *, timeout_s: float) -> tuple[SplitResult, str, bool]:
     chosen = path or db
     if chosen and int(chosen) > MAX_DB:
         raise ValueError(
-            f"url: {shown} names database {errors.shown_text(chosen)}; a server numbers its databases from 0 "
+            f"url: {shown} names database {shown_text(chosen)}; a server numbers its databases from 0 "
             "(16 of them by default, 0 to 15): write /0"
         )
     tls = [option for option in options if option.startswith("ssl_")]
@@ -114,5 +154,5 @@ def refuse_plain(parts: SplitResult, shown: str, timeout_s: float) -> None:
             parts._replace(scheme=parts.scheme.lower().replace("rediss", "redis").replace("valkeys", "valkey"))
         )
         raise ValueError(
-            f"url: {shown} asks for TLS, but the server at {host}:{port} speaks plain text; use {errors.redact(plain)}"
+            f"url: {shown} asks for TLS, but the server at {host}:{port} speaks plain text; use {redact(plain)}"
         )

@@ -29,6 +29,7 @@ from redis.cluster import RedisCluster
 
 from .. import errors
 from ..backend import fault
+from ..urls import redact
 
 #: Tries of a batch before it gives up on a slot on the move, a pause after each ASK or TRYAGAIN.
 ROUNDS = 16
@@ -49,4 +50,4 @@ def pipelined(client: RedisCluster, slot: int, queue: Callable[[Pipeline], objec
             time.sleep(PAUSE_S)
         except Exception as exc:  # an error reply, or the connection: the batch may have run, so it does not go again
             raise fault(exc, client, commands)  # noqa: B904 - fault sets the cause
-    raise errors.BackendUnavailable(errors.redact(getattr(client, "emq_url", "")), errors.RESHARDING)
+    raise errors.BackendUnavailable(redact(getattr(client, "emq_url", "")), errors.RESHARDING)
