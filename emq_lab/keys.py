@@ -1,5 +1,6 @@
 """The keyspace of a queue. Every key carries one hash tag, so one queue lives on one cluster
-slot and every script's keys are on it; no other module builds a key string.
+slot and every script's keys are on it. Every key name is built here; other modules only read
+one back (the exercises' checker tells a registry from a record by its suffix).
 
 Without a namespace the tag is ``{q}`` and keys read ``emq:{q}:...``. With a namespace ``ns``
 (a classroom: one per learner) the namespace goes inside the tag, ``emq:ns:{ns:q}:...``: a class

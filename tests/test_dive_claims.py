@@ -18,10 +18,10 @@ from emq_lab.clock import hhmm, moment
 from emq_lab.dives import cadence, upsert
 from emq_lab.dives.upsert import Strategy
 from emq_lab.plots.course import beside
+from emq_lab.plots.header import header
 from emq_lab.plots.registry import fired_figure, fired_marks
 from emq_lab.plots.source import lua_html, script_view
-from emq_lab.scripts import header, source
-from emq_lab.scripts.header import FILES
+from emq_lab.scripts import FILES, source
 
 
 def test_the_naive_rows_each_fire_so_one_schedule_runs_twice(lab: emq_lab.Lab, queue: str) -> None:

@@ -17,9 +17,9 @@ from __future__ import annotations
 from . import guard
 from .cli import main
 from .demo import prepare
-from .doctor import apply_limits, class_limits, doctor
+from .doctor import apply_limits, doctor
 from .doctor import lua_fixed as doctor_lua_fixed
-from .overview import DIVES, LearnerSummary, Overview, QueueSummary, overview, shown
+from .overview import DIVES, LearnerSummary, Overview, overview, shown
 from .users import (
     ALLOWED_COMMANDS,
     CLIENT_COMMANDS,
@@ -43,10 +43,8 @@ __all__ = [
     "Learner",
     "LearnerSummary",
     "Overview",
-    "QueueSummary",
     "acl_rules",
     "apply_limits",
-    "class_limits",
     "create_users",
     "doctor",
     "doctor_lua_fixed",

@@ -20,6 +20,7 @@ from hypothesis.errors import Flaky, NoSuchExample
 
 from .. import sandbox
 from ..clock import SimClock
+from ..keys import QueueKeys
 from ..lab import Lab
 
 T = TypeVar("T")
@@ -233,7 +234,7 @@ def keyspace(lab: Lab, queue: str) -> tuple[Key, ...]:
 
 def _key_words(name: str) -> str:
     """A key of the queue in the words of the course: the registry, the record of report, ..."""
-    tag = "emq:{{q}}"  # the queue's hash tag, its name written {q}
+    tag = QueueKeys("{q}").tag  # the queue's hash tag, its name written {q}
     for suffix, words in ((":repeat", "the registry"), (":wait", "the wait list"), (":id", "the job counter")):
         if name == tag + suffix:
             return words
