@@ -37,7 +37,7 @@ class CadenceExplorer(View):
     Every lane comes from ``emq_lab.dives.cadence.trace``: register.lua, then the pump's ticks run
     by the fast-forward's ``ticks.lua`` (what due, enqueue and advance do, a call at a time, kept
     in step by the equivalence tests) on the lab's backend, on SimClocks. Twins:
-    ``set(**controls)``, ``readout``, ``trace``.
+    ``set(**controls)``, ``readout``, ``trace``; ``figure`` is what the page draws.
     """
 
     def __init__(
@@ -74,7 +74,7 @@ class CadenceExplorer(View):
             self._sliders[key] = slider
         self._holding = False
         self._trace: cadence.Trace | None = None
-        self._figure = FigureView()
+        self.figure = FigureView()
         self._readout = widgets.HTML()
         self._readout.add_class("emq-readout")  # the readout, findable by a browser test
         self._note = Note()
@@ -83,7 +83,7 @@ class CadenceExplorer(View):
                 widgets.HBox(list(self._sliders.values())[:2]),
                 widgets.HBox(list(self._sliders.values())[2:]),
                 self._note.widget,
-                self._figure.widget,
+                self.figure.widget,
                 self._readout,
             ]
         )
@@ -123,22 +123,15 @@ class CadenceExplorer(View):
     def readout(self) -> str:
         return self.trace.readout
 
-    @property
-    def plotted(self) -> list[dict[str, Any]]:
-        """The figure's traces as the page gets them (plain dicts)."""
-        return self._figure.plotted
-
-    @property
-    def note(self) -> str:
-        return self._note.text
-
     def refresh(self) -> None:
         """Re-run the lanes for the current controls and send the figure whole (the note says it
         is drawing meanwhile). Sliders stay live: a value typed meanwhile queues, never drops."""
         self._note.say("drawing the lanes…", "busy")
         self._trace = self._compute()
-        self._figure.show(timeline(self._trace))
-        self._readout.value = self._html()
+        self.figure.show(timeline(self._trace))
+        # Wrap only at spaces, never inside a time (24 cycles make a long line).
+        style = "font-size:14px;line-height:1.45;white-space:pre-wrap;word-break:normal;overflow-wrap:normal"
+        self._readout.value = f"<pre style='{style}'>{escape(self.readout)}</pre>"
         self._note.say("")
 
     # -- internals -----------------------------------------------------------------------------
@@ -163,11 +156,6 @@ class CadenceExplorer(View):
     def _on_change(self, _change: dict[str, Any]) -> None:
         if not self._holding:
             self.act(self.refresh)
-
-    def _html(self) -> str:
-        # Wrap only at spaces, never inside a time (24 cycles make a long line).
-        style = "font-size:14px;line-height:1.45;white-space:pre-wrap;word-break:normal;overflow-wrap:normal"
-        return f"<pre style='{style}'>{escape(self.readout)}</pre>"
 
 
 RUN_WAIT_S = 120  # how long the twin run() waits for a run already going on the same queue
@@ -263,10 +251,6 @@ class FastForwardPanel(View):
     @property
     def busy(self) -> bool:
         return self._lock.locked()
-
-    @property
-    def note(self) -> str:
-        return self._note.text
 
     @property
     def readout(self) -> str:
