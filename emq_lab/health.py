@@ -106,7 +106,6 @@ class Health(Generic[T]):
         self.failures = 0  # transient failures since the last success
         self.retries = 0  # scheduled retries that ran
         self.refused = 0  # clicks refused because max_waiting actions already waited
-        self.error: BaseException | None = None  # the last transient error
         self._waiting: deque[Callable[[], T]] = deque()
         self._last: T | None = None
         self._handle: Cancellable | None = None
@@ -121,12 +120,10 @@ class Health(Generic[T]):
 
     @property
     def pending(self) -> bool:
-        """True while an action waits for the backend."""
         return bool(self._waiting)
 
     @property
     def waiting(self) -> int:
-        """How many actions wait for the backend."""
         return len(self._waiting)
 
     @property
@@ -204,7 +201,6 @@ class Health(Generic[T]):
 
     def _down(self, exc: BaseException) -> None:
         self.failures += 1
-        self.error = exc
         if self._handle is None and not self._closed:
             delay = self.delays[min(self._step, len(self.delays) - 1)]
             self._step += 1
@@ -222,7 +218,6 @@ class Health(Generic[T]):
         self._step = 0
         self.status = ""
         self.failures = 0
-        self.error = None
         if changed:
             self._changed()
 

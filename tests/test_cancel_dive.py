@@ -16,8 +16,6 @@ from emq_lab.dives.crash import (
     TICK,
     CrashBench,
     CrashTick,
-    count_duplicates,
-    jobs_per_slot,
     replay_crash,
 )
 from emq_lab.dives.race import (
@@ -333,13 +331,20 @@ def test_bench_refuses_bad_switches_and_a_restart_past_the_slot(lab: emq_lab.Lab
         CrashBench(lab, queue, every_ms=MIN, restart_after_ms=MIN)
 
 
-def test_jobs_are_counted_per_slot() -> None:
+@pytest.mark.embedded_only  # the counting is the package's
+def test_jobs_are_counted_per_slot(lab: emq_lab.Lab, queue: str) -> None:
     def tick(kind: str, slot: int | None, *ids: str) -> CrashTick:
         return CrashTick(kind, 0, slot, tuple(Occurrence(i, "r", 0, 0) for i in ids), None, ())
 
-    ticks = [tick(CRASH, 20, "A"), tick(RESTART, 20, "B"), tick(TICK, 10, "C"), tick(TICK, None), tick(RESTART, 30)]
-    per_slot = jobs_per_slot(ticks)
-    assert per_slot == {10: ("C",), 20: ("A", "B")}
-    assert count_duplicates(per_slot) == 1
-    assert count_duplicates({}) == 0
-    assert str(ticks[3]) == "00:00 tick: nothing due"
+    bench = CrashBench(lab, queue)
+    assert bench.per_slot == {} and bench.duplicates == 0
+    bench.ticks = [
+        tick(CRASH, 20, "A"),
+        tick(RESTART, 20, "B"),
+        tick(TICK, 10, "C"),
+        tick(TICK, None),
+        tick(RESTART, 30),
+    ]
+    assert bench.per_slot == {10: ("C",), 20: ("A", "B")}
+    assert bench.duplicates == 1
+    assert str(bench.ticks[3]) == "00:00 tick: nothing due"

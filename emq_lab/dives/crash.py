@@ -157,20 +157,6 @@ class CrashTick:
         return f"{at}: {enqueued}; advance {advance}" + (f", {upcoming}" if upcoming else "")
 
 
-def jobs_per_slot(ticks: list[CrashTick] | tuple[CrashTick, ...]) -> dict[int, tuple[str, ...]]:
-    """The job ids enqueued for each slot, slots in time order (a pure function)."""
-    slots: dict[int, list[str]] = {}
-    for tick in ticks:
-        if tick.slot_ms is not None:
-            slots.setdefault(tick.slot_ms, []).extend(o.job_id for o in tick.occurrences)
-    return {slot: tuple(ids) for slot, ids in sorted(slots.items()) if ids}
-
-
-def count_duplicates(per_slot: dict[int, tuple[str, ...]]) -> int:
-    """Jobs beyond the first in every slot (a pure function)."""
-    return sum(max(0, len(ids) - 1) for ids in per_slot.values())
-
-
 def _checked_switch(value: object, field: str) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"{field}: expected True or False, got {value!r}")
@@ -235,11 +221,11 @@ class CrashBench:
         rep = self.lab.repeat(self.queue)
         restart = self.restart_pending
         if restart:
-            self._move_to(self.lab.clock.now_ms() + self.restart_after_ms)
+            move_to(self.lab, self.lab.clock.now_ms() + self.restart_after_ms)
         else:
             upcoming = dict(rep.entries()).get(self.name)
             if upcoming is not None:
-                self._move_to(upcoming)
+                move_to(self.lab, upcoming)
         now = self.lab.clock.now_ms()
         slot = dict(rep.entries()).get(self.name)
         if slot is not None and slot > now:
@@ -265,20 +251,21 @@ class CrashBench:
         self.ticks.append(taken)
         return taken
 
-    def _move_to(self, target_ms: int) -> None:
-        move_to(self.lab, target_ms)
-
     # -- reading the round ---------------------------------------------------------------------
 
     @property
     def per_slot(self) -> dict[int, tuple[str, ...]]:
-        """The job ids enqueued for each slot of this round."""
-        return jobs_per_slot(self.ticks)
+        """The job ids enqueued for each slot of the round, slots in time order."""
+        slots: dict[int, list[str]] = {}
+        for tick in self.ticks:
+            if tick.slot_ms is not None:
+                slots.setdefault(tick.slot_ms, []).extend(o.job_id for o in tick.occurrences)
+        return {slot: tuple(ids) for slot, ids in sorted(slots.items()) if ids}
 
     @property
     def duplicates(self) -> int:
-        """Jobs beyond the first, summed over the round's slots."""
-        return count_duplicates(self.per_slot)
+        """Jobs beyond the first in every slot."""
+        return sum(len(ids) - 1 for ids in self.per_slot.values())
 
     @property
     def ids(self) -> str:

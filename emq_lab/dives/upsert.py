@@ -339,19 +339,6 @@ class Fired:
     def count(self, strategy: Strategy | str) -> int:
         return len(self.jobs[Strategy(strategy)])
 
-    def lines(self) -> list[str]:
-        """One line per strategy: each job as ``HH:MM JOB-… (row)``."""
-        boots = f"{self.boots} boot{'s' * (self.boots != 1)}"
-        head = f"the pump from {hhmm(self.start_ms)} to {hhmm(self.until_ms)} after {boots}:"
-        out = [head]
-        for strategy, fired in self.jobs.items():
-            jobs = ", ".join(f"{hhmm(o.fired_at_ms)} {o.job_id} (row {o.name})" for o in fired) or "nothing"
-            out.append(f"  {strategy.label:<14} {len(fired)} job{'s' if len(fired) != 1 else ''}: {jobs}")
-        return out
-
-    def __str__(self) -> str:
-        return "\n".join(self.lines())
-
 
 def fire_after_boots(
     lab: Lab,

@@ -33,6 +33,13 @@ class _Round(View, Generic[M]):
         self._model: M | None = None
         self._note = Note()
 
+    def _show(self, parts: list[widgets.Widget], css_class: str) -> None:
+        """Lay out ``parts``, draw them empty, then start the round (or show the backend's status)."""
+        self.box = widgets.VBox(parts)
+        self.box.add_class(css_class)
+        self.refresh()
+        self.act(self._start)
+
     @property
     def model(self) -> M:
         if self._model is None:
@@ -110,22 +117,14 @@ class CancelPanel(_Round[Race]):
         self._keyspace = widgets.HTML()
         for readout in (self._log, self._keyspace):  # findable by a browser test
             readout.add_class("emq-readout")
-        self.box = widgets.VBox(
-            [
-                widgets.HBox(list(self._buttons.values())),
-                widgets.HBox([self._preset, play, reset]),
-                self._note.widget,
-                self._log,
-                self._keyspace,
-            ]
+        steps = widgets.HBox(list(self._buttons.values()))
+        self._show(
+            [steps, widgets.HBox([self._preset, play, reset]), self._note.widget, self._log, self._keyspace],
+            "emq-cancel-panel",
         )
-        self.box.add_class("emq-cancel-panel")
-        self.refresh()  # the empty panel, then the race (or the status line while the backend is down)
-        self.act(self._start)
 
     @property
     def race(self) -> Race:
-        """The race this panel steps through."""
         return self.model
 
     # -- twins ---------------------------------------------------------------------------------
@@ -279,25 +278,15 @@ class CrashPanel(_Round[CrashBench]):
         reset.on_click(lambda b: self._click(self.reset, b))
         self._readout = widgets.HTML()
         self._readout.add_class("emq-readout")  # findable by a browser test
-        self.box = widgets.VBox(
-            [
-                # a label of its own: a ToggleButtons' description puts its buttons on the next line
-                widgets.HBox(
-                    [self._crash_toggle, widgets.Label("occurrence ids"), self._ids_switch],
-                    layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
-                ),
-                widgets.HBox([tick, reset]),
-                self._note.widget,
-                self._readout,
-            ]
+        # a label of its own: a ToggleButtons' description puts its buttons on the next line
+        switches = widgets.HBox(
+            [self._crash_toggle, widgets.Label("occurrence ids"), self._ids_switch],
+            layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
         )
-        self.box.add_class("emq-crash-panel")
-        self.refresh()  # the empty panel, then the bench (or the status line while the backend is down)
-        self.act(self._start)
+        self._show([switches, widgets.HBox([tick, reset]), self._note.widget, self._readout], "emq-crash-panel")
 
     @property
     def bench(self) -> CrashBench:
-        """The bench this panel drives."""
         return self.model
 
     def _on_crash(self, change: dict[str, Any]) -> None:
