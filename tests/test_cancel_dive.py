@@ -204,9 +204,9 @@ def test_the_keyspace_figure_rings_a_broken_invariant() -> None:
 
 def test_crash_after_enqueue_duplicates_with_fresh_ids(lab: emq_lab.Lab, queue: str) -> None:
     replay = replay_crash(lab, queue, slot_keyed=False)
-    assert [o.job_id for o in replay.before_crash] == ["JOB-000001"]
-    assert replay.due_after_crash == (("report", replay.slot_ms),)
-    assert [o.job_id for o in replay.on_restart] == ["JOB-000002"]
+    assert [o.job_id for o in replay.crashed.occurrences] == ["JOB-000001"]
+    assert replay.crashed.registry == (("report", replay.crashed.slot_ms),)
+    assert [o.job_id for o in replay.restarted.occurrences] == ["JOB-000002"]
     assert replay.jobs == ("JOB-000001", "JOB-000002")
     assert replay.duplicates == 1
     assert "verdict: 1 duplicate(s)" in str(replay)
@@ -214,12 +214,12 @@ def test_crash_after_enqueue_duplicates_with_fresh_ids(lab: emq_lab.Lab, queue: 
 
 def test_crash_after_enqueue_is_harmless_with_slot_keyed_ids(lab: emq_lab.Lab, queue: str) -> None:
     replay = replay_crash(lab, queue, slot_keyed=True)
-    slot_id = f"report:{replay.slot_ms}"
-    assert [o.job_id for o in replay.before_crash] == [slot_id]
-    assert replay.on_restart == ()
-    assert replay.restart_advance == Outcome.ADVANCED
+    slot_id = f"report:{replay.crashed.slot_ms}"
+    assert [o.job_id for o in replay.crashed.occurrences] == [slot_id]
+    assert replay.restarted.occurrences == ()
+    assert replay.restarted.advance == Outcome.ADVANCED
     assert replay.jobs == (slot_id,) and replay.duplicates == 0
-    assert lab.repeat(queue).entries() == [("report", replay.restart_ms + 15 * MIN)]
+    assert lab.repeat(queue).entries() == [("report", replay.restarted.at_ms + 15 * MIN)]
     assert "verdict: 0 duplicate(s)" in str(replay)
 
 

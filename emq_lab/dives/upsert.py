@@ -103,11 +103,6 @@ def lit_lines(strategy: Strategy | str, raw: int) -> tuple[int, ...]:
     return tuple(sorted(code_line(text, _STEPS[chosen][step]) for step in path))
 
 
-def outcome_name(strategy: Strategy | str, raw: int) -> str:
-    """The outcome's name (``registered``, ``exists``, ``updated``) for a script's reply."""
-    return outcome_of(Strategy(strategy).script, raw).value
-
-
 @dataclass(frozen=True)
 class Schedule:
     """What the service registers at each boot; its first run is one period after the boot."""
@@ -134,16 +129,6 @@ class Registry:
     def size(self) -> int:
         """ZCARD of the registry."""
         return len(self.rows)
-
-
-def read_registry(lab: Lab, queue: str, name: str) -> Registry:
-    """Read the registry, ``name``'s record and the pending occurrences of ``queue``."""
-    client, k = lab.client, lab.keyspace(queue)
-    return Registry(
-        rows=tuple(scored(client.zrange(k.registry, 0, -1, withscores=True))),
-        record=tuple(sorted(fields(client.hgetall(k.record(name))).items())),
-        pending=tuple(scored(client.zrange(k.delayed, 0, -1, withscores=True))),
-    )
 
 
 @dataclass(frozen=True)
@@ -227,7 +212,13 @@ class Service:
         self.history.clear()
 
     def state(self) -> Registry:
-        return read_registry(self.lab, self.queue, self.schedule.name)
+        """The registry, the schedule's record and the pending occurrences of the queue."""
+        client, k = self.lab.client, self.lab.keyspace(self.queue)
+        return Registry(
+            rows=tuple(scored(client.zrange(k.registry, 0, -1, withscores=True))),
+            record=tuple(sorted(fields(client.hgetall(k.record(self.schedule.name))).items())),
+            pending=tuple(scored(client.zrange(k.delayed, 0, -1, withscores=True))),
+        )
 
     def boot(self, *, every_ms: int | None = None) -> Boot:
         """Run the next boot: one real script call registering the schedule (with ``every_ms``
@@ -246,7 +237,7 @@ class Service:
             at_ms=now,
             every_ms=schedule.every_ms,
             raw=raw,
-            outcome=outcome_name(self.strategy, raw),
+            outcome=outcome_of(self.strategy.script, raw).value,
             lit=lit,
             lit_text=tuple(text[n - 1].strip() for n in lit),
             before=before,
