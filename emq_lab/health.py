@@ -55,12 +55,6 @@ def call_later(delay_s: float, fn: Callable[[], None]) -> Cancellable:
     return timer
 
 
-def _said(exc: BaseException) -> str:
-    if isinstance(exc, BackendUnavailable):
-        return f"{exc.reason} ({exc.url})"
-    return reason(exc)
-
-
 class Health(Generic[T]):
     """Runs actions for a panel.
 
@@ -209,7 +203,8 @@ class Health(Generic[T]):
         if busy(exc):  # the server answers, but runs nothing until a script ends
             self.status = f"{BUSY} — retrying every {self.every_s:g} s{waiting}"
         else:
-            self.status = f"{UNAVAILABLE} — retrying every {self.every_s:g} s — last error: {_said(exc)}{waiting}"
+            said = f"{exc.reason} ({exc.url})" if isinstance(exc, BackendUnavailable) else reason(exc)
+            self.status = f"{UNAVAILABLE} — retrying every {self.every_s:g} s — last error: {said}{waiting}"
         self._changed()
 
     def _up(self) -> None:

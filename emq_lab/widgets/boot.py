@@ -129,8 +129,8 @@ class BootPanel(View):
             value=self.service.strategy.value,
             style={"button_width": "auto"},
         )
-        self._buttons = {n: widgets.Button(description=f"Boot #{n}", button_style="primary") for n in (1, 2)}
-        self._reset = widgets.Button(description="Reset", button_style="")
+        buttons = [widgets.Button(description=f"Boot #{n}", button_style="primary") for n in (1, 2)]
+        reset = widgets.Button(description="Reset", button_style="")
         self._period = widgets.Dropdown(
             options=[(f"{m} min", m) for m in PERIODS_MIN],
             value=self.service.schedule.every_ms // MINUTE_MS,
@@ -146,14 +146,14 @@ class BootPanel(View):
         self._state = widgets.HTML(layout=widgets.Layout(flex="0 0 auto", max_width="50%"))
         self._state.add_class("emq-readout")  # the readout, findable by a browser test
 
-        for number, button in self._buttons.items():
+        for number, button in enumerate(buttons, 1):
             button.on_click(lambda b, n=number: self._click(lambda: self.boot(n), b))
-        self._reset.on_click(lambda b: self._click(self.reset, b))
+        reset.on_click(lambda b: self._click(self.reset, b))
         self._strategy.observe(self._on_strategy, names="value")
         self._history.observe(self._on_history, names="value")
         self._period.observe(self._on_period, names="value")
 
-        controls = widgets.HBox([*self._buttons.values(), self._reset, self._period])
+        controls = widgets.HBox([*buttons, reset, self._period])
         views = widgets.HBox(  # the state first (outcome and registry in view), the script beside it
             [self._state, self._script],
             layout=widgets.Layout(align_items="flex-start", grid_gap="24px", flex_flow="row nowrap"),

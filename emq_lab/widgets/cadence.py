@@ -159,14 +159,8 @@ class CadenceExplorer(View):
 
 
 RUN_WAIT_S = 120  # how long the twin run() waits for a run already going on the same queue
-_QUEUE_LOCKS: dict[tuple[str | None, str], threading.Lock] = {}
+_QUEUE_LOCKS: dict[tuple[str | None, str], threading.Lock] = {}  # by (namespace, queue), for the kernel
 _QUEUE_LOCKS_GUARD = threading.Lock()
-
-
-def _queue_lock(lab: Lab, queue: str) -> threading.Lock:
-    """The lock of ``queue`` (in ``lab``'s namespace), the same for every panel in this kernel."""
-    with _QUEUE_LOCKS_GUARD:
-        return _QUEUE_LOCKS.setdefault((lab.namespace, queue), threading.Lock())
 
 
 class FastForwardPanel(View):
@@ -188,7 +182,8 @@ class FastForwardPanel(View):
         self.starts = 0  # runs begun (a click or the twin)
         # one lock per queue, shared by every panel on it: a cell re-run mid-run makes a new panel
         # on the same queue, whose run must not reset the queue under the first one's feet
-        self._lock = _queue_lock(lab, queue)
+        with _QUEUE_LOCKS_GUARD:
+            self._lock = _QUEUE_LOCKS.setdefault((lab.namespace, queue), threading.Lock())
         self._mine = False  # this panel holds the queue's lock
         self._worker: threading.Thread | None = None
         self._bar = widgets.IntProgress(value=0, min=0, max=occurrences, description="occurrences")
@@ -238,7 +233,13 @@ class FastForwardPanel(View):
         try:
             result = self.act(self._fire)
         finally:
-            self._finished()
+            self._label.value = self.readout
+            self._bar.value = self.result.occurrences if self.result is not None else self._bar.value
+            self._note.say("")  # "running" or "still working" no longer holds
+            self._button.disabled = False
+            if self._refocus:
+                self._refocus = False
+                refocus(self._button)
             self._mine = False
             self._lock.release()
         return self.readout if result is not None else self._note.text
@@ -270,18 +271,8 @@ class FastForwardPanel(View):
         self.starts += 1
         self._button.disabled = True
         self.result = None
-        self._bar.value = 0
-        self._label.value = f"fast-forward: running, 0 of {self.occurrences:,} fired"
+        self._progress(0)
         self._note.say("running — the button comes back when the run ends", "busy")
-
-    def _finished(self) -> None:
-        self._label.value = self.readout
-        self._bar.value = self.result.occurrences if self.result is not None else self._bar.value
-        self._note.say("")  # "running" or "still working" no longer holds
-        self._button.disabled = False
-        if self._refocus:
-            self._refocus = False
-            refocus(self._button)
 
     def _progress(self, fired: int) -> None:
         self._bar.value = fired

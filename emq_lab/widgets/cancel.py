@@ -29,7 +29,7 @@ class _Round(View, Generic[M]):
 
     def __init__(self, lab: Lab, make: Callable[[], M]) -> None:
         self.lab = lab
-        self._make = make
+        self._make: Callable[[], M] = make
         self._model: M | None = None
         self._note = Note()
 
