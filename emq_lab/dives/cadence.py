@@ -308,31 +308,30 @@ class FastForward:
         )
 
 
+PER_CALL = 100  # ticks a round trip, and a progress report after each
+KEEP = 20  # the newest jobs a fast-forward leaves on the server
+
+
 def fast_forward(
     lab: Lab,
     queue: str,
     *,
     occurrences: int,
     every_ms: int = MINUTE_MS,
-    start_ms: int | None = None,
     on_progress: Callable[[int], None] | None = None,
-    report_every: int = 100,
-    keep: int = 20,
 ) -> FastForward:
     """Reset ``queue``, register one name and tick the pump once per period until it fired
-    ``occurrences`` times, on a SimClock: ``fastforward.forward`` runs ``report_every`` ticks a
-    round trip in ``ticks.lua`` (each tick what due, enqueue and advance do). Then only the newest
-    ``keep`` jobs are kept, so a run leaves a few kilobytes on a server, not thousands of job
-    hashes. A second run on the queue meanwhile (another tab) is a ValueError, not a mixed count."""
+    ``occurrences`` times, on a SimClock: ``fastforward.forward`` runs ``PER_CALL`` ticks a
+    round trip in ``ticks.lua`` (each tick what due, enqueue and advance do), and ``on_progress``
+    hears the count after each. Then only the newest ``KEEP`` jobs are kept, so a run leaves a few
+    kilobytes on a server, not thousands of job hashes. A second run on the queue meanwhile
+    (another tab) is a ValueError, not a mixed count."""
 
     validate.limit(occurrences, field="occurrences")
     validate.every_ms(every_ms)
-    if start_ms is None:
-        start_ms = lab_start_ms(lab)
-    clock, rep, pump = _one_registration(lab, queue, start_ms=start_ms, every_ms=every_ms)
+    clock, rep, pump = _one_registration(lab, queue, start_ms=lab_start_ms(lab), every_ms=every_ms)
     ids: list[str] = []
-    # tick, move the clock a period, ...: ticks.lua takes report_every ticks a round trip
-    for chunk in forward(pump, occurrences, step_ms=every_ms, per_call=report_every):
+    for chunk in forward(pump, occurrences, step_ms=every_ms, per_call=PER_CALL):
         ids += [o.job_id for o in chunk]
         if on_progress is not None:
             on_progress(len(ids))
@@ -345,9 +344,9 @@ def fast_forward(
             f"fast-forward: another run used queue {queue} meanwhile (a second panel, in another tab or "
             "kernel?), so this run's counts would be wrong; run one panel per queue at a time, then click again"
         )
-    jobs.trim(keep)
+    jobs.trim(KEEP)
     ((_, next_ms),) = entries
-    return FastForward(len(ids), len(entries), made, newest[0], next_ms, kept=min(keep, made))
+    return FastForward(len(ids), len(entries), made, newest[0], next_ms, kept=min(KEEP, made))
 
 
 # -- the pump goes down: what fires when it comes back -------------------------------------------

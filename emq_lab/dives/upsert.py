@@ -288,14 +288,12 @@ def report(boot: Boot, *, queue: str, of: int, lab: Lab) -> list[str]:
     return lines
 
 
-def tally(
-    lab: Lab, queue: str, boots: int, *, schedule: Schedule | None = None, restart_ms: int = 5 * MINUTE_MS
-) -> dict[Strategy, Registry]:
+def tally(lab: Lab, queue: str, boots: int) -> dict[Strategy, Registry]:
     """The state after ``boots`` boots under each strategy, each run from an empty ``queue``.
 
     The queue is emptied before each strategy and again at the end."""
     validate.limit(boots, field="boots")
-    service = Service(lab, queue, schedule=schedule, restart_ms=restart_ms)
+    service = Service(lab, queue)
     result: dict[Strategy, Registry] = {}
     for strategy in Strategy:
         service.use(strategy)
@@ -331,23 +329,14 @@ class Fired:
         return len(self.jobs[Strategy(strategy)])
 
 
-def fire_after_boots(
-    lab: Lab,
-    queue: str,
-    boots: int = 2,
-    *,
-    schedule: Schedule | None = None,
-    restart_ms: int = 5 * MINUTE_MS,
-    window_ms: int = 30 * MINUTE_MS,
-) -> Fired:
+def fire_after_boots(lab: Lab, queue: str, boots: int = 2) -> Fired:
     """Boot the service ``boots`` times under each strategy on an emptied ``queue``, then run the
-    real pump over ``window_ms`` from boot #1, ticking whenever a row is due (on a SimClock of its
+    real pump for 30 minutes from boot #1, ticking whenever a row is due (on a SimClock of its
     own, so the lab's clock stays where it is). The queue is emptied again at the end."""
     validate.limit(boots, field="boots")
-    validate.every_ms(window_ms)
-    service = Service(lab, queue, schedule=schedule, restart_ms=restart_ms)
+    service = Service(lab, queue)
     start = lab.clock.now_ms()
-    until = start + window_ms
+    until = start + 30 * MINUTE_MS
     jobs: dict[Strategy, tuple[Occurrence, ...]] = {}
     for strategy in Strategy:
         service.use(strategy)
