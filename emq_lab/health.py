@@ -83,12 +83,6 @@ def call_later(delay_s: float, fn: Callable[[], None]) -> Cancellable:
     return timer
 
 
-def _said(exc: BaseException) -> str:
-    if isinstance(exc, BackendUnavailable):
-        return f"{exc.reason} ({exc.url})"
-    return reason(exc)
-
-
 class Health(Generic[T]):
     """Runs actions for a panel.
 
@@ -134,7 +128,6 @@ class Health(Generic[T]):
         self.failures = 0  # transient failures since the last success
         self.retries = 0  # scheduled retries that ran
         self.refused = 0  # clicks refused because max_waiting actions already waited
-        self.error: BaseException | None = None  # the last transient error
         self._waiting: deque[Callable[[], T]] = deque()
         self._last: T | None = None
         self._handle: Cancellable | None = None
@@ -149,12 +142,10 @@ class Health(Generic[T]):
 
     @property
     def pending(self) -> bool:
-        """True while an action waits for the backend."""
         return bool(self._waiting)
 
     @property
     def waiting(self) -> int:
-        """How many actions wait for the backend."""
         return len(self._waiting)
 
     @property
@@ -232,7 +223,6 @@ class Health(Generic[T]):
 
     def _down(self, exc: BaseException) -> None:
         self.failures += 1
-        self.error = exc
         if self._handle is None and not self._closed:
             delay = self.delays[min(self._step, len(self.delays) - 1)]
             self._step += 1
@@ -241,7 +231,8 @@ class Health(Generic[T]):
         if busy(exc):  # the server answers, but runs nothing until a script ends
             self.status = f"{BUSY} — retrying every {self.every_s:g} s{waiting}"
         else:
-            self.status = f"{UNAVAILABLE} — retrying every {self.every_s:g} s — last error: {_said(exc)}{waiting}"
+            said = f"{exc.reason} ({exc.url})" if isinstance(exc, BackendUnavailable) else reason(exc)
+            self.status = f"{UNAVAILABLE} — retrying every {self.every_s:g} s — last error: {said}{waiting}"
         self._changed()
 
     def _up(self) -> None:
@@ -250,7 +241,6 @@ class Health(Generic[T]):
         self._step = 0
         self.status = ""
         self.failures = 0
-        self.error = None
         if changed:
             self._changed()
 

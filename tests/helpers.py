@@ -69,3 +69,11 @@ class RoundTrips:
     @property
     def count(self) -> int:
         return CountingConnection.sent
+
+
+def shown(obj: object) -> dict[str, Any]:
+    """What a cell ending in ``obj`` shows: its MIME bundle, as IPython formats it for the notebook."""
+    from IPython.core.formatters import format_display_data
+
+    data, _ = format_display_data(obj)
+    return data

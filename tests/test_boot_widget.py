@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from helpers import MIN
+from helpers import MIN, shown
 
 import emq_lab
 from emq_lab.dives.upsert import Strategy
@@ -25,7 +25,7 @@ OUTCOMES = {
 
 def lit_in_view(panel: BootPanel) -> list[str]:
     """The script lines the panel's HTML highlights, as the reader sees them."""
-    lit = re.findall(r'<div style="background:[^"]*">\s*\d+\s+(.*?)</div>', panel._script.value)
+    lit = re.findall(r'<div style="background:[^"]*">\s*\d+\s+(.*?)</div>', panel.html("emq-script"))
     return [line.replace("&#x27;", "'").replace("&gt;", ">").replace("&lt;", "<").strip() for line in lit]
 
 
@@ -64,7 +64,7 @@ def test_guard_boot_one_then_two_shows_what_ran(lab: emq_lab.Lab, queue: str) ->
     assert lit_in_view(panel) == ["if redis.call('EXISTS', record) == 1 then", "return 0"]
     assert "{:ok, :exists}  raw 0" in panel.readout
     assert "EXISTS = 1, script returns 0, {:ok, :exists}, registry size still 1" in panel.readout
-    assert "{:ok, :exists}" in panel._state.value and "size <b>1</b>" in panel._state.value
+    assert "{:ok, :exists}" in panel.html() and "size <b>1</b>" in panel.html()
 
 
 def test_selecting_a_past_boot_lights_its_call_again(lab: emq_lab.Lab, queue: str) -> None:
@@ -73,7 +73,7 @@ def test_selecting_a_past_boot_lights_its_call_again(lab: emq_lab.Lab, queue: st
     panel.select(1)
     assert readout_field(panel, "boot").startswith("#1 of 2")
     assert "return 1" in lit_in_view(panel) and "return 0" not in lit_in_view(panel)
-    panel._history.value = 2  # a click on the selector does the same as the twin
+    panel.click("#2")  # a click on the selector does the same as the twin
     assert lit_in_view(panel)[-1] == "return 0"
     assert len(panel.history) == 2  # selecting runs nothing
     with pytest.raises(ValueError, match="boots 1 to 2"):
@@ -82,15 +82,15 @@ def test_selecting_a_past_boot_lights_its_call_again(lab: emq_lab.Lab, queue: st
 
 def test_buttons_do_what_the_twins_do(lab: emq_lab.Lab, queue: str) -> None:
     panel = BootPanel(lab, queue)
-    panel._buttons[2].click()  # boot #2 on a fresh service runs #1 first
+    panel.click("Boot #2")  # boot #2 on a fresh service runs #1 first
     assert [b.tuple for b in panel.history] == ["{:ok, :registered}", "{:ok, :exists}"]
     assert panel.selected is panel.history[1]
-    panel._buttons[1].click()  # boot #1 already ran: it is only selected
+    panel.click("Boot #1")  # boot #1 already ran: it is only selected
     assert len(panel.history) == 2 and panel.selected is panel.history[0]
-    panel._reset.click()
+    panel.click("Reset")
     assert lab.keys(queue) == [] and panel.history == []
     assert "no boot yet" in panel.readout and "size 0" in panel.readout
-    panel._strategy.value = "naive"
+    panel.click("naive append")
     panel.boot(2)
     assert int(lab.client.zcard(QueueKeys(queue).registry)) == 2
 
@@ -102,7 +102,7 @@ def test_use_starts_over_and_names_the_script(lab: emq_lab.Lab, queue: str) -> N
     assert lab.keys(queue) == [] and panel.history == []
     panel.use("upsert")
     assert readout_field(panel, "strategy") == "ZSCORE upsert (contrast/upsert.lua)"
-    assert panel._script.value.count("<div style=") == len(source("contrast/upsert").splitlines()) + 1
+    assert panel.html("emq-script").count("<div style=") == len(source("contrast/upsert").splitlines()) + 1
     with pytest.raises(ValueError):
         panel.use("append-only")
 
@@ -139,8 +139,7 @@ def test_deploy_day_period(lab: emq_lab.Lab, queue: str) -> None:
 def test_text_plain_is_the_readout(lab: emq_lab.Lab, queue: str) -> None:
     panel = BootPanel(lab, queue)
     panel.boot(2)
-    bundle = panel._repr_mimebundle_()
-    assert bundle["text/plain"] == panel.readout
+    assert shown(panel)["text/plain"] == panel.readout
     assert "object at 0x" not in panel.readout
 
 
@@ -156,31 +155,35 @@ def test_counter_slider_compares_strategies(lab: emq_lab.Lab, queue: str) -> Non
         ["naive append", "9 rows", "9 pending"],
         ["ZSCORE upsert", "1 row", "1 pending"],
     ]
-    assert "<td style='padding:0 8px'><code>9</code></td>" in counter._table.value
-    counter._slider.value = 1
+    assert "<td style='padding:0 8px'><code>9</code></td>" in counter.html()
+    counter.control("boots").value = 1  # a drag of the slider
     assert "1 row " in counter.readout and "rows" not in counter.readout
     assert lab.keys(queue) == [] and lab.clock.now_ms() == start
     with pytest.raises(ValueError, match="boots"):
         counter.set(boots=21)
 
 
-def test_strategy_values_match_the_toggle(lab: emq_lab.Lab, queue: str) -> None:
+def test_each_strategy_is_a_click_on_its_label(lab: emq_lab.Lab, queue: str) -> None:
     panel = BootPanel(lab, queue)
-    assert [value for _, value in panel._strategy.options] == [s.value for s in Strategy]
+    for strategy in [*Strategy][::-1]:
+        panel.click(strategy.label)
+        assert panel.service.strategy is strategy
+        assert readout_field(panel, "strategy") == f"{strategy.label} ({strategy.script}.lua)"
 
 
 def test_the_history_row_hides_when_there_is_no_boot(lab: emq_lab.Lab, queue: str) -> None:
     # ipywidgets' ToggleButtons view keeps stale buttons when its options empty; hiding the row
     # keeps a learner from clicking a boot that no longer exists.
     panel = BootPanel(lab, queue)
-    assert panel._history.layout.display == "none"
+    history = panel.control("boots")
+    assert history.layout.display == "none"
     panel.boot(2)
-    assert panel._history.layout.display == ""
+    assert history.layout.display == ""
     panel.reset()
-    assert panel._history.layout.display == "none"
+    assert history.layout.display == "none"
     panel.boot(1)
     panel.use("naive")
-    assert panel._history.layout.display == "none"
+    assert history.layout.display == "none"
 
 
 def test_a_new_panel_starts_from_an_empty_queue_and_says_so(lab: emq_lab.Lab, queue: str) -> None:
@@ -195,18 +198,18 @@ def test_a_new_panel_starts_from_an_empty_queue_and_says_so(lab: emq_lab.Lab, qu
 
 def test_boot_two_says_what_it_did(lab: emq_lab.Lab, queue: str) -> None:
     panel = BootPanel(lab, queue)
-    panel._buttons[2].click()  # before Boot #1
+    panel.click("Boot #2")  # before Boot #1
     assert panel.note == "Boot #1 had not run, so it ran first; then Boot #2: {:ok, :exists}, registry size 1"
     assert len(panel.history) == 2
-    panel._buttons[2].click()  # once it has run
+    panel.click("Boot #2")  # once it has run
     assert panel.note.startswith("Boot #2 already ran — shown again, nothing new ran")
     assert len(panel.history) == 2
-    assert not any(control.disabled for control in (*panel._buttons.values(), panel._reset, panel._period))
+    assert not any(panel.control(label).disabled for label in ("Boot #1", "Boot #2", "Reset", "next boot every"))
 
 
 def test_the_period_dropdown_says_what_it_changes(lab: emq_lab.Lab, queue: str) -> None:
     panel = BootPanel(lab, queue)
-    panel._period.value = 30
+    panel.click("30 min")
     assert panel.note == "next boot registers every 30 min; boots already run keep their period"
     assert panel.boot(1).every_ms == 30 * MIN
 
@@ -214,7 +217,7 @@ def test_the_period_dropdown_says_what_it_changes(lab: emq_lab.Lab, queue: str) 
 def test_the_lit_lines_stay_open_and_the_rest_folds(lab: emq_lab.Lab, queue: str) -> None:
     panel = BootPanel(lab, queue)
     panel.boot(2)
-    html = panel._script.value
+    html = panel.html("emq-script")
     opened = re.sub(r"<details>.*?</details>", "", html)  # the lines shown without a click
     assert "return 0" in opened and "EXISTS" in opened and "HSET" not in opened
     assert html.count("<details>") >= 2  # the header and the argument checks folded
@@ -225,5 +228,5 @@ def test_the_lit_lines_stay_open_and_the_rest_folds(lab: emq_lab.Lab, queue: str
 
 def test_one_boot_and_one_hidden_line_read_in_the_singular(lab: emq_lab.Lab, queue: str) -> None:
     counter = BootCounter(lab, queue, boots=1)
-    assert "after 1 boot<" in counter._table.value and "after 1 boots" not in counter._table.value
+    assert "after 1 boot<" in counter.html() and "after 1 boots" not in counter.html()
     assert line_span(47, 47) == "line 47" and line_span(3, 5) == "lines 3-5"

@@ -16,8 +16,6 @@ from emq_lab.dives.crash import (
     TICK,
     CrashBench,
     CrashTick,
-    count_duplicates,
-    jobs_per_slot,
     replay_crash,
 )
 from emq_lab.dives.race import (
@@ -206,9 +204,9 @@ def test_the_keyspace_figure_rings_a_broken_invariant() -> None:
 
 def test_crash_after_enqueue_duplicates_with_fresh_ids(lab: emq_lab.Lab, queue: str) -> None:
     replay = replay_crash(lab, queue, slot_keyed=False)
-    assert [o.job_id for o in replay.before_crash] == ["JOB-000001"]
-    assert replay.due_after_crash == (("report", replay.slot_ms),)
-    assert [o.job_id for o in replay.on_restart] == ["JOB-000002"]
+    assert [o.job_id for o in replay.crashed.occurrences] == ["JOB-000001"]
+    assert replay.crashed.registry == (("report", replay.crashed.slot_ms),)
+    assert [o.job_id for o in replay.restarted.occurrences] == ["JOB-000002"]
     assert replay.jobs == ("JOB-000001", "JOB-000002")
     assert replay.duplicates == 1
     assert "verdict: 1 duplicate(s)" in str(replay)
@@ -216,12 +214,12 @@ def test_crash_after_enqueue_duplicates_with_fresh_ids(lab: emq_lab.Lab, queue: 
 
 def test_crash_after_enqueue_is_harmless_with_slot_keyed_ids(lab: emq_lab.Lab, queue: str) -> None:
     replay = replay_crash(lab, queue, slot_keyed=True)
-    slot_id = f"report:{replay.slot_ms}"
-    assert [o.job_id for o in replay.before_crash] == [slot_id]
-    assert replay.on_restart == ()
-    assert replay.restart_advance == Outcome.ADVANCED
+    slot_id = f"report:{replay.crashed.slot_ms}"
+    assert [o.job_id for o in replay.crashed.occurrences] == [slot_id]
+    assert replay.restarted.occurrences == ()
+    assert replay.restarted.advance == Outcome.ADVANCED
     assert replay.jobs == (slot_id,) and replay.duplicates == 0
-    assert lab.repeat(queue).entries() == [("report", replay.restart_ms + 15 * MIN)]
+    assert lab.repeat(queue).entries() == [("report", replay.restarted.at_ms + 15 * MIN)]
     assert "verdict: 0 duplicate(s)" in str(replay)
 
 
@@ -333,13 +331,20 @@ def test_bench_refuses_bad_switches_and_a_restart_past_the_slot(lab: emq_lab.Lab
         CrashBench(lab, queue, every_ms=MIN, restart_after_ms=MIN)
 
 
-def test_jobs_are_counted_per_slot() -> None:
+@pytest.mark.embedded_only  # the counting is the package's
+def test_jobs_are_counted_per_slot(lab: emq_lab.Lab, queue: str) -> None:
     def tick(kind: str, slot: int | None, *ids: str) -> CrashTick:
         return CrashTick(kind, 0, slot, tuple(Occurrence(i, "r", 0, 0) for i in ids), None, ())
 
-    ticks = [tick(CRASH, 20, "A"), tick(RESTART, 20, "B"), tick(TICK, 10, "C"), tick(TICK, None), tick(RESTART, 30)]
-    per_slot = jobs_per_slot(ticks)
-    assert per_slot == {10: ("C",), 20: ("A", "B")}
-    assert count_duplicates(per_slot) == 1
-    assert count_duplicates({}) == 0
-    assert str(ticks[3]) == "00:00 tick: nothing due"
+    bench = CrashBench(lab, queue)
+    assert bench.per_slot == {} and bench.duplicates == 0
+    bench.ticks = [
+        tick(CRASH, 20, "A"),
+        tick(RESTART, 20, "B"),
+        tick(TICK, 10, "C"),
+        tick(TICK, None),
+        tick(RESTART, 30),
+    ]
+    assert bench.per_slot == {10: ("C",), 20: ("A", "B")}
+    assert bench.duplicates == 1
+    assert str(bench.ticks[3]) == "00:00 tick: nothing due"

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from helpers import MIN, START
+from helpers import MIN, START, shown
 
 import emq_lab
 from emq_lab.clock import parse_instant
 from emq_lab.widgets import CrashPanel
-from emq_lab.widgets.cancel import CancelPanel
+from emq_lab.widgets.cancel import FAULT_OFF, FAULT_ON, CancelPanel
 
 pytestmark = pytest.mark.embedded_only  # the logic is the package's; the backend tests cover the servers
 
@@ -30,7 +30,7 @@ def test_reset_replays_the_round_at_the_instant_the_panel_was_made(lab: emq_lab.
     made = panel.readout
     lab.clock.advance(minutes=2)
     if how == "reset":
-        panel._reset.click()
+        panel.click("reset")
         assert panel.readout == made
     else:
         panel.play("after-read")
@@ -41,10 +41,10 @@ def test_reset_replays_the_round_at_the_instant_the_panel_was_made(lab: emq_lab.
 
 def test_a_click_takes_the_step_and_unlocks_the_next(lab: emq_lab.Lab, queue: str) -> None:
     panel = CancelPanel(lab, queue)
-    panel._buttons["read"].click()
+    panel.click("pump reads due")
     assert panel.enabled == {"read": False, "cancel": True, "enqueue": True, "advance": False}
-    panel._buttons["enqueue"].click()
-    assert "JOB-000001" in panel._keyspace.value
+    panel.click("pump enqueues")
+    assert "JOB-000001" in panel.html()
     assert panel.enabled["advance"]
 
 
@@ -74,20 +74,20 @@ def test_each_preset_reads_out_its_outcome(lab: emq_lab.Lab, queue: str, preset:
     assert "registry: (empty)" in text
     assert "invariant: every registry member has a record - holds" in text
     assert not any(panel.enabled.values())
-    assert panel._preset.value == preset
+    assert panel.preset == preset
 
 
 def test_the_play_button_plays_the_chosen_preset(lab: emq_lab.Lab, queue: str) -> None:
     panel = CancelPanel(lab, queue)
-    panel._preset.value = "after-advance"
-    panel._play.click()
+    panel.click("cancel after the advance")
+    panel.click("play preset")
     assert "steps: read -> enqueue -> advance -> cancel" in panel.readout
 
 
 def test_reset_starts_a_fresh_round(lab: emq_lab.Lab, queue: str) -> None:
     panel = CancelPanel(lab, queue)
     panel.play("after-read")
-    panel._reset.click()
+    panel.click("reset")
     assert "steps: (none yet)" in panel.readout
     assert "jobs:     (none)" in panel.readout
     assert panel.enabled["read"] and not panel.enabled["advance"]
@@ -96,7 +96,7 @@ def test_reset_starts_a_fresh_round(lab: emq_lab.Lab, queue: str) -> None:
 def test_displayed_text_is_the_readout(lab: emq_lab.Lab, queue: str) -> None:
     panel = CancelPanel(lab, queue)
     panel.step("read")
-    bundle = panel._repr_mimebundle_()
+    bundle = shown(panel)
     assert bundle["text/plain"] == panel.readout
     assert "application/vnd.jupyter.widget-view+json" in bundle
 
@@ -115,8 +115,9 @@ def _switch_by_twin(panel: CrashPanel, crash: bool, slot_keyed: bool) -> None:
 
 
 def _switch_by_click(panel: CrashPanel, crash: bool, slot_keyed: bool) -> None:
-    panel._ids_switch.value = slot_keyed  # what a click on the id switch sets
-    panel._crash_toggle.value = crash
+    panel.click("slot-keyed <name>:<slot_ms>" if slot_keyed else "fresh JOB- ids")
+    if crash:
+        panel.click(FAULT_OFF)  # the toggle, labelled as it is while off
 
 
 def _tick_by_twin(panel: CrashPanel) -> None:
@@ -124,7 +125,7 @@ def _tick_by_twin(panel: CrashPanel) -> None:
 
 
 def _tick_by_click(panel: CrashPanel) -> None:
-    panel._tick_button.click()
+    panel.click("Tick (and restart)")
 
 
 Switch = Callable[[CrashPanel, bool, bool], None]
@@ -146,7 +147,7 @@ def test_crash_with_fresh_ids_duplicates_the_slot(lab: emq_lab.Lab, queue: str, 
     slot = parse_instant(START)
     assert panel.bench.per_slot == {slot: ("JOB-000001", "JOB-000002")}
     assert "09:00 slot: JOB-000001, JOB-000002 - 1 duplicate(s)" in panel.readout
-    assert "duplicates: 1" in panel.readout and "duplicates: 1" in panel._readout.value
+    assert "duplicates: 1" in panel.readout and "duplicates: 1" in panel.html()
     assert lab.jobs(queue).count() == 2
 
 
@@ -160,7 +161,7 @@ def test_crash_with_slot_keyed_ids_leaves_no_duplicate(lab: emq_lab.Lab, queue: 
     slot = parse_instant(START)
     assert panel.bench.per_slot == {slot: (f"report:{slot}",)}
     assert "the slot's id is already stored: nothing enqueued" in panel.readout
-    assert "duplicates: 0" in panel.readout and "duplicates: 0" in panel._readout.value
+    assert "duplicates: 0" in panel.readout and "duplicates: 0" in panel.html()
     assert lab.jobs(queue).count() == 1
 
 
@@ -186,29 +187,32 @@ def test_crash_reset_empties_the_queue(lab: emq_lab.Lab, queue: str, via: str) -
     tick(panel)
     tick(panel)
     if via == "buttons":
-        panel._reset_button.click()
+        panel.click("Reset")
     else:
         panel.reset()
     assert lab.jobs(queue).count() == 0
     assert "ticks: (none yet)" in panel.readout and "duplicates: 0" in panel.readout
-    assert panel._crash_toggle.value is True  # reset keeps the switches
+    assert panel.control(FAULT_ON).value is True  # reset keeps the switches
 
 
 def test_the_switches_follow_the_twin(lab: emq_lab.Lab, queue: str) -> None:
     panel = CrashPanel(lab, queue)
     panel.set(crash=True, slot_keyed=True)
-    assert panel._crash_toggle.value is True and panel._ids_switch.value is True
+    assert panel.control(FAULT_ON).value is True
+    panel.tick()
+    panel.click("slot-keyed <name>:<slot_ms>")  # the switch shows slot-keyed already: no new round
+    assert "then crashed before advance" in panel.readout
     assert "fault (crash after enqueue): on | occurrence ids: slot-keyed report:<slot_ms>" in panel.readout
     with pytest.raises(ValueError, match="crash: expected True or False"):
         panel.set(crash="on")  # type: ignore[arg-type]
-    assert panel._crash_toggle.value is True
+    assert panel.control(FAULT_ON).value is True
 
 
 def test_switching_the_ids_by_click_starts_a_new_round(lab: emq_lab.Lab, queue: str) -> None:
     panel = CrashPanel(lab, queue)
-    panel._crash_toggle.value = True
-    panel._tick_button.click()
-    panel._ids_switch.value = True
+    panel.click(FAULT_OFF)
+    panel.click("Tick (and restart)")
+    panel.click("slot-keyed <name>:<slot_ms>")
     assert panel.bench.slot_keyed and panel.bench.crash
     assert lab.jobs(queue).count() == 0 and "ticks: (none yet)" in panel.readout
 
@@ -216,25 +220,26 @@ def test_switching_the_ids_by_click_starts_a_new_round(lab: emq_lab.Lab, queue: 
 def test_crash_panel_displays_its_readout(lab: emq_lab.Lab, queue: str) -> None:
     panel = CrashPanel(lab, queue)
     panel.tick()
-    bundle = panel._repr_mimebundle_()
+    bundle = shown(panel)
     assert bundle["text/plain"] == panel.readout
     assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert "emq-readout" in panel._readout._dom_classes
-    labels = (panel._crash_toggle.description, panel._tick_button.description, panel._reset_button.description)
-    assert labels == ("fault off: crash after enqueue", "Tick (and restart)", "Reset")
+    assert "ids: fresh JOB- ids from the counter" in panel.html()  # the emq-readout a browser test reads
+    for label in ("fault off: crash after enqueue", "Tick (and restart)", "Reset"):
+        assert not panel.control(label).disabled
 
 
 def test_a_double_click_on_a_step_is_said_on_the_note_line(lab: emq_lab.Lab, queue: str) -> None:
     panel = CancelPanel(lab, queue)
-    panel._buttons["read"].click()
+    read = panel.control("pump reads due")
+    read.click()
     assert panel.note.startswith("pump reads due: due: report")
-    panel._buttons["read"].click()  # the second click of a double click: no exception escapes
+    read.click()  # the second click of a double click, sent before the page showed it off: no exception escapes
     assert panel.note == (
         "pump reads due: that step already ran — press Reset or pick the next step (cancel lands, pump enqueues)"
     )
-    assert "that step already ran" in panel._note.widget.value
+    assert "that step already ran" in panel.html("emq-note")
     assert [s.step for s in panel.race.taken] == ["read"]  # nothing ran twice
-    assert not panel._play.disabled and not panel._reset.disabled  # the controls came back
+    assert not panel.control("play preset").disabled and not panel.control("reset").disabled  # back on
 
 
 def test_a_twin_out_of_order_raises_the_words_of_the_note(lab: emq_lab.Lab, queue: str) -> None:
@@ -253,20 +258,21 @@ def test_a_twin_out_of_order_raises_the_words_of_the_note(lab: emq_lab.Lab, queu
 def test_choosing_a_preset_says_what_to_press(lab: emq_lab.Lab, queue: str) -> None:
     panel = CancelPanel(lab, queue)
     assert panel.note.startswith(f"a fresh start: this panel emptied queue {queue}")
-    panel._preset.value = "after-advance"
+    panel.click("cancel after the advance")
     assert "press play preset" in panel.note
-    panel._play.click()
+    panel.click("play preset")
     assert panel.note.startswith("played 'cancel after the advance'")
 
 
 def test_the_fault_switch_reads_and_looks_different_on_and_off(lab: emq_lab.Lab, queue: str) -> None:
     panel = CrashPanel(lab, queue)
-    off = (panel._crash_toggle.description, panel._crash_toggle.button_style, panel._crash_toggle.icon)
-    panel._crash_toggle.value = True  # a click
-    on = (panel._crash_toggle.description, panel._crash_toggle.button_style, panel._crash_toggle.icon)
-    assert off == ("fault off: crash after enqueue", "", "check")
-    assert on == ("fault ON: crash after enqueue", "danger", "bolt")
+    toggle = panel.control("fault off: crash after enqueue")
+    off = (toggle.button_style, toggle.icon)
+    panel.click("fault off: crash after enqueue")
+    assert panel.control("fault ON: crash after enqueue") is toggle
+    assert off == ("", "check") and (toggle.button_style, toggle.icon) == ("danger", "bolt")
     assert panel.note.startswith("the fault is ON")
-    panel._tick_button.click()
+    panel.click("Tick (and restart)")
     assert "then crashed before advance" in panel.note
-    assert not any(control.disabled for control in panel.controls)
+    assert not any(panel.control(label).disabled for label in (FAULT_ON, "Tick (and restart)", "Reset"))
+    panel.click("fresh JOB- ids")  # the id switch is on too (a control that is off refuses the click)

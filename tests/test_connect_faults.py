@@ -313,7 +313,7 @@ def test_a_cluster_with_every_node_down_is_transient(
     one_node_cluster.stop()
     with pytest.raises(emq_lab.BackendUnavailable, match="no node of the cluster answers"):
         lab.repeat("all-down").count()
-    panel._buttons[1].click()
+    panel.click("Boot #1")
     assert panel.status.startswith(UNAVAILABLE) and "no node of the cluster answers" in panel.status
     one_node_cluster.start()
     wait_cluster_ok(one_node_cluster)  # it reloads its slots from nodes.conf

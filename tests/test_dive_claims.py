@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import MIN
+from helpers import MIN, shown
 
 import emq_lab
 from emq_lab import dives
@@ -114,7 +114,7 @@ def test_every_header_names_the_keys_the_body_uses(name: str) -> None:
 
 def test_the_script_view_shows_every_line_and_the_table() -> None:
     view = script_view("advance")
-    rendered = view._repr_html_()
+    rendered = shown(view)["text/html"]
     assert rendered.count("ZSCORE") >= 1 and "KEYS[2]" in rendered and "read_ms" in rendered
     assert re.sub(r"<[^>]+>", "", lua_html(view.text)).count("\n") >= len(view.text.splitlines())
     assert repr(view).splitlines()[1].split()[:2] == ["KEYS[1]", "registry"]

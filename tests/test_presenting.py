@@ -44,22 +44,21 @@ def focused(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
 def test_a_panel_button_gets_the_focus_back_after_its_run(focused: list[Any]) -> None:
     panel = BootPanel(lab(), "presenting-boot")
-    first = panel._buttons[1]
-    first.click()
+    panel.click("Boot #1")
+    first = panel.control("Boot #1")
     assert focused == [first] and not first.disabled
 
 
 def test_a_step_that_ran_hands_the_focus_to_the_next_step(focused: list[Any]) -> None:
     panel = CancelPanel(lab(), "presenting-race")
-    panel._buttons["read"].click()
-    assert panel._buttons["read"].disabled  # it ran: the focus cannot stay on it
-    assert len(focused) == 1 and focused[0] is not panel._buttons["read"] and not focused[0].disabled
-    assert focused[0] in panel._buttons.values()
+    panel.click("pump reads due")
+    assert panel.control("pump reads due").disabled  # it ran: the focus cannot stay on it
+    assert [control.description for control in focused] == ["cancel lands"]  # the next step that is on
 
 
 def test_the_preset_menu_names_a_preset_only_when_it_is_on_screen() -> None:
     panel = CancelPanel(lab(), "presenting-presets")
-    menu = panel._preset
+    menu = panel.control("preset")
     keys = [key for _, key in menu.options]
     assert keys == [MANUAL, *race.PRESET_LABELS]  # manual, then the five presets the prose names
     panel.play("after-enqueue")
@@ -70,5 +69,5 @@ def test_the_preset_menu_names_a_preset_only_when_it_is_on_screen() -> None:
     assert "preset:" not in panel.readout.splitlines()[0]
     with pytest.raises(ValueError, match="preset: pick one in the menu"):
         panel.play(MANUAL)
-    menu.value = "after-advance"  # a learner's choice is said, not played
+    panel.click("cancel after the advance")  # a learner's choice is said, not played
     assert "press play preset" in panel.note

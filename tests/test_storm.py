@@ -10,15 +10,7 @@ import pytest
 from redis.cluster import RedisCluster
 
 import emq_lab
-from emq_lab.dives.storm import (
-    BULLMQ_MEASURED,
-    WRITES_PER_REGISTRATION,
-    StormBoot,
-    StormResult,
-    beside,
-    boot_storm,
-    writes_per_name,
-)
+from emq_lab.dives.storm import WRITES_PER_REGISTRATION, boot_storm
 
 NAMES = 600
 
@@ -65,25 +57,9 @@ def test_the_storm_reads_the_same_on_every_backend(lab: emq_lab.Lab, queue: str)
     ]
 
 
-def test_beside_puts_this_storm_next_to_the_stored_bullmq_figures(lab: emq_lab.Lab, queue: str) -> None:
-    table = beside(boot_storm(lab, queue, names=50)).splitlines()
-    assert table[1].split()[-2:] == ["3", "0"]
-    per_id = [round(boot.writes / BULLMQ_MEASURED.names) for boot in BULLMQ_MEASURED.bullmq]
-    assert table[2].split()[-2:] == [str(n) for n in per_id]
-    assert "measured" in str(BULLMQ_MEASURED) and "not run here" in str(BULLMQ_MEASURED)
-
-
 @pytest.mark.parametrize("names", [0, -1, 100_001, True, 2.0, "10"])
 def test_a_storm_of_a_bad_size_is_refused_before_any_write(queue: str, names: object) -> None:
     lab = emq_lab.connect("embedded", clock=emq_lab.SimClock("2026-01-05T09:00:00Z"))
     with pytest.raises(ValueError, match="names: expected an int from 1 to 100,000"):
         boot_storm(lab, queue, names=names)  # type: ignore[arg-type]
     assert lab.keys(queue) == []
-
-
-def test_beside_prints_the_writes_per_name() -> None:
-    storm = StormResult(1_000, (StormBoot(1, 1_000, 0), StormBoot(2, 0, 1_000)))
-    bars = writes_per_name(storm)
-    assert bars["emq-lab register (here)"] == (3, 0)
-    printed = [line.split()[-2:] for line in beside(storm).splitlines()[1:]]
-    assert printed == [[f"{each:,.0f}" for each in boots] for boots in bars.values()]

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from enum import IntEnum
 
 import pytest
-from helpers import START
+from helpers import START, shown
 from servers import ValkeyServer, required, server_binary
 from test_health import Timers
 
@@ -90,12 +90,12 @@ def test_boot_click_recovers_after_an_outage_longer_than_a_minute(
     outage: Outage, lab: emq_lab.Lab, queue: str, timers: Timers
 ) -> None:
     panel = BootPanel(lab, queue)
-    assert "application/vnd.jupyter.widget-view+json" in panel._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in shown(panel)
 
     outage.down()
-    panel._buttons[1].click()  # the button's own callback path, as a learner's click
+    panel.click("Boot #1")  # the button's own callback path, as a learner's click
     assert panel.status.startswith(UNAVAILABLE)
-    assert "retrying every 1 s — last error:" in panel._status.value
+    assert "retrying every 1 s — last error:" in panel.html("emq-status")
     assert panel.history == []
     while timers.elapsed <= 75:
         timers.fire()
@@ -104,7 +104,7 @@ def test_boot_click_recovers_after_an_outage_longer_than_a_minute(
 
     outage.up()
     timers.fire()
-    assert panel.health.ok and panel._status.value == ""
+    assert panel.health.ok and panel.html("emq-status") == ""
     assert [boot.tuple for boot in panel.history] == ["{:ok, :registered}"]
     assert lab.repeat(queue).count() == 1
     assert not timers.live
@@ -115,9 +115,9 @@ def test_clicks_while_down_run_in_order_once_from_one_chain(
 ) -> None:
     panel = BootPanel(lab, queue)
     outage.down()
-    panel._buttons[1].click()
-    panel._reset.click()
-    panel._buttons[2].click()
+    panel.click("Boot #1")
+    panel.click("Reset")
+    panel.click("Boot #2")
     assert len(timers.live) == 1 and panel.health.waiting == 3
     outage.up()
     timers.fire()
@@ -158,7 +158,7 @@ def test_a_panel_made_and_shown_while_down_shows_its_status_then_starts(
     else:
         panel = CrashPanel(lab, queue)
     assert panel.status.startswith(UNAVAILABLE)
-    bundle = panel._repr_mimebundle_()
+    bundle = shown(panel)
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["text/plain"].startswith(UNAVAILABLE)
     with pytest.raises(emq_lab.BackendUnavailable):
@@ -167,13 +167,13 @@ def test_a_panel_made_and_shown_while_down_shows_its_status_then_starts(
     outage.up()
     assert panel.retry()  # the twin of the retry timer
     assert panel.health.ok and not timers.live
-    assert UNAVAILABLE not in panel._repr_mimebundle_()["text/plain"]
+    assert UNAVAILABLE not in shown(panel)["text/plain"]
     if isinstance(panel, CancelPanel):
         assert panel.race.repeat.count() == 1 and panel.enabled["read"]
     elif isinstance(panel, CrashPanel):
         assert panel.bench.lab.repeat(queue).count() == 1
     elif isinstance(panel, CadenceExplorer):
-        assert len(panel._figure.plotted) == len(timeline(panel.trace).data)
+        assert len(panel.figure.plotted) == len(timeline(panel.trace).data)
     elif isinstance(panel, BootCounter):
         assert "1 row" in panel.readout
 
@@ -183,7 +183,7 @@ def test_a_step_clicked_before_the_panel_could_start_runs_after_it(
 ) -> None:
     outage.down()
     panel = CancelPanel(lab, queue)
-    panel._buttons["read"].click()
+    panel.control("pump reads due").click()  # a click the page sent before it showed the step off
     assert panel.health.waiting == 2  # the panel's start, then the click
     outage.up()
     timers.fire()
@@ -217,7 +217,7 @@ def test_a_stalled_server_costs_a_retry_the_probe_s_half_second_not_a_command_ti
     watchdog = threading.Timer(60, os.kill, (pid, signal.SIGCONT))
     watchdog.start()
     try:
-        panel._buttons[1].click()  # the click itself waits the lab's timeout
+        panel.click("Boot #1")  # the click itself waits the lab's timeout
         assert "no answer within 2 s" in panel.status
         timers.fire()
         assert f"no answer within {PROBE_S:g} s" in panel.status  # the probe's, not the action's

@@ -16,41 +16,18 @@ if TYPE_CHECKING:
 #: The queues each dive's notebook works on (each panel and each demo has its own).
 QUEUES: dict[str, tuple[str, ...]] = {
     "upsert": (
-        "reports",
-        "reports-naive",
-        "reports-upsert",
-        "reports-deploy",
-        "reports-try",
-        "reports-fire",
-        "reports-boots",
-        "reports-split",
-        "reports-storm",
+        "reports", "reports-naive", "reports-upsert", "reports-deploy", "reports-try", "reports-fire",
+        "reports-boots", "reports-split", "reports-storm",
     ),
     "cadence": (
-        "cadence-live",
-        "cadence-ff",
-        "cadence-s2s",
-        "cadence-s2f",
-        "cadence-grid",
-        "explore-s2s",
-        "explore-s2f",
-        "explore-grid",
-        "outage-s2s",
-        "outage-grid",
+        "cadence-live", "cadence-ff", "cadence-s2s", "cadence-s2f", "cadence-grid",
+        "explore-s2s", "explore-s2f", "explore-grid", "outage-s2s", "outage-grid",
     ),
     "cancel": (
-        "cancel",
-        "race-read",
-        "race-presets",
-        "race-reregister",
-        "presets",
-        "orders",
-        "orphan",
-        "crash",
-        "crash-slot",
-        "crash-panel",
+        "cancel", "race-read", "race-presets", "race-reregister", "presets", "orders", "orphan",
+        "crash", "crash-slot", "crash-panel",
     ),
-}
+}  # fmt: skip
 
 
 @dataclass(frozen=True)

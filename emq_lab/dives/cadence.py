@@ -106,15 +106,9 @@ class Lane:
         return [run.release_ms for run in self.runs]
 
     @property
-    def marks(self) -> list[int]:
-        """The intended release of each cycle: the first release plus k periods."""
-        first = self.runs[0].release_ms
-        return [first + k * self.every_ms for k in range(len(self.runs))]
-
-    @property
     def drift_ms(self) -> int:
-        """How far the last release sits after the period mark of its cycle."""
-        return self.runs[-1].release_ms - self.marks[-1]
+        """How far the last release sits after its cycle's mark (the first release plus k periods)."""
+        return self.runs[-1].release_ms - self.runs[0].release_ms - (len(self.runs) - 1) * self.every_ms
 
     @property
     def skipped(self) -> int:

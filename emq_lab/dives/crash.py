@@ -39,42 +39,31 @@ def crash_after_enqueue(tick: Tick) -> None:
 
 @dataclass(frozen=True)
 class CrashReplay:
-    """A tick that crashed after its enqueue, and the restarted pump's tick on the same slot."""
+    """A tick that crashed after its enqueue, the restarted pump's tick on the same slot, and the
+    jobs the slot got."""
 
-    name: str
     slot_keyed: bool
-    slot_ms: int
-    crash_ms: int
-    restart_ms: int
-    before_crash: tuple[Occurrence, ...]
-    due_after_crash: tuple[tuple[str, int], ...]
-    on_restart: tuple[Occurrence, ...]
-    restart_advance: Outcome | None
+    crashed: CrashTick
+    restarted: CrashTick
     jobs: tuple[str, ...]
 
     @property
     def duplicates(self) -> int:
-        """Jobs beyond the first for the one slot the replay touched."""
         return max(0, len(self.jobs) - 1)
 
     def __str__(self) -> str:
         mode = "slot-keyed ids <name>:<slot_ms>" if self.slot_keyed else "fresh ids from the counter"
-        slot = hhmm(self.slot_ms)
-        made = ", ".join(o.job_id for o in self.before_crash) or "nothing"
-        still = entries_text(self.due_after_crash)
-        again = ", ".join(o.job_id for o in self.on_restart)
-        restart = (
-            f"enqueued {again} for the {slot} slot again"
-            if again
-            else "the slot's id is already stored: nothing enqueued"
-        )
-        advance = self.restart_advance.tuple if self.restart_advance else "-"
+        slot = hhmm(self.crashed.slot_ms or 0)
+        made = ", ".join(o.job_id for o in self.crashed.occurrences) or "nothing"
+        again = ", ".join(o.job_id for o in self.restarted.occurrences)
+        restart = f"enqueued {again} for the {slot} slot again" if again else ALREADY_STORED
+        advance = self.restarted.advance.tuple if self.restarted.advance else "-"
         return "\n".join(
             [
                 f"pump with {mode}, fault switch on",
-                f"  {hhmm(self.crash_ms)} tick: enqueued {made} for the {slot} slot, then crashed before advance",
-                f"  registry after the crash: {still} - the name is still due",
-                f"  {hhmm(self.restart_ms)} restart: {restart}; advance {advance}",
+                f"  {hhmm(self.crashed.at_ms)} tick: enqueued {made} for the {slot} slot, then crashed before advance",
+                f"  registry after the crash: {entries_text(self.crashed.registry)} - the name is still due",
+                f"  {hhmm(self.restarted.at_ms)} restart: {restart}; advance {advance}",
                 f"  jobs for the {slot} slot: {', '.join(self.jobs)}",
                 f"verdict: {self.duplicates} duplicate(s)",
             ]
@@ -90,11 +79,9 @@ def replay_crash(
     every_ms: int = 15 * MINUTE_MS,
     restart_after_ms: int = MINUTE_MS,
 ) -> CrashReplay:
-    """On a queue of its own (reset first): register ``name`` due now, tick a pump whose
-    fault switch is on so it crashes after the enqueue, move a SimClock ``restart_after_ms``
-    on, and tick a fresh pump with the same ``slot_keyed`` mode: two clicks of a
-    :class:`CrashBench` with the fault on."""
-    validate.name(queue, field="queue")
+    """Two clicks of a :class:`CrashBench` with the fault on, on a queue of its own (reset first):
+    ``name`` registered due now, a tick that crashes after its enqueue, then, ``restart_after_ms``
+    later on a SimClock, the restarted pump's tick with the same ``slot_keyed`` mode."""
     if restart_after_ms and not isinstance(lab.clock, AdvancingClock):
         raise ValueError("restart_after_ms: moving the clock needs a SimClock; pass 0 otherwise")
     bench = CrashBench(
@@ -103,19 +90,7 @@ def replay_crash(
     crashed = bench.tick()
     if crashed.kind != CRASH or crashed.slot_ms is None:
         raise RuntimeError("replay_crash: the pump did not crash; is the fault switch wired?")
-    restarted = bench.tick()
-    return CrashReplay(
-        name=name,
-        slot_keyed=slot_keyed,
-        slot_ms=crashed.slot_ms,
-        crash_ms=crashed.at_ms,
-        restart_ms=restarted.at_ms,
-        before_crash=crashed.occurrences,
-        due_after_crash=crashed.registry,
-        on_restart=restarted.occurrences,
-        restart_advance=restarted.advance,
-        jobs=tuple(reversed(lab.jobs(queue).browse(limit=100))),
-    )
+    return CrashReplay(slot_keyed, crashed, bench.tick(), tuple(reversed(lab.jobs(queue).browse(limit=100))))
 
 
 # --- the crash, one click at a time (what the CrashPanel drives) ---------------------------
@@ -123,6 +98,7 @@ def replay_crash(
 TICK = "tick"  # a running pump's tick
 CRASH = "crash"  # a running pump's tick with the fault on: enqueued, then died before the advance
 RESTART = "restart"  # the restarted pump's first tick
+ALREADY_STORED = "the slot's id is already stored: nothing enqueued"
 
 
 @dataclass(frozen=True)
@@ -145,7 +121,7 @@ class CrashTick:
         slot = hhmm(self.slot_ms)
         made = ", ".join(o.job_id for o in self.occurrences)
         if not made:
-            enqueued = "the slot's id is already stored: nothing enqueued"
+            enqueued = ALREADY_STORED
         elif self.kind == RESTART:
             enqueued = f"enqueued {made} for the {slot} slot again"
         else:
@@ -155,20 +131,6 @@ class CrashTick:
         advance = self.advance.tuple if self.advance else "-"
         upcoming = ", ".join(f"next run {hhmm(ms)}" for _, ms in self.registry)
         return f"{at}: {enqueued}; advance {advance}" + (f", {upcoming}" if upcoming else "")
-
-
-def jobs_per_slot(ticks: list[CrashTick] | tuple[CrashTick, ...]) -> dict[int, tuple[str, ...]]:
-    """The job ids enqueued for each slot, slots in time order (a pure function)."""
-    slots: dict[int, list[str]] = {}
-    for tick in ticks:
-        if tick.slot_ms is not None:
-            slots.setdefault(tick.slot_ms, []).extend(o.job_id for o in tick.occurrences)
-    return {slot: tuple(ids) for slot, ids in sorted(slots.items()) if ids}
-
-
-def count_duplicates(per_slot: dict[int, tuple[str, ...]]) -> int:
-    """Jobs beyond the first in every slot (a pure function)."""
-    return sum(max(0, len(ids) - 1) for ids in per_slot.values())
 
 
 def _checked_switch(value: object, field: str) -> bool:
@@ -235,11 +197,11 @@ class CrashBench:
         rep = self.lab.repeat(self.queue)
         restart = self.restart_pending
         if restart:
-            self._move_to(self.lab.clock.now_ms() + self.restart_after_ms)
+            move_to(self.lab, self.lab.clock.now_ms() + self.restart_after_ms)
         else:
             upcoming = dict(rep.entries()).get(self.name)
             if upcoming is not None:
-                self._move_to(upcoming)
+                move_to(self.lab, upcoming)
         now = self.lab.clock.now_ms()
         slot = dict(rep.entries()).get(self.name)
         if slot is not None and slot > now:
@@ -265,20 +227,21 @@ class CrashBench:
         self.ticks.append(taken)
         return taken
 
-    def _move_to(self, target_ms: int) -> None:
-        move_to(self.lab, target_ms)
-
     # -- reading the round ---------------------------------------------------------------------
 
     @property
     def per_slot(self) -> dict[int, tuple[str, ...]]:
-        """The job ids enqueued for each slot of this round."""
-        return jobs_per_slot(self.ticks)
+        """The job ids enqueued for each slot of the round, slots in time order."""
+        slots: dict[int, list[str]] = {}
+        for tick in self.ticks:
+            if tick.slot_ms is not None:
+                slots.setdefault(tick.slot_ms, []).extend(o.job_id for o in tick.occurrences)
+        return {slot: tuple(ids) for slot, ids in sorted(slots.items()) if ids}
 
     @property
     def duplicates(self) -> int:
-        """Jobs beyond the first, summed over the round's slots."""
-        return count_duplicates(self.per_slot)
+        """Jobs beyond the first in every slot."""
+        return sum(len(ids) - 1 for ids in self.per_slot.values())
 
     @property
     def ids(self) -> str:

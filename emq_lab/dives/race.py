@@ -137,7 +137,6 @@ class _Round:
     taken: list[Step] = field(default_factory=list)
     tick: Tick | None = None  # the pump's tick, begun at the read
     cancelled: Outcome | None = None
-    registered: Outcome | None = None
 
     @property
     def fired(self) -> list[Occurrence]:
@@ -191,10 +190,6 @@ class Race:
     @property
     def taken(self) -> list[Step]:
         return list(self._round.taken)
-
-    @property
-    def done(self) -> bool:
-        return {"read", "cancel", "enqueue", "advance"} <= {s.step for s in self._round.taken}
 
     @property
     def fired(self) -> list[Occurrence]:
@@ -273,18 +268,20 @@ class Race:
 
     def _register(self, before: Snapshot) -> tuple[str, Outcome | None]:
         outcome = self.repeat.register(self.name, REREGISTER_EVERY_MS, self.template, REREGISTER_FIRST_IN_MS)
-        self._round.registered = outcome
         first = dict(self.repeat.entries()).get(self.name)
         when = f", first run {hhmm(first)}" if first is not None else ""
         return f"{outcome.tuple}: {self.name} every {duration(REREGISTER_EVERY_MS)}{when}", outcome
 
-    def _enqueue(self, before: Snapshot) -> tuple[str, Outcome | None]:
+    def _held(self) -> Tick:
         tick = self._round.tick
-        assert tick is not None  # why_not: enqueue comes after the read
-        if not tick.rows:
-            tick.enqueue()
-            return "the pump holds nothing: no occurrence", None
+        assert tick is not None  # why_not: enqueue and advance come after the read
+        return tick
+
+    def _enqueue(self, before: Snapshot) -> tuple[str, Outcome | None]:
+        tick = self._held()
         fired = tick.enqueue()
+        if not tick.rows:
+            return "the pump holds nothing: no occurrence", None
         made = {o.name: o for o in fired}
         notes = []
         for row in tick.rows:
@@ -297,14 +294,12 @@ class Race:
         return "; ".join(notes), Outcome.ENQUEUED if fired else None
 
     def _advance(self, before: Snapshot) -> tuple[str, Outcome | None]:
-        tick = self._round.tick
-        assert tick is not None  # why_not: advance comes after the enqueue
+        tick = self._held()
+        outcomes = dict(tick.advance())
         if not tick.rows:
-            tick.advance()
             return "the pump holds nothing: no advance", None
         notes = []
         members = dict(before.registry)
-        outcomes = dict(tick.advance())
         for row in tick.rows:
             outcome = outcomes[row.name]
             if outcome is Outcome.ADVANCED:
@@ -445,8 +440,8 @@ def without_compare_and_set(lab: Lab, queue: str, *, name: str = "report") -> li
     race = Race(lab, queue, name=name)
     for step in EXTRA_PRESETS["re-register"][:-1]:
         race.step(step)
-    tick = race._round.tick
-    assert tick is not None and tick.rows  # the read held the name
+    tick = race._held()
+    assert tick.rows  # the read held the name
     row = tick.rows[0]
     fresh = dict(race.repeat.entries())[name]
     written = tick.next_run(row)

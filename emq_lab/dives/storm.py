@@ -1,6 +1,6 @@
-"""The upsert dive's boots at scale: many services booting at once (the register is atomic),
-the two boots of a deploy day, and what "writes nothing" is worth in a boot storm beside a stored
-BullMQ run. Split from :mod:`emq_lab.dives.upsert`, which re-exports these names."""
+"""The upsert dive's boots at scale: many services booting at once (the register is atomic), two
+boots interleaving the register's steps from the client, and what "writes nothing" is worth in a
+boot storm. Notebook 01 calls these as ``upsert.<name>`` (dives/upsert.py re-exports them)."""
 
 from __future__ import annotations
 
@@ -150,91 +150,14 @@ class StormResult:
     names: int
     boots: tuple[StormBoot, StormBoot]
 
-    def lines(self) -> list[str]:
+    def __str__(self) -> str:
         lines = [f"boot storm: {self.names:,} names, each boot one register_many call"]
         for boot in self.boots:
             lines.append(
                 f"  boot #{boot.number}: {boot.registered:>7,} registered {boot.exists:>7,} exists"
                 f"  -> {boot.writes:>7,} server writes"
             )
-        return lines
-
-    def __str__(self) -> str:
-        return "\n".join(self.lines())
-
-
-@dataclass(frozen=True)
-class MeasuredBoot:
-    """One boot as ``make bench`` measured it: names per second and the server's changes."""
-
-    per_s: float
-    writes: int
-
-
-def rate(per_s: float) -> str:
-    """A rate as ``make bench``'s table prints it (the bench calls this): ``12.1k/s``."""
-    return f"{per_s / 1000:,.1f}k/s" if per_s >= 1000 else f"{per_s:,.0f}/s"
-
-
-@dataclass(frozen=True)
-class Measured:
-    """A stored table from one ``make bench`` run (figures, not computed here): BullMQ's
-    ``upsertJobScheduler`` and emq-lab's ``register_many`` booting the same ids twice, one after
-    the other on the same server, with the server's changes counted by INFO."""
-
-    when: str
-    machine: str
-    peer: str
-    names: int
-    bullmq: tuple[MeasuredBoot, MeasuredBoot]
-    emq: tuple[MeasuredBoot, MeasuredBoot]
-
-    def lines(self) -> list[str]:
-        lines = [
-            f"measured by `make bench` on {self.when}, not run here ({self.machine})",
-            f"{self.peer}, and emq-lab's register_many:",
-            f"{self.names:,} ids booted twice on the same server, writes counted by INFO",
-        ]
-        for number, (theirs, ours) in enumerate(zip(self.bullmq, self.emq, strict=True), 1):
-            lines.append(
-                f"  boot #{number}: BullMQ {rate(theirs.per_s):>7} {theirs.writes:>8,} writes "
-                f"({theirs.writes / self.names:.0f}/id) | emq-lab {rate(ours.per_s):>8} {ours.writes:>7,} writes"
-            )
-        return lines
-
-    def __str__(self) -> str:
-        return "\n".join(self.lines())
-
-
-#: One stored ``make bench`` run (its date and machine in the fields, rates as the bench rounded
-#: them): notebook 01 prints it beside the learner's own storm. Later runs are in bench/README.md.
-BULLMQ_MEASURED = Measured(
-    when="2026-12-01",
-    machine="2 cores, Intel Xeon, Valkey 8.0.1",
-    peer="BullMQ 6.7.0 upsertJobScheduler (ioredis 6.0.0), 500 in flight",
-    names=10_000,
-    bullmq=(MeasuredBoot(15_900, 170_003), MeasuredBoot(2_900, 190_000)),
-    emq=(MeasuredBoot(140_300, 30_000), MeasuredBoot(213_000, 0)),
-)
-
-
-def writes_per_name(storm: StormResult, measured: Measured = BULLMQ_MEASURED) -> dict[str, tuple[float, float]]:
-    """Server writes per name on boot #1 and boot #2: this storm's, then the stored BullMQ run's."""
-    return {
-        "emq-lab register (here)": (storm.boots[0].writes / storm.names, storm.boots[1].writes / storm.names),
-        "BullMQ upsert (measured)": (
-            measured.bullmq[0].writes / measured.names,
-            measured.bullmq[1].writes / measured.names,
-        ),
-    }
-
-
-def beside(storm: StormResult, measured: Measured = BULLMQ_MEASURED) -> str:
-    """Server writes per name on each boot: this storm beside the stored BullMQ figures."""
-    rows = [f"{'server writes per name':<30}{'boot #1':>9}{'boot #2':>9}"]
-    for label, boots in writes_per_name(storm, measured).items():
-        rows.append(f"{label:<30}" + "".join(f"{each:>9,.0f}" for each in boots))
-    return "\n".join(rows)
+        return "\n".join(lines)
 
 
 def boot_storm(

@@ -102,11 +102,6 @@ def lit_lines(strategy: Strategy | str, raw: int) -> tuple[int, ...]:
     return tuple(sorted(code_line(text, _STEPS[chosen][step]) for step in path))
 
 
-def outcome_name(strategy: Strategy | str, raw: int) -> str:
-    """The outcome's name (``registered``, ``exists``, ``updated``) for a script's reply."""
-    return outcome_of(Strategy(strategy).script, raw).value
-
-
 @dataclass(frozen=True)
 class Schedule:
     """What the service registers at each boot; its first run is one period after the boot."""
@@ -133,16 +128,6 @@ class Registry:
     def size(self) -> int:
         """ZCARD of the registry."""
         return len(self.entries)
-
-
-def read_registry(lab: Lab, queue: str, name: str) -> Registry:
-    """Read the registry, ``name``'s record and the pending occurrences of ``queue``."""
-    client, k = lab.client, lab.keyspace(queue)
-    return Registry(
-        entries=tuple(scored(client.zrange(k.registry, 0, -1, withscores=True))),
-        record=tuple(sorted(fields(client.hgetall(k.record(name))).items())),
-        pending=tuple(scored(client.zrange(k.delayed, 0, -1, withscores=True))),
-    )
 
 
 @dataclass(frozen=True)
@@ -226,7 +211,13 @@ class Service:
         self.history.clear()
 
     def state(self) -> Registry:
-        return read_registry(self.lab, self.queue, self.schedule.name)
+        """The registry, the schedule's record and the pending occurrences of the queue."""
+        client, k = self.lab.client, self.lab.keyspace(self.queue)
+        return Registry(
+            entries=tuple(scored(client.zrange(k.registry, 0, -1, withscores=True))),
+            record=tuple(sorted(fields(client.hgetall(k.record(self.schedule.name))).items())),
+            pending=tuple(scored(client.zrange(k.delayed, 0, -1, withscores=True))),
+        )
 
     def boot(self, *, every_ms: int | None = None) -> Boot:
         """Run the next boot: one real script call registering the schedule (with ``every_ms``
@@ -245,7 +236,7 @@ class Service:
             at_ms=now,
             every_ms=schedule.every_ms,
             raw=raw,
-            outcome=outcome_name(self.strategy, raw),
+            outcome=outcome_of(self.strategy.script, raw).value,
             lit=lit,
             lit_text=tuple(text[n - 1].strip() for n in lit),
             before=before,
@@ -296,14 +287,12 @@ def report(boot: Boot, *, queue: str, of: int, lab: Lab) -> list[str]:
     return lines
 
 
-def tally(
-    lab: Lab, queue: str, boots: int, *, schedule: Schedule | None = None, restart_ms: int = 5 * MINUTE_MS
-) -> dict[Strategy, Registry]:
+def tally(lab: Lab, queue: str, boots: int) -> dict[Strategy, Registry]:
     """The state after ``boots`` boots under each strategy, each run from an empty ``queue``.
 
     The queue is emptied before each strategy and again at the end."""
     validate.limit(boots, field="boots")
-    service = Service(lab, queue, schedule=schedule, restart_ms=restart_ms)
+    service = Service(lab, queue)
     result: dict[Strategy, Registry] = {}
     for strategy in Strategy:
         service.use(strategy)
@@ -338,37 +327,15 @@ class Fired:
     def count(self, strategy: Strategy | str) -> int:
         return len(self.jobs[Strategy(strategy)])
 
-    def lines(self) -> list[str]:
-        """One line per strategy: each job as ``HH:MM JOB-… (row)``."""
-        boots = f"{self.boots} boot{'s' * (self.boots != 1)}"
-        head = f"the pump from {hhmm(self.start_ms)} to {hhmm(self.until_ms)} after {boots}:"
-        out = [head]
-        for strategy, fired in self.jobs.items():
-            jobs = ", ".join(f"{hhmm(o.fired_at_ms)} {o.job_id} (row {o.name})" for o in fired) or "nothing"
-            out.append(f"  {strategy.label:<14} {len(fired)} job{'s' if len(fired) != 1 else ''}: {jobs}")
-        return out
 
-    def __str__(self) -> str:
-        return "\n".join(self.lines())
-
-
-def fire_after_boots(
-    lab: Lab,
-    queue: str,
-    boots: int = 2,
-    *,
-    schedule: Schedule | None = None,
-    restart_ms: int = 5 * MINUTE_MS,
-    window_ms: int = 30 * MINUTE_MS,
-) -> Fired:
+def fire_after_boots(lab: Lab, queue: str, boots: int = 2) -> Fired:
     """Boot the service ``boots`` times under each strategy on an emptied ``queue``, then run the
-    real pump over ``window_ms`` from boot #1, ticking whenever a row is due (on a SimClock of its
+    real pump for 30 minutes from boot #1, ticking whenever a row is due (on a SimClock of its
     own, so the lab's clock stays where it is). The queue is emptied again at the end."""
     validate.limit(boots, field="boots")
-    validate.every_ms(window_ms)
-    service = Service(lab, queue, schedule=schedule, restart_ms=restart_ms)
+    service = Service(lab, queue)
     start = lab.clock.now_ms()
-    until = start + window_ms
+    until = start + 30 * MINUTE_MS
     jobs: dict[Strategy, tuple[Occurrence, ...]] = {}
     for strategy in Strategy:
         service.use(strategy)

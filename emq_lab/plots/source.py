@@ -10,7 +10,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import LuaLexer
 
 from ..scripts import source
-from .header import Header, header
+from .header import header
 
 # a light code block in either theme: the highlighting's colours are made for a light background
 _CODE = "font-family:monospace;font-size:14px;line-height:1.45;background:#f6f8fa;color:#1f2328;padding:4px 6px"
@@ -24,33 +24,17 @@ def lua_html(text: str) -> str:
     return highlight(text, LuaLexer(), formatter)
 
 
-def slots_html(head: Header) -> str:
-    """The KEYS and ARGV of a header as an HTML table, then its returns as a list."""
-    rows = "".join(
-        f"<tr><td style='{_TD}'><code>{html.escape(s.slot)}</code></td>"
-        f"<td style='{_TD}'><code>{html.escape(s.name)}</code></td>"
-        f"<td style='{_TD}'>{html.escape(s.meaning)}</td></tr>"
-        for s in (*head.keys, *head.argv)
-    )
-    returns = "".join(f"<li><code>{html.escape(line.strip())}</code></li>" for line in head.returns)
-    return (
-        f"<table style='border-collapse:collapse;font-size:14px'><tr><th style='{_TD}'>slot</th>"
-        f"<th style='{_TD}'>local</th><th style='{_TD}'>holds</th></tr>{rows}</table>"
-        f"<p style='margin:8px 0 2px'><b>returns</b></p><ul style='margin:0;font-size:13px'>{returns}</ul>"
-    )
-
-
 class ScriptView:
-    """``<name>.lua`` in full beside its KEYS/ARGV table. In a notebook it renders as HTML; its
-    text form (what a cell's ``text/plain`` holds) is the header's table."""
+    """``emq_lab/scripts/<name>.lua`` (``contrast/naive`` for a contrast script) in full beside the
+    KEYS/ARGV table of its header. In a notebook it renders as HTML; its text form (what a cell's
+    ``text/plain`` holds) is the header's table."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.text = source(name)
         self.header = header(name)
 
-    def table(self) -> str:
-        """The KEYS/ARGV table and the returns, as plain text."""
+    def __repr__(self) -> str:
         head = self.header
         width = max(len(s.name) for s in (*head.keys, *head.argv))
         lines = [f"{self.name}.lua ({len(self.text.splitlines())} lines): {head.purpose}"]
@@ -59,19 +43,25 @@ class ScriptView:
         lines += [f"    {line.strip()}" for line in head.returns]
         return "\n".join(lines)
 
-    def __repr__(self) -> str:
-        return self.table()
-
     def _repr_html_(self) -> str:
-        title = html.escape(f"{self.name}.lua — {self.header.purpose}")
+        head = self.header
+        rows = "".join(
+            f"<tr><td style='{_TD}'><code>{html.escape(s.slot)}</code></td>"
+            f"<td style='{_TD}'><code>{html.escape(s.name)}</code></td>"
+            f"<td style='{_TD}'>{html.escape(s.meaning)}</td></tr>"
+            for s in (*head.keys, *head.argv)
+        )
+        returns = "".join(f"<li><code>{html.escape(line.strip())}</code></li>" for line in head.returns)
+        title = html.escape(f"{self.name}.lua — {head.purpose}")
         return (
             f"<div><p style='margin:0 0 6px'><b>{title}</b></p>"
             "<div style='display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start'>"
             f"<div style='flex:2 1 620px;min-width:0;overflow-x:auto'>{lua_html(self.text)}</div>"
-            f"<div style='flex:1 1 300px'>{slots_html(self.header)}</div></div></div>"
+            f"<div style='flex:1 1 300px'><table style='border-collapse:collapse;font-size:14px'><tr>"
+            f"<th style='{_TD}'>slot</th><th style='{_TD}'>local</th><th style='{_TD}'>holds</th></tr>{rows}</table>"
+            f"<p style='margin:8px 0 2px'><b>returns</b></p><ul style='margin:0;font-size:13px'>{returns}</ul>"
+            "</div></div></div>"
         )
 
 
-def script_view(name: str) -> ScriptView:
-    """The view of ``emq_lab/scripts/<name>.lua`` (``contrast/naive`` for a contrast script)."""
-    return ScriptView(name)
+script_view = ScriptView  # as the notebooks call it: ``script_view("register")``

@@ -22,39 +22,24 @@ MARK_COLOUR = "#9a9a9a"
 MAX_TICKS = 13  # at most this many period marks are drawn and labelled; more would merge into a hatch
 
 
-def mark_step(trace: Trace) -> int:
-    """Draw every ``mark_step``-th period mark (1 up to MAX_TICKS marks, then 2, 3, ...)."""
-    return -(-len(trace.period_marks()) // MAX_TICKS)  # ceiling division
+def timeline(trace: Trace) -> go.Figure:
+    """The figure of ``trace``: the period marks, then a bar and a release-marker trace per lane,
+    in that order (no random ids: the same trace gives the same JSON). The x axis is minutes since
+    the start, labelled HH:MM at the marks (a date axis renders as raw epoch numbers in a widget)."""
 
+    def minutes(ms: int) -> float:
+        return (ms - trace.start_ms) / MINUTE_MS
 
-def shown_marks(trace: Trace) -> list[int]:
-    """The period marks the figure draws and labels: every ``mark_step``-th from the start."""
-    return trace.period_marks()[:: mark_step(trace)]
-
-
-def minutes(trace: Trace, ms: int) -> float:
-    """The x coordinate of instant ``ms``: minutes since the trace's start. (A plain numeric
-    axis labelled with HH:MM: a date axis renders as raw epoch numbers in a FigureWidget.)"""
-    return (ms - trace.start_ms) / MINUTE_MS
-
-
-def _lane_y(trace: Trace) -> dict[Measure, int]:
-    """The top lane first: y = n-1 ... 0."""
-    count = len(trace.lanes)
-    return {lane.measure: count - 1 - i for i, lane in enumerate(trace.lanes)}
-
-
-def traces(trace: Trace) -> list[dict[str, Any]]:
-    """The figure's traces as plain dicts, in a fixed order: the period marks, then a bar and a
-    release-marker trace per lane. A live view updates them in place by index."""
-    ys = _lane_y(trace)
+    marks = trace.period_marks()
+    shown = marks[:: -(-len(marks) // MAX_TICKS)]  # every k-th mark, k the ceiling of marks / MAX_TICKS
+    ys = {lane.measure: len(trace.lanes) - 1 - i for i, lane in enumerate(trace.lanes)}  # the top lane first
     top = len(trace.lanes) - 0.5
     mark_x: list[float | None] = []
     mark_y: list[float | None] = []
-    for mark in shown_marks(trace):
-        mark_x += [minutes(trace, mark), minutes(trace, mark), None]
+    for mark in shown:
+        mark_x += [minutes(mark), minutes(mark), None]
         mark_y += [-0.5, top, None]
-    out: list[dict[str, Any]] = [
+    data: list[dict[str, Any]] = [
         {
             "type": "scatter",
             "name": "period marks",
@@ -73,12 +58,12 @@ def traces(trace: Trace) -> list[dict[str, Any]]:
             f"<br>finished {hhmmss(run.finish_ms)}"
             for run in lane.runs
         ]
-        out.append(
+        data.append(
             {
                 "type": "bar",
                 "name": f"{lane.measure.value} runs",
                 "orientation": "h",
-                "base": [minutes(trace, run.release_ms) for run in lane.runs],
+                "base": [minutes(run.release_ms) for run in lane.runs],
                 "x": [(run.finish_ms - run.release_ms) / MINUTE_MS for run in lane.runs],
                 "y": [y] * len(lane.runs),
                 "width": 0.5,
@@ -88,11 +73,11 @@ def traces(trace: Trace) -> list[dict[str, Any]]:
                 "showlegend": False,
             }
         )
-        out.append(
+        data.append(
             {
                 "type": "scatter",
                 "name": lane.measure.value,
-                "x": [minutes(trace, release) for release in lane.releases],
+                "x": [minutes(release) for release in lane.releases],
                 "y": [y] * len(lane.runs),
                 "mode": "markers",
                 "marker": {"color": colour, "symbol": "line-ns", "size": 18, "line": {"width": 3, "color": colour}},
@@ -100,25 +85,16 @@ def traces(trace: Trace) -> list[dict[str, Any]]:
                 "hoverinfo": "text",
             }
         )
-    return out
-
-
-def layout(trace: Trace) -> dict[str, Any]:
-    """Axes and titles: an x-axis from the start to the last finish, ticks at the period marks
-    (HH:MM, thinned to at most 13 labels), one tick per lane."""
-    ys = _lane_y(trace)
-    marks = trace.period_marks()
     end = max(marks[-1], *(run.finish_ms for lane in trace.lanes for run in lane.runs))
     pad = max(trace.every_ms // 4, MINUTE_MS)
-    shown = shown_marks(trace)
-    return {
+    layout = {
         # Left-aligned, so the plot's toolbar (top right, on hover) never covers it.
         "title": {"text": f"release times over {trace.cycles} cycles, one lane per measure", "x": 0, "xanchor": "left"},
         "xaxis": {
             "type": "linear",
-            "range": [minutes(trace, trace.start_ms - pad), minutes(trace, end + pad)],
+            "range": [minutes(trace.start_ms - pad), minutes(end + pad)],
             "tickmode": "array",
-            "tickvals": [minutes(trace, mark) for mark in shown],
+            "tickvals": [minutes(mark) for mark in shown],
             "ticktext": [hhmm(mark) for mark in shown],
             "title": {"text": "time (UTC)"},
         },
@@ -134,8 +110,4 @@ def layout(trace: Trace) -> dict[str, Any]:
         "margin": {"l": 120, "r": 20, "t": 50, "b": 90},
         "legend": {"orientation": "h", "y": -0.42},
     }
-
-
-def timeline(trace: Trace) -> go.Figure:
-    """A standalone figure of ``trace`` (no random ids: the same trace gives the same JSON)."""
-    return go.Figure(data=traces(trace), layout=layout(trace))
+    return go.Figure(data=data, layout=layout)

@@ -6,7 +6,8 @@ Both are views: the boots run in ``emq_lab.dives.upsert``; the panels show what 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
@@ -14,7 +15,7 @@ import ipywidgets as widgets
 from ..clock import duration, hhmm
 from ..dives.upsert import MINUTE_MS, Boot, Registry, Service, Strategy, report, tally, tally_text
 from ..scripts import source
-from .note import Note, click
+from .note import Note
 from .view import View, whole
 
 if TYPE_CHECKING:
@@ -38,45 +39,36 @@ def _row(number: int, line: str, lit: tuple[int, ...]) -> str:
     return f'<div style="{";".join(filter(None, (style, _WRAP)))}">{number:>3}  {html.escape(line)}</div>'
 
 
-def _fold(summary: str, rows: list[str]) -> str:
-    """Rows hidden behind a one-line summary the reader can open (plain HTML, no script)."""
-    return f"<details><summary style='{_FOLD}'>{html.escape(summary)}</summary>{''.join(rows)}</details>"
-
-
-def script_html(text: str, lit: tuple[int, ...], *, context: int = CONTEXT) -> str:
+def script_html(text: str, lit: tuple[int, ...]) -> str:
     """The script's source, numbered, with the lines in ``lit`` highlighted.
 
-    The header comment folds to one line; with lines lit, only they and ``context`` lines
+    The header comment folds to one line; with lines lit, only they and ``CONTEXT`` lines
     around them stay open, every other run of lines folds to a "lines a-b" summary, so the lit
-    lines fit on screen beside the state. Every line is still there, one click away."""
+    lines fit on screen beside the state. Every line is still there, one click away (plain HTML
+    ``<details>``, no script)."""
     lines = text.splitlines()
     header = 0
     while header < len(lines) and (lines[header].startswith("--") or not lines[header].strip()):
         header += 1
-    shown = set(range(header + 1, len(lines) + 1))
-    if lit:
-        shown = {n for n in shown if any(abs(n - k) <= context for k in lit)}
-    out = (
-        [
-            _fold(
-                f"lines 1-{header}: the header (KEYS, ARGV, returns)",
-                [_row(n, lines[n - 1], lit) for n in range(1, header + 1)],
-            )
-        ]
-        if header
-        else []
-    )
-    hidden: list[int] = []
-    for number in range(header + 1, len(lines) + 1):
-        if number in shown:
-            if hidden:
-                out.append(_fold(line_span(hidden[0], hidden[-1]), [_row(n, lines[n - 1], lit) for n in hidden]))
-                hidden = []
-            out.append(_row(number, lines[number - 1], lit))
-        else:
-            hidden.append(number)
-    if hidden:
-        out.append(_fold(line_span(hidden[0], hidden[-1]), [_row(n, lines[n - 1], lit) for n in hidden]))
+
+    def kind(n: int) -> str:
+        if n <= header:
+            return "header"
+        return "far" if lit and all(abs(n - k) > CONTEXT for k in lit) else "open"
+
+    out = []
+    for what, run in groupby(range(1, len(lines) + 1), key=kind):
+        numbers = list(run)
+        rows = "".join(_row(n, lines[n - 1], lit) for n in numbers)
+        if what == "open":
+            out.append(rows)
+            continue
+        summary = (
+            f"lines 1-{header}: the header (KEYS, ARGV, returns)"
+            if what == "header"
+            else line_span(numbers[0], numbers[-1])
+        )
+        out.append(f"<details><summary style='{_FOLD}'>{html.escape(summary)}</summary>{rows}</details>")
     return f'<div style="{_PRE}">{"".join(out)}</div>'
 
 
@@ -122,7 +114,7 @@ class BootPanel(View):
     A new panel starts from an empty queue: it deletes every key of ``queue`` (and says so on
     its note line), so re-running the cell that creates it starts over. Twins: ``boot(n)``,
     ``use(strategy)``, ``select(i)``, ``set_period(minutes)``, ``reset()``; ``readout`` is the
-    selected boot's report as plain text, ``note`` the note line's text."""
+    selected boot's report as plain text."""
 
     def __init__(self, lab: Lab, queue: str, *, strategy: Strategy | str = Strategy.GUARD) -> None:
         self.lab = lab
@@ -137,8 +129,8 @@ class BootPanel(View):
             value=self.service.strategy.value,
             style={"button_width": "auto"},
         )
-        self._buttons = {n: widgets.Button(description=f"Boot #{n}", button_style="primary") for n in (1, 2)}
-        self._reset = widgets.Button(description="Reset", button_style="")
+        buttons = [widgets.Button(description=f"Boot #{n}", button_style="primary") for n in (1, 2)]
+        reset = widgets.Button(description="Reset", button_style="")
         self._period = widgets.Dropdown(
             options=[(duration(m * MINUTE_MS), m) for m in PERIODS_MIN],
             value=self.service.schedule.every_ms // MINUTE_MS,
@@ -154,14 +146,14 @@ class BootPanel(View):
         self._state = widgets.HTML(layout=widgets.Layout(flex="0 0 auto", max_width="50%"))
         self._state.add_class("emq-readout")  # the readout, findable by a browser test
 
-        for number, button in self._buttons.items():
+        for number, button in enumerate(buttons, 1):
             button.on_click(lambda b, n=number: self._click(lambda: self.boot(n), b))
-        self._reset.on_click(lambda b: self._click(self.reset, b))
+        reset.on_click(lambda b: self._click(self.reset, b))
         self._strategy.observe(self._on_strategy, names="value")
         self._history.observe(self._on_history, names="value")
         self._period.observe(self._on_period, names="value")
 
-        controls = widgets.HBox([*self._buttons.values(), self._reset, self._period])
+        controls = widgets.HBox([*buttons, reset, self._period])
         views = widgets.HBox(  # the state first (outcome and registry in view), the script beside it
             [self._state, self._script],
             layout=widgets.Layout(align_items="flex-start", grid_gap="24px", flex_flow="row nowrap"),
@@ -230,10 +222,6 @@ class BootPanel(View):
         """Empty the queue and forget the boots (the Reset button)."""
         self._start_over(self.service.strategy)
 
-    def refresh(self) -> None:
-        """Redraw from the selected boot (or the empty state)."""
-        self._show(self._selected)
-
     @property
     def history(self) -> list[Boot]:
         return list(self.service.history)
@@ -241,15 +229,6 @@ class BootPanel(View):
     @property
     def selected(self) -> Boot | None:
         return None if self._selected is None else self.service.history[self._selected - 1]
-
-    @property
-    def note(self) -> str:
-        """The note line: what the last action did, or why nothing ran."""
-        return self._note.text
-
-    @property
-    def controls(self) -> list[widgets.DOMWidget]:
-        return [self._strategy, *self._buttons.values(), self._reset, self._period, self._history]
 
     @property
     def readout(self) -> str:
@@ -265,9 +244,6 @@ class BootPanel(View):
         return "\n".join(report(boot, queue=self.queue, of=len(self.service.history), lab=self.lab))
 
     # -- callbacks: they set widget values, never print --------------------------------------
-    def _click(self, action: Callable[[], Any], origin: widgets.DOMWidget | None = None) -> None:
-        click(self.act, self._note, self.controls, action, origin)
-
     def _on_strategy(self, change: dict[str, Any]) -> None:
         self._click(lambda: self._start_over(Strategy(change["new"])), self._strategy)
 

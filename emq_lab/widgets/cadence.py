@@ -37,7 +37,7 @@ class CadenceExplorer(View):
     Every lane comes from ``emq_lab.dives.cadence.trace``: register.lua, then the pump's ticks run
     by the fast-forward's ``ticks.lua`` (what due, enqueue and advance do, a call at a time, kept
     in step by the equivalence tests) on the lab's backend, on SimClocks. Twins:
-    ``set(**controls)``, ``readout``, ``trace``.
+    ``set(**controls)``, ``readout``, ``trace``; ``figure`` is what the page draws.
     """
 
     def __init__(
@@ -74,7 +74,7 @@ class CadenceExplorer(View):
             self._sliders[key] = slider
         self._holding = False
         self._trace: cadence.Trace | None = None
-        self._figure = FigureView()
+        self.figure = FigureView()
         self._readout = widgets.HTML()
         self._readout.add_class("emq-readout")  # the readout, findable by a browser test
         self._note = Note()
@@ -83,7 +83,7 @@ class CadenceExplorer(View):
                 widgets.HBox(list(self._sliders.values())[:2]),
                 widgets.HBox(list(self._sliders.values())[2:]),
                 self._note.widget,
-                self._figure.widget,
+                self.figure.widget,
                 self._readout,
             ]
         )
@@ -123,22 +123,15 @@ class CadenceExplorer(View):
     def readout(self) -> str:
         return self.trace.readout
 
-    @property
-    def plotted(self) -> list[dict[str, Any]]:
-        """The figure's traces as the page gets them (plain dicts)."""
-        return self._figure.plotted
-
-    @property
-    def note(self) -> str:
-        return self._note.text
-
     def refresh(self) -> None:
         """Re-run the lanes for the current controls and send the figure whole (the note says it
         is drawing meanwhile). Sliders stay live: a value typed meanwhile queues, never drops."""
         self._note.say("drawing the lanes…", "busy")
         self._trace = self._compute()
-        self._figure.show(timeline(self._trace))
-        self._readout.value = self._html()
+        self.figure.show(timeline(self._trace))
+        # Wrap only at spaces, never inside a time (24 cycles make a long line).
+        style = "font-size:14px;line-height:1.45;white-space:pre-wrap;word-break:normal;overflow-wrap:normal"
+        self._readout.value = f"<pre style='{style}'>{escape(self.readout)}</pre>"
         self._note.say("")
 
     # -- internals -----------------------------------------------------------------------------
@@ -164,21 +157,10 @@ class CadenceExplorer(View):
         if not self._holding:
             self.act(self.refresh)
 
-    def _html(self) -> str:
-        # Wrap only at spaces, never inside a time (24 cycles make a long line).
-        style = "font-size:14px;line-height:1.45;white-space:pre-wrap;word-break:normal;overflow-wrap:normal"
-        return f"<pre style='{style}'>{escape(self.readout)}</pre>"
-
 
 RUN_WAIT_S = 120  # how long the twin run() waits for a run already going on the same queue
-_QUEUE_LOCKS: dict[tuple[str | None, str], threading.Lock] = {}
+_QUEUE_LOCKS: dict[tuple[str | None, str], threading.Lock] = {}  # by (namespace, queue), for the kernel
 _QUEUE_LOCKS_GUARD = threading.Lock()
-
-
-def _queue_lock(lab: Lab, queue: str) -> threading.Lock:
-    """The lock of ``queue`` (in ``lab``'s namespace), the same for every panel in this kernel."""
-    with _QUEUE_LOCKS_GUARD:
-        return _QUEUE_LOCKS.setdefault((lab.namespace, queue), threading.Lock())
 
 
 class FastForwardPanel(View):
@@ -200,7 +182,8 @@ class FastForwardPanel(View):
         self.starts = 0  # runs begun (a click or the twin)
         # one lock per queue, shared by every panel on it: a cell re-run mid-run makes a new panel
         # on the same queue, whose run must not reset the queue under the first one's feet
-        self._lock = _queue_lock(lab, queue)
+        with _QUEUE_LOCKS_GUARD:
+            self._lock = _QUEUE_LOCKS.setdefault((lab.namespace, queue), threading.Lock())
         self._mine = False  # this panel holds the queue's lock
         self._worker: threading.Thread | None = None
         self._bar = widgets.IntProgress(value=0, min=0, max=occurrences, description="occurrences")
@@ -250,7 +233,13 @@ class FastForwardPanel(View):
         try:
             result = self.act(self._fire)
         finally:
-            self._finished()
+            self._label.value = self.readout
+            self._bar.value = self.result.occurrences if self.result is not None else self._bar.value
+            self._note.say("")  # "running" or "still working" no longer holds
+            self._button.disabled = False
+            if self._refocus:
+                self._refocus = False
+                refocus(self._button)
             self._mine = False
             self._lock.release()
         return self.readout if result is not None else self._note.text
@@ -263,10 +252,6 @@ class FastForwardPanel(View):
     @property
     def busy(self) -> bool:
         return self._lock.locked()
-
-    @property
-    def note(self) -> str:
-        return self._note.text
 
     @property
     def readout(self) -> str:
@@ -286,18 +271,8 @@ class FastForwardPanel(View):
         self.starts += 1
         self._button.disabled = True
         self.result = None
-        self._bar.value = 0
-        self._label.value = f"fast-forward: running, 0 of {self.occurrences:,} fired"
+        self._progress(0)
         self._note.say("running — the button comes back when the run ends", "busy")
-
-    def _finished(self) -> None:
-        self._label.value = self.readout
-        self._bar.value = self.result.occurrences if self.result is not None else self._bar.value
-        self._note.say("")  # "running" or "still working" no longer holds
-        self._button.disabled = False
-        if self._refocus:
-            self._refocus = False
-            refocus(self._button)
 
     def _progress(self, fired: int) -> None:
         self._bar.value = fired

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import ipywidgets as widgets
 
@@ -14,11 +14,53 @@ from ..dives.common import entries_text
 from ..dives.crash import CrashBench
 from ..dives.race import ALL_LABELS, LABELS, PRESET_LABELS, STEPS, Race, Snapshot, snapshot
 from ..schedule import MINUTE_MS
-from .note import ALREADY_RAN, BAD, GOOD, Note, click, refocus, set_disabled
+from .note import ALREADY_RAN, BAD, GOOD, Note
 from .view import View, whole
 
 if TYPE_CHECKING:
     from ..lab import Lab
+
+M = TypeVar("M", Race, CrashBench)
+
+
+class _Round(View, Generic[M]):
+    """A panel over one round on a queue of its own (a Race, a CrashBench), made on first use,
+    which empties the queue and registers the name due now. Until the backend answers, the
+    panel shows empty and ``act`` retries the start."""
+
+    def __init__(self, lab: Lab, make: Callable[[], M]) -> None:
+        self.lab = lab
+        self._make: Callable[[], M] = make
+        self._model: M | None = None
+        self._note = Note()
+
+    def _show(self, parts: list[widgets.Widget], css_class: str) -> None:
+        """Lay out ``parts``, draw them empty, then start the round (or show the backend's status)."""
+        self.box = widgets.VBox(parts)
+        self.box.add_class(css_class)
+        self.refresh()
+        self.act(self._start)
+
+    @property
+    def model(self) -> M:
+        if self._model is None:
+            self._model = self._make()
+        return self._model
+
+    def _start(self) -> None:
+        model = self.model
+        self.refresh()
+        self._note.say(f"a fresh start: this panel emptied queue {model.queue} and registered {model.name} due now")
+
+    def _said_reset(self) -> None:
+        self._note.say(f"reset: queue {self.model.queue} emptied, {self.model.name} registered due now", "done")
+
+    @property
+    def readout(self) -> str:
+        return self.model.text()
+
+    def refresh(self) -> None:
+        raise NotImplementedError
 
 
 # The menu's entry once the steps on screen are a learner's own, not a preset's.
@@ -42,10 +84,9 @@ def _keyspace_html(state: Snapshot, queue: str) -> str:
     return f"<table>{body}</table><div style='color:{colour}'>invariant: {escape(state.invariant)}</div>"
 
 
-class CancelPanel(View):
+class CancelPanel(_Round[Race]):
     """A button per step (read, cancel, enqueue, advance), a preset menu, Reset, and the
-    keyspace after each step. Twins: ``step(name)``, ``play(preset)``, ``reset()``, ``readout``,
-    ``note``.
+    keyspace after each step. Twins: ``step(name)``, ``play(preset)``, ``reset()``, ``readout``.
 
     The panel runs on a queue of its own (default ``"race"``) and resets it on creation. A step
     the pump's order refuses is said on the note line (a click) or raised as one ValueError with
@@ -53,18 +94,14 @@ class CancelPanel(View):
     """
 
     def __init__(self, lab: Lab, queue: str = "race", *, name: str = "report", every_ms: int = 15 * MINUTE_MS) -> None:
-        self.lab = lab
-        self._race: Race | None = None
-        self._new_race = lambda: Race(lab, queue, name=name, every_ms=every_ms)
-        self._note = Note()
-        self._busy = False
+        super().__init__(lab, lambda: Race(lab, queue, name=name, every_ms=every_ms))
         self._quiet = False  # the menu set by the panel itself, not by a learner's choice
         self._buttons: dict[str, widgets.Button] = {}
         for step in STEPS:
             button = widgets.Button(
                 description=LABELS[step], tooltip=f"step: {step}", layout=widgets.Layout(width="auto")
             )
-            button.on_click(self._on_step(step))
+            button.on_click(lambda b, step=step: self._click(lambda: self.step(step), b))
             self._buttons[step] = button
         self._preset = widgets.Dropdown(
             options=[(MANUAL_LABEL, MANUAL), *((label, key) for key, label in PRESET_LABELS.items())],
@@ -73,43 +110,23 @@ class CancelPanel(View):
             layout=widgets.Layout(width="auto"),
         )
         self._preset.observe(self._on_preset, names="value")
-        self._play = widgets.Button(description="play preset", button_style="primary")
-        self._play.on_click(lambda b: self._click(lambda: self.play(str(self._preset.value)), b))
-        self._reset = widgets.Button(description="reset", button_style="")
-        self._reset.on_click(lambda b: self._click(self.reset, b))
+        play = widgets.Button(description="play preset", button_style="primary")
+        play.on_click(lambda b: self._click(lambda: self.play(str(self._preset.value)), b))
+        reset = widgets.Button(description="reset", button_style="")
+        reset.on_click(lambda b: self._click(self.reset, b))
         self._log = widgets.HTML()
         self._keyspace = widgets.HTML()
         for readout in (self._log, self._keyspace):  # findable by a browser test
             readout.add_class("emq-readout")
-        self.box = widgets.VBox(
-            [
-                widgets.HBox(list(self._buttons.values())),
-                widgets.HBox([self._preset, self._play, self._reset]),
-                self._note.widget,
-                self._log,
-                self._keyspace,
-            ]
+        steps = widgets.HBox(list(self._buttons.values()))
+        self._show(
+            [steps, widgets.HBox([self._preset, play, reset]), self._note.widget, self._log, self._keyspace],
+            "emq-cancel-panel",
         )
-        self.box.add_class("emq-cancel-panel")
-        self.refresh()  # the empty panel, then the race (or the status line while the backend is down)
-        self.act(self._start)
 
     @property
     def race(self) -> Race:
-        """The race this panel steps through (its queue reset and the name registered on first use)."""
-        if self._race is None:
-            self._race = self._new_race()
-        return self._race
-
-    def _start(self) -> None:
-        self.race  # noqa: B018 - builds it: resets the queue and registers the name
-        self.refresh()
-        self._note.say(
-            f"a fresh start: this panel emptied queue {self.race.queue} and registered {self.race.name} due now"
-        )
-
-    def _on_step(self, step: str) -> Any:
-        return lambda b: self._click(lambda: self.step(step), b)
+        return self.model
 
     # -- twins ---------------------------------------------------------------------------------
 
@@ -138,7 +155,7 @@ class CancelPanel(View):
     def reset(self) -> None:
         """Empty the queue, register the name due now, clear the steps."""
         self._draw(self.race.reset())
-        self._note.say(f"reset: queue {self.race.queue} emptied, {self.race.name} registered due now", "done")
+        self._said_reset()
 
     def refusal(self, step: str) -> str | None:
         """None if ``step`` may be taken now, else why not, in the words the note line uses."""
@@ -152,30 +169,26 @@ class CancelPanel(View):
         return reason
 
     @property
-    def readout(self) -> str:
-        return self.race.text()
-
-    @property
-    def note(self) -> str:
-        return self._note.text
-
-    @property
     def enabled(self) -> dict[str, bool]:
         """Which step buttons can be clicked now."""
         return {step: not button.disabled for step, button in self._buttons.items()}
 
+    @property
+    def preset(self) -> str:
+        """What the preset menu shows: a preset's key, or ``manual`` after steps of your own."""
+        return str(self._preset.value)
+
     def refresh(self) -> None:
         """Re-read the keyspace and set every child from the race."""
-        if self._race is None:  # not started: the backend has not answered yet
-            for button in self._buttons.values():
-                button.disabled = True
+        if self._model is None:  # not started: the backend has not answered yet
+            self._enable([])
             self._log.value = "<i>waiting for the backend</i>"
             return
         self._draw(snapshot(self.lab, self.race.queue))
 
     def _draw(self, state: Snapshot) -> None:
         """Set every child from the race, the keyspace shown being ``state``."""
-        self._enable_steps()
+        self._enable([])
         lines = [f"<b>{escape(ALL_LABELS[s.step])}</b>: {whole(s.note)}" for s in self.race.taken]
         outcome = self.race.advance_outcome
         lines.append(f"advance outcome: <b>{escape(outcome.tuple) if outcome else '-'}</b>")
@@ -184,10 +197,12 @@ class CancelPanel(View):
 
     # -- callbacks: they set widget values, never print ------------------------------------------
 
-    @property
-    def preset(self) -> str:
-        """What the preset menu shows: a preset's key, or ``manual`` after steps of your own."""
-        return str(self._preset.value)
+    def _enable(self, controls: list[widgets.DOMWidget]) -> None:
+        """The controls on again, each step button only if the pump's order allows it now (all
+        off before the race started)."""
+        super()._enable(controls)
+        for step, button in self._buttons.items():
+            button.disabled = self._model is None or not self._model.allowed(step)
 
     def _show_preset(self, preset: str) -> None:
         self._quiet = True
@@ -196,31 +211,12 @@ class CancelPanel(View):
         finally:
             self._quiet = False
 
-    def _click(self, action: Callable[[], Any], origin: widgets.DOMWidget | None = None) -> None:
-        """Every control off while ``action`` runs; a refusal goes to the note line. The focus goes
-        back to ``origin``, or, when that step has just run, to the next step that may be taken."""
-        self._busy = True
-        set_disabled([*self._buttons.values(), self._play, self._reset, self._preset], True)
-        try:
-            self.act(lambda: self._note.attempt(action))
-        finally:
-            self._busy = False
-            set_disabled([self._play, self._reset, self._preset], False)
-            self._enable_steps()
-            if origin is not None:
-                refocus(origin, *self._buttons.values(), self._play)
-
-    def _enable_steps(self) -> None:
-        """Each step button on if the pump's order allows it now (all off before the race started)."""
-        for step, button in self._buttons.items():
-            button.disabled = self._busy or self._race is None or not self._race.allowed(step)
-
     def _on_preset(self, change: dict[str, Any]) -> None:
-        if self._quiet or self._race is None:
+        if self._quiet or self._model is None:
             return
         if change["new"] == MANUAL:
             self._note.say("your own order: take the steps with the buttons above (reset starts over)")
-        elif self._race.preset != change["new"]:
+        elif self._model.preset != change["new"]:
             self._note.say(f"preset '{PRESET_LABELS[change['new']]}' chosen: press play preset to run it")
 
 
@@ -246,11 +242,11 @@ FAULT_ON = "fault ON: crash after enqueue"
 FAULT_OFF = "fault off: crash after enqueue"
 
 
-class CrashPanel(View):
+class CrashPanel(_Round[CrashBench]):
     """A fault switch (crash after enqueue), an id switch (fresh ``JOB-`` ids or slot-keyed
     ``<name>:<slot_ms>``), a Tick button that also restarts a crashed pump, Reset, and the jobs
     per slot with the duplicate count. Twins: ``set(crash=, slot_keyed=)``, ``tick()``,
-    ``reset()``, ``readout``, ``note``. A view over :class:`emq_lab.dives.crash.CrashBench`.
+    ``reset()``, ``readout``. A view over :class:`emq_lab.dives.crash.CrashBench`.
 
     The panel runs on a queue of its own (default ``"crash-panel"``) and resets it on creation.
     The fault switch reads and looks different on and off (red "fault ON", grey "fault off").
@@ -259,11 +255,8 @@ class CrashPanel(View):
     def __init__(
         self, lab: Lab, queue: str = "crash-panel", *, name: str = "report", every_ms: int = 15 * MINUTE_MS
     ) -> None:
-        self.lab = lab
-        self._bench: CrashBench | None = None
-        self._new_bench = lambda: CrashBench(lab, queue, name=name, every_ms=every_ms)
+        super().__init__(lab, lambda: CrashBench(lab, queue, name=name, every_ms=every_ms))
         self._holding = False
-        self._note = Note()
         self._crash_toggle = widgets.ToggleButton(
             value=False,
             description=FAULT_OFF,
@@ -278,43 +271,24 @@ class CrashPanel(View):
             style={"button_width": "auto"},
         )
         self._ids_switch.observe(self._on_ids, names="value")
-        self._tick_button = widgets.Button(
+        tick = widgets.Button(
             description="Tick (and restart)", button_style="primary", layout=widgets.Layout(width="auto")
         )
-        self._tick_button.on_click(lambda b: self._click(self.tick, b))
-        self._reset_button = widgets.Button(description="Reset", button_style="")
-        self._reset_button.on_click(lambda b: self._click(self.reset, b))
+        tick.on_click(lambda b: self._click(self.tick, b))
+        reset = widgets.Button(description="Reset", button_style="")
+        reset.on_click(lambda b: self._click(self.reset, b))
         self._readout = widgets.HTML()
         self._readout.add_class("emq-readout")  # findable by a browser test
-        self.box = widgets.VBox(
-            [
-                # a label of its own: a ToggleButtons' description puts its buttons on the next line
-                widgets.HBox(
-                    [self._crash_toggle, widgets.Label("occurrence ids"), self._ids_switch],
-                    layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
-                ),
-                widgets.HBox([self._tick_button, self._reset_button]),
-                self._note.widget,
-                self._readout,
-            ]
+        # a label of its own: a ToggleButtons' description puts its buttons on the next line
+        switches = widgets.HBox(
+            [self._crash_toggle, widgets.Label("occurrence ids"), self._ids_switch],
+            layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
         )
-        self.box.add_class("emq-crash-panel")
-        self.refresh()  # the empty panel, then the bench (or the status line while the backend is down)
-        self.act(self._start)
+        self._show([switches, widgets.HBox([tick, reset]), self._note.widget, self._readout], "emq-crash-panel")
 
     @property
     def bench(self) -> CrashBench:
-        """The bench this panel drives (its queue reset and the name registered on first use)."""
-        if self._bench is None:
-            self._bench = self._new_bench()
-        return self._bench
-
-    def _start(self) -> None:
-        self.bench  # noqa: B018 - builds it: resets the queue and registers the name
-        self.refresh()
-        self._note.say(
-            f"a fresh start: this panel emptied queue {self.bench.queue} and registered {self.bench.name} due now"
-        )
+        return self.model
 
     def _on_crash(self, change: dict[str, Any]) -> None:
         if not self._holding:
@@ -347,23 +321,11 @@ class CrashPanel(View):
         """Empty the queue, register the name due now, forget the ticks."""
         self.bench.reset()
         self.refresh()
-        self._note.say(f"reset: queue {self.bench.queue} emptied, {self.bench.name} registered due now", "done")
-
-    @property
-    def readout(self) -> str:
-        return self.bench.text()
-
-    @property
-    def note(self) -> str:
-        return self._note.text
-
-    @property
-    def controls(self) -> list[widgets.DOMWidget]:
-        return [self._crash_toggle, self._ids_switch, self._tick_button, self._reset_button]
+        self._said_reset()
 
     def refresh(self) -> None:
         """Set every child from the bench."""
-        if self._bench is None:  # not started: the backend has not answered yet
+        if self._model is None:  # not started: the backend has not answered yet
             self._readout.value = "<i>waiting for the backend</i>"
             return
         self._holding = True
@@ -377,6 +339,3 @@ class CrashPanel(View):
         finally:
             self._holding = False
         self._readout.value = _crash_html(self.bench)
-
-    def _click(self, action: Callable[[], Any], origin: widgets.DOMWidget | None = None) -> None:
-        click(self.act, self._note, self.controls, action, origin)

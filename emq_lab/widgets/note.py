@@ -1,7 +1,6 @@
 """A panel's note line: what the last click did, why it was refused, or that it is still running.
-
-Panels run every control through :meth:`Note.attempt`: a refused action (a ``ValueError`` from
-the package) becomes a sentence on this line instead of an exception in the Log Console."""
+A refused action (a ``ValueError`` from the package) becomes a sentence here, not an exception in
+the Log Console."""
 
 from __future__ import annotations
 
@@ -26,56 +25,24 @@ BUSY = "still working on the last click — wait for it to finish"
 
 
 class Note:
-    """The line itself (``widget``, an HTML with class ``emq-note``), its ``text`` and ``kind``."""
+    """The line itself (``widget``, an HTML with class ``emq-note``) and its ``text``."""
 
-    def __init__(self, text: str = "") -> None:
+    def __init__(self) -> None:
         self.widget = widgets.HTML(layout=widgets.Layout(min_height="1.6em", margin="2px 0"))
         self.widget.add_class("emq-note")
         self.text = ""
-        self.kind = "info"
-        self.say(text)
 
     def say(self, text: str, kind: str = "info") -> None:
-        if kind not in STYLES:
-            raise ValueError(f"kind: one of {', '.join(STYLES)}, got {kind!r}")
-        self.text, self.kind = text, kind
+        self.text = text
         self.widget.value = f"<span style='{STYLES[kind]}'>{html.escape(text)}</span>" if text else ""
 
-    def attempt(self, action: Callable[[], Any], *, done: str | None = None) -> Any:
-        """Run ``action``; a ValueError it raises is said here (kind ``refused``) and swallowed,
-        else ``done`` is said (None: the line stays as the action left it). The action's value,
-        or None when it was refused."""
+    def attempt(self, action: Callable[[], Any]) -> Any:
+        """``action()``; a ValueError it raises is said here and swallowed (the value is then None)."""
         try:
-            value = action()
+            return action()
         except ValueError as refusal:
             self.say(str(refusal), "refused")
             return None
-        if done is not None:
-            self.say(done, "done")
-        return value
-
-
-def set_disabled(controls: list[widgets.DOMWidget], disabled: bool) -> None:
-    for control in controls:
-        control.disabled = disabled
-
-
-def click(
-    act: Callable[[Callable[[], Any]], Any],
-    note: Note,
-    controls: list[widgets.DOMWidget],
-    action: Callable[[], Any],
-    origin: widgets.DOMWidget | None = None,
-) -> None:
-    """What a panel's control does: every control off while ``action`` runs through the panel's
-    ``act`` (the backend's status and retries), a refusal said on the ``note`` line. ``origin``,
-    the control that was used, gets the keyboard focus back (disabling it took the focus away)."""
-    set_disabled(controls, True)
-    try:
-        act(lambda: note.attempt(action))
-    finally:
-        set_disabled(controls, False)
-        refocus(origin)
 
 
 def refocus(*candidates: widgets.DOMWidget | None) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import ipywidgets as widgets
@@ -12,6 +12,7 @@ from IPython.display import Javascript
 
 from ..errors import is_transient
 from ..health import Health, probe
+from .note import Note, refocus
 
 # Shown with every panel (one <style> per panel; the rules are the same, so repeats are harmless):
 # links in the prose underlined, not told apart by colour alone; readouts in the code font, in
@@ -74,20 +75,29 @@ class View:
     2, then 5), the clicks wait in order, and one retry chain runs them when the server is back (see
     :class:`emq_lab.health.Health`). A twin called directly raises
     :class:`emq_lab.BackendUnavailable` naming the URL.
+
+    Tests and an instructor's notebook reach a panel by what the page shows: ``click(label)``,
+    ``control(label)``, ``html(css_class)``, ``note``, ``status``, ``readout``.
     """
 
     box: widgets.Box
+    _note: Note
 
     @property
     def readout(self) -> str:
         raise NotImplementedError
 
     @property
+    def note(self) -> str:
+        """The note line: what the last action did, or why nothing ran."""
+        return self._note.text
+
+    @property
     def health(self) -> Health[Any]:
         if not hasattr(self, "_health"):
-            self._health: Health[Any] = Health(on_change=self._show_status, probe=self._probe)
             self._status = widgets.HTML("")
             self._status.add_class("emq-status")
+            self._health: Health[Any] = Health(on_change=self._show_status, probe=self._probe)
         return self._health
 
     def _probe(self) -> None:
@@ -119,6 +129,72 @@ class View:
         """The status line as text: ``""`` while the backend answers."""
         return " — ".join(part for part in (self.health.status, self.health.note) if part)
 
+    # -- the parts, found by what the page shows ------------------------------------------------
+
+    def _parts(self) -> Iterator[widgets.DOMWidget]:
+        """Every widget of the panel in page order: the status line, then the box's, depth first."""
+        self.health  # noqa: B018 - creates the status line on first use
+        stack: list[widgets.DOMWidget] = [self.box, self._status]
+        while stack:
+            part = stack.pop()
+            yield part
+            stack.extend(reversed(getattr(part, "children", ())))
+
+    def _controls(self) -> list[widgets.DOMWidget]:
+        return [part for part in self._parts() if part.has_trait("disabled")]
+
+    def control(self, label: str) -> widgets.DOMWidget:
+        """The part whose label is ``label`` (a button, a toggle, a slider, a menu, a progress bar)."""
+        labelled = [part for part in self._parts() if getattr(part, "description", "")]
+        for part in labelled:
+            if part.description == label:
+                return part
+        raise ValueError(
+            f"label: nothing labelled {label!r}; the panel shows {', '.join(repr(p.description) for p in labelled)}"
+        )
+
+    def click(self, label: str) -> None:
+        """A learner's click on what the page labels ``label``: a button pressed, a toggle
+        flipped, or an option of a selector or menu chosen. A control that is off is refused."""
+        shown = []
+        for part in self._controls():
+            for option, value in _choices(part):
+                shown.append(repr(option))
+                if option != label:
+                    continue
+                if part.disabled:
+                    raise ValueError(f"label: {label!r} is off now; the page does not let it be clicked")
+                if isinstance(part, widgets.Button):
+                    part.click()
+                else:
+                    part.value = value
+                return
+        raise ValueError(f"label: nothing to click called {label!r}; the panel shows {', '.join(shown)}")
+
+    def html(self, css_class: str = "emq-readout") -> str:
+        """What the parts carrying ``css_class`` show (the class a browser test finds them by), one a line."""
+        return "\n".join(str(part.value) for part in self._parts() if css_class in part._dom_classes)
+
+    def _click(self, action: Callable[[], Any], origin: widgets.DOMWidget | None = None) -> None:
+        """What a control does: every control off while ``action`` runs through ``act`` (the
+        backend's status and retries), a refusal said on the note line; then the controls on again
+        (``_enable``) and the keyboard focus back on ``origin``, or the next control that is on
+        (disabling the control took the focus away; without this a keyboard user starts again from
+        the top of the page)."""
+        controls = self._controls()
+        for control in controls:
+            control.disabled = True
+        try:
+            self.act(lambda: self._note.attempt(action))
+        finally:
+            self._enable(controls)
+            if origin is not None:
+                refocus(origin, *self._controls())
+
+    def _enable(self, controls: list[widgets.DOMWidget]) -> None:
+        for control in controls:
+            control.disabled = False
+
     def _show_status(self) -> None:
         self.health  # noqa: B018 - creates the status widget on first use
         text = self.status
@@ -139,3 +215,15 @@ class View:
                 raise
             bundle["text/plain"] = self.status or f"⚠ {exc}"
         return bundle
+
+
+def _choices(control: widgets.DOMWidget) -> list[tuple[str, Any]]:
+    """(label, value) of each thing a click on ``control`` can pick: the option of a selector or
+    menu, the flipped state of a toggle, the press of a button (sliders and boxes: nothing)."""
+    if isinstance(control, widgets.ToggleButtons | widgets.Dropdown):
+        return [option if isinstance(option, tuple) else (str(option), option) for option in control.options]
+    if isinstance(control, widgets.ToggleButton):
+        return [(control.description, not control.value)]
+    if isinstance(control, widgets.Button):
+        return [(control.description, None)]
+    return []
