@@ -12,6 +12,7 @@ from helpers import START
 
 import emq_lab
 from emq_lab import exercises
+from emq_lab.exercises import questions
 
 
 def test_a_boot_2_answer_in_any_printed_form_is_right(lab: emq_lab.Lab) -> None:
@@ -434,12 +435,13 @@ def test_the_fields_name_each_questions_kind_of_answer_with_an_example_that_is_n
 
 
 def test_a_fault_while_checking_is_a_line_and_the_other_answers_are_still_checked() -> None:
-    from emq_lab.exercises.predict import CANCEL, Predictions, Question
+    from emq_lab.exercises.predict import Predictions
+    from emq_lab.exercises.questions import CANCEL, Question
 
     def crashed(lab: emq_lab.Lab) -> int:  # as the sandbox answers a script it stopped at its limit
         raise redis.exceptions.ResponseError("Error running script: @user_script:?: user_script:51: emq-lab stop")
 
-    faulty = Question("faulty", "at 09:00, a question whose run fails", crashed, CANCEL[0].read, CANCEL[0].why)
+    faulty = Question("faulty", "at 09:00, a question whose run fails", crashed, CANCEL[0].kind, CANCEL[0].why)
     dive = Predictions("cancel", (faulty, CANCEL[0]))
     check = dive.predict(faulty=0, occurrences_in_a_day_after_cancel=0)
     first, second = str(check).splitlines()[:2]
@@ -538,7 +540,7 @@ def test_a_misspelled_keyword_is_a_line_and_the_others_are_checked(lab: emq_lab.
 
 
 def test_the_questions_state_the_terms_their_answers_need() -> None:
-    asks = {q.key: q.ask for q in (*exercises.predict.UPSERT, *exercises.predict.CADENCE, *exercises.predict.CANCEL)}
+    asks = {q.key: q.ask for q in (*questions.UPSERT, *questions.CADENCE, *questions.CANCEL)}
     for key in ("registry_after_boot_2", "upsert_registry_after_boot_2"):
         assert "every 15 min" in asks[key] and "first run one period after its boot" in asks[key], asks[key]
     assert "old period 15 min" in asks["registry_without_compare"]
