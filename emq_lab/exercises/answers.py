@@ -69,7 +69,7 @@ def outcome(
             return value.value
         if isinstance(value, int) and not isinstance(value, bool):
             if value not in replies:
-                raise ValueError(f"{value} is not a reply of this script, which answers {_choices(replies)}")
+                raise ValueError(f"{value} is not a reply of this script, which answers {choices(replies)}")
             return replies[value]
         if not isinstance(value, str):
             raise ValueError(f"{type(value).__name__} is not an outcome")
@@ -101,10 +101,6 @@ def outcome(
         return named[0]
 
     return read
-
-
-def _choices(replies: dict[int, str]) -> str:
-    return ", ".join(f"{code} ({name})" for code, name in sorted(replies.items()))
 
 
 def choices(replies: dict[int, str]) -> str:

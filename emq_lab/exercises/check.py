@@ -8,7 +8,7 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,6 +23,7 @@ from .. import sandbox
 from ..clock import SimClock
 from ..lab import Lab
 from ..schedule import MINUTE_MS
+from .learner import with_scripts
 
 T = TypeVar("T")
 
@@ -40,7 +41,6 @@ class Check:
     passed: bool
     text: str
     scenario: str | None = None  # the failing scenario's name (None when passed)
-    detail: Any = None  # exercise-specific data a figure draws (next_run: the Timelines)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", printable(self.text, keep="\n"))
@@ -65,6 +65,34 @@ def unsteady(exercise: str, scenario: str) -> Check:
         "a script's answer must follow from its keys and arguments alone"
     )
     return Check(exercise, False, text, scenario=scenario)
+
+
+def lua_check(exercise: str, lua_source: object, lab: Lab | None, compare: Callable[[Lab, Lab], Check]) -> Check:
+    """The frame of a check of a learner's ``<exercise>.lua``: an answer that is not Lua text is
+    refused; else ``compare(learner, reference)`` runs in the sandbox (:func:`session`), the
+    learner's lab running the script; whatever the script does, the answer is a Check."""
+    refused = lua_text(exercise, f"{exercise}.lua", lua_source)
+    if refused is not None:
+        return refused
+    assert isinstance(lua_source, str)
+    with session(lab, exercise, lua=True) as (sandboxed, reference):
+        try:
+            return compare(with_scripts(sandboxed, **{exercise: lua_source}), reference)
+        except Exception as error:  # noqa: BLE001 - no answer may break the checker
+            return unexpected(exercise, error)
+
+
+def failed(
+    exercise: str, scenario: str, head: str, steps: list[str], step: str | None = None, what: str = "", **states: str
+) -> Check:
+    """A failed Check laid out as every checker lays it out: ``head``, the steps that went as they
+    should, the ``step`` that failed and ``what`` went wrong, then the keyspace ``before``, ``after``
+    and ``expected`` of it (those given)."""
+    lines = [head, *(f"  {taken}" for taken in steps)]
+    if step is not None:
+        lines += [f"  {step}", f"    what went wrong: {what}"]
+        lines += [f"    {label + ':':<10}{state}" for label, state in states.items()]
+    return Check(exercise, False, "\n".join(lines), scenario=scenario)
 
 
 def unexpected(exercise: str, error: BaseException) -> Check:
@@ -294,12 +322,7 @@ def key_differences(mine: tuple[Key, ...], reference: tuple[Key, ...]) -> list[s
             else:
                 said.append(f"removed the TTL of {what}")
         elif a.value != b.value:
-            if what == "the wait list":
-                said.append(
-                    f"changed the wait list: it holds {short_value(a.value)}; it should hold {short_value(b.value)}"
-                )
-            else:
-                said.append(f"changed {what}: it holds {short_value(a.value)}; it should hold {short_value(b.value)}")
+            said.append(f"changed {what}: it holds {short_value(a.value)}; it should hold {short_value(b.value)}")
     return said
 
 
@@ -308,12 +331,49 @@ def short_value(text: str, width: int = 60) -> str:
     return text if len(text) <= width else f"{text[: width - 3]}..."
 
 
-def clear(lab: Lab, queue: str) -> None:
+def clear(lab: Lab) -> None:
     """Empty a checker's private server (the sandbox, or the reference's own) before a scenario:
     every key, whatever its type or name (a wrong script can write anywhere on it)."""
     found = lab.client.keys("*")
     if found:
         lab.client.delete(*found)
+
+
+def search(
+    fixed: Iterable[tuple[str, T]],
+    strategy: st.SearchStrategy[T],
+    failure: Callable[[str, T], Check | None],
+    *,
+    random: str,
+    examples: int = EXAMPLES,
+    last: Iterable[tuple[str, T]] = (),
+) -> tuple[Check | None, int]:
+    """A checker's search: each scenario of ``fixed`` in turn, then ``random`` ones drawn from
+    ``strategy`` (the smallest that fails, see :func:`smallest`), then each of ``last``;
+    ``failure(scenario, value)`` runs one and answers its failed Check, or None. The first failed
+    Check (None: every one passed) and how many random scenarios ran. A random one that failed in
+    the search and passes when run again raises :class:`Unsteady`."""
+    for name, value in fixed:
+        if (found := failure(name, value)) is not None:
+            return found, 0
+    tried = 0
+
+    def fails(value: T) -> bool:
+        nonlocal tried
+        tried += 1
+        return failure(f"{random} (the first that ran into the limit)", value) is not None
+
+    shrunk = smallest(strategy, fails, examples=examples)
+    if shrunk is not None:
+        name = f"{random} (shrunk to the smallest)"
+        found = failure(name, shrunk)
+        if found is None:
+            raise Unsteady(name)
+        return found, tried
+    for name, value in last:
+        if (found := failure(name, value)) is not None:
+            return found, tried
+    return None, tried
 
 
 def smallest(strategy: st.SearchStrategy[T], fails: Callable[[T], bool], *, examples: int = EXAMPLES) -> T | None:

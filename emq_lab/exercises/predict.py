@@ -64,17 +64,14 @@ class Predictions:
         given: dict[str, tuple[Any, str]] = {}
         unread: dict[str, str] = {}
         for key, value in answer.items():
-            question = self._questions[key]
+            question, kind = self._questions[key], self._questions[key].kind
             try:
                 if isinstance(value, str) and any(c.isdigit() and not c.isascii() for c in value):
                     raise ValueError("write its digits as 0-9")
-                given[key] = answers.plain(
-                    question.kind.read(answers.on_the_clock(value, question.minutes_from or question.clock))
-                )
+                said = answers.on_the_clock(value, question.minutes_from or question.clock)
+                given[key] = answers.plain(kind.read(said))
             except ValueError as exc:
-                unread[key] = (
-                    f"{key}: could not read {_quoted(value)} as {question.kind.unit} ({exc}); try {question.kind.example}"
-                )
+                unread[key] = f"{key}: could not read {_quoted(value)} as {kind.unit} ({exc}); try {kind.example}"
         lines, right = [_misnamed(key, self._questions) for key in misnamed], not unread and not misnamed
         with session(lab, "predict") as (base, _):
             for key in answer:
