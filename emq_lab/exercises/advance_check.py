@@ -8,6 +8,7 @@ another first run, or at the very score the tick read with another period)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from itertools import permutations
@@ -50,6 +51,14 @@ LABELS = {
     SAME_SCORE: "registered anew at the same score",
     SPLIT_DEL: "cancel's DEL",
     SPLIT_ZREM: "cancel's ZREM",
+    VANISHED: "record deleted out of band",
+    OTHER: f"{OTHER_NAME} registered too",
+    LATE: f"the pump {LATE_MS // MINUTE_MS} min late",
+}
+BEFORE_THE_TICK: dict[str, Callable[[Race], object]] = {
+    VANISHED: lambda race: drop_record(race.lab, race.queue, race.name),
+    OTHER: lambda race: race.repeat.register(OTHER_NAME, race.every_ms, '{"job": "digest"}', 2 * LATE_MS),
+    LATE: lambda race: race.lab.clock.advance(LATE_MS),  # type: ignore[attr-defined]
 }
 
 
@@ -131,17 +140,9 @@ def replay(race: Race, order: tuple[str, ...]) -> tuple[Snapshot, list[Step], st
     start = race.reset()
     taken: list[Step] = []
     for step in order:
-        if step == VANISHED:
-            drop_record(race.lab, race.queue, race.name)
-            start = _snapshot(race)
-            continue
-        if step == OTHER:
-            race.repeat.register(OTHER_NAME, race.every_ms, '{"job": "digest"}', 2 * LATE_MS)
-            start = _snapshot(race)
-            continue
-        if step == LATE:
-            race.lab.clock.advance(LATE_MS)  # type: ignore[attr-defined]
-            start = _snapshot(race)
+        if step in BEFORE_THE_TICK:
+            BEFORE_THE_TICK[step](race)
+            start = snapshot(race.lab, race.queue)
             continue
         try:
             took, error = attempt(partial(race.step, step), "advance returns 1 (advanced), 0 (absent) or 2 (moved)")
@@ -155,18 +156,8 @@ def replay(race: Race, order: tuple[str, ...]) -> tuple[Snapshot, list[Step], st
     return start, taken, None
 
 
-def _snapshot(race: Race) -> Snapshot:
-    return snapshot(race.lab, race.queue)
-
-
 def _name(order: tuple[str, ...]) -> str:
-    words = {
-        VANISHED: "record deleted out of band",
-        OTHER: f"{OTHER_NAME} registered too",
-        LATE: f"the pump {LATE_MS // MINUTE_MS} min late",
-        **LABELS,
-    }
-    return " -> ".join(words[s] for s in order)
+    return " -> ".join(LABELS[s] for s in order)
 
 
 def check(lua_source: str, lab: Lab | None = None) -> Check:

@@ -340,6 +340,7 @@ def clear(lab: Lab) -> None:
 
 
 def search(
+    exercise: str,
     fixed: Iterable[tuple[str, T]],
     strategy: st.SearchStrategy[T],
     failure: Callable[[str, T], Check | None],
@@ -352,7 +353,7 @@ def search(
     ``strategy`` (the smallest that fails, see :func:`smallest`), then each of ``last``;
     ``failure(scenario, value)`` runs one and answers its failed Check, or None. The first failed
     Check (None: every one passed) and how many random scenarios ran. A random one that failed in
-    the search and passes when run again raises :class:`Unsteady`."""
+    the search and passes when run again is the failed Check of an unsteady script."""
     for name, value in fixed:
         if (found := failure(name, value)) is not None:
             return found, 0
@@ -363,20 +364,20 @@ def search(
         tried += 1
         return failure(f"{random} (the first that ran into the limit)", value) is not None
 
-    shrunk = smallest(strategy, fails, examples=examples)
+    try:
+        shrunk = _smallest(strategy, fails, examples=examples)
+    except Unsteady:
+        return unsteady(exercise, f"{random} (the first that ran into the limit)"), tried
     if shrunk is not None:
         name = f"{random} (shrunk to the smallest)"
-        found = failure(name, shrunk)
-        if found is None:
-            raise Unsteady(name)
-        return found, tried
+        return failure(name, shrunk) or unsteady(exercise, name), tried
     for name, value in last:
         if (found := failure(name, value)) is not None:
             return found, tried
     return None, tried
 
 
-def smallest(strategy: st.SearchStrategy[T], fails: Callable[[T], bool], *, examples: int = EXAMPLES) -> T | None:
+def _smallest(strategy: st.SearchStrategy[T], fails: Callable[[T], bool], *, examples: int = EXAMPLES) -> T | None:
     """The smallest value of ``strategy`` for which ``fails`` is true, shrunk by hypothesis
     (fixed seed, no example database), or None when ``examples`` draws found none. A script
     stopped at a limit ends the search at once and raises :class:`~emq_lab.sandbox.Stopped`

@@ -317,10 +317,8 @@ class _Parser:
             return token.value
         if token.kind == "T_NULL":
             return self.codec.null
-        if token.kind == "T_OBJ_BEGIN":
-            return self.object()
-        if token.kind == "T_ARR_BEGIN":
-            return self.array()
+        if token.kind in ("T_OBJ_BEGIN", "T_ARR_BEGIN"):
+            return self.container("T_OBJ_END" if token.kind == "T_OBJ_BEGIN" else "T_ARR_END")
         self.fail("value", token)
         return None
 
@@ -329,40 +327,28 @@ class _Parser:
         if self.depth > DECODE_MAX_DEPTH:
             raise ValueError(f"Found too many nested data structures ({self.depth}) at character {self.at}")
 
-    def object(self) -> Any:
+    def container(self, end: str) -> Any:
+        """An object (``end`` is T_OBJ_END) or an array (T_ARR_END), after its opening token."""
         self.descend()
-        items: dict[Any, Any] = {}
+        named = end == "T_OBJ_END"
+        items: Any = {} if named else []
         token = self.next()
-        if token.kind != "T_OBJ_END":
+        if token.kind != end:
             while True:
-                if token.kind != "T_STRING":
-                    self.fail("object key string", token)
-                key = token.value
+                if named:
+                    if token.kind != "T_STRING":
+                        self.fail("object key string", token)
+                    key, token = token.value, self.next()
+                    if token.kind != "T_COLON":
+                        self.fail("colon", token)
+                    items[key] = self.value(self.next())
+                else:
+                    items.append(self.value(token))
                 token = self.next()
-                if token.kind != "T_COLON":
-                    self.fail("colon", token)
-                items[key] = self.value(self.next())
-                token = self.next()
-                if token.kind == "T_OBJ_END":
+                if token.kind == end:
                     break
                 if token.kind != "T_COMMA":
-                    self.fail("comma or object end", token)
-                token = self.next()
-        self.depth -= 1
-        return self.codec._runtime.table_from(items)
-
-    def array(self) -> Any:
-        self.descend()
-        items: list[Any] = []
-        token = self.next()
-        if token.kind != "T_ARR_END":
-            while True:
-                items.append(self.value(token))
-                token = self.next()
-                if token.kind == "T_ARR_END":
-                    break
-                if token.kind != "T_COMMA":
-                    self.fail("comma or array end", token)
+                    self.fail(f"comma or {'object' if named else 'array'} end", token)
                 token = self.next()
         self.depth -= 1
         return self.codec._runtime.table_from(items)
