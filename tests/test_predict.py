@@ -39,7 +39,7 @@ def test_times_without_a_leading_zero_or_on_one_line_are_right(lab: emq_lab.Lab)
 
 
 def test_the_cancel_questions_run_on_the_dives_clock(lab: emq_lab.Lab) -> None:
-    assert "09:15" in exercises.cancel.questions()
+    assert all("09:15" in field.ask for field in exercises.cancel.fields()[1:])
     for said in ("report @ 09:45", "registry: report @ 9:45", ("report", "09:45"), "report@09:45"):
         check = exercises.cancel.predict(lab=lab, registry_after_reregister=said)
         assert check.passed, (said, str(check))
@@ -73,8 +73,8 @@ def test_a_check_names_the_questions_it_was_not_given(lab: emq_lab.Lab) -> None:
 
 def test_every_question_states_a_time_of_day() -> None:
     for dive in (exercises.upsert, exercises.cadence, exercises.cancel):
-        for line in dive.questions().splitlines():
-            assert re.search(r"\b\d{2}:\d{2}\b", line), line
+        for field in dive.fields():
+            assert re.search(r"\b\d{2}:\d{2}\b", field.ask), field
 
 
 def test_answers_that_are_not_an_answer_are_a_line_of_the_verdict() -> None:
@@ -424,7 +424,6 @@ def test_the_questions_say_their_bounds_and_where_the_first_run_is() -> None:
 def test_the_fields_name_each_questions_kind_of_answer_with_an_example_that_is_not_its_answer() -> None:
     for dive in (exercises.predict.upsert, exercises.predict.cadence, exercises.predict.cancel):
         fields = dive.fields()
-        assert [f.key for f in fields] == [line.split(":", 1)[0] for line in dive.questions().splitlines()]
         for field in fields:
             assert field.unit and field.example, field
             example = field.example.split(", or ")[0].split(" or ")[0].split('", ')[0].strip('"')

@@ -29,15 +29,12 @@ class Field:
 
 
 class Predictions:
-    """The questions of one dive: ``predict(key=answer, ...)`` checks answers, ``questions()`` lists
-    them as text, ``fields()`` as a form shows them."""
+    """The questions of one dive: ``predict(key=answer, ...)`` checks answers, ``fields()`` lists
+    them as a form shows them."""
 
     def __init__(self, dive: str, questions: tuple[Question, ...]) -> None:
         self.dive = dive
         self._questions = {q.key: q for q in questions}
-
-    def questions(self) -> str:
-        return "\n".join(f"{q.key}: {q.ask}" for q in self._questions.values())
 
     def fields(self) -> tuple[Field, ...]:
         """Each question as a form shows it: keyword, question, kind of answer, an example of its form."""
