@@ -31,6 +31,11 @@ T = TypeVar("T")
 START = "2026-01-05T09:00:00Z"
 #: Random scenarios hypothesis draws per checker (fixed seed): small, so a check answers in seconds.
 EXAMPLES = 30
+#: How hypothesis searches: a fixed seed, no example database, no deadline, nothing printed.
+SEARCH = settings(
+    derandomize=True, database=None, deadline=None, verbosity=Verbosity.quiet,
+    suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -50,10 +55,6 @@ class Check:
 
     def __repr__(self) -> str:
         return f"<Check {self.exercise}: {'passed' if self.passed else 'failed'}>"
-
-
-class Unsteady(Exception):
-    """The learner's script answered the same scenario differently from one run to the next."""
 
 
 def unsteady(exercise: str, scenario: str) -> Check:
@@ -350,24 +351,37 @@ def search(
     last: Iterable[tuple[str, T]] = (),
 ) -> tuple[Check | None, int]:
     """A checker's search: each scenario of ``fixed`` in turn, then ``random`` ones drawn from
-    ``strategy`` (the smallest that fails, see :func:`smallest`), then each of ``last``;
-    ``failure(scenario, value)`` runs one and answers its failed Check, or None. The first failed
-    Check (None: every one passed) and how many random scenarios ran. A random one that failed in
-    the search and passes when run again is the failed Check of an unsteady script."""
+    ``strategy`` (hypothesis, with a fixed seed and no example database: the first that fails,
+    shrunk to the smallest), then each of ``last``; ``failure(scenario, value)`` runs one and
+    answers its failed Check, or None. The first failed Check (None: every one passed) and how
+    many random scenarios ran. A script whose answers change from run to run is a failed Check; a
+    script stopped at a limit ends the search at once and raises :class:`~emq_lab.sandbox.Stopped`."""
     for name, value in fixed:
         if (found := failure(name, value)) is not None:
             return found, 0
-    tried = 0
+    drawn, tried = f"{random} (the first that ran into the limit)", 0
+    stopped: list[sandbox.Stopped] = []
 
     def fails(value: T) -> bool:
         nonlocal tried
+        if stopped:  # the rest of the search would only meet the limit again: end it
+            return True
         tried += 1
-        return failure(f"{random} (the first that ran into the limit)", value) is not None
+        try:
+            return failure(drawn, value) is not None
+        except sandbox.Stopped as stop:
+            stopped.append(stop)
+            return True
 
-    try:
-        shrunk = _smallest(strategy, fails, examples=examples)
-    except Unsteady:
-        return unsteady(exercise, f"{random} (the first that ran into the limit)"), tried
+    with _hypothesis_home():
+        try:
+            shrunk = find(strategy, fails, settings=settings(SEARCH, max_examples=examples))
+        except NoSuchExample:
+            shrunk = None
+        except Flaky:
+            return unsteady(exercise, drawn), tried
+    if stopped:
+        raise stopped[0]
     if shrunk is not None:
         name = f"{random} (shrunk to the smallest)"
         return failure(name, shrunk) or unsteady(exercise, name), tried
@@ -375,43 +389,6 @@ def search(
         if (found := failure(name, value)) is not None:
             return found, tried
     return None, tried
-
-
-def _smallest(strategy: st.SearchStrategy[T], fails: Callable[[T], bool], *, examples: int = EXAMPLES) -> T | None:
-    """The smallest value of ``strategy`` for which ``fails`` is true, shrunk by hypothesis
-    (fixed seed, no example database), or None when ``examples`` draws found none. A script
-    stopped at a limit ends the search at once and raises :class:`~emq_lab.sandbox.Stopped`
-    here; a ``fails`` that changes its mind on the same value raises :class:`Unsteady`."""
-    stopped: list[sandbox.Stopped] = []
-
-    def condition(value: T) -> bool:
-        if stopped:  # the rest of the search would only meet the limit again: end it
-            return True
-        try:
-            return fails(value)
-        except sandbox.Stopped as stop:
-            stopped.append(stop)
-            return True
-
-    search = settings(
-        max_examples=examples,
-        derandomize=True,
-        database=None,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-        verbosity=Verbosity.quiet,
-        phases=(Phase.generate, Phase.shrink),
-    )
-    with _hypothesis_home():
-        try:
-            found = find(strategy, condition, settings=search)
-        except NoSuchExample:
-            found = None
-        except Flaky as flaky:
-            raise Unsteady(str(flaky)) from None
-    if stopped:
-        raise stopped[0]
-    return found
 
 
 _home: list[str] = []
