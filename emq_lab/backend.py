@@ -1,26 +1,28 @@
 """Connections: the embedded fakeredis server, or a real Valkey/Redis by URL.
 
-Every client opened here has explicit timeouts and a retry policy (redis-py 5 has no
-socket timeout by default: a stalled server would hang a kernel), answers one PING at
-connect, and raises faults in the words of :mod:`emq_lab.errors`."""
+Every client opened here has explicit timeouts (redis-py has no socket timeout by default: a
+stalled server would hang a kernel), never sends a command twice, and raises every fault through
+:func:`fault`, in the words of :mod:`emq_lab.errors`. A standalone server must answer a PING at
+connect (and INFO, to refuse a cluster node); a cluster client reads the slot map instead."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import socket
+import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
-from urllib.parse import SplitResult, parse_qsl, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import redis
-from redis.backoff import ExponentialBackoff
+from redis.backoff import NoBackoff
 from redis.client import Pipeline
-from redis.cluster import ClusterNode, ClusterPipeline
+from redis.cluster import ClusterPipeline
 from redis.retry import Retry
 
-from . import errors
+from . import errors, urls
+from .urls import redact
 
 if TYPE_CHECKING:
     import fakeredis
@@ -30,7 +32,10 @@ EMBEDDED = "embedded"
 LOCAL_SCHEMES = ("valkey+local", "redis+local")  # a private valkey-server for this process
 TIMEOUT_S = 5.0  # socket timeout: how long a command may wait for its reply
 CONNECT_TIMEOUT_S = 2.0  # at most this long to open a connection (and for connect()'s PING)
-RETRIES = 0  # a call is never sent twice: one whose reply was lost may have run (scripts write)
+# A call is never sent twice: one whose reply was lost may have run (an enqueue sent twice is two
+# jobs), so the caller hears of the fault. A connection the server dropped while idle (a restarted
+# server) is replaced when the pool hands it out, with no retry needed.
+RETRIES = 0
 
 _server: fakeredis.FakeServer | None = None
 _server_lock = threading.Lock()
@@ -45,12 +50,6 @@ def embedded_server() -> fakeredis.FakeServer:
         if _server is None:
             _server = fakeredis.FakeServer()
         return _server
-
-
-def in_process(client: redis.Redis | redis.RedisCluster) -> bool:
-    """True when ``client`` is a fakeredis one: the embedded server, in this process (the
-    classroom's demo plays its learners there, never on a real server)."""
-    return any(each.__module__.partition(".")[0] == "fakeredis" for each in type(client).__mro__)
 
 
 # Every client here decodes replies to str, where redis-py's types say bytes | str: these narrow
@@ -90,77 +89,93 @@ def resolve_url(url: object) -> str:
     return chosen.strip() or EMBEDDED
 
 
-def retry_policy() -> Retry:
-    """No retry: a call whose reply was lost is not sent again, since it may have run (an enqueue
-    sent twice is two jobs); the caller hears of the fault. A connection the server dropped while
-    idle (a restarted server) is replaced when the pool hands it out, with no retry needed."""
-    return Retry(ExponentialBackoff(cap=0.5, base=0.05), RETRIES, supported_errors=(redis.ConnectionError,))
+# redis-py pins a pipeline's error reply on its command: "Command # 2 (EVALSHA ...) of pipeline caused error: ..."
+_PINNED = re.compile(r"Command # (\d+) \(.*?\) of pipeline caused error: ", re.DOTALL)
 
 
-T = TypeVar("T")
+def fault(
+    exc: BaseException, client: object, commands: Sequence[Sequence[object]] = (), *, timeout_s: float | None = None
+) -> BaseException:
+    """What a learner sees for ``exc``, raised while ``client`` ran ``commands`` (one command's
+    arguments, or a pipeline's in order): the exception :func:`emq_lab.errors.translate` gives,
+    caused by ``exc`` (``timeout_s``: what the call waited, when not the client's). The one place a
+    server's error is put in words: a single call, a batch and a cluster's batch all raise
+    through it, so one fault reads the same on each."""
+    command = commands[0] if len(commands) == 1 else ()
+    said = str(exc.args[0]) if exc.args else ""
+    pinned = _PINNED.match(said)
+    if pinned and 0 < int(pinned[1]) <= len(commands):  # back to the command and the server's own words
+        command = commands[int(pinned[1]) - 1]
+        exc.args = (said[pinned.end() :], *exc.args[1:])
+    waited = timeout_s or getattr(client, "emq_timeout_s", None)
+    better = errors.translate(exc, getattr(client, "emq_url", ""), command, timeout_s=waited)
+    if better is not exc:
+        better.__cause__ = exc
+    return better
+
+
 P = TypeVar("P", Pipeline, ClusterPipeline)
 
 
-def _guarded(call: Callable[[], T], url: str, command: tuple[object, ...], timeout_s: float | None) -> T:
-    try:
-        return call()
-    except Exception as exc:
-        raise errors.translated(exc, url, command, timeout_s=timeout_s)  # noqa: B904 - caused by exc when translated
+def guarded(pipe: P, client: object) -> P:
+    """``pipe`` whose ``execute()`` raises through :func:`fault`, knowing each command it queued."""
+    queue, execute = pipe.execute_command, pipe.execute
+    commands: list[tuple[object, ...]] = []
 
+    def queued(*args: Any, **options: Any) -> Any:
+        commands.append(args)
+        return queue(*args, **options)
 
-def _guard_pipeline(pipe: P, url: str, timeout_s: float | None) -> P:
-    """Make ``pipe.execute()`` raise faults in the words of :mod:`emq_lab.errors`."""
-    execute = pipe.execute
+    def guarded_execute(raise_on_error: bool = True) -> list[Any]:
+        sent = commands.copy()
+        commands.clear()
+        try:
+            return execute(raise_on_error)
+        except Exception as exc:
+            raise fault(exc, client, sent)  # noqa: B904 - fault sets the cause
 
-    def guarded_execute(*args: Any, **kwargs: Any) -> list[Any]:
-        return _guarded(lambda: execute(*args, **kwargs), url, (), timeout_s)
-
-    pipe.execute = guarded_execute  # type: ignore[method-assign]
+    pipe.execute_command, pipe.execute = queued, guarded_execute  # type: ignore[method-assign]
     return pipe
 
 
-class Client(redis.Redis):
-    """redis-py's client whose commands and pipelines raise :mod:`emq_lab.errors` faults."""
+class Guarded:
+    """Mixed into redis-py's clients: every command and pipeline raises through :func:`fault`."""
 
-    emq_url = ""
+    emq_url = ""  # what a message names the backend by (its password never shown)
     emq_timeout_s: float | None = None
 
     def execute_command(self, *args: Any, **options: Any) -> Any:
-        return _guarded(
-            lambda: super(Client, self).execute_command(*args, **options), self.emq_url, args, self.emq_timeout_s
-        )
-
-    def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Pipeline:
-        return _guard_pipeline(super().pipeline(transaction, shard_hint), self.emq_url, self.emq_timeout_s)
-
-
-class ClusterClient(redis.RedisCluster):
-    """redis-py's cluster client whose commands and pipelines raise :mod:`emq_lab.errors` faults."""
-
-    emq_url = ""
-    emq_timeout_s: float | None = None
-    emq_startup: dict[str, ClusterNode] = {}  # noqa: RUF012 - replaced per client in open_client
-
-    def execute_command(self, *args: Any, **kwargs: Any) -> Any:
-        return _guarded(lambda: self._execute(*args, **kwargs), self.emq_url, args, self.emq_timeout_s)
-
-    def _execute(self, *args: Any, **kwargs: Any) -> Any:
         try:
-            return super().execute_command(*args, **kwargs)
-        except redis.exceptions.RedisClusterException as exc:
-            # redis-py 5, after every node was down: a command for all primaries finds none until
-            # the slot map is read again, which only a keyed command would do. Read it now.
-            # It may have dropped its startup nodes as well: give back the ones it began with.
-            if str(exc).startswith("No targets were found"):
-                known = self.nodes_manager.startup_nodes
-                for name, node in self.emq_startup.items():
-                    known.setdefault(name, node)
-                with contextlib.suppress(Exception):  # still down: the error below says so
-                    self.nodes_manager.initialize()
-            raise
+            return super().execute_command(*args, **options)  # type: ignore[misc]
+        except Exception as exc:
+            self.emq_recover(exc)
+            raise fault(exc, self, [args])  # noqa: B904 - fault sets the cause
 
-    def pipeline(self, transaction: bool | None = None, shard_hint: str | None = None) -> ClusterPipeline:
-        return _guard_pipeline(super().pipeline(transaction, shard_hint), self.emq_url, self.emq_timeout_s)
+    def emq_recover(self, exc: Exception) -> None:
+        """After a failed command, before it is raised: nothing (a cluster client re-reads its map)."""
+
+    def pipeline(self, *args: Any, **options: Any) -> Any:
+        return guarded(super().pipeline(*args, **options), self)  # type: ignore[misc]
+
+
+class Client(Guarded, redis.Redis):
+    """redis-py's client, raising through :func:`fault`."""
+
+
+class ClusterClient(Guarded, redis.RedisCluster):
+    """redis-py's cluster client, raising through :func:`fault`."""
+
+    emq_startup: dict[str, Any] = {}  # noqa: RUF012 - replaced per client in open_client
+
+    def emq_recover(self, exc: Exception) -> None:
+        # redis-py 5, after every node was down: a command for all primaries finds none until the
+        # slot map is read again, which only a keyed command would do. Read it now, giving back
+        # the startup nodes it began with (it may have dropped them too).
+        if isinstance(exc, redis.exceptions.RedisClusterException) and str(exc).startswith("No targets were found"):
+            for name, node in self.emq_startup.items():
+                self.nodes_manager.startup_nodes.setdefault(name, node)
+            with contextlib.suppress(Exception):  # still down: the error raised says so
+                self.nodes_manager.initialize()
 
 
 _embedded_class: type[fakeredis.FakeRedis] | None = None
@@ -168,142 +183,27 @@ _embedded_class: type[fakeredis.FakeRedis] | None = None
 
 def embedded_client() -> redis.Redis:
     """A fakeredis client on the process-wide server that raises faults as the real clients do
-    (switch the server off, ``embedded_server().connected = False``, to rehearse an outage).
-    fakeredis is imported here only: a lab on a URL never imports it."""
+    (switch the server off, ``embedded_server().connected = False``, to rehearse an outage)."""
     global _embedded_class
-    import fakeredis
+    import fakeredis  # only here: a lab on a URL never imports it
 
     if _embedded_class is None:
 
-        class EmbeddedClient(fakeredis.FakeRedis):
-            emq_url = EMBEDDED  # what a message names the backend by (scripts' batches read it too)
-
-            def execute_command(self, *args: Any, **options: Any) -> Any:
-                call = super().execute_command
-                return _guarded(lambda: call(*args, **options), EMBEDDED, args, None)
-
-            def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Pipeline:
-                return _guard_pipeline(super().pipeline(transaction, shard_hint), EMBEDDED, None)
+        class EmbeddedClient(Guarded, fakeredis.FakeRedis):
+            emq_url = EMBEDDED
 
         _embedded_class = EmbeddedClient
     return _embedded_class(server=embedded_server(), decode_responses=True)
 
 
-MAX_DB = 2**31 - 1  # the largest database number a server reads (SELECT refuses more)
-MAX_HOST = 253  # characters of a DNS name (labels of at most 63)
-#: Query options that would undo the timeouts every client here has (redis-py's URL options win
-#: over its keyword arguments); ``connect(url, timeout_s=...)`` sets them instead.
-TIMEOUT_OPTIONS = ("socket_timeout", "socket_connect_timeout", "retry_on_timeout", "health_check_interval")
-#: The query options a URL may set (redis-py would pass any other name to the client as a
-#: keyword and fail with a TypeError).
-URL_OPTIONS = (
-    "db", "username", "password", "client_name",
-    "ssl_cert_reqs", "ssl_ca_certs", "ssl_ca_path", "ssl_certfile", "ssl_keyfile", "ssl_check_hostname",
-)  # fmt: skip
-
-
-def _parse(target: str) -> tuple[SplitResult, str, bool]:
-    """Check the URL's shape; returns its parts, the scheme redis-py knows, and cluster or not."""
-    shown = errors.redact(target)
-    try:
-        parts = urlsplit(target)
-        port = parts.port
-    except ValueError as exc:
-        # Never the parser's own words: they quote the text around the port, where a password
-        # holding "/", "#" or "?" ends up.
-        why = "its IPv6 address has no closing ]" if "IPv6" in str(exc) else "its port is not a number from 0 to 65535"
-        raise ValueError(
-            f"url: {shown} is not a valid URL ({why}); write redis://host:port/0, and percent-encode "
-            "a password holding / # ? or @ (%2F %23 %3F %40)"
-        ) from None
-    scheme = parts.scheme.lower()
-    cluster = scheme.endswith("+cluster")
-    base = scheme.removesuffix("+cluster")
-    if base not in ("redis", "rediss", "valkey", "valkeys"):
-        raise ValueError(
-            f"url: {shown} has scheme {parts.scheme!r}; use redis://, rediss://, valkey://, "
-            "valkeys://, a +cluster variant of these, valkey+local:// (a private server), "
-            "or leave it empty for the embedded backend"
-        )
-    if not parts.hostname:
-        raise ValueError(f"url: {shown} names no host; write {base}://127.0.0.1:{port or 6379}/0")
-    host = parts.hostname
-    if len(host) > MAX_HOST or any(len(label) > 63 for label in host.split(".")):
-        raise ValueError(
-            f"url: its host name is {len(host)} characters long; a host name has at most {MAX_HOST} "
-            "(and at most 63 between dots): check the URL"
-        )
-    path = parts.path.strip("/")
-    if path and not path.isdigit():
-        raise ValueError(f"url: {shown} ends in /{path}, which is not a database number; write /0 (or another integer)")
-    pairs = parse_qsl(parts.query, keep_blank_values=True)  # names percent-decoded, as redis-py reads them
-    options = dict(pairs)
-    for option, _ in pairs:
-        if option not in URL_OPTIONS and option not in TIMEOUT_OPTIONS:
-            raise ValueError(
-                f"url: its query sets '{errors.shown_text(option)}', which is not an option emq-lab takes; "
-                f"the options are {', '.join(URL_OPTIONS)}"
-            )
-    if len(options) < len(pairs):
-        raise ValueError(f"url: {shown} sets an option twice; set each once")
-    for option in TIMEOUT_OPTIONS:
-        if option in options:
-            raise ValueError(
-                f"url: {shown} sets {option}, which emq-lab does not take from a URL (every call waits at "
-                f"most timeout_s, {TIMEOUT_S:g} s by default); drop it and pass connect(url, timeout_s=...) "
-                "(up to 300 s)"
-            )
-    db = options.get("db")
-    if db is not None and not db.isdigit():
-        raise ValueError(f"url: {shown} has ?db={db}, which is not a database number; write /0 in the path instead")
-    if db is not None and path and int(db) != int(path):
-        raise ValueError(f"url: {shown} names database /{path} and ?db={db}; keep one of them (the path: /{db})")
-    chosen = path or db
-    if chosen and int(chosen) > MAX_DB:
-        raise ValueError(
-            f"url: {shown} names database {errors.shown_text(chosen)}; a server numbers its databases from 0 "
-            "(16 of them by default, 0 to 15): write /0"
-        )
-    tls = [option for option in options if option.startswith("ssl_")]
-    if tls and base not in ("rediss", "valkeys"):
-        raise ValueError(
-            f"url: {shown} sets {', '.join(tls)}, which only a TLS URL takes; use {base}s:// for TLS, or drop "
-            f"the option{'s' if len(tls) > 1 else ''}"
-        )
-    if cluster and chosen and int(chosen) != 0:
-        raise ValueError(
-            f"url: {shown} asks for database {chosen}, but a cluster has only database 0; drop the /{chosen}"
-        )
-    return parts, "rediss" if base in ("rediss", "valkeys") else "redis", cluster
-
-
-def _probe_tls(parts: SplitResult, shown: str, timeout_s: float) -> None:
-    """Before a TLS handshake, ask the port in plain text: a plain server answers a PING (or an
-    auth error) in RESP, where a TLS server closes the connection or sends a TLS alert. Without
-    this a TLS client waits a whole timeout on a plain server."""
-    host, port = parts.hostname or "127.0.0.1", parts.port or 6379
-    try:
-        with socket.create_connection((host, port), timeout=timeout_s) as sock:
-            sock.sendall(b"PING\r\n")
-            reply = sock.recv(1)
-    except OSError:
-        return  # unreachable, or not talking: the real connection says which
-    if reply in (b"+", b"-"):
-        plain = urlunsplit(
-            parts._replace(scheme=parts.scheme.lower().replace("rediss", "redis").replace("valkeys", "valkey"))
-        )
-        raise ValueError(
-            f"url: {shown} asks for TLS, but the server at {host}:{port} speaks plain text; use {errors.redact(plain)}"
-        )
-
-
 def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[redis.Redis | redis.RedisCluster, str]:
     """A decoding redis-py client for ``url`` and a short description of the backend.
 
-    A real server must accept a connection within ``min(timeout_s, 2 s)`` and answer one PING
-    within ``timeout_s``; otherwise this raises
-    :class:`emq_lab.errors.BackendUnavailable` naming the URL. A plain URL to a cluster node,
-    or a cluster URL to a plain server, is a ValueError saying which URL to use."""
+    A real server must accept a connection within ``min(timeout_s, 2 s)`` and answer within
+    ``timeout_s`` (a standalone server one PING and INFO, a cluster the slot map its client
+    reads); otherwise this raises :class:`emq_lab.errors.BackendUnavailable` naming the URL. A
+    plain URL to a cluster node, or a cluster URL to a plain server, is a ValueError saying which
+    URL to use."""
     target = resolve_url(url)
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s <= 300:
         raise ValueError(f"timeout_s: expected seconds from above 0 to 300, got {timeout_s!r}")
@@ -314,18 +214,18 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[re
 
         private, _ = open_client(local.url(), timeout_s=timeout_s)
         return private, "private valkey-server (started for this process)"
-    parts, scheme, cluster = _parse(target)
-    shown = errors.redact(target)
+    parts, scheme, cluster = urls.parse(target, timeout_s=TIMEOUT_S)
+    shown = redact(target)
     connect_s = min(float(timeout_s), CONNECT_TIMEOUT_S)
     if scheme == "rediss":
-        _probe_tls(parts, shown, connect_s)
+        urls.refuse_plain(parts, shown, connect_s)
     plain = urlunsplit(parts._replace(scheme=scheme))
     where = f"{parts.hostname}:{parts.port or 6379}"
     options: dict[str, object] = {
         "decode_responses": True,
         "socket_timeout": float(timeout_s),
         "socket_connect_timeout": connect_s,
-        "retry": retry_policy(),
+        "retry": Retry(NoBackoff(), RETRIES),
     }
     client: Client | ClusterClient  # cast below: redis-py's from_url is typed to return the base class
     if cluster:
@@ -348,42 +248,15 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[re
     return client, f"server at {where}"
 
 
-PROBE_S = 0.5  # how long a panel's background retry waits for a PING before it tries its actions
-
-
-def probe(client: redis.Redis | redis.RedisCluster, *, timeout_s: float = PROBE_S) -> None:
-    """One PING on a fresh connection that waits at most ``timeout_s``; raises
-    :class:`emq_lab.errors.BackendUnavailable` when the server does not answer.
-
-    A panel's background retry asks this first, so a stalled server costs the kernel half a
-    second per retry rather than a whole command timeout. Only for a standalone server: the
-    embedded one is in process, and a cluster client finds its nodes itself."""
-    if not isinstance(client, Client):
-        return
-    pool = client.connection_pool
-    options = {**pool.connection_kwargs, "socket_timeout": timeout_s, "socket_connect_timeout": timeout_s}
-    connection = pool.connection_class(**options)
-    try:
-        connection.connect()
-        connection.send_command("PING")
-        connection.read_response()
-    except redis.exceptions.ResponseError:
-        return  # refused (no permission to PING), so it answered
-    except Exception as exc:
-        raise errors.translate(exc, client.emq_url, ("PING",), timeout_s=timeout_s) from exc
-    finally:
-        connection.disconnect()
-
-
 def _connect_error(exc: Exception, url: str, timeout_s: float) -> BaseException:
     if isinstance(exc, redis.exceptions.RedisClusterException) and "not enabled" in str(exc).lower():
         parts = urlsplit(url)
         return ValueError(
-            f"url: {errors.redact(url)} is a cluster URL, but the server at {parts.hostname}:{parts.port or 6379} "
+            f"url: {redact(url)} is a cluster URL, but the server at {parts.hostname}:{parts.port or 6379} "
             f"is not in cluster mode; use valkey://{parts.hostname}:{parts.port or 6379}/0"
         )
     if type(exc).__name__.startswith("SSL"):  # ssl.SSLError; ssl is not imported (Pyodide lacks it)
-        return errors.BackendUnavailable(errors.redact(url), f"TLS failed ({exc})", "check the URL's scheme and port")
+        return errors.BackendUnavailable(redact(url), f"TLS failed ({exc})", "check the URL's scheme and port")
     return errors.translate(exc, url, (), timeout_s=timeout_s)
 
 
@@ -394,4 +267,4 @@ def _refuse_cluster_node(client: Client, url: str) -> None:
     except redis.ResponseError:
         return  # INFO is not allowed for this user: the first MOVED says it instead
     if str(info.get("cluster_enabled", 0)) == "1":
-        raise ValueError(f"url: {errors.redact(url)} is a node of a cluster; {errors.cluster_fix(url)}")
+        raise ValueError(f"url: {redact(url)} is a node of a cluster; {errors.cluster_fix(url)}")

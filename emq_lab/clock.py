@@ -23,7 +23,7 @@ class AdvancingClock(Protocol):
 
     def now_ms(self) -> int: ...
 
-    def advance(self, ms: int = 0, *, seconds: float = 0, minutes: float = 0, hours: float = 0) -> int: ...
+    def advance(self, ms: int = 0, *, seconds: float = 0, minutes: float = 0) -> int: ...
 
     def set(self, instant: str | int | datetime) -> int: ...
 
@@ -73,23 +73,50 @@ def parse_instant(instant: str | int | datetime) -> int:
     raise ValueError(f"start: expected an ISO-8601 string, datetime or int ms, got {instant!r}")
 
 
+# -- how the course writes a time: every instant and every span of time printed goes through these --
+
+
+def utc(ms: int) -> datetime:
+    """An epoch-ms instant as an aware UTC datetime (what a figure's time axis takes)."""
+    return datetime.fromtimestamp(ms / 1000, UTC)
+
+
 def hhmm(ms: int) -> str:
-    """Wall-clock ``HH:MM`` (UTC) of an epoch-ms instant, as the course writes times."""
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%H:%M")
+    """``HH:MM`` (UTC) of an epoch-ms instant, as the course writes times: for instants on the minute
+    (seconds are dropped; :func:`moment` keeps them)."""
+    return utc(ms).strftime("%H:%M")
 
 
 def hhmmss(ms: int) -> str:
-    """Wall-clock ``HH:MM:SS`` (UTC) of an epoch-ms instant."""
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%H:%M:%S")
+    """``HH:MM:SS`` (UTC) of an epoch-ms instant: for a column of times some of which fall between minutes."""
+    return utc(ms).strftime("%H:%M:%S")
 
 
-def moment(ms: int, *, first_day_ms: int) -> str:
-    """``HH:MM`` on the day of ``first_day_ms`` (UTC); on any other day the date comes first,
-    ``2026-01-06 09:15``, so a time a day later never reads as the same moment."""
-    when = datetime.fromtimestamp(ms / 1000, UTC)
-    if when.date() == datetime.fromtimestamp(first_day_ms / 1000, UTC).date():
-        return when.strftime("%H:%M")
-    return when.strftime("%Y-%m-%d %H:%M")
+def moment(ms: int, *, day_ms: int | None = None) -> str:
+    """An instant written exactly: ``09:15``, ``09:15:30``, or ``09:15:00.001`` between seconds (an
+    off-by-one stays visible); with the date first, ``2026-01-06 09:15``, when it is not on the day of
+    ``day_ms`` (a run a day or a year later never reads as the same moment)."""
+    when = utc(ms)
+    if ms % MINUTE_MS == 0:
+        text = when.strftime("%H:%M")
+    elif ms % 1000 == 0:
+        text = when.strftime("%H:%M:%S")
+    else:
+        text = when.strftime("%H:%M:%S.") + f"{ms % 1000:03d}"
+    if day_ms is not None and when.date() != utc(day_ms).date():
+        text = f"{when:%Y-%m-%d} {text}"
+    return text
+
+
+def duration(ms: int) -> str:
+    """A span of time, exactly, in minutes and seconds: ``15 min``, ``90 min``, ``1 min 30 s``,
+    ``50 s``, ``1.500 s``, ``0 s``; a negative one with a minus sign."""
+    minutes, rest = divmod(abs(ms), MINUTE_MS)
+    seconds, millis = divmod(rest, 1000)
+    parts = [f"{minutes} min"] if minutes else []
+    if seconds or millis or not parts:
+        parts.append(f"{seconds}.{millis:03d} s" if millis else f"{seconds} s")
+    return ("-" if ms < 0 else "") + " ".join(parts)
 
 
 class SimClock:
@@ -102,15 +129,11 @@ class SimClock:
     def now_ms(self) -> int:
         return self._now
 
-    def advance(self, ms: int = 0, *, seconds: float = 0, minutes: float = 0, hours: float = 0) -> int:
+    def advance(self, ms: int = 0, *, seconds: float = 0, minutes: float = 0) -> int:
         """Move forward; returns the new now in ms. Going backwards is refused, and so is a step
         that is not a whole number of milliseconds (``advance(60_000 / 4)`` is fine: 15000.0)."""
         step = whole_ms(ms, "ms")
-        for amount, field, unit in (
-            (seconds, "seconds", 1000),
-            (minutes, "minutes", MINUTE_MS),
-            (hours, "hours", 60 * MINUTE_MS),
-        ):
+        for amount, field, unit in ((seconds, "seconds", 1000), (minutes, "minutes", MINUTE_MS)):
             if amount:
                 step += whole_ms(_scaled(amount, unit, field), field)
         if step < 0:
@@ -131,7 +154,7 @@ class SimClock:
         self._now = self.start_ms
 
     def __repr__(self) -> str:
-        iso = datetime.fromtimestamp(self._now / 1000, UTC).isoformat().replace("+00:00", "Z")
+        iso = utc(self._now).isoformat().replace("+00:00", "Z")
         return f"SimClock({iso!r})"
 
 

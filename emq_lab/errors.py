@@ -1,29 +1,29 @@
 """Faults in words a learner can act on: what went wrong, where (the URL, never its password),
 and what to do about it.
 
-``translate`` turns what redis-py raises into these messages; the clients that
-``emq_lab.backend`` opens run every command and pipeline through it, so a verb, a panel's twin
-or a script call raises the same clear exception whatever the backend."""
+``translate`` turns what redis-py raises into these messages. It is pure: the one caller for
+a server's reply is :func:`emq_lab.backend.fault`, through which every client, pipeline and
+cluster batch of :mod:`emq_lab.backend` raises, so a verb, a panel's twin or a script call
+raises the same clear exception whatever the path and the backend."""
 
 from __future__ import annotations
 
 import builtins
-import re
 import socket
 from collections.abc import Sequence
-from urllib.parse import unquote_plus, urlsplit
+from urllib.parse import urlsplit
 
 from redis import exceptions
+
+from .urls import redact
 
 EMBEDDED_FIX = "or call emq_lab.connect() with no URL to use the embedded backend"
 
 
 class BackendUnavailable(exceptions.ConnectionError, builtins.ConnectionError):
-    """The server cannot be reached, stopped answering, or (a cluster) has no serving primary.
-
-    Both a redis-py ``ConnectionError`` and Python's own ``ConnectionError``, so either
-    ``except`` catches it. ``url`` is the backend's URL without its password, ``reason`` one
-    short phrase (``"connection refused"``) and ``fix`` what to try."""
+    """The server cannot be reached, stopped answering, or (a cluster) has no serving primary: both
+    redis-py's and Python's ``ConnectionError``. ``url`` has no password, ``reason`` is one short
+    phrase (``"connection refused"``) and ``fix`` what to try."""
 
     def __init__(self, url: str, reason: str, fix: str = "") -> None:
         self.url = url
@@ -38,8 +38,8 @@ BUSY_FIX = "a BUSY reply means the command did not run, so trying again is safe;
 
 
 class BackendBusy(BackendUnavailable):
-    """The server answered BUSY: a script has run past its busy threshold and the server runs
-    nothing else until it ends (or is killed). Transient: a panel retries, a call may retry."""
+    """The server answered BUSY: a script ran past its busy threshold, and the server runs nothing
+    else until it ends (or is killed). Transient: a panel retries, a call may retry."""
 
     def __init__(self, url: str) -> None:
         super().__init__(url, f"{BUSY} — retrying", BUSY_FIX)
@@ -48,56 +48,6 @@ class BackendBusy(BackendUnavailable):
 
 #: What the instructor runs when a class server has lost emq-lab's scripts (a restart).
 LOAD_SCRIPTS = "python -m emq_lab.classroom scripts --url <the instructor's URL>"
-
-
-#: Query options whose values an error may show; every other value is shown as ``***`` (a
-#: password may hide behind any name: ``%70assword``, a misspelt ``pasword``).
-SHOWN_PARAMS = frozenset(
-    ("db", "username", "protocol", "client_name", "ssl_cert_reqs", "ssl_check_hostname", "ssl_min_version",
-     "socket_timeout", "socket_connect_timeout", "retry_on_timeout", "health_check_interval", "timeout")
-)  # fmt: skip
-_QUERY_PARTS = re.compile(r"([&;])")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-MAX_SHOWN = 200  # characters of a URL an error shows
-
-
-def _redacted_query(query: str) -> str:
-    """Each ``name=value`` of a query with its value ``***`` unless its name (percent-decoded,
-    any case) is one of :data:`SHOWN_PARAMS`."""
-    out = []
-    for part in _QUERY_PARTS.split(query):
-        name, eq, _ = part.partition("=")
-        if eq and unquote_plus(name).strip().lower() not in SHOWN_PARAMS:
-            part = f"{name}=***"
-        out.append(part)
-    return "".join(out)
-
-
-def shown_text(text: str, most: int = 40) -> str:
-    """``text`` one line (control characters escaped) and at most ``most`` characters."""
-    text = _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", str(text))
-    return text if len(text) <= most else text[: most - 1] + "…"
-
-
-def redact(url: str) -> str:
-    """``url`` with every password replaced by ``***``: the user-info's (the user name is kept)
-    and every query value but those of :data:`SHOWN_PARAMS` (names percent-decoded first).
-
-    Done on the text, not on a parse, so a URL that does not parse (a password holding ``/``,
-    ``#`` or ``?``) is redacted too: everything between ``://`` and the last ``@`` is user-info.
-    Control characters are shown escaped and a long URL is cut, so an error stays one line."""
-    text = str(url)
-    scheme, sep, rest = text.partition("://")
-    if sep and "@" in rest:
-        userinfo, _, host = rest.rpartition("@")
-        user, colon, _ = userinfo.partition(":")
-        rest = f"{user}:***@{host}" if colon else f"{userinfo}@{host}"
-        text = f"{scheme}://{rest}"
-    head, question, query = text.partition("?")
-    if question:
-        text = head + question + _redacted_query(query)
-    text = _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
-    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
 
 
 def _text(exc: BaseException) -> str:
@@ -244,9 +194,6 @@ def _no_lua(where: str, user: str, command: str, text: str) -> str:
     )
 
 
-_PIPELINE_COMMAND = re.compile(r"^Command # \d+ \(\S+ (\S+)")  # redis-py's note on a pipeline's error
-
-
 def translate(
     exc: BaseException, url: str, command: Sequence[object] = (), *, timeout_s: float | None = None
 ) -> BaseException:
@@ -296,8 +243,8 @@ def translate(
             what = _command(command) if command else "one command of this call"
             message = f"{where}: the server's ACL does not let user {user!r} run {what}; {fix} [{text}]"
         return exceptions.NoPermissionError(message)
-    if text.partition(" of pipeline caused error: ")[2].startswith("WRONGTYPE") or text.startswith("WRONGTYPE"):
-        keys = _keys(command) or _PIPELINE_COMMAND.findall(text)[:1]
+    if text.startswith("WRONGTYPE"):
+        keys = _keys(command)
         named = f" ({', '.join(keys)})" if keys else ""
         return exceptions.ResponseError(
             f"{where}: a key of this queue{named} holds another type than emq-lab keeps there (did another "
@@ -320,16 +267,6 @@ def translate(
             fix = "start the server (or wait for it), check the host and port, " + EMBEDDED_FIX
         return BackendUnavailable(where, reason(exc, timeout_s=timeout_s), fix)
     return exc
-
-
-def translated(
-    exc: BaseException, url: str, command: Sequence[object] = (), *, timeout_s: float | None = None
-) -> BaseException:
-    """:func:`translate`'s exception, ready to raise: caused by ``exc`` when it is a new one."""
-    better = translate(exc, url, command, timeout_s=timeout_s)
-    if better is not exc:
-        better.__cause__ = exc
-    return better
 
 
 #: What a learner does when a class server is short of room (the guard and doctor are the instructor's).

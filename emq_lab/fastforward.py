@@ -1,21 +1,24 @@
-"""The fast-forward: many ticks of a pump in one round trip, for the cadence dive's fast-forward
-panel and the explorer's lanes. The ticks are the pump's (``Pump.tick`` then
-``clock.advance(step_ms)`` in a loop), run by ``scripts/fast/ticks.lua``, which does in one call
-what due.lua, enqueue.lua and advance.lua do a call at a time; the equivalence tests keep them
-in step. Read :mod:`emq_lab.pump` to learn the tick; this module only makes ten thousand quick."""
+"""The fast-forward: many ticks of a pump, for the cadence dive's fast-forward panel and the
+explorer's lanes. The ticks are the pump's (``Pump.tick`` then ``clock.advance(step_ms)`` in a
+loop). With the shipped scripts, ``scripts/fast/ticks.lua`` runs a hundred of them a round trip,
+doing in one call what due.lua, enqueue.lua and advance.lua do a call at a time (the equivalence
+tests keep them in step); a lab that runs a learner's due, enqueue or advance
+(``exercises.with_scripts``) ticks that loop itself, so the learner's scripts are what answer.
+Read :mod:`emq_lab.pump` to learn the tick; this module only makes ten thousand quick."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from . import scripts, validate
+from .backend import scored
 from .clock import AdvancingClock
 from .outcome import Outcome
 from .pump import Occurrence, Pump
 from .schedule import Measure
 
-#: The most ticks one ticks.lua call takes: it bounds how long the server runs one call (the
-#: script refuses more than ``scripts.MAX_READS``, and stops itself at its work bound).
+#: The most ticks one round of the fast-forward takes: it bounds how long the server runs one
+#: ticks.lua call (the script refuses more than ``scripts.MAX_READS``, and stops itself at its work bound).
 TICKS_PER_CALL = scripts.MAX_READS
 
 
@@ -23,49 +26,79 @@ def forward(
     pump: Pump, occurrences: int, *, step_ms: int, finish_ms: int | None = None, per_call: int = 100
 ) -> Iterator[list[Occurrence]]:
     """Tick ``pump`` from its SimClock's now every ``step_ms`` (0: at each moment a row falls due)
-    until ``occurrences`` have fired, ``per_call`` of them a round trip (at most
-    ``scripts.MAX_WANT``: one call's work stays small on a shared server); yields what each call
-    fired and leaves the clock at the tick after the last one taken. A tick that would find
-    nothing due is passed over (it would read nothing and write nothing). ``finish_ms``
-    (start-to-finish only): each run finishes that long after its release, and its finish
-    advances the row (next = finish + period). Stops early when nothing is registered, or when
-    a call's ticks only replayed slot-keyed ids already enqueued."""
+    until ``occurrences`` have fired, ``per_call`` of them a round (at most ``scripts.MAX_WANT``:
+    one call's work stays small on a shared server); yields what each round fired and leaves the
+    clock at the tick after the last one taken. ``finish_ms`` (start-to-finish only): each run
+    finishes that long after its release, and its finish advances the row (next = finish +
+    period). Stops early when nothing is registered, or when a round's ticks fired nothing new
+    (only replayed slot-keyed ids, or a learner's due that answers no row)."""
     clock = pump.lab.clock
     if not isinstance(clock, AdvancingClock):
         raise ValueError("clock: forward() needs a SimClock (one that can advance)")
     validate.limit(occurrences, field="occurrences")
     validate.limit(per_call, field="per_call")
     validate.integer(step_ms, "step_ms", 0, unit=" ms")
-    if not isinstance(pump.rule, Measure):
-        raise ValueError("rule: forward() computes the measures in the script; tick a function rule with tick()")
     if finish_ms is not None:
         if pump.rule is not Measure.START_TO_FINISH:
             raise ValueError(f"finish_ms: a run's length, for start-to-finish only; got {finish_ms!r}")
         validate.integer(finish_ms, "finish_ms", 0, unit=" ms")
-    if not (pump.lab.scripts.stock("enqueue") and pump.lab.scripts.stock("advance")):
-        raise ValueError("scripts: forward() runs the shipped enqueue and advance; tick a learner's with tick()")
+    if not isinstance(pump.rule, Measure):
+        raise ValueError("rule: forward() computes the measures; tick a function rule with tick()")
+    stock = all(pump.lab.scripts.stock(s) for s in ("due", "enqueue", "advance"))
     left = occurrences
     while left > 0:
         want = min(left, per_call, scripts.MAX_WANT)
-        call = scripts.ticks(
-            pump.k,
-            now_ms=clock.now_ms(),
-            tick_ms=step_ms,
-            batch=pump.batch,
-            reads=TICKS_PER_CALL,
-            want=want,
-            slot_keyed=pump.slot_keyed,
-            rule=str(pump.rule),
-            finish_ms=finish_ms,
-        )
-        done = scripts.ticked(scripts.run(pump.lab.scripts, call, pump.lab.client))
-        clock.advance(done.next_now_ms - clock.now_ms())
-        fired = [
-            Occurrence(row.job_id, row.name, row.fired_at_ms, row.slot_ms)
-            for row in done.rows
-            if row.enqueued is Outcome.ENQUEUED
-        ]
+        fired, more = (_in_script if stock else _by_tick)(pump, clock, want, step_ms, finish_ms)
         left -= len(fired)
         yield fired
-        if not done.more and len(fired) < want:
-            return  # nothing is registered, or the ticks only replayed slots already enqueued
+        if not more and len(fired) < want:
+            return
+
+
+def _in_script(
+    pump: Pump, clock: AdvancingClock, want: int, step_ms: int, finish_ms: int | None
+) -> tuple[list[Occurrence], bool]:
+    """One ticks.lua call: what it fired, and whether it stopped at its bound (more may be due)."""
+    call = scripts.ticks(
+        pump.k,
+        now_ms=clock.now_ms(),
+        tick_ms=step_ms,
+        batch=pump.batch,
+        reads=TICKS_PER_CALL,
+        want=want,
+        slot_keyed=pump.slot_keyed,
+        rule=str(pump.rule),
+        finish_ms=finish_ms,
+    )
+    done = scripts.ticked(scripts.run(pump.lab.scripts, call, pump.lab.client))
+    clock.advance(done.next_now_ms - clock.now_ms())
+    fired = [
+        Occurrence(r.job_id, r.name, r.fired_at_ms, r.slot_ms) for r in done.rows if r.enqueued is Outcome.ENQUEUED
+    ]
+    return fired, done.more
+
+
+def _by_tick(
+    pump: Pump, clock: AdvancingClock, want: int, step_ms: int, finish_ms: int | None
+) -> tuple[list[Occurrence], bool]:
+    """The same round as the pump's own ticks, with the lab's scripts (a learner's where installed)."""
+    fired: list[Occurrence] = []
+    for _ in range(TICKS_PER_CALL):
+        first = scored(pump.lab.client.zrange(pump.k.registry, 0, 0, withscores=True))
+        if not first:
+            return fired, False
+        ahead = first[0][1] - clock.now_ms()
+        if ahead > 0:  # the ticks before the first row falls due would find nothing: pass them over
+            clock.advance(ahead if step_ms == 0 else -(-ahead // step_ms) * step_ms)
+        tick = pump.begin().run()
+        if not tick.rows:  # a row is due, but the (learner's) due answers none: so would the next ticks
+            return fired, False
+        if finish_ms is not None:  # the worker finishes each run, then advances its row
+            for row in tick.rows:
+                if row.every_ms is not None:
+                    pump.lab.repeat(pump.queue).advance_to(row.name, tick.now_ms + finish_ms + row.every_ms)
+        fired += tick.fired
+        clock.advance(step_ms)
+        if len(fired) >= want:
+            return fired, False
+    return fired, bool(fired)

@@ -14,14 +14,42 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Generic, Protocol, TypeVar
 
+import redis
+
 from ._browser import platform
+from .backend import Client, fault
 from .errors import BUSY, BackendUnavailable, busy, is_transient, reason
 
 UNAVAILABLE = "backend unavailable"
 RETRY_DELAYS_S: tuple[float, ...] = (1, 2, 5)  # then the last one, for as long as the panel lives
 MAX_WAITING = 20  # clicks kept while the backend is down; later ones are refused with words
 
+PROBE_S = 0.5  # how long a panel's background retry waits for a PING before it tries its actions
 T = TypeVar("T")
+
+
+def probe(client: redis.Redis | redis.RedisCluster, *, timeout_s: float = PROBE_S) -> None:
+    """One PING on a fresh connection that waits at most ``timeout_s``; raises
+    :class:`emq_lab.errors.BackendUnavailable` when the server does not answer.
+
+    A panel's background retry asks this first, so a stalled server costs the kernel half a
+    second per retry rather than a whole command timeout. Only for a standalone server: the
+    embedded one is in process, and a cluster client finds its nodes itself."""
+    if not isinstance(client, Client):
+        return
+    pool = client.connection_pool
+    options = {**pool.connection_kwargs, "socket_timeout": timeout_s, "socket_connect_timeout": timeout_s}
+    connection = pool.connection_class(**options)
+    try:
+        connection.connect()
+        connection.send_command("PING")
+        connection.read_response()
+    except redis.exceptions.ResponseError:
+        return  # refused (no permission to PING), so it answered
+    except Exception as exc:
+        raise fault(exc, client, [("PING",)], timeout_s=timeout_s)  # noqa: B904 - fault sets the cause
+    finally:
+        connection.disconnect()
 
 
 class Cancellable(Protocol):

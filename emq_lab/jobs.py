@@ -18,25 +18,24 @@ class Jobs:
         self.lab = lab
         self.queue = validate.name(queue, field="queue")
         self.k = lab.keyspace(self.queue)
-        self.wait_key = self.k.wait
 
     def browse(self, limit: int = 10) -> list[str]:
         """Waiting job ids, newest first."""
         validate.limit(limit)
-        return [text(job_id) for job_id in self.lab.client.lrange(self.wait_key, 0, limit - 1)]
+        return [text(job_id) for job_id in self.lab.client.lrange(self.k.wait, 0, limit - 1)]
 
     def count(self) -> int:
         """How many jobs wait."""
-        return int(self.lab.client.llen(self.wait_key))
+        return int(self.lab.client.llen(self.k.wait))
 
     def trim(self, keep: int) -> int:
         """Keep the newest ``keep`` waiting jobs, delete the older ones (wait-list entries and job
         hashes); how many were deleted. A demo that makes thousands of jobs cleans up so."""
         validate.integer(keep, "keep", 0)
-        older = [text(job_id) for job_id in self.lab.client.lrange(self.wait_key, keep, -1)]
+        older = [text(job_id) for job_id in self.lab.client.lrange(self.k.wait, keep, -1)]
         for start in range(0, len(older), 500):
             self.lab.client.unlink(*(self.k.job(job_id) for job_id in older[start : start + 500]))
-        self.lab.client.ltrim(self.wait_key, 0, keep - 1)
+        self.lab.client.ltrim(self.k.wait, 0, keep - 1)
         return len(older)
 
     def get(self, job_id: str) -> dict[str, str]:

@@ -1,5 +1,6 @@
 """The keyspace of a queue. Every key carries one hash tag, so one queue lives on one cluster
-slot and every script's keys are on it; no other module builds a key string.
+slot and every script's keys are on it. Every key name is built here; other modules only read
+one back (the exercises' checker tells a registry from a record by its suffix).
 
 Without a namespace the tag is ``{q}`` and keys read ``emq:{q}:...``. With a namespace ``ns``
 (a classroom: one per learner) the namespace goes inside the tag, ``emq:ns:{ns:q}:...``: a class
@@ -94,6 +95,12 @@ def guard_suspended() -> str:
     """HASH of the learners the class guard suspended: field = ACL user, value = when (server ms)
     the guard turns it on again; written by the guard only, outside every learner's key pattern."""
     return f"{PREFIX}:classroom:suspended"
+
+
+def guard_logins() -> str:
+    """HASH of the failed logins the class guard has counted: field = ``<node>:<ACL LOG entry id>``,
+    value = that entry's count at the last sweep; written by the guard only."""
+    return f"{PREFIX}:classroom:logins"
 
 
 def namespace_pattern(namespace: str) -> str:

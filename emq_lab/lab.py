@@ -121,8 +121,8 @@ def connect(
     ``clock``; with ``namespace`` (else ``$EMQ_LAB_NAMESPACE``; ``"auto"`` = this user), every key
     it touches carries it.
 
-    A server must answer a PING now (else ``emq_lab.BackendUnavailable`` naming the URL); a
-    command waits at most ``timeout_s`` seconds for its reply."""
+    A server must answer now (a PING; a cluster, its slot map), else this raises
+    ``emq_lab.BackendUnavailable`` naming the URL; a command waits at most ``timeout_s`` seconds for its reply."""
     chosen = resolve_namespace(namespace)
     client, description = open_client(url, timeout_s=timeout_s)
     return Lab(client, clock if clock is not None else SystemClock(), description, namespace=chosen)

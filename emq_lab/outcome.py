@@ -1,6 +1,6 @@
 """What a script answered, as the course names it: ``outcome_of`` maps the integer reply of each
-flat script (and of the contrast scripts) to its Outcome. The fast-forward's batch script answers
-in codes of its own, which ``scripts.ticked`` maps."""
+script to its Outcome, the one table of them (ticks.lua answers enqueue's and advance's codes
+for each row, or -1 for none)."""
 
 from __future__ import annotations
 

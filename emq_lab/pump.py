@@ -5,8 +5,8 @@ rows with their records), ``enqueue`` (enqueue.lua a live row: one job) and ``ad
 ``Pump.drain()`` is a loop of ticks at one now.
 
 A fault raises the backend's error carrying ``.fired`` (the occurrences stored before it) and
-``.in_doubt`` (the names whose enqueue was in the pipeline whose reply was lost). Nothing is sent
-twice (see ``backend.retry_policy``)."""
+``.in_doubt`` (the names whose enqueue was in the pipeline whose reply was lost): a call whose
+reply was lost is never sent again (``backend.RETRIES``)."""
 
 from __future__ import annotations
 

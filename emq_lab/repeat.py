@@ -37,7 +37,6 @@ class Repeat:
         self.lab = lab
         self.queue = validate.name(queue, field="queue")
         self.k = lab.keyspace(self.queue)
-        self.registry_key = self.k.registry
 
     def register(self, name: str, every_ms: int, template: str, first_in_ms: int = 0) -> Outcome:
         """Store ``name`` once, first run at now + first_in_ms; a live name answers EXISTS."""
@@ -101,7 +100,7 @@ class Repeat:
             most = scripts.MAX_DUE if limit is None else validate.integer(limit, "limit", 1, scripts.MAX_DUE)
             call = scripts.due(self.k, self.lab.clock.now_ms(), most)
             return scripts.rows(scripts.run(self.lab.scripts, call, self.lab.client))
-        members = scored(self.lab.client.zrange(self.registry_key, 0, -1, withscores=True))
+        members = scored(self.lab.client.zrange(self.k.registry, 0, -1, withscores=True))
         if limit is not None:
             members = members[: validate.limit(limit)]
         if not members:
@@ -125,11 +124,11 @@ class Repeat:
 
     def count(self) -> int:
         """Registry rows (ZCARD): one per registration, however often it fired."""
-        return int(self.lab.client.zcard(self.registry_key))
+        return int(self.lab.client.zcard(self.k.registry))
 
     def entries(self) -> list[tuple[str, int]]:
         """``(name, next_ms)`` for every registry row, in score order."""
-        return scored(self.lab.client.zrange(self.registry_key, 0, -1, withscores=True))
+        return scored(self.lab.client.zrange(self.k.registry, 0, -1, withscores=True))
 
     def record(self, name: str) -> dict[str, str]:
         """The record hash of ``name`` ({} when there is none)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 FORBIDDEN = frozenset("{}*?[]")
 MAX_NAME = 200
 MAX_EVERY_MS = 10 * 365 * 24 * 3600 * 1000  # ten years of 365 days
-MAX_FIRST_IN_MS = MAX_EVERY_MS
 MAX_TEMPLATE_BYTES = 64 * 1024
 #: The largest integer the protocol carries: a signed 64-bit integer (Valkey's range for counts,
 #: scores as integers, and the arguments the course's scripts parse). A larger int is refused
@@ -24,15 +23,6 @@ def _short(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def int64(value: object, field: str) -> int:
-    """An int (not bool) the protocol can carry: from -2**63 to 2**63 - 1."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{field}: expected an int, got {type(value).__name__} {_short(value)}")
-    if not MIN_INT64 <= value <= MAX_INT64:
-        raise ValueError(f"{field}: {_short(value)} is outside a signed 64-bit integer, the most the protocol carries")
-    return int(value)
-
-
 def name(value: object, *, field: str = "name") -> str:
     """A queue or registration name: non-empty str, <= 200 chars, none of ``{}*?[]``."""
     if not isinstance(value, str):
@@ -45,13 +35,13 @@ def name(value: object, *, field: str = "name") -> str:
     if bad:
         raise ValueError(
             f"{field}: {_short(value)} contains {' '.join(bad)}; "
-            "none of { } * ? [ ] is allowed (they break the hash tag or the reset pattern)"
+            "none of { } * ? [ ] is allowed (they break the hash tag or a key pattern)"
         )
     _utf8(value, field)
     return value
 
 
-def _utf8(value: str, field: str) -> bytes:
+def _utf8(value: str, field: str) -> bytes:  # a lone surrogate cannot be sent
     try:
         return value.encode("utf-8")
     except UnicodeEncodeError:
@@ -67,7 +57,7 @@ def integer(value: object, field: str, low: int, high: int | None = None, *, uni
         number = value if isinstance(value, int) and not isinstance(value, bool) else 0
         huge = not MIN_INT64 <= number <= MAX_INT64
         if huge and high is None and number > MAX_INT64:
-            int64(number, field)  # says it is past what the protocol carries
+            raise ValueError(f"{field}: {_short(value)} is outside a signed 64-bit integer, the most a server takes")
         within = f">= {low:,}" if high is None else f"from {low:,} to {high:,}"
         got = _short(value) if huge else f"{type(value).__name__} {_short(value)}"
         raise ValueError(f"{field}: expected an int {within}{unit}, got {got}")
@@ -81,7 +71,7 @@ def every_ms(value: object) -> int:
 
 def first_in_ms(value: object) -> int:
     """Delay of the first run: an int (not bool) >= 0, at most ten years."""
-    return integer(value, "first_in_ms", 0, MAX_FIRST_IN_MS, unit=" ms")
+    return integer(value, "first_in_ms", 0, MAX_EVERY_MS, unit=" ms")
 
 
 def template(value: object) -> str:

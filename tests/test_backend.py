@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+import redis
 from servers import ValkeyServer
 
 import emq_lab
-from emq_lab import SimClock, SystemClock
+from emq_lab import SimClock, SystemClock, scripts
+from emq_lab.errors import redact
 
 
 def test_embedded_is_the_default_and_shared(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -60,3 +62,28 @@ def test_reset_deletes_only_its_own_queue(lab: emq_lab.Lab, queue: str) -> None:
     assert lab.repeat(other).count() == 1
     lab.client.delete("foreign:key", f"emq:{{{queue}x}}:repeat")
     lab.reset(other)
+
+
+def test_a_server_error_reads_the_same_from_a_single_call_a_batch_and_a_pipeline(lab: emq_lab.Lab, queue: str) -> None:
+    # One fault, WRONGTYPE (another program wrote the registry's key), by every path to the
+    # server: a script call, a batch of them (on a cluster, its own MULTI batch) with the failing
+    # call second, and a plain pipeline (lab.keys). Each names the keys of the command that failed.
+    k = lab.keyspace(queue)
+    lab.client.set(k.registry, "not a sorted set")
+    due = scripts.due(k, 0, 10)  # reads the registry, writes nothing
+    enqueue = scripts.enqueue(k, "n", 0, "t")
+    try:
+        with pytest.raises(redis.ResponseError) as single:
+            scripts.run(lab.scripts, due, lab.client)
+        with pytest.raises(redis.ResponseError) as batch:
+            scripts.run_all(lab.client, lab.scripts, [enqueue, due])
+        with pytest.raises(redis.ResponseError) as pipeline:
+            lab.keys(queue)
+    finally:
+        lab.client.delete(k.registry)
+    where = redact(lab.client.emq_url)  # type: ignore[union-attr]
+    said = f"{where}: a key of this queue ({k.registry}) holds another type than emq-lab keeps there (did another"
+    assert str(single.value) == str(batch.value)
+    assert str(single.value).startswith(said) and str(pipeline.value).startswith(said)
+    assert "[WRONGTYPE " in str(single.value) and "pipeline" not in str(batch.value) + str(pipeline.value)
+    assert lab.jobs(queue).count() == 1  # the batch's first call ran (its reply came back)

@@ -341,14 +341,17 @@ FILL = (
 
 def test_a_big_key_trimmed_or_deleted_holds_no_one(room: Class) -> None:
     """Eve's wait list of 2,000,000 jobs (what 2,000 ticks of 1,000 leave; written here by the
-    admin for speed): her browse of it, her LTRIM of all but one entry, and her DEL of it (freed
-    in the background) keep bob's PING under 0.5 s."""
+    admin for speed): the instructor's page warns of it on her row; her browse of it, her LTRIM of
+    all but one entry, and her DEL of it (freed in the background) keep bob's PING under 0.5 s."""
     k = keys.QueueKeys("q", room.eve.namespace)
     admin = room.server.admin()
     eve = emq_lab.connect(room.eve.url(room.server.admin_url), namespace=room.eve.namespace)
     hand = redis.Redis.from_url(room.eve.url(room.server.admin_url), socket_timeout=10)
     try:
         assert admin.eval(FILL, 1, k.wait) == 2_000_000
+        rows = {row.namespace: row for row in classroom.overview(room.instructor.client, prefix=PREFIX).learners}
+        assert rows[room.eve.namespace].problems[0].startswith("2,000,000 jobs waiting in q: reading them all")
+        assert not rows[room.bob.namespace].problems  # the instructor is warned of eve's list only
         with Watch(room) as trimming:
             assert len(eve.jobs("q").browse(limit=10)) == 10
             hand.ltrim(k.wait, 0, 0)  # 1,999,999 entries dropped
@@ -413,3 +416,87 @@ def test_due_with_big_templates_holds_no_one_and_a_drain_still_fires_every_name(
         admin.close()
         hand.close()
         eve.close()
+
+
+def test_a_socket_trying_passwords_is_closed_by_the_guard_counting_failures_and_the_class_goes_on(
+    room: Class,
+) -> None:
+    """A socket tries wrong passwords for bob, one after the other (bounded: at most 30,060 tries);
+    one of cy's kernels fails three times with an old password. One sweep counts the failures
+    in ACL LOG: it closes the guessing socket (60 failures, past the 20 allowed between sweeps)
+    and the socket from its address that never logged in, leaves cy's connection (3 failures) and
+    bob's logged-in one, and says so on the instructor's page. Then, with the guard sweeping, the
+    guesser reconnecting after each close keeps being closed, while bob's PING stays under 0.5 s."""
+    from class_server import resp
+
+    port = room.server.server.port
+    admin = room.server.admin()
+    admin.ping()  # the guard's connection, open before the attack
+
+    def tries(sock: socket.socket, count: int, user: str) -> int:
+        """Wrong passwords for ``user`` on ``sock``, one at a time; how many were answered."""
+        answered = 0
+        for i in range(count):
+            try:
+                sock.sendall(resp(["AUTH", user, f"guess-{i}"]))
+                if not sock.recv(256).startswith(b"-WRONGPASS"):
+                    break
+            except OSError:
+                break
+            answered += 1
+        return answered
+
+    bob = redis.Redis.from_url(room.bob.url(room.server.admin_url), socket_timeout=5)
+    bob.ping()
+    guesser = socket.create_connection(("127.0.0.1", port), timeout=5)
+    second = socket.create_connection(("127.0.0.1", port), timeout=5)  # the guesser's too: one failure
+    idle = socket.create_connection(("127.0.0.1", port), timeout=5)  # nothing sent yet (a handshake to come)
+    kernel = socket.create_connection(("127.0.0.1", port), timeout=5)
+    stop = threading.Event()
+    sweeping = threading.Thread(target=guard.watch, args=(admin, stop), kwargs={"every_s": 0.2, "prefix": PREFIX})
+    try:
+        admin.execute_command("ACL", "LOG", "RESET")
+        assert tries(guesser, 60, room.bob.name) == 60
+        assert tries(kernel, 3, room.cy.name) == 3
+        assert tries(second, 1, room.bob.name) == 1
+        kernel.sendall(resp(["AUTH", room.cy.name, room.cy.password]))
+        assert kernel.recv(64).startswith(b"+OK")  # cy's kernel with its new password
+        swept = guard.sweep(admin, prefix=PREFIX)
+        assert sorted(c.why for c in swept.closed) == ["password", "password"]
+        assert swept.failed_logins == {room.bob.name: 61, room.cy.name: 3}
+        assert closed_by_server(guesser, within_s=5) and closed_by_server(second, within_s=5)
+        for sock, answer in ((kernel, b"+PONG"), (idle, b"-NOAUTH")):  # both still open
+            sock.sendall(resp(["PING"]))
+            assert sock.recv(64).startswith(answer)
+        assert bob.ping()
+        line = next(line for line in swept.lines() if "trying passwords" in line)
+        assert "closed 2 connection(s) trying passwords (64 failed logins since the last sweep" in line
+        assert line.endswith("from 127.0.0.1 (2)") and f"{room.bob.name} 61" in line
+        assert any("trying passwords" in shown for shown in classroom.overview(admin, prefix=PREFIX).guard)
+        # Counted, not timed: the same counts at the next sweep are no new failures.
+        assert not guard.sweep(admin, prefix=PREFIX).closed
+
+        closes, total = 0, 0
+        with Watch(room) as watch:
+            sweeping.start()
+            while total < 30_000 and closes < 3:  # bounded in tries
+                sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+                left = 30_000 - total
+                done = tries(sock, left, room.bob.name)
+                total += done
+                closes += done < left  # the server closed it before its tries ran out
+                sock.close()
+        watch.assert_held()
+        assert closes >= 1, f"{total} tries and never closed"
+        again = redis.Redis.from_url(room.bob.url(room.server.admin_url))
+        assert again.ping()  # bob still logs in
+        again.close()
+    finally:
+        stop.set()
+        if sweeping.is_alive():
+            sweeping.join()
+        for sock in (guesser, second, idle, kernel):
+            sock.close()
+        bob.close()
+        admin.delete(keys.guard_log(), keys.guard_logins())
+        admin.close()

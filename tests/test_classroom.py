@@ -293,6 +293,34 @@ def test_the_guard_picks_a_learners_newest_connections_past_the_quota_and_any_hu
         classroom.guard.choose(entries, me=0, learner=bool, quota=0)
 
 
+def test_the_guard_counts_failed_logins_since_its_last_sweep_not_time() -> None:
+    """ACL LOG groups failed logins per user tried: the guard counts each entry's growth since the
+    last sweep (a log reset starts the count again), names the connection of the last try once it
+    failed 20 times or more, and closes it with the other failed logins from its address."""
+    info = "id=41 addr=10.0.0.9:5000 user=default cmd=auth"
+    log = [
+        {"reason": "auth", "entry-id": 3, "count": 70, "username": "learner02", "client-info": info},
+        {"reason": "auth", "entry-id": 2, "count": 4, "username": "learner05", "client-info": {"id": 12}},
+        {"reason": "command", "entry-id": 1, "count": 900, "username": "learner01", "client-info": {"id": 9}},
+    ]
+    guessing, per_user, now = classroom.guard.failed_logins(log, {"0:3": 40, "0:2": 1})
+    assert guessing == {41: 30} and per_user == {"learner02": 30, "learner05": 3}
+    assert now == {"0:3": 70, "0:2": 4}
+    assert classroom.guard.failed_logins(log, now)[:2] == ({}, {})  # nothing new: nothing closed
+    assert classroom.guard.failed_logins(log, {"0:3": 500})[0] == {41: 70}  # a reset log counts afresh
+    entries = [
+        {"id": "41", "user": "default", "cmd": "auth", "addr": "10.0.0.9:5000", "age": "0"},
+        {"id": "42", "user": "default", "cmd": "auth", "addr": "10.0.0.9:5001", "age": "0"},  # its login failed
+        {"id": "43", "user": "default", "cmd": "NULL", "addr": "10.0.0.9:5002", "age": "0"},  # handshake to come
+        {"id": "44", "user": "default", "cmd": "auth", "addr": "10.0.0.7:6000", "age": "0"},  # another address
+        {"id": "45", "user": "learner05", "cmd": "ping", "addr": "10.0.0.9:5003", "age": "0"},
+    ]
+    picked = classroom.guard.choose(
+        entries, me=1, learner=lambda u: u.startswith("learner"), login_open=True, guessing=guessing
+    )
+    assert [(c.id, c.why) for c in picked] == [(41, "password"), (42, "password")]
+
+
 def test_an_overloaded_server_is_backend_unavailable_saying_what_happened() -> None:
     url = "redis://learner01:secret@127.0.0.1:6379/0"
     faults = {

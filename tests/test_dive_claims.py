@@ -18,10 +18,10 @@ from emq_lab.clock import hhmm, moment
 from emq_lab.dives import cadence, upsert
 from emq_lab.dives.upsert import Strategy
 from emq_lab.plots.course import beside
+from emq_lab.plots.header import header
 from emq_lab.plots.registry import fired_figure, fired_marks
 from emq_lab.plots.source import lua_html, script_view
-from emq_lab.scripts import header, source
-from emq_lab.scripts.header import FILES
+from emq_lab.scripts import FILES, source
 
 
 def test_the_naive_rows_each_fire_so_one_schedule_runs_twice(lab: emq_lab.Lab, queue: str) -> None:
@@ -78,7 +78,7 @@ def test_an_outage_refuses_start_to_finish_and_bad_windows(lab: emq_lab.Lab) -> 
 def test_concurrent_boots_of_the_same_names_leave_one_row_each(lab: emq_lab.Lab, queue: str) -> None:
     result = upsert.stampede(lab, queue, boots=4, names=120)
     assert (result.registered, result.exists, result.won_twice) == (120, 360, 0)
-    assert result.rows == result.records == 120
+    assert result.registry_rows == result.records == 120
     assert "one each: yes" in str(result)
     lab.reset(queue)
 
@@ -122,8 +122,8 @@ def test_the_script_view_shows_every_line_and_the_table() -> None:
 
 def test_a_time_on_a_later_day_carries_its_date() -> None:
     start = emq_lab.SimClock("2026-01-05T09:00:00Z").start_ms
-    assert moment(start + 15 * MIN, first_day_ms=start) == "09:15"
-    assert moment(start + 24 * 60 * MIN + 15 * MIN, first_day_ms=start) == "2026-01-06 09:15"
+    assert moment(start + 15 * MIN, day_ms=start) == "09:15"
+    assert moment(start + 24 * 60 * MIN + 15 * MIN, day_ms=start) == "2026-01-06 09:15"
 
 
 # Worked through BullMQ 6's getJobSchedulerEveryNextMillis.lua by hand (every 15 min; prev, now ->
@@ -238,7 +238,7 @@ def test_each_page_script_sits_beside_lines_of_ours_that_make_the_same_calls(nam
     # the page's calls, each in ours, in the page's order (ours may add calls, e.g. the compare)
     assert list(dict.fromkeys(c for c in mine if c in calls)) == list(dict.fromkeys(calls))
     assert "line" in repr(shown) and "what differs, and why:" in repr(shown)
-    assert f"{start} to {end}" in shown.span() or start == end
+    assert f"{start} to {end}" in shown.line_range() or start == end
 
 
 def test_beside_refuses_a_script_the_pages_do_not_print() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from emq_lab import exercises
-from emq_lab.scripts import header
+from emq_lab.plots.header import header
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 DIVES = {"01-upsert": exercises.upsert, "02-cadence": exercises.cadence, "03-cancel": exercises.cancel}

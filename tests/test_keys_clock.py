@@ -1,11 +1,13 @@
-"""Pure parts: the slot function and the simulated clock."""
+"""Pure parts: the slot function, the simulated clock and how a time is written."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from emq_lab import SimClock, keys
-from emq_lab.clock import hhmm
+from emq_lab.clock import duration, hhmm, hhmmss, moment, utc
 from emq_lab.keys import QueueKeys
 
 
@@ -61,3 +63,38 @@ def test_simclock_moves_only_forward() -> None:
 def test_simclock_rejects_a_bad_start() -> None:
     with pytest.raises(ValueError, match="start"):
         SimClock("nine o'clock")
+
+
+NINE = SimClock("2026-01-05T09:00:00Z").start_ms
+
+
+@pytest.mark.parametrize(
+    ("ms", "short", "seconds", "exact"),
+    [
+        (NINE, "09:00", "09:00:00", "09:00"),
+        (NINE + 15 * 60_000 + 30_000, "09:15", "09:15:30", "09:15:30"),
+        (NINE + 15 * 60_000 + 1, "09:15", "09:15:00", "09:15:00.001"),  # an off-by-one shows
+        (NINE + 24 * 3_600_000, "09:00", "09:00:00", "2026-01-06 09:00"),  # a day later reads as one
+    ],
+)
+def test_an_instant_is_written_one_way_per_precision(ms: int, short: str, seconds: str, exact: str) -> None:
+    assert (hhmm(ms), hhmmss(ms), moment(ms, day_ms=NINE)) == (short, seconds, exact)
+    assert moment(ms) == exact.split(" ")[-1]  # no day to compare with: the time alone
+    assert utc(ms) == datetime(2026, 1, 5, 9, tzinfo=UTC) + timedelta(milliseconds=ms - NINE)
+
+
+@pytest.mark.parametrize(
+    ("ms", "text"),
+    [
+        (0, "0 s"),
+        (15 * 60_000, "15 min"),
+        (90 * 60_000, "90 min"),  # the course counts periods and drift in minutes, never hours
+        (90_000, "1 min 30 s"),
+        (50_000, "50 s"),
+        (1_500, "1.500 s"),
+        (1, "0.001 s"),
+        (-5 * 60_000, "-5 min"),
+    ],
+)
+def test_a_span_of_time_is_written_in_minutes_and_seconds(ms: int, text: str) -> None:
+    assert duration(ms) == text

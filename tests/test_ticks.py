@@ -14,10 +14,8 @@ from helpers import MIN, START, snapshot
 
 import emq_lab
 from emq_lab import Occurrence, Outcome, SimClock, SystemClock, classroom, keys, scripts
-from emq_lab.exercises import with_scripts
 from emq_lab.fastforward import forward
 from emq_lab.keys import QueueKeys
-from emq_lab.scripts import source
 
 BATCH = 4  # fewer than the ten "a" names due at 09:00: a tick leaves rows for the next
 STEP = 90_000  # 1.5 min: the 7- and 4-minute periods below fall between ticks, so the grid misses slots
@@ -288,11 +286,9 @@ def test_forward_refuses_a_negative_finish_naming_the_field(lab: emq_lab.Lab, qu
 @pytest.mark.parametrize(
     ("make", "field"),
     [
-        (lambda lab: with_scripts(lab, advance=source("advance") + "\n-- a learner's copy\n"), "scripts"),
-        (lambda lab: with_scripts(lab, enqueue=source("enqueue") + "\n-- a learner's copy\n"), "scripts"),
         (lambda lab: lab.with_clock(SystemClock()), "clock"),
     ],
-    ids=["learners-advance", "learners-enqueue", "system-clock"],
+    ids=["system-clock"],  # a learner's scripts it runs: test_forward_scripts.py
 )
 def test_forward_refuses_a_lab_it_cannot_run_and_writes_nothing(
     lab: emq_lab.Lab, queue: str, make: Callable[[emq_lab.Lab], emq_lab.Lab], field: str

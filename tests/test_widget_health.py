@@ -20,8 +20,8 @@ from test_health import Timers
 
 import emq_lab
 from emq_lab import health
-from emq_lab.backend import PROBE_S, embedded_server
-from emq_lab.health import UNAVAILABLE
+from emq_lab.backend import embedded_server
+from emq_lab.health import PROBE_S, UNAVAILABLE
 from emq_lab.plots.timeline import timeline
 from emq_lab.widgets import BootPanel, CadenceExplorer, CancelPanel, CrashPanel
 from emq_lab.widgets.boot import BootCounter

@@ -10,8 +10,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "emq_lab"
 LAYERS: dict[str, tuple[str, ...]] = {
     "core": (
         "scripts", "keys.py", "clock.py", "schedule.py", "validate.py", "errors.py", "backend.py", "outcome.py",
-        "namespace.py", "local.py", "repeat.py", "jobs.py", "lab.py", "pump.py", "fastforward.py", "__init__.py",
+        "repeat.py", "jobs.py", "lab.py", "pump.py", "fastforward.py", "__init__.py",
     ),
+    "connections": ("urls.py", "namespace.py", "local.py"),
     "dives": ("dives",),
     "exercises and sandbox": ("exercises", "sandbox"),
     "views": ("plots", "widgets", "health.py", "copies.py"),

@@ -6,9 +6,10 @@ only the commands emq-lab sends, only on its own namespace's keys (``emq:ns:{lea
 no Lua of its own (only EVALSHA of the scripts the instructor loaded), so no learner can read,
 write or delete another's keys, by hand or from a script. ``users`` prints one shell line per
 learner; that printout is the only place the random passwords appear. ``scripts`` loads the
-scripts again after a restart, ``revoke`` removes the users, ``overview`` prints what the
-instructor's panel shows. ``users`` also sets the server's limits for the class (``doctor``
-checks them) and :mod:`.guard` closes a learner's connections past its quota.
+scripts again after a restart, ``revoke`` removes the users, ``reconcile`` the ACL users of hub
+users that are gone, ``overview`` prints what the instructor's panel shows. ``users`` also sets
+the server's limits for the class (``doctor`` checks them) and :mod:`.guard` closes a learner's
+connections past its quota.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from __future__ import annotations
 from . import guard
 from .cli import main
 from .demo import prepare
-from .doctor import apply_limits, class_limits, doctor
+from .doctor import apply_limits, doctor
 from .doctor import lua_fixed as doctor_lua_fixed
-from .overview import DIVES, LearnerSummary, Overview, QueueSummary, overview, shown
+from .overview import DIVES, LearnerSummary, Overview, overview, shown
 from .users import (
     ALLOWED_COMMANDS,
     CLIENT_COMMANDS,
@@ -42,10 +43,8 @@ __all__ = [
     "Learner",
     "LearnerSummary",
     "Overview",
-    "QueueSummary",
     "acl_rules",
     "apply_limits",
-    "class_limits",
     "create_users",
     "doctor",
     "doctor_lua_fixed",

@@ -68,6 +68,16 @@ def _parser() -> argparse.ArgumentParser:
     revoke.add_argument("--url", required=True, help=URL_HELP)
     revoke.add_argument("--password-file", help=PASSWORD_HELP)
     revoke.add_argument("--prefix", default="learner", help="delete the users <prefix><digits> (default: learner)")
+    tidy = commands.add_parser(
+        "reconcile",
+        help="delete the ACL users of hub users that are gone (the hub does it at each start)",
+        description="Read the users of a JupyterHub's database and delete every ACL user the hub made "
+        "(<prefix><name>, observer-<name>) whose hub user is gone: one deleted while the hub was down.",
+    )
+    tidy.add_argument("--url", required=True, help=URL_HELP)
+    tidy.add_argument("--password-file", help=PASSWORD_HELP)
+    tidy.add_argument("--hub-db", required=True, help="the hub's database: sqlite:///emq-hub/jupyterhub.sqlite")
+    tidy.add_argument("--prefix", default="learner-", help="the learners' ACL users: <prefix><hub name>")
     show = commands.add_parser("overview", help="print every learner: dives, queues, registry sizes, checks")
     show.add_argument("--url", required=True, help=URL_HELP)
     show.add_argument("--password-file", help=PASSWORD_HELP)
@@ -75,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     watch = commands.add_parser(
         "guard",
         help="run the class guard until Ctrl-C: close a learner's connections past its quota (and suspend it), "
-        "huge unread replies, and sockets that never log in; print what it does",
+        "huge unread replies, sockets that never log in and connections trying passwords; print what it does",
     )
     watch.add_argument("--url", required=True, help=URL_HELP)
     watch.add_argument("--password-file", help=PASSWORD_HELP)
@@ -150,10 +160,33 @@ def _login(path: str | None, env: str, what: str) -> str:
     return secret
 
 
+def class_hub(settings: HubSettings) -> Any:
+    """JupyterHub that, once it has read its users at start, deletes the ACL users of the ones
+    gone (:func:`emq_lab.classroom.hub.reconcile`): deleted while it was down, or by itself."""
+    from jupyterhub import orm
+    from jupyterhub.app import JupyterHub
+
+    from .hub import reconcile
+
+    class ClassHub(JupyterHub):
+        async def init_users(self) -> None:
+            await super().init_users()
+            names = [user.name for user in self.db.query(orm.User)]
+            tidy, _ = open_client(settings.admin_url)
+            try:
+                gone = reconcile(tidy, settings.prefix, names)
+            finally:
+                tidy.close()
+            if gone:
+                self.log.info("emq-lab: deleted the ACL users of hub users gone: %s", " ".join(gone))
+
+    return ClassHub
+
+
 def run_hub(args: argparse.Namespace) -> int:
     """Check the class server, load the scripts, then run JupyterHub in this process until stopped."""
     try:
-        from jupyterhub.app import JupyterHub
+        import jupyterhub.app  # noqa: F401 - only to say what is missing
         from traitlets.config import Config
     except ImportError:
         raise ValueError("hub: JupyterHub is not installed; make hub installs it (pip install -e '.[hub]')") from None
@@ -209,8 +242,9 @@ def run_hub(args: argparse.Namespace) -> int:
     stop = threading.Event()
     threading.Thread(target=guard.watch, args=(watcher, stop), kwargs={"prefix": args.prefix}, daemon=True).start()
     try:
-        JupyterHub.instance(config=config)
-        JupyterHub.launch_instance([])
+        ClassHub = class_hub(settings)
+        ClassHub.instance(config=config)
+        ClassHub.launch_instance([])
     finally:
         stop.set()
     return 0
@@ -253,6 +287,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"guarding the learners {args.prefix}... every {args.every:g} s; Ctrl-C stops", flush=True)
             with contextlib.suppress(KeyboardInterrupt):
                 guard.watch(client, threading.Event(), every_s=args.every, prefix=args.prefix, report=print)
+        elif args.command == "reconcile":
+            from .hub import hub_users, reconcile
+
+            removed = reconcile(client, args.prefix, hub_users(args.hub_db))
+            print(f"removed {len(removed)} user(s)" + (f": {' '.join(removed)}" if removed else ""))
         elif args.command == "revoke":
             removed = revoke_users(client, prefix=args.prefix)
             print(f"removed {len(removed)} user(s)" + (f": {' '.join(removed)}" if removed else ""))

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from redis.exceptions import RedisError
 
 from .. import keys, progress, validate
-from ..backend import in_process
 from ..clock import SimClock
 from ..lab import Lab
 from ..schedule import MINUTE_MS
@@ -39,9 +38,9 @@ class Setting:
 def prepare(lab: Lab, *, prefix: str | None = None) -> Setting:
     """On the embedded backend: play the demo learners on a SimClock from 09:00 (so the page reads
     the same every run) and list them; the page's clock then moves on from 09:15 as time passes.
-    On a server: write nothing, and list the learners named
-    ``prefix`` (else ``$EMQ_LAB_CLASS_PREFIX``, else ``learner``)."""
-    if not in_process(lab.client):
+    (The embedded backend is the one whose client is fakeredis's.) On a server: write nothing, and
+    list the learners named ``prefix`` (else ``$EMQ_LAB_CLASS_PREFIX``, else ``learner``)."""
+    if not any(each.__module__.partition(".")[0] == "fakeredis" for each in type(lab.client).__mro__):
         chosen = validate.namespace(prefix or os.environ.get(ENV_PREFIX, "").strip() or "learner")
         return Setting(
             lab,

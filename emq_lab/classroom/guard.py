@@ -9,7 +9,11 @@ A sweep reads ``CLIENT LIST`` (as an admin) and closes, with ``CLIENT KILL ID``:
 - any connection holding a huge reply (``omem`` or ``tot-mem`` past ``max_reply`` bytes: replies
   asked for and never read, which count against ``maxmemory`` like keys),
 - connections still not logged in after ``grace_s`` seconds when the default user is off (a
-  socket opened to fill ``maxclients``, or to try passwords).
+  socket opened to fill ``maxclients``, or to try passwords),
+- a connection that failed to log in ``max_failed`` times or more since the last sweep, counted
+  from the server's ``ACL LOG`` (its ``auth`` entries: the user tried, how many times, and the
+  client-info of the last try), and every other connection from that address whose login failed.
+  It counts failures, not time: a learner whose old password fails a few times is left alone.
 
 It writes one line per learner and reason to :func:`emq_lab.keys.guard_log` (capped), which the
 instructor's page shows. Run it from the hub (:func:`watch`, a loop) or from the instructor's
@@ -43,6 +47,10 @@ GRACE_S = 2
 COOLDOWN_S = 30
 #: Lines the guard's log keeps.
 LOG_LINES = 50
+#: Failed logins (ACL LOG ``auth`` entries) of one connection between two sweeps past which it is closed.
+MAX_FAILED = 20
+#: ACL LOG entries read each sweep (the server keeps 128 unless ``acllog-max-len`` says otherwise).
+ACL_LOG_ENTRIES = 128
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,7 @@ class Closed:
     id: int
     user: str
     addr: str
-    why: str  # "quota", "reply" or "login"
+    why: str  # "quota", "reply", "login" or "password"
 
 
 @dataclass(frozen=True)
@@ -70,16 +78,20 @@ class Sweep:
     suspended: tuple[str, ...] = ()  # learners this sweep turned off
     resumed: tuple[str, ...] = ()  # learners this sweep turned on again
     cooldown_s: int = COOLDOWN_S
+    failed_logins: dict[str, int] = field(default_factory=dict)  # user tried -> failures since the last sweep
+    max_failed: int = MAX_FAILED
 
     def lines(self) -> list[str]:
         """One sentence per user and reason: ``09:41:03 closed 120 connection(s) of learner07 (past its quota
         of 32); learner07 suspended for 30 s``; connections not logged in by how many and from where."""
         groups: dict[tuple[str, str], int] = {}
         strangers: dict[str, int] = {}
+        guessers: dict[str, int] = {}
         for closed in self.closed:
-            if closed.why == "login":
+            if closed.why in ("login", "password"):
                 host = closed.addr.rpartition(":")[0] or closed.addr
-                strangers[host] = strangers.get(host, 0) + 1
+                into = strangers if closed.why == "login" else guessers
+                into[host] = into.get(host, 0) + 1
             else:
                 groups[(closed.user, closed.why)] = groups.get((closed.user, closed.why), 0) + 1
         when = hhmmss(self.at_ms)
@@ -101,6 +113,13 @@ class Sweep:
             lines.append(
                 f"{when} closed {sum(strangers.values())} connection(s) not logged in after {self.grace_s} s, "
                 f"from {hosts}{more}"
+            )
+        if guessers:
+            hosts = ", ".join(f"{host} ({count})" for host, count in sorted(guessers.items())[:5])
+            tried = ", ".join(f"{user[:40]} {count:,}" for user, count in sorted(self.failed_logins.items())[:5])
+            lines.append(
+                f"{when} closed {sum(guessers.values())} connection(s) trying passwords "
+                f"({sum(self.failed_logins.values()):,} failed logins since the last sweep: {tried}), from {hosts}"
             )
         lines += [f"{when} {user} may connect again (suspension over)" for user in self.resumed]
         return lines
@@ -129,22 +148,30 @@ def choose(
     max_reply: int = MAX_REPLY,
     login_open: bool = False,
     grace_s: int = GRACE_S,
+    guessing: Iterable[int] = (),
 ) -> list[Closed]:
     """The connections of ``CLIENT LIST`` (parsed) to close: never ``me``; a huge reply whoever holds
-    it; a learner's (``learner(user)``) past ``quota``, the newest first; unauthenticated ones older
-    than ``grace_s`` when ``login_open`` (the default user is off, so no one may stay as it)."""
+    it; the ids in ``guessing`` (trying passwords: :func:`failed_logins`) and, when ``login_open``
+    (the default user is off, so no one may stay as it), every one from their addresses whose
+    login failed; a learner's (``learner(user)``) past ``quota``, the newest first; unauthenticated
+    ones older than ``grace_s`` when ``login_open``."""
     if isinstance(quota, bool) or not isinstance(quota, int) or quota < 1:
         raise ValueError(f"quota: expected an int of at least 1 connection, got {quota!r}")
     if isinstance(max_reply, bool) or not isinstance(max_reply, int) or max_reply < 1:
         raise ValueError(f"max_reply: expected an int of at least 1 byte, got {max_reply!r}")
     closing: dict[int, Closed] = {}
     mine: dict[str, list[dict[str, Any]]] = {}
+    entries = list(entries)
+    guessers = set(guessing) - {me}
+    hosts = {_host(entry) for entry in entries if _number(entry, "id") in guessers}
     for entry in entries:
         ident, user = _number(entry, "id"), str(entry.get("user", ""))
         if ident == me:
             continue
         if max(_number(entry, "omem"), _number(entry, "tot-mem")) > max_reply:
             closing[ident] = Closed(ident, user, str(entry.get("addr", "")), "reply")
+        elif ident in guessers or (login_open and _failed(entry) and _host(entry) in hosts):
+            closing[ident] = Closed(ident, user, str(entry.get("addr", "")), "password")
         elif login_open and user == "default" and _number(entry, "age") >= grace_s:
             closing[ident] = Closed(ident, user, str(entry.get("addr", "")), "login")
         elif learner(user):
@@ -156,6 +183,48 @@ def choose(
     return sorted(closing.values(), key=lambda closed: closed.id)
 
 
+def _failed(entry: dict[str, Any]) -> bool:
+    """A connection whose last command was a login and that is still not logged in (the default
+    user off): its login failed. One opened a moment ago, mid-handshake, has sent no command yet."""
+    return str(entry.get("user", "")) == "default" and str(entry.get("cmd", "")) in ("auth", "hello")
+
+
+def _host(entry: dict[str, Any]) -> str:
+    addr = str(entry.get("addr", ""))
+    return addr.rpartition(":")[0] or addr
+
+
+def failed_logins(
+    log: Iterable[dict[str, Any]], seen: dict[str, int], *, node: int = 0, max_failed: int = MAX_FAILED
+) -> tuple[dict[int, int], dict[str, int], dict[str, int]]:
+    """From ``ACL LOG`` (parsed) and the counts ``seen`` at the last sweep (field ``<node>:<entry
+    id>``): the connections that failed ``max_failed`` logins or more since (id -> failures), the
+    failures since per user tried, and the counts to keep for the next sweep. An entry groups the
+    failures of one user tried; its client-info names the connection of the last try."""
+    guessing: dict[int, int] = {}
+    per_user: dict[str, int] = {}
+    now: dict[str, int] = {}
+    for entry in log:
+        if str(entry.get("reason", "")) != "auth":
+            continue
+        field_ = f"{node}:{entry.get('entry-id', '')}"
+        count = _number(entry, "count")
+        now[field_] = count
+        before = seen.get(field_, 0)
+        since = count - before if count >= before else count  # a smaller count: the log was reset
+        if since <= 0:
+            continue
+        user = str(entry.get("username", ""))
+        per_user[user] = per_user.get(user, 0) + since
+        info = entry.get("client-info")
+        if not isinstance(info, dict):
+            info = dict(part.partition("=")[::2] for part in str(info or "").split())
+        if since >= max_failed:
+            ident = _number(info, "id")
+            guessing[ident] = guessing.get(ident, 0) + since
+    return guessing, per_user, now
+
+
 def sweep(
     admin: Any,
     *,
@@ -165,10 +234,12 @@ def sweep(
     grace_s: int = GRACE_S,
     cooldown_s: int = COOLDOWN_S,
     log: bool = True,
+    max_failed: int = MAX_FAILED,
 ) -> Sweep:
-    """Turn on again the learners whose suspension is over, read ``CLIENT LIST`` on every primary,
-    close what :func:`choose` picks (users named ``prefix...`` are learners), suspend for
-    ``cooldown_s`` seconds each learner past its quota, and log it all; returns what it saw and did."""
+    """Turn on again the learners whose suspension is over, read ``ACL LOG`` (the failed logins
+    since the last sweep: :func:`failed_logins`) and ``CLIENT LIST`` on every primary, close what
+    :func:`choose` picks (users named ``prefix...`` are learners), suspend for ``cooldown_s``
+    seconds each learner past its quota, and log it all; returns what it saw and did."""
     seen = 0
     per_user: dict[str, int] = {}
     closed: list[Closed] = []
@@ -176,8 +247,17 @@ def sweep(
     seconds, micros = _node_time(admin)
     now_ms = seconds * 1000 + micros // 1000
     resumed = _resume(admin, now_ms)
-    for node in _nodes(admin):
+    seen_logins = {str(k): int(v) for k, v in admin.hgetall(keys.guard_logins()).items()}
+    counted: dict[str, int] = {}
+    tried: dict[str, int] = {}
+    for index, node in enumerate(_nodes(admin)):
         me = int(node.client_id())
+        guessing, per_user, now = failed_logins(
+            node.acl_log(count=ACL_LOG_ENTRIES), seen_logins, node=index, max_failed=max_failed
+        )
+        counted.update(now)
+        for user, failures in per_user.items():
+            tried[user] = tried.get(user, 0) + failures
         entries = node.client_list()
         seen += len(entries)
         for entry in entries:
@@ -190,6 +270,7 @@ def sweep(
             max_reply=max_reply,
             login_open=login_open,
             grace_s=grace_s,
+            guessing=guessing,
         )
         if picked:
             pipe = node.pipeline(transaction=False)
@@ -197,12 +278,19 @@ def sweep(
                 pipe.execute_command("CLIENT", "KILL", "ID", closing.id)
             pipe.execute(raise_on_error=False)  # one already gone is no fault
             closed += picked
+    if counted != seen_logins:
+        pipe = admin.pipeline(transaction=False)
+        pipe.delete(keys.guard_logins())
+        if counted:
+            pipe.hset(keys.guard_logins(), mapping=counted)
+        pipe.execute()
     offenders = sorted({closing.user for closing in closed if closing.why == "quota"})
     for user in offenders:
         _suspend(admin, user, now_ms + cooldown_s * 1000)
     done = Sweep(
         seen, per_user, tuple(closed), now_ms, quota, max_reply, grace_s=grace_s,
         suspended=tuple(offenders), resumed=tuple(resumed), cooldown_s=cooldown_s,
+        failed_logins=tried if any(c.why == "password" for c in closed) else {}, max_failed=max_failed,
     )  # fmt: skip
     if log and (closed or resumed):
         done = _log(admin, done)

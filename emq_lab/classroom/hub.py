@@ -30,7 +30,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from .. import copies, errors, validate
 from ..backend import open_client
-from .users import make_learner, make_observer, revoke_learner
+from .users import acl_users, make_learner, make_observer, on_every_node, revoke_learner
 
 SERVER_ENV = "EMQ_LAB_HUB_SERVER"  # the class server, with the admin user and no password
 PASSWORD_ENV = "EMQ_LAB_ADMIN_PASSWORD"
@@ -197,6 +197,46 @@ def _names(settings: HubSettings, hub_name: str) -> list[str]:
         with contextlib.suppress(ValueError):  # no ACL user can have that name: the hub never made one
             names.append(validate.namespace(name))
     return names
+
+
+OBSERVER_PREFIX = "observer-"
+
+
+def strays(acl: list[str], prefix: str, hub_names: list[str]) -> list[str]:
+    """The ACL users a hub made (``<prefix><name>``, ``observer-<name>``) whose hub user is gone."""
+    wanted = {made for name in hub_names for made in (prefix + name, OBSERVER_PREFIX + name)}
+    return sorted(user for user in acl if user.startswith((prefix, OBSERVER_PREFIX)) and user not in wanted)
+
+
+def reconcile(client: Any, prefix: str, hub_names: list[str]) -> list[str]:
+    """Delete the ACL users of hub users that are gone (deleted while the hub or the server was
+    down, or by the hub itself at start, as ``delete_invalid_users`` does, which calls no
+    authenticator): :func:`strays`, on every node. Returns the names deleted."""
+    validate.namespace(prefix)
+    gone = strays(acl_users(client), prefix, hub_names)
+    if gone:
+        on_every_node(client, "ACL", "DELUSER", *gone)
+    return gone
+
+
+def hub_users(db_url: str) -> list[str]:
+    """The names of the users in a JupyterHub's database (``sqlite:///emq-hub/jupyterhub.sqlite``,
+    or the ``db_url`` of a hub of your own)."""
+    from sqlalchemy import create_engine, text  # JupyterHub's own dependency
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        engine = create_engine(db_url)
+    except (SQLAlchemyError, ValueError) as exc:
+        raise ValueError(f"hub-db: {db_url!r} is no database URL ({exc})") from None
+    try:
+        with engine.connect() as connection:
+            return [str(row[0]) for row in connection.execute(text("SELECT name FROM users"))]
+    except SQLAlchemyError as exc:
+        reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        raise ValueError(f"hub-db: cannot read the hub's users from {db_url} ({reason}); nothing deleted") from None
+    finally:
+        engine.dispose()
 
 
 def revoking(base: type[Any], settings: HubSettings) -> type:

@@ -6,23 +6,31 @@ A pass is bounded whatever a learner stores. The course's own queues and each le
 are read by name (a pipelined EXISTS per queue, then ZCARD and LLEN of the queues present, and one
 HMGET): that work grows with the class, never with a learner's keys. Only the search for what is
 not named (namespaces with keys but no ACL user, a learner's other queues) SCANs, and it stops
-after ``max_keys`` keys examined; a row lists at most :data:`MAX_QUEUES_SHOWN` queues and a name
-past :data:`MAX_NAME` characters is cut (and never sent back to the server). One learner's broken
+after ``max_keys`` keys examined; the panel keeps the search (:class:`Search`), so its next
+refresh walks on from there and a server of any size is searched whole over a few refreshes, each
+as cheap as one. A SCAN over a shared keyspace walks every learner's keys, so no per-learner
+bound can stop one learner's 400,000 keys from slowing the search for another's own queues; they
+only delay it: what each learner is measured on is read by name. A search step whose reply the
+server cuts off (past the 4 MiB output-buffer limit ``users`` sets: a learner's 2 MB key names) is
+taken again in parts, halved by name down to that learner, so only their keys of the step are
+skipped, and their row says so.
+A row lists at most :data:`MAX_QUEUES_SHOWN` queues and a name past :data:`MAX_NAME` characters is
+cut (and never sent back to the server). One learner's broken
 keys (a wrong type, a progress value that is no time) or hostile names (control characters) are
 reported on that learner's row and never stop the view."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from redis import RedisCluster
 from redis.exceptions import RedisError
 
 from .. import keys, progress, validate
 from ..clock import hhmm, hhmmss
 from ..dives import QUEUES
 from .guard import LOG_LINES, read_log, suspended
+from .search import Found, Search, walk
 from .users import acl_users
 
 SCAN_COUNT = 1000
@@ -37,6 +45,10 @@ MAX_NAME = validate.MAX_NAME
 SHOWN_NAME = 40
 #: Lines of the guard's log shown.
 GUARD_LINES = 5
+#: Jobs waiting in one queue past which its row warns: a read of the whole wait list (LRANGE 0 -1,
+#: as a dive's snapshot does) holds the server for every learner. 2,000,000 held it 0.3 to 0.6 s
+#: (README, Classroom: known limits); 100,000 took 13 to 18 ms.
+BIG_WAIT = 100_000
 
 # Each dive and the queues its notebook uses: the dives' own list, so the two never disagree.
 DIVES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
@@ -166,6 +178,7 @@ class Overview:
     complete: bool
     users_note: str = ""
     guard: tuple[str, ...] = ()
+    goes_on: bool = False  # the search is kept: the next pass walks on from where this one stopped
 
     def dive_counts(self) -> list[tuple[str, int]]:
         """Each dive and how many learners reached it."""
@@ -210,7 +223,7 @@ class Overview:
         if not self.complete:
             lines.append(
                 f"(stopped looking for other namespaces and queues after {self.scanned} keys: "
-                "the list may be incomplete)"
+                "the list may be incomplete" + ("; the next refresh looks further)" if self.goes_on else ")")
             )
         lines += [f"guard: {shown(line)}" for line in self.guard]
         return lines
@@ -239,68 +252,6 @@ def _problem(reply: Any, key: str, kind: str) -> str:
     return ""
 
 
-@dataclass
-class _Found:
-    """What the search found of one namespace: keys per queue, and whether it stopped at its bound."""
-
-    queues: dict[str, int] = field(default_factory=dict)
-    keys: int = 0
-    capped: bool = False
-
-    def add(self, key: str, bound: int) -> None:
-        if self.keys >= bound:
-            self.capped = True
-            return
-        self.keys += 1
-        parts = keys.split_namespaced(key)
-        if parts is not None:
-            self.queues[parts[1]] = self.queues.get(parts[1], 0) + 1
-
-
-def _namespace_of(key: str) -> str | None:
-    head = f"{keys.PREFIX}:ns:{{"
-    if not key.startswith(head):
-        return None
-    namespace, colon, _ = key[len(head) :].partition(":")
-    return namespace if namespace and colon else None
-
-
-def _nodes(client: Any) -> list[Any]:
-    if isinstance(client, RedisCluster):
-        return [client.get_redis_connection(node) for node in client.get_primaries()]
-    return [client]
-
-
-def _search(client: Any, pattern: str, *, count: int, budget: int, per: int) -> tuple[dict[str, _Found], int, bool]:
-    """SCAN every node for ``pattern``, each node examining at most ``budget`` keys (``count`` a
-    step); the namespaces found (each counted up to ``per`` keys), the keys examined, and whether
-    every node's SCAN ran to its end."""
-    found: dict[str, _Found] = {}
-    examined, complete = 0, True
-    for node in _nodes(client):
-        cursor, steps = 0, 0
-        while True:
-            try:
-                cursor, batch = node.scan(cursor=cursor, match=pattern, count=count)
-            except RedisError as exc:
-                if not _cut_off(exc):
-                    raise
-                complete = False  # a step's reply past the server's output limit (very long names): stop here
-                break
-            steps += 1
-            for key in batch:
-                namespace = _namespace_of(str(key))
-                if namespace is not None:
-                    found.setdefault(namespace, _Found()).add(str(key), per)
-            if int(cursor) == 0:
-                break
-            if steps * count >= budget:
-                complete = False
-                break
-        examined += steps * count
-    return found, examined, complete
-
-
 def _course_reads(pipe: Any, namespace: str) -> None:
     for queue in COURSE_QUEUES:
         k = keys.QueueKeys(queue, namespace)
@@ -316,12 +267,14 @@ def overview(
     count: int = SCAN_COUNT,
     max_keys: int = MAX_SCANNED,
     per_learner: int = MAX_PER_LEARNER,
+    search: Search | None = None,
 ) -> Overview:
     """Every learner of the class: the ACL users starting with ``prefix``, ``learners`` (names to
     list even with no key) and the namespaces starting with ``prefix`` that the bounded search
     finds (``max_keys`` examined per node, ``count`` a step, ``per_learner`` keys counted per
-    namespace). Then, pipelined, the course's queues and the progress of each learner, and the
-    registry size and jobs waiting of each queue listed; each reply judged alone."""
+    namespace; ``search``: a walk to go on with, kept between passes). Then, pipelined, the
+    course's queues and the progress of each learner, and the registry size and jobs waiting of
+    each queue listed; each reply judged alone."""
     if prefix:
         validate.namespace(prefix)
     for name in learners:
@@ -330,10 +283,14 @@ def overview(
     validate.limit(max_keys, field="max_keys")
     validate.limit(per_learner, field="per_learner")
     users, note = _users(client, prefix)
-    found, scanned, complete = _search(
-        client, keys.namespaces_pattern(prefix), count=count, budget=max_keys, per=per_learner
-    )
     named = set(users).union(learners)
+    kept = search is not None
+    search = Search() if search is None else search
+    scanned, _ = walk(
+        client, search, prefix, {name for name in named if name.startswith(prefix)},
+        count=count, budget=max_keys, per=per_learner,
+    )  # fmt: skip
+    found, complete = search.shown(), search.last is not None
     ordered = sorted(named.union(found))
     class_has_users = bool(users) and not note
 
@@ -350,7 +307,7 @@ def overview(
     listed: dict[str, list[str]] = {}
     unlisted: dict[str, tuple[str, ...]] = {}
     for namespace in ordered:
-        seen = found.get(namespace, _Found())
+        seen = found.get(namespace, Found())
         others = sorted(set(seen.queues) - set(COURSE_QUEUES))
         queues = [*present[namespace], *others]
         listed[namespace] = queues[:MAX_QUEUES_SHOWN]
@@ -381,7 +338,12 @@ def overview(
             else:
                 queue_rows.append(QueueSummary(queue, int(size), int(waiting)))
         attempts: dict[str, progress.Attempt] = {}
-        problems: list[str] = []
+        problems: list[str] = [
+            f"{row.waiting:,} jobs waiting in {cut(row.queue)}: reading them all holds the whole class; "
+            f"lab.reset({cut(row.queue)!r}) frees them in the background"
+            for row in queue_rows
+            if row.waiting is not None and row.waiting > BIG_WAIT
+        ]
         values = progress_replies[namespace]
         trouble = _problem(values, keys.progress(namespace), "hash (progress)")
         if trouble:
@@ -390,10 +352,13 @@ def overview(
             recorded = {
                 name: value for name, value in zip(progress.EXERCISES, values, strict=True) if value is not None
             }
-            attempts, problems = progress.parse(recorded)
-        seen = found.get(namespace, _Found())
+            attempts, parsed = progress.parse(recorded)
+            problems += parsed
+        seen = found.get(namespace, Found())
         if seen.capped:
             problems.append(f"more than {per_learner} keys: only the first {per_learner} found are counted")
+        if seen.skipped:
+            problems.append("names too long to read: the search skipped some of its keys")
         reached = tuple(dive for dive, queues in DIVES if set(present[namespace]).intersection(queues))
         summaries.append(
             LearnerSummary(
@@ -409,19 +374,13 @@ def overview(
                 guarded=next((line for line in log if _about(line, namespace)), ""),
             )
         )
-    return Overview(tuple(summaries), scanned, complete, note, tuple(log[:GUARD_LINES]))
+    return Overview(tuple(summaries), scanned, complete, note, tuple(log[:GUARD_LINES]), goes_on=kept)
 
 
 def _about(line: str, learner: str) -> bool:
     """Whether one of the guard's lines names ``learner`` (its lines say ``of <name> (`` and
     ``suspended <name> for`` and ``<name> may connect again``)."""
     return f" of {learner} (" in line or f" suspended {learner} for " in line or f" {learner} may connect" in line
-
-
-def _cut_off(exc: BaseException) -> bool:
-    """True when the server closed the connection mid-reply (past its output-buffer limit)."""
-    text = str(exc).lower()
-    return "closed the connection" in text or "closed by server" in text
 
 
 def _truthy(reply: Any) -> bool:

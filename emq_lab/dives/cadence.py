@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import validate
-from ..clock import SimClock, hhmm, hhmmss
+from ..clock import SimClock, duration, hhmm, hhmmss
 from ..fastforward import forward
 from ..outcome import Outcome
 from ..schedule import MINUTE_MS, Measure, next_on_grid, next_start_to_finish, next_start_to_start
-from .common import one_registration, rows
+from .common import entries_text, one_registration
 from .common import start_ms as lab_start_ms
 
 if TYPE_CHECKING:
@@ -121,8 +121,8 @@ class Lane:
         """Grid slots passed over (missed, then skipped forward); 0 for the other measures."""
         if self.measure is not Measure.GRID:
             return 0
-        span = self.runs[-1].slot_ms - self.runs[0].slot_ms
-        return span // self.every_ms - (len(self.runs) - 1)
+        covered = self.runs[-1].slot_ms - self.runs[0].slot_ms
+        return covered // self.every_ms - (len(self.runs) - 1)
 
 
 @dataclass(frozen=True)
@@ -151,34 +151,20 @@ class Trace:
         return describe(self)
 
 
-def span(ms: int) -> str:
-    """A duration the way the readout writes it: ``4 min``, ``50 s``, ``1 h 30 min``, ``0 s``."""
-    hours, rest = divmod(abs(ms), 3_600_000)
-    minutes, rest = divmod(rest, MINUTE_MS)
-    seconds, millis = divmod(rest, 1000)
-    parts = [f"{hours} h"] if hours else []
-    if minutes:
-        parts.append(f"{minutes} min")
-    if seconds or millis or not parts:
-        parts.append(f"{seconds}.{millis:03d} s" if millis else f"{seconds} s")
-    return " ".join(parts)
-
-
 def describe(trace: Trace) -> str:
     """The readout of a trace: HH:MM times (HH:MM:SS once any release falls between minutes)."""
     instants = [ms for lane in trace.lanes for ms in lane.releases]
     clock = hhmm if all(ms % MINUTE_MS == 0 for ms in instants) else hhmmss
-    tick = f"every {span(trace.tick_ms)}" if trace.tick_ms else "exactly when due"
-    lines = [
-        f"every {span(trace.every_ms)}, runs of {span(trace.run_ms)}, {trace.cycles} cycles, the pump ticks {tick}"
-    ]
+    tick = f"every {duration(trace.tick_ms)}" if trace.tick_ms else "exactly when due"
+    setting = f"every {duration(trace.every_ms)}, runs of {duration(trace.run_ms)}, {trace.cycles} cycles"
+    lines = [f"{setting}, the pump ticks {tick}"]
     width = max(len(lane.measure.value) for lane in trace.lanes)
     for lane in trace.lanes:
         sign = "+" if lane.drift_ms > 0 else ""
-        drift = f"drift by run {len(lane.runs)}: {sign}{span(lane.drift_ms)}"
+        drift = f"drift by run {len(lane.runs)}: {sign}{duration(lane.drift_ms)}"
         if lane.skipped:
             late = lane.runs[-1].release_ms - lane.runs[-1].slot_ms
-            drift += f" ({lane.skipped} missed slots skipped; the last run came {span(late)} after its slot)"
+            drift += f" ({lane.skipped} missed slots skipped; the last run came {duration(late)} after its slot)"
         times = " ".join(clock(ms) for ms in lane.releases)
         lines.append(f"{lane.measure.value:<{width}}  {times}  | {drift}")
     return "\n".join(lines)
@@ -287,12 +273,15 @@ AGAIN = "something else wrote to this lane's queue while it ran; move a slider t
 
 def state_line(lab: Lab, queue: str, *, jobs: int = 4) -> str:
     """One line: now, the registry rows with their next run, and the newest job ids."""
-    registry = rows(lab.repeat(queue).entries(), empty="empty")
+    registry = entries_text(lab.repeat(queue).entries(), empty="empty")
     waiting = lab.jobs(queue)
     newest = waiting.browse(limit=jobs)
     more = waiting.count() - len(newest)
     listed = ", ".join(newest) + (f" (+{more} older)" if more > 0 else "")
     return f"now {hhmm(lab.clock.now_ms())} | registry: {registry} | jobs: {listed or 'none'}"
+
+
+KEEP = 20  # the newest jobs a fast-forward keeps
 
 
 @dataclass(frozen=True)
@@ -320,25 +309,20 @@ def fast_forward(
     *,
     occurrences: int,
     every_ms: int = MINUTE_MS,
-    start_ms: int | None = None,
     on_progress: Callable[[int], None] | None = None,
-    report_every: int = 100,
-    keep: int = 20,
 ) -> FastForward:
-    """Reset ``queue``, register one name and tick the pump once per period until it fired
-    ``occurrences`` times, on a SimClock: ``fastforward.forward`` runs ``report_every`` ticks a
-    round trip in ``ticks.lua`` (each tick what due, enqueue and advance do). Then only the newest
-    ``keep`` jobs are kept, so a run leaves a few kilobytes on a server, not thousands of job
-    hashes. A second run on the queue meanwhile (another tab) is a ValueError, not a mixed count."""
-
+    """Reset ``queue``, register one name and tick the pump once per period from the lab's start
+    until it fired ``occurrences`` times, on a SimClock (:func:`emq_lab.fastforward.forward`, the
+    lab's scripts: ticks.lua a hundred ticks a round trip, or a learner's a tick at a time);
+    ``on_progress`` hears the count after each hundred. Then only the newest :data:`KEEP` jobs are
+    kept, so a run leaves a few kilobytes on a server, not thousands of job hashes. A second run on
+    the queue meanwhile (another tab) is a ValueError, not a mixed count."""
     validate.limit(occurrences, field="occurrences")
     validate.every_ms(every_ms)
-    if start_ms is None:
-        start_ms = lab_start_ms(lab)
+    start_ms = lab_start_ms(lab)
     clock, rep, pump = _one_registration(lab, queue, start_ms=start_ms, every_ms=every_ms)
     ids: list[str] = []
-    # tick, move the clock a period, ...: ticks.lua takes report_every ticks a round trip
-    for chunk in forward(pump, occurrences, step_ms=every_ms, per_call=report_every):
+    for chunk in forward(pump, occurrences, step_ms=every_ms):  # tick, move the clock a period, ...
         ids += [o.job_id for o in chunk]
         if on_progress is not None:
             on_progress(len(ids))
@@ -351,9 +335,9 @@ def fast_forward(
             f"fast-forward: another run used queue {queue} meanwhile (a second panel, in another tab or "
             "kernel?), so this run's counts would be wrong; run one panel per queue at a time, then click again"
         )
-    jobs.trim(keep)
+    jobs.trim(KEEP)
     ((_, next_ms),) = entries
-    return FastForward(len(ids), len(entries), made, newest[0], next_ms, kept=min(keep, made))
+    return FastForward(len(ids), len(entries), made, newest[0], next_ms, kept=min(KEEP, made))
 
 
 # -- the pump goes down: what fires when it comes back -------------------------------------------
@@ -393,7 +377,7 @@ class Outage:
         before = " ".join(hhmm(run.release_ms) for run in self.before)
         back = ", ".join(f"{run.job_id} for the {hhmm(run.slot_ms)} slot" for run in self.on_return)
         after = " ".join(hhmm(run.release_ms) for run in self.after)
-        minutes = sorted({f":{(run.release_ms // MINUTE_MS) % 60:02d}" for run in self.after})
+        minutes = sorted({hhmm(run.release_ms)[2:] for run in self.after})  # ":15"
         return (
             f"{self.measure.value:<15} fired {before} | down {hhmm(self.down_ms)}-{hhmm(self.back_ms)}, "
             f"{self.missed} marks passed | back at {hhmm(self.back_ms)}: {len(self.on_return)} job ({back}) | "

@@ -1,4 +1,4 @@
-"""What the dives share: the minute, how a time and a registry row are written, and the one
+"""What the dives share: how a registry entry and the clock's now are written, and the one
 set-up every step-through starts from (a queue of its own holding one registration due now)."""
 
 from __future__ import annotations
@@ -7,26 +7,15 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..clock import AdvancingClock, hhmm, moment
-from ..schedule import MINUTE_MS
 
 if TYPE_CHECKING:
     from ..lab import Lab
     from ..repeat import Repeat
 
 
-def period(every_ms: int) -> str:
-    """``15 min`` for whole minutes, else ``<n> ms``."""
-    return f"{every_ms // MINUTE_MS} min" if every_ms % MINUTE_MS == 0 else f"{every_ms} ms"
-
-
-def at(name: str, ms: int) -> str:
-    """One registry row as the dives write it: ``report @ 09:15``."""
-    return f"{name} @ {hhmm(ms)}"
-
-
-def rows(entries: Iterable[tuple[str, int]], *, empty: str = "(empty)") -> str:
-    """Registry rows, comma-separated: ``report @ 09:15, digest @ 09:20``."""
-    return ", ".join(at(name, ms) for name, ms in entries) or empty
+def entries_text(entries: Iterable[tuple[str, int]], *, empty: str = "(empty)") -> str:
+    """Registry entries (each name and its next run) as the dives write them: ``report @ 09:15, digest @ 09:20``."""
+    return ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in entries) or empty
 
 
 def one_registration(lab: Lab, queue: str, name: str, every_ms: int, template: str) -> Repeat:
@@ -53,4 +42,4 @@ def move_to(lab: Lab, target_ms: int) -> None:
 def now_text(lab: Lab) -> str:
     """The lab clock's now as the dives print it: ``09:15`` on the first day of a SimClock,
     with the date on any later day (``2026-01-06 09:15``)."""
-    return moment(lab.clock.now_ms(), first_day_ms=start_ms(lab))
+    return moment(lab.clock.now_ms(), day_ms=start_ms(lab))

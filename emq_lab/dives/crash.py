@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import validate
-from ..clock import AdvancingClock, hhmm
+from ..clock import AdvancingClock, duration, hhmm
 from ..outcome import Outcome
 from ..pump import Occurrence, Tick
 from ..schedule import MINUTE_MS
-from .common import move_to, one_registration, rows
+from .common import entries_text, move_to, one_registration
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -61,7 +61,7 @@ class CrashReplay:
         mode = "slot-keyed ids <name>:<slot_ms>" if self.slot_keyed else "fresh ids from the counter"
         slot = hhmm(self.slot_ms)
         made = ", ".join(o.job_id for o in self.before_crash) or "nothing"
-        still = rows(self.due_after_crash)
+        still = entries_text(self.due_after_crash)
         again = ", ".join(o.job_id for o in self.on_restart)
         restart = (
             f"enqueued {again} for the {slot} slot again"
@@ -298,7 +298,7 @@ class CrashBench:
         """The multi-line readout: the switches, every tick, the jobs per slot, the duplicates."""
         fault = "on" if self.crash else "off"
         lines = [
-            f"crash bench: {self.name} every {self.every_ms // MINUTE_MS} min, queue {self.queue}",
+            f"crash bench: {self.name} every {duration(self.every_ms)}, queue {self.queue}",
             f"fault (crash after enqueue): {fault} | occurrence ids: {self.ids}",
             "ticks:" if self.ticks else "ticks: (none yet)",
         ]

@@ -13,11 +13,11 @@ from itertools import permutations
 from typing import TYPE_CHECKING
 
 from .. import validate
-from ..clock import SimClock, hhmm
+from ..clock import SimClock, duration, hhmm
 from ..outcome import Outcome
 from ..pump import Occurrence, Tick
 from ..schedule import MINUTE_MS
-from .common import one_registration, rows
+from .common import entries_text, one_registration
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -80,7 +80,7 @@ class Snapshot:
         records = ", ".join(self.records) or "(none)"
         jobs = ", ".join(self.jobs) or "(none)"
         return [
-            f"registry: {rows(self.registry)}",
+            f"registry: {entries_text(self.registry)}",
             f"records:  {records}",
             f"jobs:     {jobs}",
             f"invariant: {self.invariant}",
@@ -257,7 +257,7 @@ class Race:
         if not held:
             return "nothing due: the pump holds nothing this tick", None
         row = held[0]
-        every = "no record" if row.every_ms is None else f"every {row.every_ms // MINUTE_MS} min"
+        every = "no record" if row.every_ms is None else f"every {duration(row.every_ms)}"
         return f"due: {row.name} @ {hhmm(row.next_ms)} ({every}); the pump now holds it", None
 
     def _cancel(self, before: Snapshot) -> tuple[str, Outcome | None]:
@@ -276,7 +276,7 @@ class Race:
         self._round.registered = outcome
         first = dict(self.repeat.entries()).get(self.name)
         when = f", first run {hhmm(first)}" if first is not None else ""
-        return f"{outcome.tuple}: {self.name} every {REREGISTER_EVERY_MS // MINUTE_MS} min{when}", outcome
+        return f"{outcome.tuple}: {self.name} every {duration(REREGISTER_EVERY_MS)}{when}", outcome
 
     def _enqueue(self, before: Snapshot) -> tuple[str, Outcome | None]:
         tick = self._round.tick
@@ -328,7 +328,7 @@ class Race:
         now = snapshot(self.lab, self.queue)
         label = PRESET_LABELS.get(self.preset or "", "your order")
         advance = self.advance_outcome.tuple if self.advance_outcome else "nothing (the pump held nothing)"
-        registry = rows(now.registry, empty="empty")
+        registry = entries_text(now.registry, empty="empty")
         holds = "holds" if now.consistent else "BROKEN"
         return (
             f"{label}: {len(self._round.fired)} occurrence(s) fired, advance answered {advance}, "
@@ -337,7 +337,7 @@ class Race:
 
     def text(self) -> str:
         """The multi-line readout: steps taken, their answers, the keyspace, the invariant."""
-        lines = [f"race on {self.name} (every {self.every_ms // MINUTE_MS} min), queue {self.queue}"]
+        lines = [f"race on {self.name} (every {duration(self.every_ms)}), queue {self.queue}"]
         if self.preset:
             lines[0] += f" - preset: {PRESET_LABELS[self.preset]}"
         order = " -> ".join(s.step for s in self._round.taken) or "(none yet)"
@@ -452,13 +452,13 @@ def without_compare_and_set(lab: Lab, queue: str, *, name: str = "report") -> li
     written = tick.next_run(row)
     outcome = race.repeat.advance_to(name, written)
     record = race.repeat.record(name)
-    every = int(record["every_ms"]) // MINUTE_MS
+    every = duration(int(record["every_ms"]))
     return [
         f"steps: {' -> '.join(EXTRA_PRESETS['re-register'][:-1])} -> advance without the compare",
-        f"  registered anew: {name} every {every} min, first run {hhmm(fresh)}",
+        f"  registered anew: {name} every {every}, first run {hhmm(fresh)}",
         f"  pump advances  {outcome.tuple}: wrote {name} @ {hhmm(written)} "
-        f"(the tick's now {hhmm(tick.now_ms)} + the old period, {(row.every_ms or 0) // MINUTE_MS} min)",
-        f"registry: {rows(race.repeat.entries())}; record: every {every} min",
+        f"(the tick's now {hhmm(tick.now_ms)} + the old period, {duration(row.every_ms or 0)})",
+        f"registry: {entries_text(race.repeat.entries())}; record: every {every}",
         f"the new registration's first run ({hhmm(fresh)}) is overwritten: it fires at {hhmm(written)}, "
         "on the old period's beat",
     ]

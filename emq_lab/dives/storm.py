@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from .. import validate
 from .._browser import platform
+from ..clock import duration
 from ..outcome import Outcome
 from ..schedule import MINUTE_MS
-from .common import period
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -29,7 +29,7 @@ class Stampede:
     names: int
     registered: int
     exists: int
-    rows: int
+    registry_rows: int
     records: int
     won_twice: int  # names that more than one boot was told it registered
 
@@ -39,8 +39,8 @@ class Stampede:
                 f"{self.boots} boots at once, each registering the same {self.names} names:",
                 f"  answers: {self.registered} registered, {self.exists} exists",
                 f"  names that more than one boot registered: {self.won_twice}",
-                f"  registry rows: {self.rows}; records: {self.records} (one each: "
-                + ("yes)" if self.rows == self.records == self.names else "NO)"),
+                f"  registry rows: {self.registry_rows}; records: {self.records} (one each: "
+                + ("yes)" if self.registry_rows == self.records == self.names else "NO)"),
             ]
         )
 
@@ -90,7 +90,7 @@ def stampede(lab: Lab, queue: str, *, boots: int = 8, names: int = 300, every_ms
         names=names,
         registered=flat.count(Outcome.REGISTERED),
         exists=flat.count(Outcome.EXISTS),
-        rows=lab.repeat(queue).count(),
+        registry_rows=lab.repeat(queue).count(),
         records=records,
         won_twice=sum(1 for count in winners.values() if count > 1),
     )
@@ -113,7 +113,8 @@ def split_register(lab: Lab, queue: str, *, name: str = "digest", every_ms: int 
         client.zadd(k.registry, {name: now + every})
         lines.append(f"boot {boot}: HSET every_ms={every} + ZADD -> thinks it registered")
     lines.append(
-        f"both were told 'registered'; the record says every {period(int(lab.repeat(queue).record(name)['every_ms']))}"
+        "both were told 'registered'; the record says every "
+        f"{duration(int(lab.repeat(queue).record(name)['every_ms']))}"
         " (the last writer won)"
     )
     return lines

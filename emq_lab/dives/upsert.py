@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING
 
 from .. import scripts, validate
 from ..backend import fields, scored
-from ..clock import SimClock, hhmm
+from ..clock import SimClock, duration, hhmm
 from ..outcome import Outcome, outcome_of
 from ..pump import Occurrence
 from ..schedule import MINUTE_MS
 from ..scripts import source
 from . import storm
-from .common import period
 
 # The boots at scale live in dives/storm.py; notebook 01 calls these three as upsert.<name>.
 split_register, stampede, boot_storm = storm.split_register, storm.stampede, storm.boot_storm
@@ -124,23 +123,23 @@ class Schedule:
 
 @dataclass(frozen=True)
 class Registry:
-    """One queue's registration state: registry rows, the schedule's record, pending occurrences."""
+    """One queue's registration state: the registry's entries, the schedule's record, pending occurrences."""
 
-    rows: tuple[tuple[str, int], ...]
+    entries: tuple[tuple[str, int], ...]
     record: tuple[tuple[str, str], ...]
     pending: tuple[tuple[str, int], ...]
 
     @property
     def size(self) -> int:
         """ZCARD of the registry."""
-        return len(self.rows)
+        return len(self.entries)
 
 
 def read_registry(lab: Lab, queue: str, name: str) -> Registry:
     """Read the registry, ``name``'s record and the pending occurrences of ``queue``."""
     client, k = lab.client, lab.keyspace(queue)
     return Registry(
-        rows=tuple(scored(client.zrange(k.registry, 0, -1, withscores=True))),
+        entries=tuple(scored(client.zrange(k.registry, 0, -1, withscores=True))),
         record=tuple(sorted(fields(client.hgetall(k.record(name))).items())),
         pending=tuple(scored(client.zrange(k.delayed, 0, -1, withscores=True))),
     )
@@ -183,7 +182,7 @@ class Boot:
         elif self.strategy is Strategy.NAIVE:
             steps = "no probe, HSET + ZADD appends a row"
         else:
-            prior = dict(self.before.rows).get(self.name)
+            prior = dict(self.before.entries).get(self.name)
             if prior is None:
                 steps = "ZSCORE = nil, HSET + ZADD"
             else:
@@ -282,11 +281,11 @@ def report(boot: Boot, *, queue: str, of: int, lab: Lab) -> list[str]:
     after = boot.after
     lines = [
         f"strategy  {boot.strategy.label} ({boot.strategy.script}.lua)",
-        f"boot #{boot.number} of {of} at {hhmm(boot.at_ms)} · {boot.name} every {period(boot.every_ms)}",
+        f"boot #{boot.number} of {of} at {hhmm(boot.at_ms)} · {boot.name} every {duration(boot.every_ms)}",
         f"outcome   {boot.tuple}  raw {boot.raw}",
         f"registry  {k.registry} · size {after.size}",
     ]
-    lines += [f"  {member}  next {hhmm(score)} ({score})" for member, score in after.rows]
+    lines += [f"  {member}  next {hhmm(score)} ({score})" for member, score in after.entries]
     record = "  ".join(f"{field}={value}" for field, value in after.record) or "(absent)"
     lines.append(f"record    {k.record(boot.name)}  {record}")
     lines.append(f"pending   {k.delayed} · {len(after.pending)}")
@@ -398,10 +397,10 @@ def deploy_day(lab: Lab, queue: str, *, every_ms: int = 30 * MINUTE_MS) -> list[
         service.boot()
         second = service.boot(every_ms=every_ms)
         kept = dict(second.after.record).get("every_ms", "0")
-        (_, next_ms), *_ = second.after.rows
+        (_, next_ms), *_ = second.after.entries
         lines.append(
-            f"{strategy.label:<14} boot #2 declares every {period(every_ms)} -> {second.tuple}; "
-            f"the registry keeps every {period(int(kept))}, next run {hhmm(next_ms)}"
+            f"{strategy.label:<14} boot #2 declares every {duration(every_ms)} -> {second.tuple}; "
+            f"the registry keeps every {duration(int(kept))}, next run {hhmm(next_ms)}"
         )
         service.reset()
     return lines

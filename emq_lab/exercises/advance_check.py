@@ -14,7 +14,7 @@ from functools import partial
 from itertools import permutations
 from typing import TYPE_CHECKING
 
-from ..clock import hhmm
+from ..clock import duration, hhmm, moment
 from ..dives.race import (
     ALL_LABELS,
     REGISTER,
@@ -29,7 +29,7 @@ from ..dives.race import (
 from ..outcome import Outcome
 from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
-from .check import Check, at, clear, failed, key_differences, keyspace, lua_check, printable, queues, sim
+from .check import Check, clear, failed, key_differences, keyspace, lua_check, printable, queues, sim
 from .explain import attempt, explain_error
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ LABELS = {
     SPLIT_ZREM: "cancel's ZREM",
     VANISHED: "record deleted out of band",
     OTHER: f"{OTHER_NAME} registered too",
-    LATE: f"the pump {LATE_MS // MINUTE_MS} min late",
+    LATE: f"the pump {duration(LATE_MS)} late",
 }
 BEFORE_THE_TICK: dict[str, Callable[[Race], object]] = {
     VANISHED: lambda race: drop_record(race.lab, race.queue, race.name),
@@ -94,7 +94,7 @@ class CheckRace(Race):
         outcome = self.repeat.register(self.name, REREGISTER_EVERY_MS, self.template)
         first = dict(self.repeat.entries()).get(self.name)
         when = f", first run {hhmm(first)}" if first is not None else ""
-        return f"{outcome.tuple}: {self.name} every {REREGISTER_EVERY_MS // MINUTE_MS} min{when}", outcome
+        return f"{outcome.tuple}: {self.name} every {duration(REREGISTER_EVERY_MS)}{when}", outcome
 
 
 def sweep_orders() -> list[tuple[str, ...]]:
@@ -248,7 +248,7 @@ def _laid_out(order: tuple[str, ...], taken: list[Step], step: str, what: str, *
 
 
 def _keys(state: Snapshot) -> str:
-    rows = ", ".join(f"{printable(name)} @ {at(ms)}" for name, ms in state.registry) or "(empty)"
+    rows = ", ".join(f"{printable(name)} @ {moment(ms)}" for name, ms in state.registry) or "(empty)"
     records = ", ".join(printable(record) for record in state.records) or "(none)"
     return f"registry = {rows}; records: {records}"
 
@@ -268,8 +268,8 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
             return f"it resurrected the cancelled {name}: its row is back with no record (a dangling member)"
         return f"it left a dangling member: {name} has a registry row but no record"
     if {REGISTER, SAME_SCORE} & set(taken) and name in want and rows.get(name) != want[name]:
-        first = at(want[name])
-        got = at(rows[name]) if name in rows else "no row"
+        first = moment(want[name])
+        got = moment(rows[name]) if name in rows else "no row"
         said = (
             f"it overwrote a newer registration: {name} was registered anew (first run {first}) after the read, "
             f"and the advance wrote {got} over it"
@@ -277,7 +277,7 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
         if SAME_SCORE in taken:
             said += (
                 f"; the new registration is due at the score the tick read but every "
-                f"{REREGISTER_EVERY_MS // MINUTE_MS} min, so only the period (ARGV[4], the every_ms the tick read) "
+                f"{duration(REREGISTER_EVERY_MS)}, so only the period (ARGV[4], the every_ms the tick read) "
                 "tells it from the old one"
             )
         return said
@@ -288,8 +288,8 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
             "name's member (ZREM registry name), never the rest of the registry"
         )
     if rows != want:
-        got = ", ".join(f"{n} @ {at(ms)}" for n, ms in rows.items()) or "(empty)"
-        exp = ", ".join(f"{n} @ {at(ms)}" for n, ms in want.items()) or "(empty)"
+        got = ", ".join(f"{n} @ {moment(ms)}" for n, ms in rows.items()) or "(empty)"
+        exp = ", ".join(f"{n} @ {moment(ms)}" for n, ms in want.items()) or "(empty)"
         return f"the registry holds {got}; it should hold {exp}"
     if mine.after.jobs != theirs.after.jobs:
         got = ", ".join(printable(job) for job in mine.after.jobs) or "(none)"

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
+from ..clock import hhmmss
 from ..outcome import Outcome
 
 
@@ -282,7 +282,7 @@ def on_the_clock(value: Any, clock: str) -> Any:
     hour, last = int(clock[:2]), int(clock[3:5])
 
     def fill(text: str) -> str:
-        def at(match: re.Match[str]) -> str:
+        def placed(match: re.Match[str]) -> str:
             nonlocal hour, last
             minute = int(match[2])
             if minute < last:
@@ -290,7 +290,7 @@ def on_the_clock(value: Any, clock: str) -> Any:
             last = minute
             return f"{hour % 24:02d}:{match[2]}"
 
-        return _MINUTES.sub(at, text)
+        return _MINUTES.sub(placed, text)
 
     if isinstance(value, str):
         return fill(value)
@@ -311,7 +311,7 @@ def _clock_time(hours: str, mins: str, secs: str | None, half: str = "") -> str:
 def _times_in(text: str) -> list[str]:
     """The times of day in ``text``; times in brackets beside them (``"09:15 (1767604500000)"``) must agree."""
     text = _spoken(text.lower())
-    text = _EPOCH.sub(lambda m: datetime.fromtimestamp(int(m[1]) / 1000, UTC).strftime("%H:%M:%S"), text)
+    text = _EPOCH.sub(lambda m: hhmmss(int(m[1])), text)
     outside = re.sub(r"\([^)]*\)", " ", text)  # "10:17 10:32 (on :17 :32)": the times outside the brackets
     inside = [_clock_time(*m) for m in _TIME.findall(" ".join(re.findall(r"\(([^)]*)\)", text)))]
     found = [_clock_time(*m) for m in _TIME.findall(outside)]
@@ -339,7 +339,7 @@ def times(value: Any) -> tuple[str, ...]:
     return tuple(found)
 
 
-# -- registry rows ---------------------------------------------------------------------------------
+# -- registry entries ------------------------------------------------------------------------------
 
 # A row: a name, then "@", "next", "at", an arrow, "=", ":", "," or nothing, then its time (and its ms in brackets).
 _ROW = re.compile(
@@ -349,8 +349,8 @@ _ROW = re.compile(
 _EMPTY = {"", "(empty)", "empty", "none", "(none)", "nothing", "no rows", "0 rows"}
 
 
-def rows(name: str) -> Callable[[Any], str]:
-    """A reader for registry rows, as the dives and panels print them, in any case:
+def entries(name: str) -> Callable[[Any], str]:
+    """A reader for registry entries, as the dives and panels print them, in any case:
     ``"report @ 09:45"``, ``"report @ 09:45:00"``, ``"digest @ 09:15 (1767604500000)"``,
     ``"digest  next 09:15 (1767604500000)"`` (the BootPanel's row), ``"registry: report @ 9:45"``,
     ``"registry = report @ 09:45; records: report"`` (the checkers' line), a ``("report", "09:45")``

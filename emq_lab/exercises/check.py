@@ -1,5 +1,5 @@
 """What every checker shares: the Check it returns, the sandbox it runs on, its own queues, the
-fixed start instant, how an instant is written, and the settings hypothesis searches with."""
+fixed start instant and the settings hypothesis searches with."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,8 +20,8 @@ from hypothesis.errors import Flaky, NoSuchExample
 
 from .. import sandbox
 from ..clock import SimClock
+from ..keys import QueueKeys
 from ..lab import Lab
-from ..schedule import MINUTE_MS
 from .learner import with_scripts
 
 T = TypeVar("T")
@@ -147,31 +146,6 @@ def printable(text: str, keep: str = "") -> str:
     return _CONTROL.sub(escape, text)
 
 
-def at(ms: int, day_ms: int | None = None) -> str:
-    """An instant as the explanations write it: 09:15, 09:15:30, or 09:15:00.001 when it
-    falls between seconds (an off-by-one must be visible); with the date first when it is not
-    the day of ``day_ms`` (a run a day or a year later never reads as the same moment)."""
-    moment = datetime.fromtimestamp(ms / 1000, UTC)
-    if ms % MINUTE_MS == 0:
-        text = moment.strftime("%H:%M")
-    elif ms % 1000 == 0:
-        text = moment.strftime("%H:%M:%S")
-    else:
-        text = moment.strftime("%H:%M:%S.") + f"{ms % 1000:03d}"
-    if day_ms is not None and moment.date() != datetime.fromtimestamp(day_ms / 1000, UTC).date():
-        text = f"{moment:%Y-%m-%d} {text}"
-    return text
-
-
-def span(ms: int) -> str:
-    """A duration: ``15 min``, ``90 s``, ``1 ms``."""
-    if ms % MINUTE_MS == 0:
-        return f"{ms // MINUTE_MS} min"
-    if ms % 1000 == 0:
-        return f"{ms // 1000} s"
-    return f"{ms} ms"
-
-
 def queues(exercise: str) -> tuple[str, str]:
     """The learner's queue and the reference's queue of one exercise."""
     return f"exercise-{exercise}", f"exercise-{exercise}-ref"
@@ -289,7 +263,7 @@ def keyspace(lab: Lab, queue: str) -> tuple[Key, ...]:
 
 def _key_words(name: str) -> str:
     """A key of the queue in the words of the course: the registry, the record of report, ..."""
-    tag = "emq:{{q}}"  # the queue's hash tag, its name written {q}
+    tag = QueueKeys("{q}").tag  # the queue's hash tag, its name written {q}
     for suffix, words in ((":repeat", "the registry"), (":wait", "the wait list"), (":id", "the job counter")):
         if name == tag + suffix:
             return words

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import strategies as st
 
 from .. import validate
-from ..clock import MAX_INSTANT_MS, MIN_INSTANT_MS, parse_instant, whole_ms
+from ..clock import MAX_INSTANT_MS, MIN_INSTANT_MS, duration, moment, parse_instant, whole_ms
 from ..dives.cadence import first_tick_at_or_after
 from ..dives.common import one_registration
 from ..schedule import MINUTE_MS, Measure
-from .check import START, Check, at, printable, queues, search, session, sim, span, unexpected
+from .check import START, Check, printable, queues, search, session, sim, unexpected
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -45,9 +45,9 @@ class Setting:
     phase_ms: int = 0
 
     def text(self) -> str:
-        tick = "exactly when due" if not self.tick_ms else f"every {span(self.tick_ms)}"
-        late = f"starts {span(self.phase_ms)} late, then " if self.phase_ms else ""
-        return f"every {span(self.every_ms)}, runs of {span(self.run_ms)}, the pump {late}ticks {tick}"
+        tick = "exactly when due" if not self.tick_ms else f"every {duration(self.tick_ms)}"
+        late = f"starts {duration(self.phase_ms)} late, then " if self.phase_ms else ""
+        return f"every {duration(self.every_ms)}, runs of {duration(self.run_ms)}, the pump {late}ticks {tick}"
 
 
 class RuleError(Exception):
@@ -250,26 +250,30 @@ def _failed(
     error: str | None,
     fn: Callable[..., Any],
 ) -> Check:
-    day = parse_instant(START)  # a run on another day shows its date
-    out = [f'next_run: FAILED in scenario "{scenario}"', f"  {s.text()}, from {at(day, day)}"]
+    day = parse_instant(START)
+
+    def when(ms: int) -> str:  # a run on another day shows its date
+        return moment(ms, day_ms=day)
+
+    out = [f'next_run: FAILED in scenario "{scenario}"', f"  {s.text()}, from {when(day)}"]
     if error:
         out.append(f"  {error}")
-    out.append(f"  yours:     {' '.join(at(ms, day) for ms in yours) or '(no release)'}")
-    out.append(f"  reference: {' '.join(at(ms, day) for ms in reference)}")
+    out.append(f"  yours:     {' '.join(when(ms) for ms in yours) or '(no release)'}")
+    out.append(f"  reference: {' '.join(when(ms) for ms in reference)}")
     if i is not None and not error:
         if i >= len(yours):
-            out.append(f"  run #{i + 1}: yours never released it; the reference released it at {at(reference[i], day)}")
+            out.append(f"  run #{i + 1}: yours never released it; the reference released it at {when(reference[i])}")
         else:
             previous = yours[i - 1] if i else None
             said = ""
             if previous is not None and previous == reference[i - 1]:
                 try:
-                    given = at(_wrapped(fn, s)(previous, s.every_ms), day)
-                    said = f"your rule gave next = {given} for the run released at {at(previous, day)}; "
+                    given = when(_wrapped(fn, s)(previous, s.every_ms))
+                    said = f"your rule gave next = {given} for the run released at {when(previous)}; "
                 except RuleError:
                     said = ""
             out.append(
-                f"  run #{i + 1} is where they part: {said}yours released it at {at(yours[i], day)}, "
-                f"start-to-start at {at(reference[i], day)} (release + every)"
+                f"  run #{i + 1} is where they part: {said}yours released it at {when(yours[i])}, "
+                f"start-to-start at {when(reference[i])} (release + every)"
             )
     return Check("next_run", False, "\n".join(out), scenario=scenario)

@@ -55,7 +55,7 @@ def count(noun: str = "rows") -> Kind:
 
 
 def registry(name: str, at: str) -> Kind:
-    return Kind(answers.rows(name), "registry rows", f'"{name} @ {at}"')
+    return Kind(answers.entries(name), "registry rows", f'"{name} @ {at}"')
 
 
 def outcome(replies: dict[int, str], probe: Any, said: dict[str, str], example: str) -> Kind:
@@ -130,7 +130,7 @@ UPSERT = (
     Question(
         "registry_after_boot_2",
         f'{DIGEST}, EXISTS guard: the registry after boot #2? (as "digest @ HH:MM")',
-        lambda lab: common.rows(_boots(lab, GUARD, 2).after.rows), registry("digest", "09:45"),
+        lambda lab: common.entries_text(_boots(lab, GUARD, 2).after.entries), registry("digest", "09:45"),
         lambda rows: f"boot #2 writes nothing, so the row keeps boot #1's first run: {rows}",
         tells=("boot_2_answers", "size_after_boot_2"),
     ),
@@ -156,7 +156,7 @@ UPSERT = (
     Question(
         "upsert_registry_after_boot_2",
         f'{DIGEST}, ZSCORE upsert: the registry after boot #2? (as "digest @ HH:MM")',
-        lambda lab: common.rows(_boots(lab, ZSCORE, 2).after.rows), registry("digest", "09:45"),
+        lambda lab: common.entries_text(_boots(lab, ZSCORE, 2).after.entries), registry("digest", "09:45"),
         lambda rows: f"the same member is stored again at boot #2's first run, its now + 15 min: {rows}",
         tells=("upsert_boot_2_answers",),
     ),
@@ -330,7 +330,7 @@ def _registry_after(lab: Lab, preset: str | None) -> str:
         race_dive.without_compare_and_set(lab, QUEUE)
     else:
         _play(lab, preset)
-    return common.rows(race_dive.snapshot(lab, QUEUE).registry)
+    return common.entries_text(race_dive.snapshot(lab, QUEUE).registry)
 
 
 CANCEL = (

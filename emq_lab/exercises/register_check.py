@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 from hypothesis import strategies as st
 
 from ..backend import scored
+from ..clock import duration, moment
 from ..outcome import Outcome
 from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
 from .check import (
     Check,
     Key,
-    at,
     clear,
     failed,
     key_differences,
@@ -27,7 +27,6 @@ from .check import (
     search,
     short_value,
     sim,
-    span,
 )
 from .explain import attempt, explain_error
 
@@ -76,15 +75,15 @@ Op = BootOp | CancelOp | WaitOp | LeftOp
 
 @dataclass(frozen=True)
 class State:
-    """The queue as the learner reads it: registry rows and each name's record."""
+    """The queue as the learner reads it: the registry's entries and each name's record."""
 
-    rows: tuple[tuple[str, int], ...]
+    registry: tuple[tuple[str, int], ...]
     records: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
     odd: str = ""  # a registry or record key of the wrong type
     keys: tuple[Key, ...] = ()  # every key of the server: types, TTLs, the wait list, anything else
 
     def text(self) -> str:
-        rows = ", ".join(f"{short_value(member, 40)} @ {at(score)}" for member, score in self.rows) or "(empty)"
+        rows = ", ".join(f"{short_value(member, 40)} @ {moment(score)}" for member, score in self.registry) or "(empty)"
         records = [
             f"{name} {{{', '.join(f'{short_value(field, 40)}={short_value(value, 40)}' for field, value in fields)}}}"
             for name, fields in self.records
@@ -133,15 +132,15 @@ class Played:
 
 def describe(op: Op, number: int, now_ms: int) -> str:
     if isinstance(op, BootOp):
-        first = f"first run in {span(op.first_in_ms)}" if op.first_in_ms else "first run now"
-        return f"boot #{number} at {at(now_ms)}: register {op.name} every {span(op.every_ms)}, {first}"
+        first = f"first run in {duration(op.first_in_ms)}" if op.first_in_ms else "first run now"
+        return f"boot #{number} at {moment(now_ms)}: register {op.name} every {duration(op.every_ms)}, {first}"
     if isinstance(op, CancelOp):
-        return f"cancel {op.name} at {at(now_ms)}"
+        return f"cancel {op.name} at {moment(now_ms)}"
     if isinstance(op, LeftOp):
         if op.row:
-            return f"left over: a registry row of {op.name} @ {at(now_ms - op.ago_ms)} with no record"
+            return f"left over: a registry row of {op.name} @ {moment(now_ms - op.ago_ms)} with no record"
         return f"left over: a record of {op.name} (every 30 min) with no registry row"
-    return f"wait {span(op.ms)}"
+    return f"wait {duration(op.ms)}"
 
 
 def seed(lab: Lab, queue: str) -> None:
@@ -308,8 +307,8 @@ def why(mine: Played, ref: Played) -> str:
             reason = "it was registered" if ref.answer is Outcome.CANCELLED else "nothing was registered"
         said = f"{mine.answer.tuple} ({mine.answer.reply})" if mine.answer else "nothing"
         return f"{what} answered {said}; {reason}, so the answer is {ref.answer.tuple} ({ref.answer.reply})"
-    got, want = dict(mine.after.rows), dict(ref.after.rows)
-    if len(mine.after.rows) > len(ref.after.rows):
+    got, want = dict(mine.after.registry), dict(ref.after.registry)
+    if len(mine.after.registry) > len(ref.after.registry):
         if ref.answer is Outcome.EXISTS and not isinstance(mine.op, CancelOp):
             return f"{what} added a registry row though the record exists: then register writes nothing"
         return f"{what} added a row: there should be one row per name"
@@ -320,12 +319,11 @@ def why(mine: Played, ref: Played) -> str:
         if name not in got:
             return f"{what} left no registry row for {name}"
         if got[name] != score:
-            earlier = dict(mine.before.rows).get(name)
-            if earlier is not None and dict(ref.before.rows).get(name) == score:
-                return (
-                    f"{what} moved the row of {name} from {at(earlier)} to {at(got[name])}; a live name's row stays put"
-                )
-            return f"the first run of {name} is {at(got[name])}; it must be now + first_in = {at(score)}"
+            earlier = dict(mine.before.registry).get(name)
+            if earlier is not None and dict(ref.before.registry).get(name) == score:
+                moved = f"from {moment(earlier)} to {moment(got[name])}"
+                return f"{what} moved the row of {name} {moved}; a live name's row stays put"
+            return f"the first run of {name} is {moment(got[name])}; it must be now + first_in = {moment(score)}"
     if mine.after.records != ref.after.records:
         unchanged = mine.before.records == ref.before.records and ref.before.records == ref.after.records
         if unchanged:

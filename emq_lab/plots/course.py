@@ -34,13 +34,13 @@ class Beside:
         start, end = self.lines()
         return "\n".join(source(self.ours).splitlines()[start - 1 : end])
 
-    def span(self) -> str:
+    def line_range(self) -> str:
         start, end = self.lines()
         return f"line {start}" if start == end else f"lines {start} to {end}"
 
     def __repr__(self) -> str:
         out = [f"the page: {self.page}", *(f"  {line}" for line in self.course.splitlines())]
-        out.append(f"this lab: {self.ours}.lua, {self.span()} (the whole script follows)")
+        out.append(f"this lab: {self.ours}.lua, {self.line_range()} (the whole script follows)")
         out += [f"  {line}" for line in self.excerpt().splitlines()]
         out.append("what differs, and why:")
         out += [textwrap.fill(line, 96, initial_indent="  - ", subsequent_indent="    ") for line in self.differs]
@@ -54,7 +54,7 @@ class Beside:
             f"<div style='{col}'><p style='margin:0 0 4px'><b>the page</b>: {html.escape(self.page)}</p>"
             f"{lua_html(self.course)}</div>"
             f"<div style='{col}'><p style='margin:0 0 4px'><b>this lab</b>: <code>{self.ours}.lua</code>, "
-            f"{self.span()}</p>{lua_html(self.excerpt())}</div></div>"
+            f"{self.line_range()}</p>{lua_html(self.excerpt())}</div></div>"
             f"<p style='margin:6px 0 2px'><b>what differs, and why</b></p><ul style='margin:0'>{differs}</ul>"
         )
 

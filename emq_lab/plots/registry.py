@@ -3,17 +3,11 @@ strategy. Pure functions of the state."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import plotly.graph_objects as go
 
-from ..clock import hhmm
+from ..clock import hhmm, utc
 from ..dives.upsert import Fired
 from . import config  # noqa: F401 - plotly's config for every figure (no logo, no cloud button)
-
-
-def _at(ms: int) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, UTC)
 
 
 def fired_marks(fired: Fired) -> list[str]:
@@ -31,7 +25,7 @@ def fired_figure(fired: Fired, *, title: str = "") -> go.Figure:
     figure = go.Figure(
         go.Scatter(
             name="job fired",
-            x=[_at(o.fired_at_ms) for _, o in pairs],
+            x=[utc(o.fired_at_ms) for _, o in pairs],
             y=[label for label, _ in pairs],
             text=[o.job_id for _, o in pairs],
             customdata=[o.name for _, o in pairs],
@@ -45,7 +39,7 @@ def fired_figure(fired: Fired, *, title: str = "") -> go.Figure:
         title=title or None,
         height=140 + 60 * len(labels),
         margin={"l": 120, "r": 20, "t": 50 if title else 20, "b": 40},
-        xaxis={"title": "fired at (UTC)", "tickformat": "%H:%M", "range": [_at(fired.start_ms), _at(fired.until_ms)]},
+        xaxis={"title": "fired at (UTC)", "tickformat": "%H:%M", "range": [utc(fired.start_ms), utc(fired.until_ms)]},
         yaxis={"categoryorder": "array", "categoryarray": labels[::-1], "type": "category"},
         showlegend=False,
     )

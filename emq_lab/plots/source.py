@@ -9,7 +9,8 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import LuaLexer
 
-from ..scripts import Header, header, source
+from ..scripts import source
+from .header import Header, header
 
 # a light code block in either theme: the highlighting's colours are made for a light background
 _CODE = "font-family:monospace;font-size:14px;line-height:1.45;background:#f6f8fa;color:#1f2328;padding:4px 6px"

@@ -4,31 +4,44 @@ BullMQ's ``scripts.ts`` does for its commands: a function per script builds its 
 redis-py's ``Script`` on a client or a pipeline, and a function per reply decodes what came back.
 
 redis-py's ``Script`` does EVALSHA and loads a script the server lacks: on a client, per call on
-NOSCRIPT; on a pipeline, before ``execute()`` sends it. Nothing here retries a call.
+NOSCRIPT; on a pipeline, before ``execute()`` sends it. A call whose reply was lost is never sent
+again; only a cluster's batch that a node refused whole (a reshard) goes again, see :mod:`.cluster`.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
+from importlib import resources
 
 from redis.client import Pipeline, Redis
 from redis.cluster import RedisCluster
 from redis.commands.core import Script
 
-from .. import errors
 from ..keys import QueueKeys
 from ..outcome import Outcome, outcome_of
 from . import cluster
-from .header import FILES, Header, Slot, header, source
 
-__all__ = ["Call", "Header", "Row", "Scripts", "Slot", "Ticked", "header", "run", "run_all", "source"]
+__all__ = ["FILES", "Call", "Row", "Scripts", "Ticked", "run", "run_all", "source"]
 
 #: A client (redis-py's ``Redis`` or ``RedisCluster``; fakeredis's is a ``Redis``) or a pipeline of one.
 Client = Redis | RedisCluster
 Runner = Client | Pipeline
 #: What redis-py hands back for a call (``decode_responses=True``): an int, a str, a list, None.
 Reply = int | str | list["Reply"] | None
+
+#: The scripts a Lab loads, by field of ``Scripts``: the file under ``emq_lab/scripts/``.
+FILES = {
+    **{verb: verb for verb in ("register", "register_many", "advance", "cancel", "enqueue", "due")},
+    "ticks": "fast/ticks", "naive": "contrast/naive", "upsert": "contrast/upsert",
+}  # fmt: skip
+
+
+@functools.cache
+def source(name: str) -> str:
+    """The text of ``<name>.lua`` (``contrast/<x>`` or ``fast/<x>`` for a script in a folder), read once."""
+    return resources.files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -80,27 +93,21 @@ def run(scripts: Scripts, call: Call, runner: Runner) -> Reply:
 
 
 def run_all(client: Client, scripts: Scripts, calls: Sequence[Call]) -> list[Reply]:
-    """``calls`` in one pipeline, their replies in order; an error reply raises (the first, in the
-    words of :mod:`emq_lab.errors`). Every call is on one queue, so on one slot; on a cluster the
-    pipeline goes to that slot's node and follows a reshard (:mod:`.cluster`). Before sending,
-    redis-py asks SCRIPT EXISTS and loads what is missing; a call that may have run is never sent
-    twice."""
+    """``calls`` in one pipeline, their replies in order; the first error reply raises (through
+    :func:`emq_lab.backend.fault`, as a single call's would). Every call is on one queue, so on one
+    slot; on a cluster the batch goes to that slot's node (:mod:`.cluster`). Before sending,
+    redis-py asks SCRIPT EXISTS and loads what is missing."""
     if not calls:
         return []
     if isinstance(client, RedisCluster):
         slots = {client.keyslot(key) for call in calls for key in call.keys}
         if len(slots) > 1:
             raise ValueError(f"calls: a batch is one queue's, on one slot; these keys span slots {sorted(slots)}")
-        replies = cluster.pipelined(client, slots.pop(), len(calls), lambda pipe, i: run(scripts, calls[i], pipe))
-    else:
-        pipe = client.pipeline(transaction=False)
-        for call in calls:
-            run(scripts, call, pipe)
-        replies = pipe.execute(raise_on_error=False)
-    for call, reply in zip(calls, replies, strict=True):
-        if isinstance(reply, Exception):
-            raise errors.translated(reply, getattr(client, "emq_url", ""), ("EVALSHA", "", len(call.keys), *call.keys))
-    return list(replies)
+        return cluster.pipelined(client, slots.pop(), lambda pipe: [run(scripts, call, pipe) for call in calls])
+    pipe = client.pipeline(transaction=False)
+    for call in calls:
+        run(scripts, call, pipe)
+    return list(pipe.execute())
 
 
 # -- the calls, one function per script ----------------------------------------------------------
@@ -272,17 +279,17 @@ class Ticked:
     more: bool
 
 
-_ENQUEUED = {1: Outcome.ENQUEUED, 0: Outcome.DUPLICATE, -1: None}
-_ADVANCED = {1: Outcome.ADVANCED, 0: Outcome.ABSENT, -1: None}
-
-
 def ticked(reply: Reply) -> Ticked:
     """ticks.lua's ``{next_now, more, then name, job_id, slot, fired_at, enqueued, advanced a row}``."""
     next_now, more, *flat = _array(reply)
     if len(flat) % 6:
         raise RuntimeError(f"ticks.lua answered {len(flat)} entries, not six a row")
+
+    def coded(script: str, code: Reply) -> Outcome | None:
+        return None if integer(code) == -1 else outcome_of(script, integer(code))
+
     out = [
-        TickedRow(str(name), str(job_id), integer(slot), integer(at), _ENQUEUED[integer(e)], _ADVANCED[integer(a)])
+        TickedRow(str(name), str(job_id), integer(slot), integer(at), coded("enqueue", e), coded("advance", a))
         for name, job_id, slot, at, e, a in zip(*(flat[i::6] for i in range(6)), strict=True)
     ]
     return Ticked(out, integer(next_now), bool(integer(more)))

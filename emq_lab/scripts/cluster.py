@@ -14,7 +14,8 @@ Without the MULTI a node mid-move would run some calls and refuse others: a tick
 without its enqueue (a lost run). Nothing of a refused batch ran, so sending it again is safe; a
 batch whose reply was lost (a connection error) may have run and is never sent again. redis-py's
 own cluster pipeline is not used: it refuses EVALSHA, and sends a call again after a connection
-error. A move that outlasts :data:`ROUNDS` tries is a :class:`emq_lab.BackendUnavailable`."""
+error. A move that outlasts :data:`ROUNDS` tries is a :class:`emq_lab.BackendUnavailable`; any
+other fault raises through :func:`emq_lab.backend.fault`, as the same call's would on one server."""
 
 from __future__ import annotations
 
@@ -27,26 +28,26 @@ from redis.client import Pipeline
 from redis.cluster import RedisCluster
 
 from .. import errors
+from ..backend import fault
+from ..urls import redact
 
 #: Tries of a batch before it gives up on a slot on the move, a pause after each ASK or TRYAGAIN.
 ROUNDS = 16
 PAUSE_S = 0.2
 
 
-def pipelined(client: RedisCluster, slot: int, count: int, queue: Callable[[Pipeline, int], object]) -> list[Any]:
-    """The replies of ``count`` calls on ``slot`` (call ``i`` queued on a pipeline by
-    ``queue(pipe, i)``), in order: each a reply or the error the server answered."""
-    url = getattr(client, "emq_url", "")
+def pipelined(client: RedisCluster, slot: int, queue: Callable[[Pipeline], object]) -> list[Any]:
+    """The replies, in order, of the calls ``queue(pipe)`` puts on a pipeline to ``slot``'s node."""
     for _ in range(ROUNDS):
         pipe = client.get_redis_connection(client.nodes_manager.get_node_from_slot(slot)).pipeline(transaction=True)
-        for i in range(count):
-            queue(pipe, i)
+        queue(pipe)
+        commands = [args for args, _ in pipe.command_stack]
         try:
-            return list(pipe.execute(raise_on_error=False))
+            return list(pipe.execute())
         except exceptions.MovedError as moved:  # first: redis-py's MovedError is an AskError
             client.nodes_manager.move_slot(moved)
         except (exceptions.AskError, exceptions.TryAgainError):
             time.sleep(PAUSE_S)
-        except Exception as exc:  # the connection: the batch may have run, so it does not go again
-            raise errors.translated(exc, url)  # noqa: B904 - caused by exc when translated
-    raise errors.BackendUnavailable(errors.redact(url), errors.RESHARDING)
+        except Exception as exc:  # an error reply, or the connection: the batch may have run, so it does not go again
+            raise fault(exc, client, commands)  # noqa: B904 - fault sets the cause
+    raise errors.BackendUnavailable(redact(getattr(client, "emq_url", "")), errors.RESHARDING)

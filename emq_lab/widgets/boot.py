@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from ..clock import hhmm
-from ..dives.upsert import MINUTE_MS, Boot, Registry, Service, Strategy, period, report, tally, tally_text
+from ..clock import duration, hhmm
+from ..dives.upsert import MINUTE_MS, Boot, Registry, Service, Strategy, report, tally, tally_text
 from ..scripts import source
 from .note import Note, click
 from .view import View, whole
@@ -99,11 +99,11 @@ def state_html(boot: Boot, k: QueueKeys) -> str:
     """Outcome, raw reply, registry rows, record and pending occurrences after ``boot`` (key names
     from ``k``, the queue's keys in the lab's namespace)."""
     after = boot.after
-    rows = [(member, hhmm(score), str(score)) for member, score in after.rows]
+    rows = [(member, hhmm(score), str(score)) for member, score in after.entries]
     record = [(field, value) for field, value in after.record]
     pending = [(member, hhmm(score)) for member, score in after.pending]
     return (
-        f"<b>boot #{boot.number}</b> at {hhmm(boot.at_ms)} · period {period(boot.every_ms)}<br>"
+        f"<b>boot #{boot.number}</b> at {hhmm(boot.at_ms)} · period {duration(boot.every_ms)}<br>"
         f"outcome <code>{html.escape(boot.tuple)}</code> · script returned <code>{boot.raw}</code><br>"
         f"<b>registry</b> <code>{html.escape(k.registry)}</code> · size <b>{after.size}</b>"
         + _table(("member", "next run", "score (ms)"), rows)
@@ -140,7 +140,7 @@ class BootPanel(View):
         self._buttons = {n: widgets.Button(description=f"Boot #{n}", button_style="primary") for n in (1, 2)}
         self._reset = widgets.Button(description="Reset", button_style="")
         self._period = widgets.Dropdown(
-            options=[(f"{m} min", m) for m in PERIODS_MIN],
+            options=[(duration(m * MINUTE_MS), m) for m in PERIODS_MIN],
             value=self.service.schedule.every_ms // MINUTE_MS,
             description="next boot every",
             style={"description_width": "auto"},

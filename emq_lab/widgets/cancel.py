@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from ..clock import hhmm
+from ..dives.common import entries_text
 from ..dives.crash import CrashBench
 from ..dives.race import ALL_LABELS, LABELS, PRESET_LABELS, STEPS, Race, Snapshot, snapshot
 from ..schedule import MINUTE_MS
@@ -27,7 +28,7 @@ MANUAL_LABEL = "— manual: your own steps —"
 
 def _keyspace_html(state: Snapshot, queue: str) -> str:
     """The registry, records and jobs of the race's queue as a small HTML table."""
-    registry = ", ".join(f"{escape(name)} @ {hhmm(ms)}" for name, ms in state.registry) or "<i>empty</i>"
+    registry = escape(entries_text(state.registry, empty="")) or "<i>empty</i>"
     records = ", ".join(escape(name) for name in state.records) or "<i>none</i>"
     jobs = ", ".join(escape(job) for job in state.jobs) or "<i>none</i>"
     colour = GOOD if state.consistent else BAD

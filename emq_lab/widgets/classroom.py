@@ -16,7 +16,7 @@ import ipywidgets as widgets
 
 from .. import classroom
 from ..classroom import guard as class_guard
-from ..classroom.overview import LearnerSummary, cut, shown
+from ..classroom.overview import LearnerSummary, Search, cut, shown
 from ..clock import hhmm, hhmmss
 from .view import View
 
@@ -144,6 +144,7 @@ class ClassroomPanel(View):
         self.guard = guard
         self.swept: class_guard.Sweep | None = None
         self.overview = classroom.Overview((), 0, True)
+        self._search = Search()  # kept: each refresh's search walks on where the last stopped
         self.when = "not refreshed yet"
         self._table = widgets.HTML(overview_html(self.overview))
         self._table.add_class("emq-readout")
@@ -167,7 +168,9 @@ class ClassroomPanel(View):
         """(Run the guard, then) read the class again and redraw; returns the readout."""
         if self.guard:
             self.swept = class_guard.sweep(self.lab.client, prefix=self.prefix or "learner")
-        self.overview = classroom.overview(self.lab.client, prefix=self.prefix, learners=self.learners)
+        self.overview = classroom.overview(
+            self.lab.client, prefix=self.prefix, learners=self.learners, search=self._search
+        )
         self._table.value = overview_html(self.overview)
         self.when = f"last refreshed {hhmmss(self.lab.clock.now_ms())} UTC"
         self._when.value = escape(self.when)

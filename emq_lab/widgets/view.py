@@ -10,9 +10,8 @@ from typing import Any
 import ipywidgets as widgets
 from IPython.display import Javascript
 
-from ..backend import probe
 from ..errors import is_transient
-from ..health import Health
+from ..health import Health, probe
 
 # Shown with every panel (one <style> per panel; the rules are the same, so repeats are harmless):
 # links in the prose underlined, not told apart by colour alone; readouts in the code font, in

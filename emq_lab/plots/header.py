@@ -1,32 +1,12 @@
-"""The header of a script, parsed for the views: the comment block that opens each ``.lua`` file
-names its purpose, every ``KEYS[i]`` and ``ARGV[i]`` and every return."""
+"""The header of a script, parsed for the script views: the comment block that opens each ``.lua``
+file names its purpose, every ``KEYS[i]`` and ``ARGV[i]`` and every return."""
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
-from importlib import resources
 
-#: The scripts a Lab loads, by field of ``Scripts``: the file under ``emq_lab/scripts/``.
-FILES = {
-    "register": "register",
-    "register_many": "register_many",
-    "advance": "advance",
-    "cancel": "cancel",
-    "enqueue": "enqueue",
-    "due": "due",
-    "ticks": "fast/ticks",
-    "naive": "contrast/naive",
-    "upsert": "contrast/upsert",
-}
-
-
-@functools.cache
-def source(name: str) -> str:
-    """The text of ``<name>.lua`` (``contrast/<x>`` or ``fast/<x>`` for a script in a folder),
-    read once."""
-    return resources.files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")
+from ..scripts import source
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,231 @@
+"""The instructor's search for what is not read by name: namespaces whose ACL user is gone and
+each learner's queues beyond the course's. A walk of the server's keys with SCAN, at most
+``budget`` keys examined a pass (a :class:`Search` kept between passes walks on where the last
+stopped), on a connection of the client's pool used directly (no retry: a reply the server cuts
+off costs one reconnection). A step whose reply the server cuts off, past its output-buffer limit
+(a learner's 2 MB key names), is taken again in parts, the class's namespaces halved by name down
+to that learner (:class:`_Apart`: about 2 log2 of the class's size in SCANs), so only that
+learner's keys of the step are skipped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis import RedisCluster
+from redis.exceptions import RedisError
+
+from .. import keys
+
+
+@dataclass
+class Found:
+    """What the search found of one namespace: keys per queue, whether it stopped at its bound,
+    and whether a step of the search had to skip some of its keys (names too long to read)."""
+
+    queues: dict[str, int] = field(default_factory=dict)
+    keys: int = 0
+    capped: bool = False
+    skipped: bool = False
+
+    def add(self, key: str, bound: int) -> None:
+        if self.keys >= bound:
+            self.capped = True
+            return
+        self.keys += 1
+        parts = keys.split_namespaced(key)
+        if parts is not None:
+            self.queues[parts[1]] = self.queues.get(parts[1], 0) + 1
+
+    def merged(self, other: Found) -> Found:
+        return Found(
+            {**other.queues, **self.queues},
+            max(self.keys, other.keys),
+            self.capped or other.capped,
+            self.skipped or other.skipped,
+        )
+
+
+@dataclass
+class Search:
+    """Where the search for namespaces and queues stands, kept between passes (the instructor's
+    panel keeps one). Each pass walks on from where the last stopped, examining at most
+    ``max_keys`` keys of each node, so a server holding more keys than one pass examines (one
+    learner's 400,000) is walked whole over several passes, each as cheap as the first; what the
+    last whole walk found stays shown meanwhile. Without one, a pass starts a walk of its own."""
+
+    cursors: dict[int, int] = field(default_factory=dict)  # node -> where its walk goes on
+    ended: set[int] = field(default_factory=set)  # the nodes whose walk ended
+    found: dict[str, Found] = field(default_factory=dict)  # this walk's finds so far
+    last: dict[str, Found] | None = None  # the last whole walk's
+    walks: int = 0  # whole walks done
+
+    def shown(self) -> dict[str, Found]:
+        """This walk's finds and the last whole walk's (a queue seen by either)."""
+        if self.last is None:
+            return dict(self.found)
+        names = set(self.found) | set(self.last)
+        return {name: self.found.get(name, Found()).merged(self.last.get(name, Found())) for name in names}
+
+
+def _namespace_of(key: str) -> str | None:
+    head = f"{keys.PREFIX}:ns:{{"
+    if not key.startswith(head):
+        return None
+    namespace, colon, _ = key[len(head) :].partition(":")
+    return namespace if namespace and colon else None
+
+
+def _nodes(client: Any) -> list[Any]:
+    if isinstance(client, RedisCluster):
+        return [client.get_redis_connection(node) for node in client.get_primaries()]
+    return [client]
+
+
+class _Cut(Exception):
+    """The server closed the connection mid-reply: the reply passed its output-buffer limit."""
+
+
+def _scan_step(node: Any, conn: Any, cursor: int, pattern: str, count: int) -> tuple[int, list[str]]:
+    """One SCAN step on ``conn``, a connection of ``node``'s pool used directly: no retry, so a
+    reply the server cuts off costs one reconnection, not the client's retries and back-off. Any
+    other fault: the step again through ``node`` itself, which says it as the client says faults."""
+    try:
+        conn.send_command("SCAN", cursor, "MATCH", pattern, "COUNT", count)
+        reply = conn.read_response()
+    except (RedisError, OSError) as exc:
+        conn.disconnect()
+        if isinstance(exc, OSError) or _cut_off(exc):
+            raise _Cut from None
+        reply = node.scan(cursor=cursor, match=pattern, count=count)
+    cursor_reply, batch = reply
+    return int(cursor_reply), [key.decode("utf-8", "replace") if isinstance(key, bytes) else str(key) for key in batch]
+
+
+#: A pattern no key of emq-lab matches, of a fixed length: a SCAN step with it returns the next
+#: cursor and no long name (a learner's names all start emq:ns:{<learner>:).
+_NO_KEY = f"{keys.PREFIX}:ns:{{}}"
+
+
+def _class(chars: list[str], *, negate: bool = False) -> str:
+    """A glob character class of ``chars`` (``-`` escaped: it would make a range)."""
+    return "[" + ("^" if negate else "") + "".join("\\" + c if c in "-^]\\" else c for c in chars) + "]"
+
+
+def _next(name: str, head: str) -> str:
+    """The character of ``name`` after ``head``; ``:`` (what follows a namespace in a key) past its end."""
+    return name[len(head)] if len(name) > len(head) else ":"
+
+
+class _Apart:
+    """The step at ``cursor`` taken again in parts, after its reply was cut off. SCAN visits the
+    same slots of the table whatever the pattern, so each part returns the same next cursor and
+    only its own namespaces' keys of the step. The namespaces (named or found) are halved by the
+    character after their shared head, ``emq:ns:{lng[0-4]*`` and so on, down to the one whose own
+    keys are cut off (marked as skipped); a part for the namespaces known to none (``[^...]``) is
+    taken too. So a learner's long names cost the step about 2 log2(class) SCANs, not one a learner."""
+
+    def __init__(self, node: Any, conn: Any, cursor: int, count: int, search: Search, per: int) -> None:
+        self.node, self.conn, self.cursor, self.count = node, conn, cursor, count
+        self.search, self.per = search, per
+        self.after: int | None = None
+        self.calls = 0
+
+    def scan(self, pattern: str) -> bool:
+        """One part; False when its reply too is cut off."""
+        self.calls += 1
+        try:
+            self.after, batch = _scan_step(self.node, self.conn, self.cursor, pattern, self.count)
+        except _Cut:
+            return False
+        for key in batch:
+            namespace = _namespace_of(key)
+            if namespace is not None:
+                self.search.found.setdefault(namespace, Found()).add(key, self.per)
+        return True
+
+    def split(self, head: str, names: list[str]) -> None:
+        """The namespaces starting with ``head`` (``names`` of them known), whose part was cut off."""
+        chars = sorted({_next(name, head) for name in names})
+        if not chars:  # no namespace known under it: nothing to take apart
+            return
+        self.scan(f"{keys.PREFIX}:ns:{{{head}{_class(chars, negate=True)}*")  # those no one knows yet
+        self.halves(head, names, chars)
+
+    def halves(self, head: str, names: list[str], chars: list[str]) -> None:
+        """The namespaces ``head`` + one of ``chars`` (``:``: ``head`` itself), whose part was cut off."""
+        if chars == [":"]:  # the namespace ``head`` itself: its own keys are cut off
+            self.search.found.setdefault(head, Found()).skipped = True
+            return
+        if len(chars) == 1:  # one character: the namespaces under ``head`` + it
+            self.split(head + chars[0], [name for name in names if name.startswith(head + chars[0])])
+            return
+        middle = len(chars) // 2
+        for part in (chars[:middle], chars[middle:]):
+            if not self.scan(f"{keys.PREFIX}:ns:{{{head}{_class(part)}*"):
+                self.halves(head, [name for name in names if _next(name, head) in part], part)
+
+
+def _step_apart(
+    node: Any, conn: Any, cursor: int, prefix: str, namespaces: list[str], count: int, search: Search, per: int
+) -> tuple[int, int]:
+    """The step at ``cursor``, cut off, again in parts (:class:`_Apart`); the next cursor and the
+    keys examined."""
+    apart = _Apart(node, conn, cursor, count, search, per)
+    apart.split(prefix, [name for name in namespaces if name.startswith(prefix)])
+    if apart.after is None:  # every part was cut off: only the cursor
+        apart.after, _ = _scan_step(node, conn, cursor, _NO_KEY, count)
+        apart.calls += 1
+    return apart.after, count * apart.calls
+
+
+def walk(
+    client: Any, search: Search, prefix: str, named: set[str], *, count: int, budget: int, per: int
+) -> tuple[int, bool]:
+    """Walk on each node's keys from ``search``'s cursors, at most ``budget`` keys examined a node
+    (``count`` a step), for the namespaces starting with ``prefix``; each key found counts on its
+    namespace (up to ``per``). A step whose reply the server cuts off (a learner's very long
+    names) is taken again for each namespace ``named`` or found, apart (:func:`_step_apart`).
+    Returns the keys examined and whether the walk ended on every node (then it is ``search.last``
+    and the next pass starts a new walk)."""
+    pattern = keys.namespaces_pattern(prefix)
+    examined = 0
+    nodes = _nodes(client)
+    for index, node in enumerate(nodes):
+        if index in search.ended:
+            continue
+        cursor, spent = search.cursors.get(index, 0), 0
+        conn = node.connection_pool.get_connection()
+        try:
+            while spent < budget:
+                try:
+                    cursor, batch = _scan_step(node, conn, cursor, pattern, count)
+                    spent += count
+                except _Cut:
+                    known = sorted(named | set(search.found))
+                    cursor, cost = _step_apart(node, conn, cursor, prefix, known, count, search, per)
+                    spent += cost
+                    batch = []
+                for key in batch:
+                    namespace = _namespace_of(key)
+                    if namespace is not None:
+                        search.found.setdefault(namespace, Found()).add(key, per)
+                if cursor == 0:
+                    search.ended.add(index)
+                    break
+        finally:
+            node.connection_pool.release(conn)
+        search.cursors[index] = cursor
+        examined += spent
+    ended = len(search.ended) >= len(nodes)
+    if ended:
+        search.last, search.found, search.walks = search.found, {}, search.walks + 1
+        search.cursors.clear()
+        search.ended.clear()
+    return examined, ended
+
+
+def _cut_off(exc: BaseException) -> bool:
+    """True when the server closed the connection mid-reply (past its output-buffer limit)."""
+    text = str(exc).lower()
+    return "closed the connection" in text or "closed by server" in text
