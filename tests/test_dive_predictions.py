@@ -36,7 +36,7 @@ def prompts(stem: str) -> list[str]:
 
 
 def keys(dive: exercises.predict.Predictions) -> set[str]:
-    return {line.split(":", 1)[0] for line in dive.questions().splitlines()}
+    return {field.key for field in dive.fields()}
 
 
 @pytest.mark.parametrize("stem", DIVES)

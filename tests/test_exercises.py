@@ -4,6 +4,7 @@ checker writes nothing to the lab (its scripts run in the sandbox; tests/test_sa
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -13,7 +14,6 @@ from helpers import MIN, snapshot
 import emq_lab
 from emq_lab import exercises
 from emq_lab.exercises import explain
-from emq_lab.exercises.next_run_check import Timelines
 
 REGISTER = exercises.solution("register")
 ADVANCE = exercises.solution("advance")
@@ -183,7 +183,17 @@ def test_next_run_catches_each_wrong_variant(lab: emq_lab.Lab, variant: str) -> 
     assert not check.passed
     for piece in expected:
         assert piece in str(check), f"{variant}: {piece!r} not in\n{check}"
-    assert isinstance(check.detail, Timelines)
+
+
+def test_a_rule_that_changes_from_run_to_run_is_a_failed_check() -> None:
+    calls = itertools.count(1)
+
+    def once_wrong(release_ms: int, every_ms: int) -> int:  # right but on its 37th call, in the random search
+        return release_ms + every_ms + (1 if next(calls) == 37 else 0)
+
+    check = exercises.next_run(once_wrong)  # the backend plays no part: the rule runs in this process
+    assert not check.passed and "random settings" in str(check), str(check)
+    assert "behaves differently from run to run" in str(check), str(check)
 
 
 def test_next_run_reference_passes_in_either_shape(lab: emq_lab.Lab) -> None:
@@ -359,7 +369,7 @@ def test_predict_names_unknown_questions_and_unreadable_answers() -> None:
     assert not unread.passed and "next_runs: could not read ['nine']" in str(unread)
     with pytest.raises(ValueError, match="answer: give at least one"):
         exercises.cancel.predict()
-    assert "size_after_boot_2" in exercises.upsert.questions()
+    assert "size_after_boot_2" in {field.key for field in exercises.upsert.fields()}
 
 
 # -- hints, solutions, figure, error text: no I/O --------------------------------------------------

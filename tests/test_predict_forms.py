@@ -14,14 +14,14 @@ import pytest
 import emq_lab
 from emq_lab import exercises, progress
 from emq_lab.clock import SimClock
-from emq_lab.exercises import predict
+from emq_lab.exercises import questions
 from emq_lab.exercises.check import session
 from emq_lab.keys import progress as progress_key
 from emq_lab.widgets import PredictForm
 from emq_lab.widgets.predict import EMPTY, NOT_CHECKED
 
 ROOT = Path(__file__).resolve().parent.parent
-QUESTIONS = {"upsert": predict.UPSERT, "cadence": predict.CADENCE, "cancel": predict.CANCEL}
+QUESTIONS = {"upsert": questions.UPSERT, "cadence": questions.CADENCE, "cancel": questions.CANCEL}
 NOTEBOOK = {"upsert": "01-upsert", "cadence": "02-cadence", "cancel": "03-cancel"}
 FORM = re.compile(r"PredictForm\(\s*lab,\s*exercises\.(\w+),\s*(.*?)\)\s*$", re.S)
 
@@ -40,7 +40,7 @@ def forms(dive: str) -> list[tuple[int, list[str]]]:
     found = []
     for index, cell in enumerate(cells(dive)):
         match = FORM.search(source(cell)) if cell["cell_type"] == "code" else None
-        if match and "prompts()" not in match[2]:
+        if match:
             assert match[1] == dive, f"{NOTEBOOK[dive]} cell {index} asks {match[1]}'s questions"
             found.append((index, re.findall(r'"(\w+)"', match[2])))
     return found
@@ -53,11 +53,14 @@ def lab() -> emq_lab.Lab:
 # -- the form ----------------------------------------------------------------------------------
 
 
-def test_a_form_has_a_labelled_box_per_question_and_starts_unchecked() -> None:
+def test_a_form_has_a_labelled_box_per_question_with_its_kind_of_answer_and_starts_unchecked() -> None:
     form = PredictForm(lab(), exercises.upsert, "size_after_boot_2", "boot_2_answers")
     boxes = [child for child in form.box.children if child.__class__.__name__ == "Text"]
-    prompts = exercises.upsert.prompts()
-    assert [box.description for box in boxes] == [prompts["size_after_boot_2"], prompts["boot_2_answers"]]
+    fields = {field.key: field for field in exercises.upsert.fields()}
+    asked = [fields["size_after_boot_2"], fields["boot_2_answers"]]
+    assert [box.description for box in boxes] == [field.ask for field in asked]
+    assert boxes[0].placeholder == 'a count, e.g. 7, or "7 rows"'
+    assert boxes[1].placeholder == 'an outcome, e.g. "registered", "{:ok, :registered}" or 1'
     assert form.verdict == NOT_CHECKED and form.last is None
     bundle = form._repr_mimebundle_()
     assert bundle["text/plain"] == form.readout and "not checked yet" in form.readout
@@ -109,8 +112,8 @@ def test_nothing_typed_or_an_unknown_question_is_said_not_raised() -> None:
     assert form.check() is None and form.verdict == EMPTY
     with pytest.raises(ValueError, match="keys: nope is not a question of cadence"):
         PredictForm(lab(), exercises.cadence, "nope")
-    with pytest.raises(ValueError, match="keys: name at least one question"):
-        PredictForm(lab(), exercises.cadence)
+    every = PredictForm(lab(), exercises.cadence)  # no key: every question of the dive, in its order
+    assert list(every.answers) == [field.key for field in exercises.cadence.fields()]
     with pytest.raises(ValueError, match="rows_after_4_ticks: not a question of this form"):
         form.answer(rows_after_4_ticks="1")
 
@@ -162,9 +165,9 @@ def truths(dive: str) -> dict[str, Any]:
     found = {}
     with session(None, "predict") as (base, _):
         for question in QUESTIONS[dive]:
-            sim = base.with_clock(SimClock(f"{predict.DAY}T{question.clock}:00Z"))
-            found[question.key] = question.read(question.truth(sim))
-            base.reset(predict.QUEUE)
+            sim = base.with_clock(SimClock(f"{questions.DAY}T{question.clock}:00Z"))
+            found[question.key] = question.kind.read(question.truth(sim))
+            base.reset(questions.QUEUE)
     return found
 
 

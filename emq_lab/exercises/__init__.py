@@ -25,7 +25,6 @@ from ..lab import Lab, connect
 from . import advance_check, next_run_check, predict, register_check
 from .check import Check
 from .learner import with_scripts
-from .next_run_check import Timelines
 from .solutions import buggy, hint, skeleton, solution
 
 #: Seconds the class server (``$EMQ_LAB_URL``) may take to answer when a check without ``lab=``
@@ -102,7 +101,6 @@ cancel = _RecordedPredictions(predict.cancel)
 
 __all__ = [
     "Check",
-    "Timelines",
     "advance",
     "buggy",
     "cadence",

@@ -8,7 +8,9 @@ another first run, or at the very score the tick read with another period)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from itertools import permutations
 from typing import TYPE_CHECKING
 
@@ -27,20 +29,8 @@ from ..dives.race import (
 from ..outcome import Outcome
 from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
-from .check import (
-    Check,
-    clear,
-    key_differences,
-    keyspace,
-    lua_text,
-    printable,
-    queues,
-    session,
-    sim,
-    unexpected,
-)
+from .check import Check, clear, failed, key_differences, keyspace, lua_check, printable, queues, sim
 from .explain import attempt, explain_error
-from .learner import with_scripts
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -61,6 +51,14 @@ LABELS = {
     SAME_SCORE: "registered anew at the same score",
     SPLIT_DEL: "cancel's DEL",
     SPLIT_ZREM: "cancel's ZREM",
+    VANISHED: "record deleted out of band",
+    OTHER: f"{OTHER_NAME} registered too",
+    LATE: f"the pump {duration(LATE_MS)} late",
+}
+BEFORE_THE_TICK: dict[str, Callable[[Race], object]] = {
+    VANISHED: lambda race: drop_record(race.lab, race.queue, race.name),
+    OTHER: lambda race: race.repeat.register(OTHER_NAME, race.every_ms, '{"job": "digest"}', 2 * LATE_MS),
+    LATE: lambda race: race.lab.clock.advance(LATE_MS),  # type: ignore[attr-defined]
 }
 
 
@@ -138,24 +136,16 @@ def orders() -> list[tuple[str, ...]]:
 
 def replay(race: Race, order: tuple[str, ...]) -> tuple[Snapshot, list[Step], str | None]:
     """Reset the race and take ``order``; stops at a step whose script failed."""
-    clear(race.lab, race.queue)  # a wrong script may have left a key reset cannot read
+    clear(race.lab)  # a wrong script may have left a key reset cannot read
     start = race.reset()
     taken: list[Step] = []
     for step in order:
-        if step == VANISHED:
-            drop_record(race.lab, race.queue, race.name)
-            start = _snapshot(race)
-            continue
-        if step == OTHER:
-            race.repeat.register(OTHER_NAME, race.every_ms, '{"job": "digest"}', 2 * LATE_MS)
-            start = _snapshot(race)
-            continue
-        if step == LATE:
-            race.lab.clock.advance(LATE_MS)  # type: ignore[attr-defined]
-            start = _snapshot(race)
+        if step in BEFORE_THE_TICK:
+            BEFORE_THE_TICK[step](race)
+            start = snapshot(race.lab, race.queue)
             continue
         try:
-            took, error = _step(race, step)
+            took, error = attempt(partial(race.step, step), "advance returns 1 (advanced), 0 (absent) or 2 (moved)")
         except Stopped as stop:
             stop.taken, stop.step, stop.start = taken, step, start  # type: ignore[attr-defined]
             raise
@@ -166,42 +156,13 @@ def replay(race: Race, order: tuple[str, ...]) -> tuple[Snapshot, list[Step], st
     return start, taken, None
 
 
-def _snapshot(race: Race) -> Snapshot:
-    return snapshot(race.lab, race.queue)
-
-
-def _step(race: Race, step: str) -> tuple[Step | None, str | None]:
-    try:
-        return attempt(lambda: race.step(step))
-    except RuntimeError as exc:  # "advance.lua returned 3, which no Outcome maps"
-        said = str(exc).split("returned ", 1)[-1].split(",", 1)[0]
-        return None, f"the script returned {said}; advance returns 1 (advanced), 0 (absent) or 2 (moved)"
-    except (TypeError, ValueError):
-        return None, "the script returned nil or text; advance returns 1 (advanced), 0 (absent) or 2 (moved)"
-
-
 def _name(order: tuple[str, ...]) -> str:
-    words = {
-        VANISHED: "record deleted out of band",
-        OTHER: f"{OTHER_NAME} registered too",
-        LATE: f"the pump {duration(LATE_MS)} late",
-        **LABELS,
-    }
-    return " -> ".join(words[s] for s in order)
+    return " -> ".join(LABELS[s] for s in order)
 
 
 def check(lua_source: str, lab: Lab | None = None) -> Check:
     """Replay the cancel race in every order with ``lua_source`` as advance.lua."""
-    refused = lua_text("advance", "advance.lua", lua_source)
-    if refused is not None:
-        return refused
-    every = orders()
-    with session(lab, "advance", lua=True) as (sandboxed, reference):
-        try:
-            found = _replay_all(with_scripts(sandboxed, advance=lua_source), reference, every)
-        except Exception as error:  # noqa: BLE001 - no answer may break the checker
-            return unexpected("advance", error)
-    return _sweep_first(found)
+    return lua_check("advance", lua_source, lab, lambda learner, ref: _sweep_first(_replay_all(learner, ref)))
 
 
 def _sweep_first(found: Check) -> Check:
@@ -216,9 +177,9 @@ def _sweep_first(found: Check) -> Check:
     return replace(found, text=f"{head}\n{found.text}")
 
 
-def _replay_all(learner_lab: Lab, reference_lab: Lab, every: list[tuple[str, ...]]) -> Check:
+def _replay_all(learner_lab: Lab, reference_lab: Lab) -> Check:
     """Every order on the learner's side and the reference's; the first where they part explained."""
-    mine, theirs = queues("advance")
+    every, (mine, theirs) = orders(), queues("advance")
     learner, _ = sim(learner_lab)
     reference, _ = sim(reference_lab)
     yours, ref = CheckRace(learner, mine), CheckRace(reference, theirs)
@@ -263,38 +224,33 @@ def _failed(
     error: str | None,
     difference: str | None = None,
 ) -> Check:
-    scenario = _name(order)
-    lines = [f"advance: FAILED in the order {scenario}"]
-    lines += [f"  {LABELS[s.step]:<16} {s.note}".rstrip() for s in taken]
-    lines.append(f"  {LABELS[theirs.step]}")
     if mine is None:
-        lines.append(f"    what went wrong: the script failed: {error}")
-        lines += _keys("before", before)
-    else:
-        said = f"it {difference}" if difference else why(race, order, mine, theirs)
-        lines.append(f"    what went wrong: {said}")
-        lines += _keys("before", before) + _keys("after", mine.after) + _keys("expected", theirs.after)
-    return Check("advance", False, "\n".join(lines), scenario=scenario)
+        return _laid_out(order, taken, theirs.step, f"the script failed: {error}", before=_keys(before))
+    said = f"it {difference}" if difference else why(race, order, mine, theirs)
+    return _laid_out(
+        order, taken, theirs.step, said, before=_keys(before), after=_keys(mine.after), expected=_keys(theirs.after)
+    )
 
 
 def _stopped(order: tuple[str, ...], stop: Stopped) -> Check:
     """The check ends where a limit stopped the script: the steps up to it, and the limit."""
-    scenario = _name(order)
     taken: list[Step] = getattr(stop, "taken", [])
-    lines = [f"advance: FAILED in the order {scenario}"]
-    lines += [f"  {LABELS[s.step]:<16} {s.note}".rstrip() for s in taken]
-    lines.append(f"  {LABELS.get(getattr(stop, 'step', ''), 'pump advances')}")
-    lines.append(f"    what went wrong: the script failed: {explain_error(stop)}")
     start = getattr(stop, "start", None)
-    if start is not None:
-        lines += _keys("before", taken[-1].after if taken else start)
-    return Check("advance", False, "\n".join(lines), scenario=scenario)
+    states = {} if start is None else {"before": _keys(taken[-1].after if taken else start)}
+    return _laid_out(order, taken, getattr(stop, "step", ""), f"the script failed: {explain_error(stop)}", **states)
 
 
-def _keys(label: str, state: Snapshot) -> list[str]:
+def _laid_out(order: tuple[str, ...], taken: list[Step], step: str, what: str, **states: str) -> Check:
+    scenario = _name(order)
+    steps = [f"{LABELS[s.step]:<16} {s.note}".rstrip() for s in taken]
+    label = LABELS.get(step, "pump advances")
+    return failed("advance", scenario, f"advance: FAILED in the order {scenario}", steps, label, what, **states)
+
+
+def _keys(state: Snapshot) -> str:
     rows = ", ".join(f"{printable(name)} @ {moment(ms)}" for name, ms in state.registry) or "(empty)"
     records = ", ".join(printable(record) for record in state.records) or "(none)"
-    return [f"    {label + ':':<10}registry = {rows}; records: {records}"]
+    return f"registry = {rows}; records: {records}"
 
 
 def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:

@@ -69,7 +69,7 @@ def outcome(
             return value.value
         if isinstance(value, int) and not isinstance(value, bool):
             if value not in replies:
-                raise ValueError(f"{value} is not a reply of this script, which answers {_choices(replies)}")
+                raise ValueError(f"{value} is not a reply of this script, which answers {choices(replies)}")
             return replies[value]
         if not isinstance(value, str):
             raise ValueError(f"{type(value).__name__} is not an outcome")
@@ -101,10 +101,6 @@ def outcome(
         return named[0]
 
     return read
-
-
-def _choices(replies: dict[int, str]) -> str:
-    return ", ".join(f"{code} ({name})" for code, name in sorted(replies.items()))
 
 
 def choices(replies: dict[int, str]) -> str:
@@ -258,8 +254,7 @@ _EPOCH = re.compile(r"(?<!\d)(1\d{12})(?!\d)")  # an instant in epoch millisecon
 _MINUTES = re.compile(r"(?<![\d:\w])(:)(\d{2})\b")
 # Times in words: "quarter past nine", "half past nine", "twenty past nine", "quarter to ten".
 _SPOKEN_MINUTES = {"five": 5, "ten": 10, "quarter": 15, "twenty": 20, "twenty five": 25, "twenty-five": 25, "half": 30}
-_SPOKEN_HOURS = {w: n for w, n in _NUMBER_WORDS.items() if 1 <= n <= 12 and w not in {"one", "single", "once", "twice"}}
-_SPOKEN_HOURS["one"] = 1
+_SPOKEN_HOURS = {w: n for w, n in _NUMBER_WORDS.items() if 1 <= n <= 12 and w not in {"single", "once", "twice"}}
 _SPOKEN = re.compile(
     rf"\b(?:a\s+)?({'|'.join(sorted(_SPOKEN_MINUTES, key=len, reverse=True))})\s+(?:minutes\s+)?(past|to)\s+"
     rf"({'|'.join(_SPOKEN_HOURS)}|\d{{1,2}})\b"

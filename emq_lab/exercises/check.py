@@ -8,7 +8,7 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +22,7 @@ from .. import sandbox
 from ..clock import SimClock
 from ..keys import QueueKeys
 from ..lab import Lab
+from .learner import with_scripts
 
 T = TypeVar("T")
 
@@ -29,6 +30,11 @@ T = TypeVar("T")
 START = "2026-01-05T09:00:00Z"
 #: Random scenarios hypothesis draws per checker (fixed seed): small, so a check answers in seconds.
 EXAMPLES = 30
+#: How hypothesis searches: a fixed seed, no example database, no deadline, nothing printed.
+SEARCH = settings(
+    derandomize=True, database=None, deadline=None, verbosity=Verbosity.quiet,
+    suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -39,7 +45,6 @@ class Check:
     passed: bool
     text: str
     scenario: str | None = None  # the failing scenario's name (None when passed)
-    detail: Any = None  # exercise-specific data a figure draws (next_run: the Timelines)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", printable(self.text, keep="\n"))
@@ -51,10 +56,6 @@ class Check:
         return f"<Check {self.exercise}: {'passed' if self.passed else 'failed'}>"
 
 
-class Unsteady(Exception):
-    """The learner's script answered the same scenario differently from one run to the next."""
-
-
 def unsteady(exercise: str, scenario: str) -> Check:
     """The failed Check for a script whose answers change from run to run."""
     text = (
@@ -64,6 +65,34 @@ def unsteady(exercise: str, scenario: str) -> Check:
         "a script's answer must follow from its keys and arguments alone"
     )
     return Check(exercise, False, text, scenario=scenario)
+
+
+def lua_check(exercise: str, lua_source: object, lab: Lab | None, compare: Callable[[Lab, Lab], Check]) -> Check:
+    """The frame of a check of a learner's ``<exercise>.lua``: an answer that is not Lua text is
+    refused; else ``compare(learner, reference)`` runs in the sandbox (:func:`session`), the
+    learner's lab running the script; whatever the script does, the answer is a Check."""
+    refused = lua_text(exercise, f"{exercise}.lua", lua_source)
+    if refused is not None:
+        return refused
+    assert isinstance(lua_source, str)
+    with session(lab, exercise, lua=True) as (sandboxed, reference):
+        try:
+            return compare(with_scripts(sandboxed, **{exercise: lua_source}), reference)
+        except Exception as error:  # noqa: BLE001 - no answer may break the checker
+            return unexpected(exercise, error)
+
+
+def failed(
+    exercise: str, scenario: str, head: str, steps: list[str], step: str | None = None, what: str = "", **states: str
+) -> Check:
+    """A failed Check laid out as every checker lays it out: ``head``, the steps that went as they
+    should, the ``step`` that failed and ``what`` went wrong, then the keyspace ``before``, ``after``
+    and ``expected`` of it (those given)."""
+    lines = [head, *(f"  {taken}" for taken in steps)]
+    if step is not None:
+        lines += [f"  {step}", f"    what went wrong: {what}"]
+        lines += [f"    {label + ':':<10}{state}" for label, state in states.items()]
+    return Check(exercise, False, "\n".join(lines), scenario=scenario)
 
 
 def unexpected(exercise: str, error: BaseException) -> Check:
@@ -268,12 +297,7 @@ def key_differences(mine: tuple[Key, ...], reference: tuple[Key, ...]) -> list[s
             else:
                 said.append(f"removed the TTL of {what}")
         elif a.value != b.value:
-            if what == "the wait list":
-                said.append(
-                    f"changed the wait list: it holds {short_value(a.value)}; it should hold {short_value(b.value)}"
-                )
-            else:
-                said.append(f"changed {what}: it holds {short_value(a.value)}; it should hold {short_value(b.value)}")
+            said.append(f"changed {what}: it holds {short_value(a.value)}; it should hold {short_value(b.value)}")
     return said
 
 
@@ -282,7 +306,7 @@ def short_value(text: str, width: int = 60) -> str:
     return text if len(text) <= width else f"{text[: width - 3]}..."
 
 
-def clear(lab: Lab, queue: str) -> None:
+def clear(lab: Lab) -> None:
     """Empty a checker's private server (the sandbox, or the reference's own) before a scenario:
     every key, whatever its type or name (a wrong script can write anywhere on it)."""
     found = lab.client.keys("*")
@@ -290,41 +314,55 @@ def clear(lab: Lab, queue: str) -> None:
         lab.client.delete(*found)
 
 
-def smallest(strategy: st.SearchStrategy[T], fails: Callable[[T], bool], *, examples: int = EXAMPLES) -> T | None:
-    """The smallest value of ``strategy`` for which ``fails`` is true, shrunk by hypothesis
-    (fixed seed, no example database), or None when ``examples`` draws found none. A script
-    stopped at a limit ends the search at once and raises :class:`~emq_lab.sandbox.Stopped`
-    here; a ``fails`` that changes its mind on the same value raises :class:`Unsteady`."""
+def search(
+    exercise: str,
+    fixed: Iterable[tuple[str, T]],
+    strategy: st.SearchStrategy[T],
+    failure: Callable[[str, T], Check | None],
+    *,
+    random: str,
+    examples: int = EXAMPLES,
+    last: Iterable[tuple[str, T]] = (),
+) -> tuple[Check | None, int]:
+    """A checker's search: each scenario of ``fixed`` in turn, then ``random`` ones drawn from
+    ``strategy`` (hypothesis, with a fixed seed and no example database: the first that fails,
+    shrunk to the smallest), then each of ``last``; ``failure(scenario, value)`` runs one and
+    answers its failed Check, or None. The first failed Check (None: every one passed) and how
+    many random scenarios ran. A script whose answers change from run to run is a failed Check; a
+    script stopped at a limit ends the search at once and raises :class:`~emq_lab.sandbox.Stopped`."""
+    for name, value in fixed:
+        if (found := failure(name, value)) is not None:
+            return found, 0
+    drawn, tried = f"{random} (the first that ran into the limit)", 0
     stopped: list[sandbox.Stopped] = []
 
-    def condition(value: T) -> bool:
+    def fails(value: T) -> bool:
+        nonlocal tried
         if stopped:  # the rest of the search would only meet the limit again: end it
             return True
+        tried += 1
         try:
-            return fails(value)
+            return failure(drawn, value) is not None
         except sandbox.Stopped as stop:
             stopped.append(stop)
             return True
 
-    search = settings(
-        max_examples=examples,
-        derandomize=True,
-        database=None,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-        verbosity=Verbosity.quiet,
-        phases=(Phase.generate, Phase.shrink),
-    )
     with _hypothesis_home():
         try:
-            found = find(strategy, condition, settings=search)
+            shrunk = find(strategy, fails, settings=settings(SEARCH, max_examples=examples))
         except NoSuchExample:
-            found = None
-        except Flaky as flaky:
-            raise Unsteady(str(flaky)) from None
+            shrunk = None
+        except Flaky:
+            return unsteady(exercise, drawn), tried
     if stopped:
         raise stopped[0]
-    return found
+    if shrunk is not None:
+        name = f"{random} (shrunk to the smallest)"
+        return failure(name, shrunk) or unsteady(exercise, name), tried
+    for name, value in last:
+        if (found := failure(name, value)) is not None:
+            return found, tried
+    return None, tried
 
 
 _home: list[str] = []

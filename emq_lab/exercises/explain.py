@@ -107,9 +107,11 @@ def _explained(text: str) -> str:
     return f"line {line}: {message}"
 
 
-def attempt(run: Callable[[], T]) -> tuple[T | None, str | None]:
-    """``run()``; a script error comes back as its explanation instead of an exception. A script
-    stopped at a limit raises :class:`~emq_lab.sandbox.Stopped` (explain it with explain_error)."""
+def attempt(run: Callable[[], T], returns: str) -> tuple[T | None, str | None]:
+    """``run()``, a verb that runs a learner's script; what went wrong comes back as one line
+    instead of an exception: a script error explained, or a reply no Outcome maps said beside
+    ``returns`` (what the script returns). A script stopped at a limit raises
+    :class:`~emq_lab.sandbox.Stopped` (explain it with explain_error)."""
     try:
         return run(), None
     except ResponseError as exc:
@@ -117,3 +119,8 @@ def attempt(run: Callable[[], T]) -> tuple[T | None, str | None]:
         if explained.endswith(LIMITS):
             raise Stopped(str(exc)) from exc
         return None, explained
+    except RuntimeError as exc:  # "register.lua returned 2, which no Outcome maps"
+        said = str(exc).split("returned ", 1)[-1].split(",", 1)[0]
+        return None, f"the script returned {said}; {returns}"
+    except (TypeError, ValueError):
+        return None, f"the script returned nil or text; {returns}"

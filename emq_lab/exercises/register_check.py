@@ -4,7 +4,6 @@ scenarios on both; the first step where the two part is the counterexample."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
@@ -19,21 +18,17 @@ from ..schedule import MINUTE_MS
 from .check import (
     Check,
     Key,
-    Unsteady,
     clear,
+    failed,
     key_differences,
     keyspace,
-    lua_text,
-    printable,
+    lua_check,
     queues,
-    session,
+    search,
+    short_value,
     sim,
-    smallest,
-    unexpected,
-    unsteady,
 )
 from .explain import attempt, explain_error
-from .learner import with_scripts
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -78,13 +73,6 @@ class WaitOp:
 Op = BootOp | CancelOp | WaitOp | LeftOp
 
 
-def short(text: str, width: int = 40) -> str:
-    """``text``, cut to ``width`` characters (a wrong script can write a long one, or one with
-    control characters: escaped)."""
-    text = printable(text)
-    return text if len(text) <= width else f"{text[: width - 3]}..."
-
-
 @dataclass(frozen=True)
 class State:
     """The queue as the learner reads it: the registry's entries and each name's record."""
@@ -95,9 +83,9 @@ class State:
     keys: tuple[Key, ...] = ()  # every key of the server: types, TTLs, the wait list, anything else
 
     def text(self) -> str:
-        rows = ", ".join(f"{short(member)} @ {moment(score)}" for member, score in self.registry) or "(empty)"
+        rows = ", ".join(f"{short_value(member, 40)} @ {moment(score)}" for member, score in self.registry) or "(empty)"
         records = [
-            f"{name} {{{', '.join(f'{short(field)}={short(value)}' for field, value in fields)}}}"
+            f"{name} {{{', '.join(f'{short_value(field, 40)}={short_value(value, 40)}' for field, value in fields)}}}"
             for name, fields in self.records
             if fields
         ]
@@ -136,7 +124,6 @@ def read_state(lab: Lab, queue: str, names: tuple[str, ...]) -> State:
 class Played:
     op: Op
     label: str
-    at_ms: int
     answer: Outcome | None
     error: str | None
     before: State
@@ -169,7 +156,7 @@ def seed(lab: Lab, queue: str) -> None:
 
 def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Played]:
     """Run ``ops`` on an emptied ``queue`` (a job waiting) from START; stops after a step that failed."""
-    clear(lab, queue)
+    clear(lab)
     seed(lab, queue)
     sim_lab, clock = sim(lab)
     rep = sim_lab.repeat(queue)
@@ -192,13 +179,13 @@ def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Played]:
         else:
             verb = partial(rep.cancel, op.name)
         try:
-            answer, error = _call(verb)
+            answer, error = attempt(verb, "register returns 1 (registered) or 0 (exists)")
         except Stopped as stop:
-            steps.append(Played(op, label, clock.now_ms(), None, explain_error(stop), state, state))
+            steps.append(Played(op, label, None, explain_error(stop), state, state))
             stop.steps = steps  # type: ignore[attr-defined]
             raise
         before, state = state, read_state(lab, queue, names)
-        steps.append(Played(op, label, clock.now_ms(), answer, error, before, state))
+        steps.append(Played(op, label, answer, error, before, state))
         if error:
             break
     return steps
@@ -211,16 +198,6 @@ def leave(lab: Lab, queue: str, op: LeftOp, now_ms: int) -> None:
         lab.client.zadd(k.registry, {op.name: now_ms - op.ago_ms})
     else:
         lab.client.hset(k.record(op.name), mapping={"every_ms": str(30 * MINUTE_MS), "template": '{"job": "old"}'})
-
-
-def _call(verb: Callable[[], Outcome]) -> tuple[Outcome | None, str | None]:
-    try:
-        return attempt(verb)
-    except RuntimeError as exc:  # a reply no Outcome maps: "register.lua returned 2, ..."
-        said = str(exc).split("returned ", 1)[-1].split(",", 1)[0]
-        return None, f"the script returned {said}; register returns 1 (registered) or 0 (exists)"
-    except (TypeError, ValueError):
-        return None, "the script returned nil or text; register returns 1 (registered) or 0 (exists)"
 
 
 # -- the scenarios -------------------------------------------------------------------------------
@@ -255,71 +232,35 @@ _ops = st.one_of(
 INTERLEAVINGS = st.lists(_ops, min_size=1, max_size=8).map(tuple)
 
 
-def _parted(yours: list[Played], ref: list[Played]) -> int | None:
-    """The index of the first step where the learner's run leaves the reference's, else None."""
-    for i, (mine, theirs) in enumerate(zip(yours, ref, strict=False)):
-        if mine.error or mine.answer != theirs.answer or mine.after != theirs.after:
-            return i
-    return None
-
-
 def check(lua_source: str, lab: Lab | None = None) -> Check:
     """Run ``lua_source`` as register.lua against every scenario; the first, smallest that fails
     is explained, with the keyspace before and after."""
-    refused = lua_text("register", "register.lua", lua_source)
-    if refused is not None:
-        return refused
-    with session(lab, "register", lua=True) as (sandboxed, reference):
-        scenario = [""]
-        try:
-            learner = with_scripts(sandboxed, register=lua_source)
-            return _search(reference, learner, scenario)
-        except Stopped as stop:
-            return _stopped(scenario[0], getattr(stop, "steps", []))
-        except Unsteady:
-            return unsteady("register", scenario[0])
-        except Exception as error:  # noqa: BLE001 - no answer may break the checker
-            return unexpected("register", error)
+    return lua_check("register", lua_source, lab, _search)
 
 
-def _search(reference: Lab, learner: Lab, scenario: list[str]) -> Check:
-    """Every scenario in turn (``scenario[0]`` names the one running), the first that fails explained."""
+def _search(learner: Lab, reference: Lab) -> Check:
+    """Every scenario in turn, the first that fails explained."""
     mine, theirs = queues("register")
+    scenario = ""
 
-    def compare(ops: tuple[Op, ...]) -> tuple[list[Played], list[Played], int | None]:
-        yours = run(learner, mine, ops)
-        ref = run(reference, theirs, ops)
-        return yours, ref, _parted(yours, ref)
+    def failure(name: str, ops: tuple[Op, ...]) -> Check | None:
+        nonlocal scenario
+        scenario = name
+        yours, ref = run(learner, mine, ops), run(reference, theirs, ops)
+        for i, (step, expected) in enumerate(zip(yours, ref, strict=False)):
+            if step.error or step.answer != expected.answer or step.after != expected.after:
+                return _failed(name, yours, ref, i)
+        return None
 
-    for name, ops in FIXED:
-        scenario[0] = name
-        yours, ref, at_step = compare(ops)
-        if at_step is not None:
-            return _failed(name, yours, ref, at_step)
-    tried = 0
-    scenario[0] = "random interleavings (the first that ran into the limit)"
-
-    def fails(ops: tuple[Op, ...]) -> bool:
-        nonlocal tried
-        tried += 1
-        return compare(ops)[2] is not None
-
-    found = smallest(INTERLEAVINGS, fails)
+    try:
+        found, tried = search("register", FIXED, INTERLEAVINGS, failure, random="random interleavings", last=(TWENTY,))
+    except Stopped as stop:
+        return _stopped(scenario, getattr(stop, "steps", []))
     if found is not None:
-        scenario[0] = "random interleavings (shrunk to the smallest)"
-        yours, ref, at_step = compare(found)
-        if at_step is None:  # it failed in the search, and passes now
-            raise Unsteady(scenario[0])
-        return _failed("random interleavings (shrunk to the smallest)", yours, ref, at_step)
-    name, ops = TWENTY
-    scenario[0] = name
-    yours, ref, at_step = compare(ops)
-    if at_step is not None:
-        return _failed(name, yours, ref, at_step)
-    scenarios = len(FIXED) + 1
+        return found
     text = "\n".join(
         [
-            f"register: passed {scenarios} scenarios and {tried} random interleavings of boots, cancels and waits",
+            f"register: passed {len(FIXED) + 1} scenarios and {tried} random interleavings of boots, cancels and waits",
             "  one row per name, however many boots (20 boots: 1 row)",
             "  a second boot writes nothing and answers exists (0)",
             "  the record carries every_ms and template; a changed period keeps the first",
@@ -330,26 +271,28 @@ def _search(reference: Lab, learner: Lab, scenario: list[str]) -> Check:
     return Check("register", True, text)
 
 
+def _steps(steps: list[Played]) -> list[str]:
+    return [f"{step.label} -> {step.answer.tuple if step.answer else '?'}" for step in steps]
+
+
 def _stopped(scenario: str, steps: list[Played]) -> Check:
     """The check ends where a limit stopped the script: the steps up to it, and the limit."""
-    lines = [f'register: FAILED in scenario "{scenario}"']
-    lines += [f"  {step.label} -> {step.answer.tuple if step.answer else '?'}" for step in steps[:-1]]
-    if steps:
-        lines += [f"  {steps[-1].label}", f"    what went wrong: the script failed: {steps[-1].error}"]
-        lines.append(f"    before:   {steps[-1].before.text()}")
-    return Check("register", False, "\n".join(lines), scenario=scenario)
+    head = f'register: FAILED in scenario "{scenario}"'
+    if not steps:
+        return failed("register", scenario, head, [])
+    last = steps[-1]
+    return failed(
+        "register", scenario, head, _steps(steps[:-1]), last.label, f"the script failed: {last.error}",
+        before=last.before.text(),
+    )  # fmt: skip
 
 
 def _failed(scenario: str, yours: list[Played], ref: list[Played], i: int) -> Check:
     mine, theirs = yours[i], ref[i]
-    lines = [f'register: FAILED in scenario "{scenario}"']
-    lines += [f"  {step.label} -> {step.answer.tuple if step.answer else '?'}" for step in yours[:i]]
-    lines.append(f"  {mine.label}")
-    lines.append(f"    what went wrong: {why(mine, theirs)}")
-    lines.append(f"    before:   {mine.before.text()}")
-    lines.append(f"    after:    {mine.after.text()}")
-    lines.append(f"    expected: {theirs.after.text()}")
-    return Check("register", False, "\n".join(lines), scenario=scenario)
+    return failed(
+        "register", scenario, f'register: FAILED in scenario "{scenario}"', _steps(yours[:i]), mine.label,
+        why(mine, theirs), before=mine.before.text(), after=mine.after.text(), expected=theirs.after.text(),
+    )  # fmt: skip
 
 
 def why(mine: Played, ref: Played) -> str:

@@ -317,10 +317,8 @@ class _Parser:
             return token.value
         if token.kind == "T_NULL":
             return self.codec.null
-        if token.kind == "T_OBJ_BEGIN":
-            return self.object()
-        if token.kind == "T_ARR_BEGIN":
-            return self.array()
+        if token.kind in ("T_OBJ_BEGIN", "T_ARR_BEGIN"):
+            return self.container("T_OBJ_END" if token.kind == "T_OBJ_BEGIN" else "T_ARR_END")
         self.fail("value", token)
         return None
 
@@ -329,40 +327,28 @@ class _Parser:
         if self.depth > DECODE_MAX_DEPTH:
             raise ValueError(f"Found too many nested data structures ({self.depth}) at character {self.at}")
 
-    def object(self) -> Any:
+    def container(self, end: str) -> Any:
+        """An object (``end`` is T_OBJ_END) or an array (T_ARR_END), after its opening token."""
         self.descend()
-        items: dict[Any, Any] = {}
+        named = end == "T_OBJ_END"
+        items: Any = {} if named else []
         token = self.next()
-        if token.kind != "T_OBJ_END":
+        if token.kind != end:
             while True:
-                if token.kind != "T_STRING":
-                    self.fail("object key string", token)
-                key = token.value
+                if named:
+                    if token.kind != "T_STRING":
+                        self.fail("object key string", token)
+                    key, token = token.value, self.next()
+                    if token.kind != "T_COLON":
+                        self.fail("colon", token)
+                    items[key] = self.value(self.next())
+                else:
+                    items.append(self.value(token))
                 token = self.next()
-                if token.kind != "T_COLON":
-                    self.fail("colon", token)
-                items[key] = self.value(self.next())
-                token = self.next()
-                if token.kind == "T_OBJ_END":
+                if token.kind == end:
                     break
                 if token.kind != "T_COMMA":
-                    self.fail("comma or object end", token)
-                token = self.next()
-        self.depth -= 1
-        return self.codec._runtime.table_from(items)
-
-    def array(self) -> Any:
-        self.descend()
-        items: list[Any] = []
-        token = self.next()
-        if token.kind != "T_ARR_END":
-            while True:
-                items.append(self.value(token))
-                token = self.next()
-                if token.kind == "T_ARR_END":
-                    break
-                if token.kind != "T_COMMA":
-                    self.fail("comma or array end", token)
+                    self.fail(f"comma or {'object' if named else 'array'} end", token)
                 token = self.next()
         self.depth -= 1
         return self.codec._runtime.table_from(items)
@@ -383,7 +369,7 @@ def _tobit(value: Any, position: int, name: str) -> int:
         got = kinds.get(type(given), "table")
         raise LuaArgError(f"bad argument #{position} to '{name}' (number expected, got {got})")
     if isinstance(value, float) and not math.isfinite(value):
-        return 0 if math.isnan(value) else 0
+        return 0
     whole = round(value) if isinstance(value, float) else value  # round half to even, as the 2^52 trick
     whole &= 0xFFFFFFFF
     return whole - (1 << 32) if whole >= 1 << 31 else whole
@@ -397,40 +383,34 @@ def _signed(value: int) -> int:
 def bit_library() -> dict[str, Any]:
     """LuaBitOp's functions: 32-bit signed results, arguments read as LuaBitOp reads them."""
 
+    def arg(args: tuple[Any, ...], index: int, name: str) -> int:
+        return _tobit(args[index] if len(args) > index else None, index + 1, name)
+
     def fold(name: str, op: Any) -> Any:
         def run(*args: Any) -> int:
-            result = _tobit(args[0] if args else None, 1, name)
-            for position, arg in enumerate(args[1:], 2):
-                result = op(result, _tobit(arg, position, name))
+            result = arg(args, 0, name)
+            for index in range(1, len(args)):
+                result = op(result, arg(args, index, name))
             return _signed(result)
 
         return run
 
     def shift(name: str, op: Any) -> Any:
-        def run(*args: Any) -> int:
-            value = _tobit(args[0] if args else None, 1, name) & 0xFFFFFFFF
-            count = _tobit(args[1] if len(args) > 1 else None, 2, name) & 31
-            return _signed(op(value, count))
-
-        return run
+        return lambda *args: _signed(op(arg(args, 0, name) & 0xFFFFFFFF, arg(args, 1, name) & 31))
 
     def tohex(*args: Any) -> bytes:
-        value = _tobit(args[0] if args else None, 1, "tohex") & 0xFFFFFFFF
-        digits = _tobit(args[1], 2, "tohex") if len(args) > 1 and args[1] is not None else 8
-        upper = digits < 0
-        digits = min(abs(digits), 8)
-        text = f"{value:08x}"
-        text = text[8 - digits :] if digits else ""
-        return (text.upper() if upper else text).encode()
+        value = arg(args, 0, "tohex") & 0xFFFFFFFF
+        digits = arg(args, 1, "tohex") if len(args) > 1 and args[1] is not None else 8
+        text = f"{value:08x}"[8 - min(abs(digits), 8) :] if digits else ""
+        return (text.upper() if digits < 0 else text).encode()
 
     def bswap(*args: Any) -> int:
-        value = _tobit(args[0] if args else None, 1, "bswap") & 0xFFFFFFFF
-        return _signed(int.from_bytes(value.to_bytes(4, "little"), "big"))
+        return _signed(int.from_bytes((arg(args, 0, "bswap") & 0xFFFFFFFF).to_bytes(4, "little"), "big"))
 
     return {
-        "tobit": lambda *a: _tobit(a[0] if a else None, 1, "tobit"),
+        "tobit": lambda *args: arg(args, 0, "tobit"),
         "tohex": tohex,
-        "bnot": lambda *a: _signed(~_tobit(a[0] if a else None, 1, "bnot")),
+        "bnot": lambda *args: _signed(~arg(args, 0, "bnot")),
         "band": fold("band", lambda a, b: a & b),
         "bor": fold("bor", lambda a, b: a | b),
         "bxor": fold("bxor", lambda a, b: a ^ b),

@@ -93,18 +93,6 @@ local function hook(_, at)
   error('user_script:' .. line .. ': ' .. stopping, 0)
 end
 
--- A Python function as a Lua function: Lua values in and out, a Python error as its text
--- (run() names the script's line when the error ends the script, as Valkey does).
-local function from_python(fn)
-  return function(...)
-    local ok, result = pcall(fn, ...)
-    if ok then
-      return result
-    end
-    error(type(result) == 'string' and result or describe(result), 0)
-  end
-end
-
 -- A coroutine gets the hook too (Lua 5.1 does not hand a Lua hook on to a new coroutine).
 local function hooked(co)
   sethook(co, hook, 'l')
@@ -276,14 +264,20 @@ end
 -- cjson.null: a userdata of its own that no script can index or change, as Valkey's.
 local null = newproxy and newproxy(false) or G.cjson.null
 
--- A Python function whose errors Valkey's C library raises with luaL_error: at the caller's line.
-local function from_python_at_caller(fn)
+-- A Python function as a Lua function: Lua values in and out, a Python error as its text (run()
+-- names the script's line when the error ends the script, as Valkey does); with at_caller, raised
+-- at the caller's line, as Valkey's C library raises its errors with luaL_error.
+local function from_python(fn, at_caller)
   return function(...)
     local ok, result = pcall(fn, ...)
     if ok then
       return result
     end
-    raise_at_caller(type(result) == 'string' and result or describe(result))
+    result = type(result) == 'string' and result or describe(result)
+    if at_caller then
+      raise_at_caller(result)
+    end
+    error(result, 0)
   end
 end
 
@@ -432,12 +426,12 @@ end
 
 local bit_api = {}
 for name, fn in next, bit_functions do
-  bit_api[name] = from_python_at_caller(fn)
+  bit_api[name] = from_python(fn, true)
 end
 
 local cjson_api = {
-  encode = from_python_at_caller(encode),
-  decode = from_python_at_caller(decode),
+  encode = from_python(encode, true),
+  decode = from_python(decode, true),
   null = null,
   _NAME = 'cjson',
   _VERSION = '2.1.0',

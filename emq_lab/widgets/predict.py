@@ -1,10 +1,11 @@
 """PredictForm: a dive's Predict prompt as a form on the page, where the question is asked.
 
-One labelled box per question, a Check button (Enter in a box checks too), and the verdict with
-its reason right below, in a live region a screen reader announces. The form builds itself from
-the dive's questions (``exercises.<dive>.prompts()``) and checks through the same call as its twin
-in code, ``exercises.<dive>.predict(lab=..., **answers)``, so the result is recorded in the
-learner's progress either way."""
+One labelled box per question, its kind of answer and an example of its form as the box's
+placeholder, a Check button (Enter in a box checks too), and the verdict with its reason right
+below, in a live region a screen reader announces. The form builds itself from the dive's
+questions (``exercises.<dive>.fields()``) and checks through the same call as its twin in code,
+``exercises.<dive>.predict(lab=..., **answers)``, so the result is recorded in the learner's
+progress either way."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from .view import View, whole
 
 if TYPE_CHECKING:
     from ..exercises.check import Check
+    from ..exercises.predict import Field
     from ..lab import Lab
 
 NOT_CHECKED = "not checked yet: type your answers, then press Check (or Enter in a box)"
@@ -39,37 +41,36 @@ class Questions(Protocol):
 
     dive: str
 
-    def prompts(self) -> dict[str, str]: ...
+    def fields(self) -> tuple[Field, ...]: ...
 
     def predict(self, *args: Lab, lab: Lab | None = None, **answer: Any) -> Check: ...
 
 
 class PredictForm(View):
-    """``PredictForm(lab, exercises.upsert, "size_after_boot_2", ...)``: a box per named question.
+    """``PredictForm(lab, exercises.upsert, "size_after_boot_2", ...)``: a box per named question
+    (every question of the dive when none is named).
 
     Twins: ``answer(key=text, ...)`` types into the boxes, ``check()`` presses Check; ``readout``
     is the questions, the answers typed and the verdict as text; ``last`` the last Check.
     """
 
     def __init__(self, lab: Lab, questions: Questions, *keys: str) -> None:
-        prompts = questions.prompts()
-        if not keys:
-            raise ValueError(f"keys: name at least one question of {questions.dive}: {', '.join(prompts)}")
-        unknown = [key for key in keys if key not in prompts]
+        fields = {field.key: field for field in questions.fields()}
+        unknown = [key for key in keys if key not in fields]
         if unknown:
-            known = ", ".join(prompts)
+            known = ", ".join(fields)
             raise ValueError(f"keys: {unknown[0]} is not a question of {questions.dive}; ask one of {known}")
         self.lab = lab
         self._questions = questions
-        self._prompts = {key: prompts[key] for key in keys}
+        self._fields = [fields[key] for key in keys or fields]
         self.last: Check | None = None
         self._said = NOT_CHECKED
         self._entered: widgets.Text | None = None  # the box where Enter was pressed, its answer still on its way
         self._boxes: dict[str, widgets.Text] = {}
-        for key, ask in self._prompts.items():
+        for field in self._fields:
             box = widgets.Text(
-                description=ask,
-                placeholder=f"your answer ({key})",
+                description=field.ask,
+                placeholder=f"{field.unit}, e.g. {field.example}",
                 continuous_update=False,  # the answer is sent on Enter (or on leaving the box), whole
                 style={"description_width": "initial"},
                 layout=widgets.Layout(width="auto"),
@@ -77,7 +78,7 @@ class PredictForm(View):
             box.add_class("emq-predict-box")
             box.on_msg(self._on_submit)  # Enter in the box sends {"event": "submit"}
             box.observe(self._on_typed, names="value")
-            self._boxes[key] = box
+            self._boxes[field.key] = box
         self._button = widgets.Button(
             description="Check", button_style="primary", tooltip=f"check your answers ({questions.dive})"
         )
@@ -138,9 +139,9 @@ class PredictForm(View):
     @property
     def readout(self) -> str:
         rows = [f"predict ({self._questions.dive}):"]
-        for key, ask in self._prompts.items():
-            typed = self._boxes[key].value.strip()
-            rows.append(f"  {key}: {ask}" + (f"  -> yours: {typed}" if typed else ""))
+        for field in self._fields:
+            typed = self._boxes[field.key].value.strip()
+            rows.append(f"  {field.key}: {field.ask}" + (f"  -> yours: {typed}" if typed else ""))
         rows += [f"  {line}" if i else f"verdict: {line}" for i, line in enumerate(self._said.splitlines())]
         return "\n".join(rows)
 
@@ -173,14 +174,8 @@ class PredictForm(View):
         for line in self._said.splitlines():
             if any(line.startswith(f"{key}: right") for key in keys):
                 colour = GOOD
-            elif (
-                any(line.startswith(f"{key}:") for key in keys)
-                or self.last is None
-                and self._said
-                not in (
-                    NOT_CHECKED,
-                    EMPTY,
-                )
+            elif any(line.startswith(f"{key}:") for key in keys) or (
+                self.last is None and self._said not in (NOT_CHECKED, EMPTY)
             ):
                 colour = BAD
             else:
