@@ -34,8 +34,14 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SHOTS = ARTIFACTS / "lite"
 COMPARED = ("text/plain", "text/html")
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}
-# under -n, one worker takes the site's tests: test_lite_build.py rebuilds the site these serve
-pytestmark = pytest.mark.xdist_group("lite")
+# Under -n the site's walks run on two workers, each with its own http.server and Chromium: the
+# two longest notebooks on one, the rest (and test_lite_kernel.py, test_lite_build.py) on the other.
+LONGEST = ("02-cadence", "03-cancel")
+
+
+def _grouped(notebook: Path) -> Any:
+    group = "lite-long" if notebook.stem in LONGEST else "lite"
+    return pytest.param(notebook, id=notebook.stem, marks=pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +204,7 @@ def walk_lite(page: Any) -> list[str]:
     return walked
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
+@pytest.mark.parametrize("notebook", [_grouped(nb) for nb in NOTEBOOKS])
 def test_notebook_runs_in_the_lite_site(page: tuple[Any, Guard], served: str, notebook: Path) -> None:
     browser_page, guard = page
     SHOTS.mkdir(parents=True, exist_ok=True)
