@@ -143,7 +143,7 @@ FIRST = (
     "tests/test_hub.py::test_a_class_on_jupyterhub",
     "tests/test_browser.py::test_notebook_in_voila",  # the browser-voila group
     "tests/test_browser.py::test_notebook_in_jupyterlab",  # browser-lab
-    "tests/test_lite_browser.py::test_notebook_runs_in_the_lite_site[03-cancel]",  # lite-long
+    "tests/test_lite_browser.py::test_notebook_runs_in_the_lite_site[03-cancel]",  # lite-2
     "tests/test_lite_browser.py",  # lite, with test_lite_kernel.py and one of test_lite_build.py
     "tests/test_lite_lua.py",
     "tests/test_notebooks.py::test_learners_run_the_dives_at_once_as_acl_users",

@@ -35,12 +35,13 @@ SHOTS = ARTIFACTS / "lite"
 COMPARED = ("text/plain", "text/html")
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}
 # Under -n the site's walks run on two workers, each with its own http.server and Chromium: the
-# two longest notebooks on one, the rest (and test_lite_kernel.py, test_lite_build.py) on the other.
-LONGEST = ("02-cadence", "03-cancel")
+# two longest notebooks and 00 on one, the rest (and test_lite_kernel.py, test_lite_build.py) on the
+# other. Three tests or more a group: a worker takes no other group while it has more than two to run.
+SECOND = ("00-start", "02-cadence", "03-cancel")
 
 
 def _grouped(notebook: Path) -> Any:
-    group = "lite-long" if notebook.stem in LONGEST else "lite"
+    group = "lite-2" if notebook.stem in SECOND else "lite"
     return pytest.param(notebook, id=notebook.stem, marks=pytest.mark.xdist_group(group))
 
 
