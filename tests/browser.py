@@ -112,6 +112,11 @@ def jupyter_process(kind: str, *args: str, extra_env: dict[str, str] | None = No
     (labconfig / "page_config.json").write_text(
         json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
     )
+    # No autosave: a walk longer than its two-minute interval (a busy machine) would write the run's
+    # outputs into notebooks/, and so make the JupyterLite site's inputs newer than its build.
+    docmanager = home / "config" / "lab" / "user-settings" / "@jupyterlab" / "docmanager-extension"
+    docmanager.mkdir(parents=True)
+    (docmanager / "plugin.jupyterlab-settings").write_text(json.dumps({"autosave": False}))
     bin_dir = Path(sys.executable).parent
     if kind == "lab":
         command = [

@@ -136,10 +136,42 @@ def round_trips(backend_url: str, lab: emq_lab.Lab) -> Iterator[RoundTrips]:
     client.close()
 
 
+# The longest tests and groups, longest first (from a run's --durations). Under -n the workers take
+# them in the collection's order (make test passes --no-loadscope-reorder), so they start first and
+# the short tests fill in around them: no long one is left to run alone at the end of the run.
+FIRST = (
+    "tests/test_hub.py::test_a_class_on_jupyterhub",
+    "tests/test_browser.py::test_notebook_in_voila",  # the browser-voila group
+    "tests/test_browser.py::test_notebook_in_jupyterlab",  # browser-lab
+    "tests/test_lite_browser.py::test_notebook_runs_in_the_lite_site[03-cancel]",  # lite-2
+    "tests/test_lite_browser.py",  # lite, with test_lite_kernel.py and one of test_lite_build.py
+    "tests/test_lite_lua.py",
+    "tests/test_notebooks.py::test_learners_run_the_dives_at_once_as_acl_users",
+    "tests/test_ticks.py::test_forward_splits_a_large_class_of_due_rows_into_calls_within_the_bounds",
+    "tests/test_notebooks.py::test_notebook_outputs_match",
+    "tests/test_drain.py::test_a_grid_drain_exactly_on_a_slot",
+    "tests/test_hostile_answers.py",
+    "tests/test_instructor_browser.py",
+    "tests/test_sandbox_load.py",
+    "tests/test_copies.py::test_a_scripted_learner_session",
+    "tests/test_concurrency.py",
+    "tests/test_sandbox.py::test_a_check_has_one_deadline",
+    "tests/test_model.py",
+    "tests/test_sandbox_confine.py",
+    "tests/test_two_pumps.py",
+)
+
+
+def _rank(item: pytest.Item) -> int:
+    return next((rank for rank, prefix in enumerate(FIRST) if item.nodeid.startswith(prefix)), len(FIRST))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``embedded_only`` run once, on the embedded backend: their logic does not
     depend on the server (validation before any write, the panels' twins over the package), and
-    the backend tests already run every script on Valkey and the cluster."""
+    the backend tests already run every script on Valkey and the cluster. The longest (FIRST)
+    come first, in that order; the others keep theirs."""
+    items.sort(key=_rank)  # stable
     kept, dropped = [], []
     for item in items:
         callspec = getattr(item, "callspec", None)

@@ -30,7 +30,8 @@ from browser import (
     screenshot,
 )
 
-pytestmark = pytest.mark.xdist_group("browser")  # under -n, one worker takes the module: its fixtures start once
+# Under -n one worker takes the JupyterLab walks and another the Voila walks: each starts its
+# server (and a Chromium) once.
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WIDTH, HEIGHT = 1280, 720
@@ -622,6 +623,7 @@ def run_all_in_lab(page: Page, base: str, notebook: str) -> None:
     page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=120_000)
 
 
+@pytest.mark.xdist_group("browser-lab")
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
 def test_notebook_in_jupyterlab(visit_factory: Callable[..., Visit], lab_server: Server, notebook: Any) -> None:
     visit = visit_factory(lab_server, "lab", notebook.stem)
@@ -665,6 +667,7 @@ def switch_theme(page: Page, theme: str) -> None:
     page.wait_for_timeout(500)  # the theme's stylesheet swaps in after the attribute
 
 
+@pytest.mark.xdist_group("browser-voila")
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
 def test_notebook_in_voila(visit_factory: Callable[..., Visit], voila_server: Server, notebook: Any) -> None:
     visit = visit_factory(voila_server, "voila", notebook.stem)

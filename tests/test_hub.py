@@ -254,7 +254,6 @@ def report_costs(hub: Hub, admin: redis.Redis, used_before: int) -> None:
     print("one learner's cost after 01:", json.dumps(costs))
 
 
-@pytest.mark.xdist_group("browser")  # with the other walks: one Chromium at a time
 def test_a_class_on_jupyterhub(tmp_path: Path) -> None:
     from playwright.sync_api import expect
 

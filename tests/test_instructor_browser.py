@@ -15,7 +15,6 @@ from helpers import MIN, START
 import emq_lab
 from emq_lab import classroom, progress
 
-pytestmark = pytest.mark.xdist_group("browser")  # with the other walks: one Chromium at a time
 WIDTH, HEIGHT = 1280, 720
 PREFIX = "pupil"
 

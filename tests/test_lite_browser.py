@@ -34,8 +34,15 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SHOTS = ARTIFACTS / "lite"
 COMPARED = ("text/plain", "text/html")
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}
-# under -n, one worker takes the site's tests: test_lite_build.py rebuilds the site these serve
-pytestmark = pytest.mark.xdist_group("lite")
+# Under -n the site's walks run on two workers, each with its own http.server and Chromium: the
+# two longest notebooks and 00 on one, the rest (and test_lite_kernel.py, test_lite_build.py) on the
+# other. Three tests or more a group: a worker takes no other group while it has more than two to run.
+SECOND = ("00-start", "02-cadence", "03-cancel")
+
+
+def _grouped(notebook: Path) -> Any:
+    group = "lite-2" if notebook.stem in SECOND else "lite"
+    return pytest.param(notebook, id=notebook.stem, marks=pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +205,7 @@ def walk_lite(page: Any) -> list[str]:
     return walked
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
+@pytest.mark.parametrize("notebook", [_grouped(nb) for nb in NOTEBOOKS])
 def test_notebook_runs_in_the_lite_site(page: tuple[Any, Guard], served: str, notebook: Path) -> None:
     browser_page, guard = page
     SHOTS.mkdir(parents=True, exist_ok=True)
