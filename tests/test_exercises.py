@@ -90,6 +90,7 @@ REGISTER_VARIANTS: dict[str, tuple[str, list[str]]] = {
 }
 
 
+@pytest.mark.embedded_only  # learner Lua runs in the sandbox, never on the lab's server
 @pytest.mark.parametrize("variant", list(REGISTER_VARIANTS))
 def test_register_catches_each_wrong_variant(lab: emq_lab.Lab, variant: str) -> None:
     source, expected = REGISTER_VARIANTS[variant]
@@ -99,6 +100,7 @@ def test_register_catches_each_wrong_variant(lab: emq_lab.Lab, variant: str) -> 
         assert piece in str(check), f"{variant}: {piece!r} not in\n{check}"
 
 
+@pytest.mark.embedded_only  # learner Lua runs in the sandbox, never on the lab's server
 def test_register_reference_passes_and_lists_the_properties(lab: emq_lab.Lab) -> None:
     check = exercises.register(REGISTER, lab)
     assert check.passed, str(check)
@@ -125,6 +127,7 @@ def test_a_checker_writes_nothing_to_the_lab(lab: emq_lab.Lab, queue: str) -> No
         assert lab.keys(own) == []
 
 
+@pytest.mark.embedded_only  # learner Lua runs in the sandbox, never on the lab's server
 def test_an_endless_loop_is_stopped_with_a_clear_message(lab: emq_lab.Lab) -> None:
     check = exercises.register("local x = 0\nwhile true do x = x + 1 end\nreturn 1", lab)
     assert not check.passed
@@ -176,6 +179,7 @@ NEXT_RUN_VARIANTS: dict[str, tuple[Callable[..., Any], list[str]]] = {
 }
 
 
+@pytest.mark.embedded_only  # learner Lua runs in the sandbox, never on the lab's server
 @pytest.mark.parametrize("variant", list(NEXT_RUN_VARIANTS))
 def test_next_run_catches_each_wrong_variant(lab: emq_lab.Lab, variant: str) -> None:
     fn, expected = NEXT_RUN_VARIANTS[variant]
@@ -196,6 +200,7 @@ def test_a_rule_that_changes_from_run_to_run_is_a_failed_check() -> None:
     assert "behaves differently from run to run" in str(check), str(check)
 
 
+@pytest.mark.embedded_only  # learner Lua runs in the sandbox, never on the lab's server
 def test_next_run_reference_passes_in_either_shape(lab: emq_lab.Lab) -> None:
     assert exercises.next_run(exercises.solution("next_run"), lab).passed
     assert exercises.next_run(lambda release_ms, every_ms: release_ms + every_ms, lab).passed
@@ -312,6 +317,7 @@ ADVANCE_VARIANTS: dict[str, tuple[str, list[str]]] = {
 }
 
 
+@pytest.mark.embedded_only  # learner Lua runs in the sandbox, never on the lab's server
 @pytest.mark.parametrize("variant", list(ADVANCE_VARIANTS))
 def test_advance_catches_each_wrong_variant(lab: emq_lab.Lab, variant: str) -> None:
     source, expected = ADVANCE_VARIANTS[variant]
@@ -321,6 +327,7 @@ def test_advance_catches_each_wrong_variant(lab: emq_lab.Lab, variant: str) -> N
         assert piece in str(check), f"{variant}: {piece!r} not in\n{check}"
 
 
+@pytest.mark.embedded_only  # learner Lua runs in the sandbox, never on the lab's server
 def test_advance_reference_passes_every_order(lab: emq_lab.Lab) -> None:
     check = exercises.advance(ADVANCE, lab)
     assert check.passed, str(check)
