@@ -500,3 +500,31 @@ def test_a_socket_trying_passwords_is_closed_by_the_guard_counting_failures_and_
         bob.close()
         admin.delete(keys.guard_log(), keys.guard_logins())
         admin.close()
+
+
+def test_a_template_stored_past_registers_size_is_never_sent_and_holds_no_one(room: Class) -> None:
+    """Eve HSETs a 2 MiB template into her own record (her ACL allows it; register would refuse
+    it): due and ticks answer her row refused at once, never carrying the template; bob's PING
+    stays under 0.5 s while she calls them in a loop."""
+    eve = room.eve
+    lab = emq_lab.connect(eve.url(room.server.admin_url), clock=emq_lab.SimClock(START), namespace=eve.namespace)
+    rep = lab.repeat("fat")
+    rep.register("fat", MIN, "t")
+    lab.client.hset(lab.keyspace("fat").record("fat"), "template", "x" * (2 * 2**20))
+    try:
+        with Watch(room) as watch:
+            slowest = 0.0
+            for _ in range(40):
+                start = time.monotonic()
+                (row,) = rep.rows(due_only=True)
+                tick = lab.pump("fat").begin().run()
+                slowest = max(slowest, time.monotonic() - start)
+                assert row.outcome is emq_lab.Outcome.REFUSED and row.template is None
+                assert not tick.fired and tick.advanced == [("fat", emq_lab.Outcome.ADVANCED)]
+                lab.clock.advance(MIN)  # type: ignore[attr-defined]
+        watch.assert_held()
+        assert slowest < 0.5, f"a due and a tick took {slowest:.2f} s"
+        assert lab.client.llen(lab.keyspace("fat").wait) == 0
+    finally:
+        lab.reset("fat")
+        lab.close()
