@@ -528,3 +528,34 @@ def test_a_template_stored_past_registers_size_is_never_sent_and_holds_no_one(ro
     finally:
         lab.reset("fat")
         lab.close()
+
+
+def test_a_suspended_learner_connecting_hears_what_to_do_not_a_raw_refusal(room: Class) -> None:
+    """The guard suspends eve past her quota: her next emq_lab.connect raises BackendUnavailable
+    (still an AuthenticationError, not transient) saying the guard may have turned her off for
+    about its cooldown, to close extra notebooks and try again in a minute, or ask the instructor."""
+    admin = room.server.admin()
+    held: list[redis.Redis] = []
+    try:
+        for _ in range(guard.QUOTA + 1):
+            client = redis.Redis.from_url(room.eve.url(room.server.admin_url))
+            client.ping()
+            held.append(client)
+        swept = guard.sweep(admin, prefix=PREFIX)
+        assert swept.suspended == (room.eve.name,)
+        with pytest.raises(BackendUnavailable) as refused:
+            emq_lab.connect(room.eve.url(room.server.admin_url), namespace=room.eve.namespace)
+        said = str(refused.value)
+        assert isinstance(refused.value, redis.AuthenticationError)
+        assert not emq_lab.errors.is_transient(refused.value)
+        assert f"about {guard.COOLDOWN_S} s after too many connections" in said
+        assert "try again in a minute" in said and "instructor may have removed" in said
+        assert room.eve.password not in said
+    finally:
+        for client in held:
+            client.close()
+        admin.hset(keys.guard_suspended(), room.eve.name, 0)
+        guard.sweep(admin, prefix=PREFIX)
+        admin.delete(keys.guard_log())
+        admin.close()
+    emq_lab.connect(room.eve.url(room.server.admin_url), namespace=room.eve.namespace).close()  # back in
