@@ -851,3 +851,26 @@ def test_acl_users_of_hub_users_gone_while_the_hub_was_down_are_deleted_at_start
         for name in ("learner-ann", "learner-bob", "observer-teacher", "observer-former"):
             classroom.users.revoke_learner(admin, name)
         admin.close()
+
+
+@pytest.mark.parametrize("maxmemory", ["0", "256mb"])
+def test_doctor_advises_the_very_maxmemory_clients_users_sets(class_server: ClassServer, maxmemory: str) -> None:
+    """With or without maxmemory, doctor's fix for maxmemory-clients names the value ``users``
+    then sets, and doctor passes it."""
+    admin = class_server.admin()
+    names = ("maxmemory", "maxmemory-clients", "maxclients", "client-output-buffer-limit")
+    before = {name: admin.config_get(name)[name] for name in names}
+    admin.config_set("maxmemory", maxmemory)
+    admin.config_set("maxmemory-clients", "0")
+    try:
+        rows = {row.setting: row for _, table in classroom.doctor(admin, learners=2) for row in table}
+        advised = rows["maxmemory-clients"].fix.split("maxmemory-clients ", 1)[1].split()[0]
+        classroom.apply_limits(admin, learners=2)
+        set_now = admin.config_get("maxmemory-clients")["maxmemory-clients"]
+        assert int(set_now) == int(advised.removesuffix("mb")) * 2**20
+        rows = {row.setting: row for _, table in classroom.doctor(admin, learners=2) for row in table}
+        assert rows["maxmemory-clients"].verdict == "ok"
+    finally:
+        for name, value in before.items():
+            admin.config_set(name, value)
+        admin.close()
