@@ -874,3 +874,34 @@ def test_doctor_advises_the_very_maxmemory_clients_users_sets(class_server: Clas
         for name, value in before.items():
             admin.config_set(name, value)
         admin.close()
+
+
+def test_the_overview_command_walks_the_search_whole_and_ends_quietly_when_its_reader_goes() -> None:
+    """One learner holds more keys than a pass examines: one pass marks the other "not seen"; the
+    CLI walks on (pass after pass, each bounded) and prints "not started", as the page does after
+    its refreshes. Its reader gone (``overview | head``), it ends without a traceback."""
+    from class_server import fill
+
+    from emq_lab.classroom.overview import MAX_SCANNED
+
+    with started_class_server() as server:
+        admin = server.admin()
+        classroom.create_users(admin, learners=2, prefix="walk")
+        fill(admin, "walk01", keys_held=2 * MAX_SCANNED + 5000)
+        one = {learner.namespace: learner.mark for learner in classroom.overview(admin, prefix="walk").learners}
+        assert one["walk02"] == "not seen"
+        url = f"redis://admin@127.0.0.1:{server.server.port}/0"
+        env = {**os.environ, "EMQ_LAB_ADMIN_PASSWORD": ADMIN_PASSWORD}
+        command = [sys.executable, "-m", "emq_lab.classroom", "overview", "--url", url, "--prefix", "walk"]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "walk02: not started" in done.stdout and "search stopped" not in done.stdout
+        assert "may be incomplete" not in done.stdout
+        read, write = os.pipe()
+        os.close(read)  # the reader is gone before the command writes: as head after its lines
+        try:
+            gone = subprocess.run(command, env=env, stdout=write, stderr=subprocess.PIPE, text=True, timeout=120)
+        finally:
+            os.close(write)
+        assert "Traceback" not in gone.stderr and "BrokenPipe" not in gone.stderr, gone.stderr
+        admin.close()
