@@ -1,5 +1,5 @@
 """A stored template over register's size (a learner's own HSET skips register's check) is never
-read by a script: due.lua answers the row refused with its size, ticks.lua answers REFUSED and
+read by a script: due.lua answers the row refused with its size, ticks.lua answers OVERSIZED and
 stores no job, and both advance past it. On every backend."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def test_due_answers_an_oversized_template_as_a_refused_row_without_it(lab: emq_
     lab.repeat(queue).register("small", MIN, "hello")
     rows = {row.name: row for row in lab.repeat(queue).rows(due_only=True)}
     assert rows["big"].template is None and rows["big"].template_bytes == BIG
-    assert rows["big"].outcome is Outcome.REFUSED and rows["big"].every_ms == MIN
+    assert rows["big"].outcome is Outcome.OVERSIZED and rows["big"].every_ms == MIN
     assert rows["small"].template == "hello" and rows["small"].outcome is None
     assert [due.name for due in lab.repeat(queue).due()] == ["small"]
 
@@ -52,7 +52,7 @@ def test_ticks_answers_refused_for_an_oversized_template_and_moves_on(lab: emq_l
     )  # fmt: skip
     done = scripts.ticked(scripts.run(lab.scripts, call, lab.client))
     by_name = {(row.name, row.enqueued) for row in done.rows}
-    assert by_name == {("big", Outcome.REFUSED), ("small", Outcome.ENQUEUED)}
+    assert by_name == {("big", Outcome.OVERSIZED), ("small", Outcome.ENQUEUED)}
     assert all(row.advanced is Outcome.ADVANCED for row in done.rows)
     assert not [row for row in done.rows if row.name == "big" and row.job_id]
     assert lab.client.llen(lab.keyspace(queue).wait) == 3  # small's three ticks, none of big's

@@ -246,8 +246,8 @@ class Row:
 
     @property
     def outcome(self) -> Outcome | None:
-        """:attr:`Outcome.REFUSED` for a row whose template is too big to read, else None."""
-        return None if self.template_bytes is None else Outcome.REFUSED
+        """:attr:`Outcome.OVERSIZED` for a row whose template is too big to read, else None."""
+        return None if self.template_bytes is None else Outcome.OVERSIZED
 
 
 def rows(reply: Reply) -> list[Row]:

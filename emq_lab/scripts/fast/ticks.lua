@@ -38,7 +38,7 @@
 --   name, job_id the row's name and its job's id ("" when its record was gone)
 --   slot_ms, fired_at_ms  the score the tick read and the tick's now, as text (ms)
 --   enqueued     1 stored (Outcome.ENQUEUED), 0 the id exists (DUPLICATE), -1 record gone,
---                2 refused (REFUSED): the stored template is over MAX_TEMPLATE_BYTES (65536, what
+--                2 refused (OVERSIZED): the stored template is over MAX_TEMPLATE_BYTES (65536, what
 --                register allows; a learner's own HSET can store more), so it is never read
 --                (HSTRLEN first) and no job is stored; the row still advances by the rule
 --   advanced     1 moved (Outcome.ADVANCED), 0 record gone: member swept (ABSENT), -1 left
