@@ -33,6 +33,20 @@ class BackendUnavailable(exceptions.ConnectionError, builtins.ConnectionError):
         super().__init__(f"{text}; {fix}" if fix else text)
 
 
+class LoginRefused(BackendUnavailable, exceptions.AuthenticationError):
+    """The server refused the login (AUTH): both a :class:`BackendUnavailable` saying what to do and
+    redis-py's ``AuthenticationError``. Not transient: trying again at once meets the same refusal."""
+
+
+#: What a learner does when a class server refuses their own ACL user (the guard, ``classroom.guard``,
+#: turns a learner off for its cooldown after too many connections; removing a learner deletes the user).
+CLASS_LOGIN_FIX = (
+    "on a class server the guard turns a learner off for about 30 s after too many connections: close "
+    "the notebooks you do not need and try again in a minute; if it is still refused, the instructor may "
+    "have removed your user (ask them); otherwise check the user and password in the URL"
+)
+
+
 BUSY = "the server is busy running a script"
 BUSY_FIX = "a BUSY reply means the command did not run, so trying again is safe; try again in a few seconds"
 
@@ -213,19 +227,21 @@ def translate(
             "0 to 15, and a cluster only 0); write /0"
         )
     if isinstance(exc, exceptions.AuthenticationError) or (isinstance(exc, exceptions.ResponseError) and _noauth(text)):
+        user = _user(url)
         if _noauth(text):
-            message = (
-                f"{where}: the server asks for a password and the URL gives none; put it in the URL: "
-                "redis://:PASSWORD@host:port/0 (or redis://USER:PASSWORD@host:port/0 for an ACL user)"
+            return LoginRefused(
+                where,
+                "the server asks for a password and the URL gives none",
+                "put it in the URL: redis://:PASSWORD@host:port/0 (or redis://USER:PASSWORD@host:port/0 "
+                "for an ACL user)",
             )
-        elif "without any password configured" in text or "no password is set" in text.lower():
-            message = f"{where}: the server has no password; drop the password from the URL"
-        else:
-            message = (
-                f"{where}: the server refused user {_user(url)!r} and the password in the URL "
-                "(wrong password, unknown user, or the user is disabled); check both"
-            )
-        return exceptions.AuthenticationError(message)
+        if "without any password configured" in text or "no password is set" in text.lower():
+            return LoginRefused(where, "the server has no password", "drop the password from the URL")
+        refused = f"the server refused user {user!r} and the password in the URL"
+        if user == "default":
+            return LoginRefused(where, f"{refused} (wrong password, or the user is disabled)", "check the password")
+        turned_off = f"{refused} (the user is turned off, removed, or the password is wrong)"
+        return LoginRefused(where, turned_off, CLASS_LOGIN_FIX)
     if isinstance(exc, exceptions.NoPermissionError) and _command(command) in _LUA_COMMANDS:
         return exceptions.NoPermissionError(_no_lua(where, _user(url), _command(command), text))
     if isinstance(exc, exceptions.NoPermissionError) or "ACL failure in script" in text:

@@ -75,7 +75,7 @@ def _in_script(
     fired = [
         Occurrence(r.job_id, r.name, r.fired_at_ms, r.slot_ms) for r in done.rows if r.enqueued is Outcome.ENQUEUED
     ]
-    return fired, done.more
+    return fired, done.more and bool(fired)  # a call of refused rows only would repeat for ever
 
 
 def _by_tick(

@@ -17,6 +17,7 @@ class Outcome(StrEnum):
     ENQUEUED = "enqueued"
     DUPLICATE = "duplicate"
     UPDATED = "updated"  # the contrast ZSCORE upsert rewrote a live name
+    OVERSIZED = "oversized"  # the stored template is over what register allows: never read, no job stored
 
     @property
     def tuple(self) -> str:
@@ -33,7 +34,7 @@ _REPLIES: dict[str, dict[int, Outcome]] = {
     "register": {1: Outcome.REGISTERED, 0: Outcome.EXISTS},
     "advance": {1: Outcome.ADVANCED, 0: Outcome.ABSENT, 2: Outcome.MOVED},
     "cancel": {1: Outcome.CANCELLED, 0: Outcome.ABSENT},
-    "enqueue": {1: Outcome.ENQUEUED, 0: Outcome.DUPLICATE},
+    "enqueue": {1: Outcome.ENQUEUED, 0: Outcome.DUPLICATE, 2: Outcome.OVERSIZED},  # 2: ticks.lua only
     "contrast/naive": {1: Outcome.REGISTERED},
     "contrast/upsert": {1: Outcome.REGISTERED, 0: Outcome.UPDATED},
 }

@@ -138,7 +138,8 @@ class Tick:
         return self.rows
 
     def enqueue(self) -> list[Occurrence]:
-        """Enqueue one occurrence per live row read (a gone record, or a replayed slot, makes none)."""
+        """Enqueue one occurrence per live row read (a gone record, a replayed slot, or a refused row
+        whose stored template is over register's size makes none; the refused row still advances)."""
         self._enter("enqueue")
         self._send(enqueue=True, advance=False)
         return self.fired
@@ -212,7 +213,7 @@ class Tick:
         p = self.pump
         calls: list[tuple[Row, Call]] = []
         for row, nxt in self._plan():
-            if enqueue and row.every_ms is not None:
+            if enqueue and row.every_ms is not None and row.template_bytes is None:  # a refused row stores no job
                 job_id = f"{row.name}:{row.next_ms}" if p.slot_keyed else None  # a replayed slot collides
                 calls.append((row, scripts.enqueue(p.k, row.name, self.now_ms, row.template or "", job_id)))
             if advance and nxt is not None:

@@ -115,11 +115,12 @@ class Repeat:
         ]
 
     def due(self, limit: int = 100) -> list[Due]:
-        """Registrations scored at or before now, by score; members without a record are left out."""
+        """Registrations scored at or before now, by score; members without a record, and refused
+        rows (a stored template over register's size, see :class:`Row`), are left out."""
         return [
             Due(row.name, row.every_ms, row.template or "", due_ms=row.next_ms)
             for row in self.rows(due_only=True, limit=limit)
-            if row.every_ms is not None
+            if row.every_ms is not None and row.template_bytes is None
         ]
 
     def count(self) -> int:

@@ -120,7 +120,15 @@ def _ticks(reg: str, ticks: str, keys: list[str]) -> dict[str, list[Call]]:
 
     dangling = ("redis.call('ZADD', KEYS[1], ARGV[1], 'gone'); return 1", [REGISTRY], [FIRST_MS])
     grid_now = FIRST_MS + EVERY_MS  # nightly's next slot on the grid is this very now: it stays due
+    fat = ("redis.call('HSET', KEYS[1], 'template', string.rep('x', 70000)); return 1", [RECORD], [])
     return {
+        "due and ticks: a template stored past register's size is refused, never read": [
+            named("nightly", EVERY_MS, FIRST_MS),
+            named("b", 60000, FIRST_MS, "tb"),
+            fat,
+            (_script("due"), [REGISTRY], [FIRST_MS, 100]),
+            (ticks, keys, [*head(FIRST_MS, 60000, 10, 100, 3, "fresh", "start-to-start"), ""]),
+        ],
         "ticks: on the grid, a row due again at now, a member swept": [
             named("nightly", EVERY_MS, FIRST_MS),
             named("b", 60000, FIRST_MS - 7, "tb"),  # missed slots: skipped to the first after now

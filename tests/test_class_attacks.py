@@ -500,3 +500,62 @@ def test_a_socket_trying_passwords_is_closed_by_the_guard_counting_failures_and_
         bob.close()
         admin.delete(keys.guard_log(), keys.guard_logins())
         admin.close()
+
+
+def test_a_template_stored_past_registers_size_is_never_sent_and_holds_no_one(room: Class) -> None:
+    """Eve HSETs a 2 MiB template into her own record (her ACL allows it; register would refuse
+    it): due and ticks answer her row refused at once, never carrying the template; bob's PING
+    stays under 0.5 s while she calls them in a loop."""
+    eve = room.eve
+    lab = emq_lab.connect(eve.url(room.server.admin_url), clock=emq_lab.SimClock(START), namespace=eve.namespace)
+    rep = lab.repeat("fat")
+    rep.register("fat", MIN, "t")
+    lab.client.hset(lab.keyspace("fat").record("fat"), "template", "x" * (2 * 2**20))
+    try:
+        with Watch(room) as watch:
+            slowest = 0.0
+            for _ in range(40):
+                start = time.monotonic()
+                (row,) = rep.rows(due_only=True)
+                tick = lab.pump("fat").begin().run()
+                slowest = max(slowest, time.monotonic() - start)
+                assert row.outcome is emq_lab.Outcome.OVERSIZED and row.template is None
+                assert not tick.fired and tick.advanced == [("fat", emq_lab.Outcome.ADVANCED)]
+                lab.clock.advance(MIN)  # type: ignore[attr-defined]
+        watch.assert_held()
+        assert slowest < 0.5, f"a due and a tick took {slowest:.2f} s"
+        assert lab.client.llen(lab.keyspace("fat").wait) == 0
+    finally:
+        lab.reset("fat")
+        lab.close()
+
+
+def test_a_suspended_learner_connecting_hears_what_to_do_not_a_raw_refusal(room: Class) -> None:
+    """The guard suspends eve past her quota: her next emq_lab.connect raises BackendUnavailable
+    (still an AuthenticationError, not transient) saying the guard may have turned her off for
+    about its cooldown, to close extra notebooks and try again in a minute, or ask the instructor."""
+    admin = room.server.admin()
+    held: list[redis.Redis] = []
+    try:
+        for _ in range(guard.QUOTA + 1):
+            client = redis.Redis.from_url(room.eve.url(room.server.admin_url))
+            client.ping()
+            held.append(client)
+        swept = guard.sweep(admin, prefix=PREFIX)
+        assert swept.suspended == (room.eve.name,)
+        with pytest.raises(BackendUnavailable) as refused:
+            emq_lab.connect(room.eve.url(room.server.admin_url), namespace=room.eve.namespace)
+        said = str(refused.value)
+        assert isinstance(refused.value, redis.AuthenticationError)
+        assert not emq_lab.errors.is_transient(refused.value)
+        assert f"about {guard.COOLDOWN_S} s after too many connections" in said
+        assert "try again in a minute" in said and "instructor may have removed" in said
+        assert room.eve.password not in said
+    finally:
+        for client in held:
+            client.close()
+        admin.hset(keys.guard_suspended(), room.eve.name, 0)
+        guard.sweep(admin, prefix=PREFIX)
+        admin.delete(keys.guard_log())
+        admin.close()
+    emq_lab.connect(room.eve.url(room.server.admin_url), namespace=room.eve.namespace).close()  # back in

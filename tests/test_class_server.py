@@ -851,3 +851,57 @@ def test_acl_users_of_hub_users_gone_while_the_hub_was_down_are_deleted_at_start
         for name in ("learner-ann", "learner-bob", "observer-teacher", "observer-former"):
             classroom.users.revoke_learner(admin, name)
         admin.close()
+
+
+@pytest.mark.parametrize("maxmemory", ["0", "256mb"])
+def test_doctor_advises_the_very_maxmemory_clients_users_sets(class_server: ClassServer, maxmemory: str) -> None:
+    """With or without maxmemory, doctor's fix for maxmemory-clients names the value ``users``
+    then sets, and doctor passes it."""
+    admin = class_server.admin()
+    names = ("maxmemory", "maxmemory-clients", "maxclients", "client-output-buffer-limit")
+    before = {name: admin.config_get(name)[name] for name in names}
+    admin.config_set("maxmemory", maxmemory)
+    admin.config_set("maxmemory-clients", "0")
+    try:
+        rows = {row.setting: row for _, table in classroom.doctor(admin, learners=2) for row in table}
+        advised = rows["maxmemory-clients"].fix.split("maxmemory-clients ", 1)[1].split()[0]
+        classroom.apply_limits(admin, learners=2)
+        set_now = admin.config_get("maxmemory-clients")["maxmemory-clients"]
+        assert int(set_now) == int(advised.removesuffix("mb")) * 2**20
+        rows = {row.setting: row for _, table in classroom.doctor(admin, learners=2) for row in table}
+        assert rows["maxmemory-clients"].verdict == "ok"
+    finally:
+        for name, value in before.items():
+            admin.config_set(name, value)
+        admin.close()
+
+
+def test_the_overview_command_walks_the_search_whole_and_ends_quietly_when_its_reader_goes() -> None:
+    """One learner holds more keys than a pass examines: one pass marks the other "not seen"; the
+    CLI walks on (pass after pass, each bounded) and prints "not started", as the page does after
+    its refreshes. Its reader gone (``overview | head``), it ends without a traceback."""
+    from class_server import fill
+
+    from emq_lab.classroom.overview import MAX_SCANNED
+
+    with started_class_server() as server:
+        admin = server.admin()
+        classroom.create_users(admin, learners=2, prefix="walk")
+        fill(admin, "walk01", keys_held=2 * MAX_SCANNED + 5000)
+        one = {learner.namespace: learner.mark for learner in classroom.overview(admin, prefix="walk").learners}
+        assert one["walk02"] == "not seen"
+        url = f"redis://admin@127.0.0.1:{server.server.port}/0"
+        env = {**os.environ, "EMQ_LAB_ADMIN_PASSWORD": ADMIN_PASSWORD}
+        command = [sys.executable, "-m", "emq_lab.classroom", "overview", "--url", url, "--prefix", "walk"]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "walk02: not started" in done.stdout and "search stopped" not in done.stdout
+        assert "may be incomplete" not in done.stdout
+        read, write = os.pipe()
+        os.close(read)  # the reader is gone before the command writes: as head after its lines
+        try:
+            gone = subprocess.run(command, env=env, stdout=write, stderr=subprocess.PIPE, text=True, timeout=120)
+        finally:
+            os.close(write)
+        assert "Traceback" not in gone.stderr and "BrokenPipe" not in gone.stderr, gone.stderr
+        admin.close()

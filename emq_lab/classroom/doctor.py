@@ -6,7 +6,7 @@ the class could lose its work; ``warn`` that the class is exposed more than it n
 
 Each fix works on the server as it runs (``CONFIG SET``) and says how to keep it for the next
 start: ``CONFIG REWRITE`` only when the server was started with a config file (INFO's
-``config_file``), else the command-line flag (``--maxmemory-clients 10%``) or the config line."""
+``config_file``), else the command-line flag (``--maxmemory-clients 64mb``) or the config line."""
 
 from __future__ import annotations
 
@@ -33,9 +33,10 @@ ALL_FIXED_FROM = {"valkey": (9, 0), "redis": (8, 4)}  # every release from this 
 BUSY_MS = 1000  # above this, a long script blocks every learner for longer than a click should wait
 #: Connections beside the learners': the hub, its guard, the instructor's pages, an admin shell.
 STAFF_CLIENTS = 32
-#: The share of maxmemory that clients' buffers may take before the server evicts the largest client.
-CLIENTS_SHARE = "10%"
-CLIENTS_ABSOLUTE = "64mb"  # when maxmemory is not set
+#: What all clients' buffers may take together before the server evicts the largest client: one
+#: size, which doctor advises and ``users`` sets alike, whether or not maxmemory is set (a share of
+#: maxmemory would mean no limit while maxmemory is 0). Sixteen of the 4 MiB output buffers below.
+CLIENTS_MEMORY = "64mb"
 #: A normal client's output buffer: closed past the hard limit, or past the soft one for the seconds.
 #: Small enough that the server's time to fill it is short (COMMAND DOCS sent unread: 4 MiB is
 #: about 20 of them, 0.07 to 0.16 s on the bench's machine); far above any reply emq-lab asks for.
@@ -164,8 +165,7 @@ def _client_rows(client: Any, conf: str, learners: int | None, quota: int) -> li
     """maxmemory-clients, the normal clients' output-buffer limit, maxclients, lazy deletes."""
     rows = []
     share = _config(client, "maxmemory-clients")
-    maxmemory = _bytes(_config(client, "maxmemory") or "0")
-    wanted = CLIENTS_SHARE if maxmemory else CLIENTS_ABSOLUTE
+    wanted = CLIENTS_MEMORY
     if share is not None:
         if share.strip() in ("0", "0%"):
             rows.append(
@@ -375,10 +375,10 @@ def doctor(client: Any, *, learners: int | None = None, quota: int = QUOTA) -> l
     return [("", check(client, learners=learners, quota=quota))]
 
 
-def class_limits(learners: int, *, quota: int = QUOTA, maxmemory: int = 0) -> dict[str, str]:
+def class_limits(learners: int, *, quota: int = QUOTA) -> dict[str, str]:
     """The settings that keep one learner from starving a class of ``learners``."""
     return {
-        "maxmemory-clients": CLIENTS_SHARE if maxmemory else CLIENTS_ABSOLUTE,
+        "maxmemory-clients": CLIENTS_MEMORY,
         "client-output-buffer-limit": OUTPUT_LIMIT,
         "maxclients": str(class_clients(learners, quota)),
     }
@@ -389,7 +389,7 @@ def apply_limits(client: Any, *, learners: int, quota: int = QUOTA) -> list[str]
     what was set and how to keep it at the next start."""
     first = client.get_redis_connection(client.get_primaries()[0]) if isinstance(client, RedisCluster) else client
     conf = str(first.info("server").get("config_file") or "")
-    wanted = class_limits(learners, quota=quota, maxmemory=_bytes(_config(first, "maxmemory") or "0"))
+    wanted = class_limits(learners, quota=quota)
     for name, value in wanted.items():
         on_every_node(client, "CONFIG", "SET", name, value)
     lines = [f"# server limits for {learners} learner(s), set now: " + ", ".join(f"{n} {v}" for n, v in wanted.items())]

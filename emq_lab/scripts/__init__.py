@@ -234,23 +234,33 @@ def enqueued(reply: Reply) -> tuple[Outcome, str]:
 
 @dataclass(frozen=True)
 class Row:
-    """One registry member as read, with its record (None when the record is gone)."""
+    """One registry member as read, with its record (None when the record is gone). A record whose
+    stored template is over :data:`emq_lab.validate.MAX_TEMPLATE_BYTES` (a learner's own HSET,
+    past register's check) is refused: ``template`` None, ``template_bytes`` its size, no job."""
 
     name: str
     next_ms: int
     every_ms: int | None
     template: str | None
+    template_bytes: int | None = None
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """:attr:`Outcome.OVERSIZED` for a row whose template is too big to read, else None."""
+        return None if self.template_bytes is None else Outcome.OVERSIZED
 
 
 def rows(reply: Reply) -> list[Row]:
-    """due.lua's flat array, four entries a row (name, score, every_ms, template)."""
+    """due.lua's flat array, four entries a row (name, score, every_ms, template); a template
+    answered as an integer is its size, too big to read (the row is refused)."""
     flat = _array(reply)
     return [
         Row(
             str(name),
             int(float(str(score))),
             None if every is None else integer(every),
-            None if template is None else str(template),
+            None if template is None or isinstance(template, int) else str(template),
+            template if isinstance(template, int) else None,
         )
         for name, score, every, template in zip(flat[0::4], flat[1::4], flat[2::4], flat[3::4], strict=True)
     ]

@@ -9,6 +9,9 @@
 -- Returns a flat array, four entries a row: name, score (ms, as text), every_ms, template;
 --   every_ms and template are nil when the record is gone (a dangling member, which the
 --   advance sweeps). Nothing is written.
+--   template is an integer, the stored template's bytes, when that is over MAX_TEMPLATE_BYTES
+--   (65536, what register allows; a learner's own HSET can store more): the row is refused
+--   (Outcome.OVERSIZED), its template never read (HSTRLEN first), so no reply carries it.
 --   Fewer than limit rows when their names and templates pass MAX_REPLY_BYTES (1 MiB): the
 --   rows stop after the one that passes it (so at least one row when any is due). A reply stays
 --   about 1 MiB whatever a learner stores, and so does the time it holds the server; the rows
@@ -18,6 +21,7 @@ local registry = KEYS[1]
 local now_ms, limit = ARGV[1], ARGV[2]
 local MAX_DUE = 5000  -- as scripts/__init__.py
 local MAX_REPLY_BYTES = 1048576  -- as scripts/__init__.py
+local MAX_TEMPLATE_BYTES = 65536  -- as validate.py and register.lua
 
 if type(now_ms) ~= 'string' or not now_ms:match('^%-?%d+$') or #now_ms > 16 then
   return redis.error_reply('ERR emq due: now_ms must be an integer')
@@ -34,11 +38,18 @@ for i = 1, #members, 2 do
     break
   end
   local name = members[i]
-  local fields = redis.call('HMGET', registry .. ':' .. name, 'every_ms', 'template')
+  local record = registry .. ':' .. name
+  local size = redis.call('HSTRLEN', record, 'template')
+  local fields
+  if size > MAX_TEMPLATE_BYTES then
+    fields = {redis.call('HGET', record, 'every_ms'), size}
+  else
+    fields = redis.call('HMGET', record, 'every_ms', 'template')
+  end
   out[#out + 1] = name
   out[#out + 1] = members[i + 1]
   out[#out + 1] = fields[1]
   out[#out + 1] = fields[2]
-  bytes = bytes + #name + #(fields[2] or '')
+  bytes = bytes + #name + (type(fields[2]) == 'string' and #fields[2] or 0)
 end
 return out

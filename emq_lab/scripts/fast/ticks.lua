@@ -37,7 +37,10 @@
 --                when it fired what it wanted or nothing is registered
 --   name, job_id the row's name and its job's id ("" when its record was gone)
 --   slot_ms, fired_at_ms  the score the tick read and the tick's now, as text (ms)
---   enqueued     1 stored (Outcome.ENQUEUED), 0 the id exists (DUPLICATE), -1 record gone
+--   enqueued     1 stored (Outcome.ENQUEUED), 0 the id exists (DUPLICATE), -1 record gone,
+--                2 refused (OVERSIZED): the stored template is over MAX_TEMPLATE_BYTES (65536, what
+--                register allows; a learner's own HSET can store more), so it is never read
+--                (HSTRLEN first) and no job is stored; the row still advances by the rule
 --   advanced     1 moved (Outcome.ADVANCED), 0 record gone: member swept (ABSENT), -1 left
 --                for its finish
 --   error reply when the KEYS are not one queue's or ARGV is malformed; nothing is written
@@ -45,6 +48,7 @@ local registry, counter, wait, jobs = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local ids, rule, finish = ARGV[6], ARGV[7], ARGV[8]
 local MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10000, 10000  -- scripts/__init__.py says the same
 local MAX_ROWS, MAX_BYTES = 5000, 4 * 1024 * 1024  -- registry rows read, template bytes copied
+local MAX_TEMPLATE_BYTES = 65536  -- as validate.py and register.lua
 
 -- The error text when counter, wait and jobs are not one queue's keys; nil when they are.
 local function enqueue_keys_error(counter, wait, jobs)
@@ -182,12 +186,27 @@ local function one_tick(members)
     end
     local record = records[name]
     if not record then
-      record = redis.call('HMGET', registry .. ':' .. name, 'every_ms', 'template')
+      local key = registry .. ':' .. name
+      if redis.call('HSTRLEN', key, 'template') > MAX_TEMPLATE_BYTES then
+        record = {redis.call('HGET', key, 'every_ms'), false, true}  -- too big: never read
+      else
+        record = redis.call('HMGET', key, 'every_ms', 'template')
+      end
       records[name] = record
     end
     local every, template = record[1], record[2]
     local id, enqueued, advanced = '', -1, 0
-    if every then
+    if every and record[3] then
+      enqueued = 2  -- refused: no job; the row advances so that it does not hold the front
+      local score = next_run(slot, tonumber(every))
+      if score then
+        move(name, score)
+        advanced = 1
+      else
+        advanced = -1
+        released[#released + 1] = {name, tonumber(every)}
+      end
+    elseif every then
       local job_id = ids == 'slot' and name .. ':' .. ms(slot) or ''
       enqueued, id = enqueue_one(jobs, job_id, name, at, template or '', pushed)
       fired = fired + 1
