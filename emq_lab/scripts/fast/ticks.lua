@@ -196,21 +196,15 @@ local function one_tick(members)
     end
     local every, template = record[1], record[2]
     local id, enqueued, advanced = '', -1, 0
-    if every and record[3] then
-      enqueued = 2  -- refused: no job; the row advances so that it does not hold the front
-      local score = next_run(slot, tonumber(every))
-      if score then
-        move(name, score)
-        advanced = 1
+    if every then
+      if record[3] then
+        enqueued = 2  -- refused: no job; the row advances so that it does not hold the front
       else
-        advanced = -1
-        released[#released + 1] = {name, tonumber(every)}
+        local job_id = ids == 'slot' and name .. ':' .. ms(slot) or ''
+        enqueued, id = enqueue_one(jobs, job_id, name, at, template or '', pushed)
+        fired = fired + 1
+        copied = copied + #(template or '') + #name
       end
-    elseif every then
-      local job_id = ids == 'slot' and name .. ':' .. ms(slot) or ''
-      enqueued, id = enqueue_one(jobs, job_id, name, at, template or '', pushed)
-      fired = fired + 1
-      copied = copied + #(template or '') + #name
       local score = next_run(slot, tonumber(every))
       if score then
         move(name, score)
