@@ -15,7 +15,7 @@ from ..dives import cadence
 from ..dives.common import start_ms as dive_start_ms
 from ..plots.timeline import timeline
 from .figure import FigureView
-from .note import BUSY, Note, refocus
+from .note import BUSY, Note
 from .view import View
 
 if TYPE_CHECKING:
@@ -167,8 +167,9 @@ class FastForwardPanel(View):
     """A progress bar over ``cadence.fast_forward``: tick the pump once per period on a SimClock
     until it fired ``occurrences`` times. Twins: ``run()``, ``readout``, ``result``.
 
-    A click runs in the background so the bar moves and the page stays live; the button is
-    disabled until the run ends, and a click while it runs only says so (``runs`` counts runs)."""
+    A click runs in the background so the bar moves and the page stays live. The button stays
+    on, so the keyboard focus is never taken away (nor handed back later, into whatever the
+    learner has moved on to); a press while it runs only says so (``runs`` counts runs)."""
 
     def __init__(
         self, lab: Lab, queue: str = "cadence-ff", *, occurrences: int = 10_000, every_ms: int = cadence.MINUTE_MS
@@ -196,8 +197,7 @@ class FastForwardPanel(View):
             icon="forward",
             layout=widgets.Layout(width="auto", min_width="fit-content"),  # the label whole
         )
-        self._refocus = False  # a click started the run: the button gets the focus back when it ends
-        self._button.on_click(lambda _: self._clicked())
+        self._button.on_click(lambda _: self.start())
         self.box = widgets.VBox([widgets.HBox([self._button, self._bar]), self._note.widget, self._label])
         self.box.add_class("emq-fast-forward")
 
@@ -214,7 +214,7 @@ class FastForwardPanel(View):
         if not self._lock.acquire(blocking=False):
             self._note.say(BUSY, "refused")
             return None
-        self._running()  # the button is disabled before the click's handler returns
+        self._running()  # marked running before the click's handler returns
         if platform.active():  # the browser edition has no threads: run in the click
             self._note.attempt(self._run_locked)
             return None
@@ -223,12 +223,6 @@ class FastForwardPanel(View):
         worker.start()
         return worker
 
-    def _clicked(self) -> None:
-        self._refocus = True
-        if self.start() is None and not self._button.disabled:
-            self._refocus = False  # refused, or already finished in the click (the browser edition)
-            refocus(self._button)
-
     def _run_locked(self) -> str:
         try:
             result = self.act(self._fire)
@@ -236,10 +230,6 @@ class FastForwardPanel(View):
             self._label.value = self.readout
             self._bar.value = self.result.occurrences if self.result is not None else self._bar.value
             self._note.say("")  # "running" or "still working" no longer holds
-            self._button.disabled = False
-            if self._refocus:
-                self._refocus = False
-                refocus(self._button)
             self._mine = False
             self._lock.release()
         return self.readout if result is not None else self._note.text
@@ -269,10 +259,9 @@ class FastForwardPanel(View):
     def _running(self) -> None:
         self._mine = True
         self.starts += 1
-        self._button.disabled = True
         self.result = None
         self._progress(0)
-        self._note.say("running — the button comes back when the run ends", "busy")
+        self._note.say("running — the bar fills as it fires; a press now only says so", "busy")
 
     def _progress(self, fired: int) -> None:
         self._bar.value = fired
