@@ -90,11 +90,12 @@ def test_a_right_and_a_wrong_answer_are_said_below_and_recorded() -> None:
 def test_the_check_button_and_enter_in_a_box_check_as_the_twin_does() -> None:
     form = PredictForm(lab(), exercises.cancel, "occurrences_if_cancel_after_read")
     form.answer(occurrences_if_cancel_after_read="1")
-    form._button.click()
+    form.click("Check")
     assert form.last is not None and form.last.passed
-    assert not form._button.disabled  # on again after the click
+    assert not form.control("Check").disabled  # on again after the click
     form.answer(occurrences_if_cancel_after_read="0")
-    box = next(iter(form._boxes.values()))
+    (field,) = [f for f in exercises.cancel.fields() if f.key == "occurrences_if_cancel_after_read"]
+    box = form.control(field.ask)
     box._handle_custom_msg({"event": "submit"}, [])  # what the page sends on Enter
     assert form.last is not None and not form.last.passed
     assert "you said 0, it is 1" in form.verdict
