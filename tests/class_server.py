@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from servers import ValkeyServer, server_binary
 
 ADMIN_PASSWORD = "admin-S3cret/pw"  # a "/" too: it must be percent-encoded in a URL, and never shown
@@ -21,9 +23,17 @@ class ClassServer:
     admin_url: str
 
     def admin(self) -> redis.Redis:
-        """A plain client logged in as the admin."""
+        """A plain client logged in as the admin. Never re-sent: redis-py 8 re-sends a command
+        after a 5 s timeout by default, and a test's fill of 2,000,000 entries on a busy machine
+        ran five times."""
         return redis.Redis(
-            host="127.0.0.1", port=self.server.port, username="admin", password=ADMIN_PASSWORD, decode_responses=True
+            host="127.0.0.1",
+            port=self.server.port,
+            username="admin",
+            password=ADMIN_PASSWORD,
+            decode_responses=True,
+            socket_timeout=120,
+            retry=Retry(NoBackoff(), 0),
         )
 
 
