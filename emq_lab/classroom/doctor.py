@@ -53,9 +53,9 @@ class Row:
     fix: str = ""
 
 
-def class_clients(learners: int, quota: int = QUOTA) -> int:
+def class_clients(learners: int) -> int:
     """``maxclients`` for a class: each learner's quota of connections, and the staff's."""
-    return learners * quota + STAFF_CLIENTS
+    return learners * QUOTA + STAFF_CLIENTS
 
 
 def keep(conf: str, name: str, value: str) -> str:
@@ -125,7 +125,7 @@ def _users(client: Any) -> list[Row]:
     return rows
 
 
-def check(client: Any, *, learners: int | None = None, quota: int = QUOTA) -> list[Row]:
+def check(client: Any, *, learners: int | None = None) -> list[Row]:
     """The table for one server (a plain client on it, logged in as an admin). ``learners``: the
     class's size for ``maxclients`` (default: the server's ACL users that are not admins)."""
     try:
@@ -197,8 +197,8 @@ def check(client: Any, *, learners: int | None = None, quota: int = QUOTA) -> li
     most = _config(client, "maxclients")
     if most is not None:
         count = learner_count(client) if learners is None else learners
-        need, have = class_clients(count, quota), int(most)
-        sized = f"{count} learner(s) x {quota} + {STAFF_CLIENTS} = {need}"
+        need, have = class_clients(count), int(most)
+        sized = f"{count} learner(s) x {QUOTA} + {STAFF_CLIENTS} = {need}"
         if count == 0:
             fix = "run `python -m emq_lab.classroom users --learners N` first (it sets maxclients for N), "
             fix += "or run doctor with --learners N"
@@ -244,17 +244,17 @@ def check(client: Any, *, learners: int | None = None, quota: int = QUOTA) -> li
     return rows
 
 
-def doctor(client: Any, *, learners: int | None = None, quota: int = QUOTA) -> list[tuple[str, list[Row]]]:
+def doctor(client: Any, *, learners: int | None = None) -> list[tuple[str, list[Row]]]:
     """The table of each server: one, or each primary of a cluster (settings are per node)."""
     if isinstance(client, RedisCluster):
         return [
-            (f"node {node.host}:{node.port}", check(client.get_redis_connection(node), learners=learners, quota=quota))
+            (f"node {node.host}:{node.port}", check(client.get_redis_connection(node), learners=learners))
             for node in client.get_primaries()
         ]
-    return [("", check(client, learners=learners, quota=quota))]
+    return [("", check(client, learners=learners))]
 
 
-def apply_limits(client: Any, *, learners: int, quota: int = QUOTA) -> list[str]:
+def apply_limits(client: Any, *, learners: int) -> list[str]:
     """Set the limits that keep one learner from starving the class, on the server (every node of
     a cluster) now; the lines that say what was set and how to keep it at the next start."""
     first = client.get_redis_connection(client.get_primaries()[0]) if isinstance(client, RedisCluster) else client
@@ -262,7 +262,7 @@ def apply_limits(client: Any, *, learners: int, quota: int = QUOTA) -> list[str]
     wanted = {
         "maxmemory-clients": CLIENTS_MEMORY,
         "client-output-buffer-limit": OUTPUT_LIMIT,
-        "maxclients": str(class_clients(learners, quota)),
+        "maxclients": str(class_clients(learners)),
     }
     for name, value in wanted.items():
         on_every_node(client, "CONFIG", "SET", name, value)
