@@ -168,16 +168,8 @@ class Overview:
     def check_counts(self) -> list[tuple[str, int, int, int]]:
         """Each check of the course: how many learners passed it, failed it, did not try it."""
         states = [{name: state for name, state, _ in learner.exercises()} for learner in self.learners]
-        return [
-            (
-                check,
-                *(
-                    sum(1 for s in states if s.get(check, "not tried") == want)
-                    for want in ("passed", "failed", "not tried")
-                ),
-            )  # fmt: skip
-            for check in progress.EXERCISES
-        ]
+        said = {check: [s.get(check, "not tried") for s in states] for check in progress.EXERCISES}
+        return [(c, said[c].count("passed"), said[c].count("failed"), said[c].count("not tried")) for c in said]
 
     def summary_lines(self) -> list[str]:
         total = len(self.learners)
