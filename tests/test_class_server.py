@@ -812,7 +812,7 @@ def test_acl_users_of_hub_users_gone_while_the_hub_was_down_are_deleted_at_start
     admin = class_server.admin()
     settings = hub.HubSettings(f"redis://admin@127.0.0.1:{class_server.server.port}/0", ADMIN_PASSWORD)
 
-    def made() -> dict[str, classroom.Learner | classroom.users.Observer]:
+    def made() -> dict[str, classroom.Learner]:
         return {
             "ann": classroom.users.make_learner(admin, "learner-ann"),
             "bob": classroom.users.make_learner(admin, "learner-bob"),

@@ -19,44 +19,20 @@ from .cli import main
 from .demo import prepare
 from .doctor import apply_limits, doctor
 from .doctor import lua_fixed as doctor_lua_fixed
-from .overview import DIVES, LearnerSummary, Overview, overview, shown
+from .overview import DIVES, LearnerSummary, Overview, overview
 from .users import (
-    ALLOWED_COMMANDS,
-    CLIENT_COMMANDS,
-    MAX_LEARNERS,
     Learner,
     acl_rules,
     create_users,
     existing_users,
     learner_names,
     load_scripts,
-    refuse_open_default,
     revoke_users,
     script_commands,
 )
 
 __all__ = [
-    "ALLOWED_COMMANDS",
-    "CLIENT_COMMANDS",
-    "DIVES",
-    "MAX_LEARNERS",
-    "Learner",
-    "LearnerSummary",
-    "Overview",
-    "acl_rules",
-    "apply_limits",
-    "create_users",
-    "doctor",
-    "doctor_lua_fixed",
-    "existing_users",
-    "guard",
-    "learner_names",
-    "load_scripts",
-    "main",
-    "overview",
-    "prepare",
-    "refuse_open_default",
-    "revoke_users",
-    "script_commands",
-    "shown",
-]
+    "DIVES", "Learner", "LearnerSummary", "Overview", "acl_rules", "apply_limits", "create_users", "doctor",
+    "doctor_lua_fixed", "existing_users", "guard", "learner_names", "load_scripts", "main", "overview", "prepare",
+    "revoke_users", "script_commands",
+]  # fmt: skip

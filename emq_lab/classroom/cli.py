@@ -31,9 +31,9 @@ from .users import MAX_LEARNERS, create_users, load_scripts, refuse_open_default
 URL_HELP = (
     f"the server, as its admin user (redis://admin@host:port/0; the password from --password-file or ${PASSWORD_ENV})"
 )
-PASSWORD_HELP = f"a file whose first line is the admin password (else ${PASSWORD_ENV}, else the URL's)"
 HUB_LEARNER_ENV = "EMQ_LAB_HUB_LEARNER_PASSWORD"
 HUB_INSTRUCTOR_ENV = "EMQ_LAB_HUB_INSTRUCTOR_PASSWORD"
+LEARNERS_PREFIX = "the learners' names start with this (default: learner)"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,55 +42,48 @@ def _parser() -> argparse.ArgumentParser:
         description="Run a class on one Valkey: check the server, one ACL user and namespace per learner, "
         "the scripts they may run, and what each has done.",
     )
-    commands = parser.add_subparsers(dest="command", required=True)
-    check = commands.add_parser("doctor", help="check what a class server needs; print what is wrong and the fix")
-    check.add_argument("--url", required=True, help=URL_HELP)
-    check.add_argument("--password-file", help=PASSWORD_HELP)
-    check.add_argument("--learners", type=int, help="size maxclients for this many learners (default: the ACL users)")
-    users = commands.add_parser(
-        "users",
-        help="create (or re-create, with new passwords) one ACL user per learner and print their settings",
-        description="Create one ACL user per learner, limited to its namespace's keys and emq-lab's "
-        "commands (no Lua of its own), load emq-lab's scripts, and print one shell line per learner "
-        "(the only copy of the passwords). Refused on a server whose default user lets anyone in.",
+    server = argparse.ArgumentParser(add_help=False)  # what every command but hub takes first
+    server.add_argument("--url", required=True, help=URL_HELP)
+    server.add_argument(
+        "--password-file", help=f"a file whose first line is the admin password (else ${PASSWORD_ENV}, else the URL's)"
     )
-    users.add_argument("--url", required=True, help=URL_HELP)
-    users.add_argument("--password-file", help=PASSWORD_HELP)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def command(name: str, help: str, description: str | None = None) -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=help, description=description, parents=[server])
+
+    check = command("doctor", "check what a class server needs; print what is wrong and the fix")
+    check.add_argument("--learners", type=int, help="size maxclients for this many learners (default: the ACL users)")
+    users = command(
+        "users",
+        "create (or re-create, with new passwords) one ACL user per learner and print their settings",
+        "Create one ACL user per learner, limited to its namespace's keys and emq-lab's commands (no Lua of "
+        "its own), load emq-lab's scripts, and print one shell line per learner (the only copy of the "
+        "passwords). Refused on a server whose default user lets anyone in.",
+    )
     users.add_argument("--learners", type=int, required=True, help=f"how many learners (1 to {MAX_LEARNERS})")
     users.add_argument(
         "--prefix", default="learner", help="user and namespace names: <prefix>01, ... (default: learner)"
     )
-    scripts = commands.add_parser(
-        "scripts", help="load emq-lab's scripts (after a server restart: learners may not load them)"
-    )
-    scripts.add_argument("--url", required=True, help=URL_HELP)
-    scripts.add_argument("--password-file", help=PASSWORD_HELP)
-    revoke = commands.add_parser("revoke", help="delete the learners' ACL users (their keys stay)")
-    revoke.add_argument("--url", required=True, help=URL_HELP)
-    revoke.add_argument("--password-file", help=PASSWORD_HELP)
+    command("scripts", "load emq-lab's scripts (after a server restart: learners may not load them)")
+    revoke = command("revoke", "delete the learners' ACL users (their keys stay)")
     revoke.add_argument("--prefix", default="learner", help="delete the users <prefix><digits> (default: learner)")
-    tidy = commands.add_parser(
+    tidy = command(
         "reconcile",
-        help="delete the ACL users of hub users that are gone (the hub does it at each start)",
-        description="Read the users of a JupyterHub's database and delete every ACL user the hub made "
+        "delete the ACL users of hub users that are gone (the hub does it at each start)",
+        "Read the users of a JupyterHub's database and delete every ACL user the hub made "
         "(<prefix><name>, observer-<name>) whose hub user is gone: one deleted while the hub was down.",
     )
-    tidy.add_argument("--url", required=True, help=URL_HELP)
-    tidy.add_argument("--password-file", help=PASSWORD_HELP)
     tidy.add_argument("--hub-db", required=True, help="the hub's database: sqlite:///emq-hub/jupyterhub.sqlite")
     tidy.add_argument("--prefix", default="learner-", help="the learners' ACL users: <prefix><hub name>")
-    show = commands.add_parser("overview", help="print every learner: dives, queues, registry sizes, checks")
-    show.add_argument("--url", required=True, help=URL_HELP)
-    show.add_argument("--password-file", help=PASSWORD_HELP)
-    show.add_argument("--prefix", default="learner", help="the learners' names start with this (default: learner)")
-    watch = commands.add_parser(
+    show = command("overview", "print every learner: dives, queues, registry sizes, checks")
+    show.add_argument("--prefix", default="learner", help=LEARNERS_PREFIX)
+    watch = command(
         "guard",
-        help="run the class guard until Ctrl-C: close a learner's connections past its quota (and suspend it), "
+        "run the class guard until Ctrl-C: close a learner's connections past its quota (and suspend it), "
         "huge unread replies, sockets that never log in and connections trying passwords; print what it does",
     )
-    watch.add_argument("--url", required=True, help=URL_HELP)
-    watch.add_argument("--password-file", help=PASSWORD_HELP)
-    watch.add_argument("--prefix", default="learner", help="the learners' names start with this (default: learner)")
+    watch.add_argument("--prefix", default="learner", help=LEARNERS_PREFIX)
     watch.add_argument("--every", type=float, default=1.0, help="seconds between two sweeps (default: 1)")
     _hub_parser(commands)
     return parser
@@ -154,10 +147,11 @@ def admin_url(url: str, password_file: str | None) -> str:
     return with_password(url, password) if password else url
 
 
-def _login(path: str | None, env: str, what: str) -> str:
+def _login(path: str | None, env: str, what: str, option: str = "") -> str:
+    """The secret from the file ``path`` or ``$env`` (``option``: the file's, by default named after ``what``)."""
     secret = read_secret(path, env, what=what)
     if secret is None:
-        raise ValueError(f"{what}: give --{what.replace(' ', '-')}-file or set ${env}")
+        raise ValueError(f"{what}: give {option or '--' + what.replace(' ', '-') + '-file'} or set ${env}")
     return secret
 
 
@@ -194,18 +188,14 @@ def run_hub(args: argparse.Namespace) -> int:
 
     from . import hub
 
-    password = read_secret(args.password_file, PASSWORD_ENV, what="admin password")
-    if password is None:
-        raise ValueError(f"admin password: give --password-file or set ${PASSWORD_ENV}")
+    password = _login(args.password_file, PASSWORD_ENV, "admin password", "--password-file")
     os.environ.pop(PASSWORD_ENV, None)  # read: the proxy and anything else the hub starts never inherit it
     parts = urlsplit(args.url)
     user = f"{parts.username}@" if parts.username else ""
     server = urlunsplit(parts._replace(netloc=user + parts.netloc.rpartition("@")[2]))
     if parts.password:
-        print(
-            f"warning: the password in --url is ignored; the hub reads ${PASSWORD_ENV} or --password-file",
-            file=sys.stderr,
-        )
+        warning = f"warning: the password in --url is ignored; the hub reads ${PASSWORD_ENV} or --password-file"
+        print(warning, file=sys.stderr)
     settings = HubSettings(server, password, prefix=args.prefix)
     settings.observer_name(args.instructor)  # a name an ACL user may have, apart from the learners'
     learners = _login(args.learner_password_file, HUB_LEARNER_ENV, "learner password")
@@ -268,56 +258,53 @@ def walked_overview(client: Any, *, prefix: str, passes: int = CLI_PASSES) -> Ov
     return view
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.command == "hub":
-        try:
-            return run_hub(args)
-        except (ValueError, RedisError, BackendUnavailable) as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
-    try:
-        client, _ = open_client(admin_url(args.url, args.password_file))
-    except (ValueError, RedisError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    try:
-        if args.command == "doctor":
-            failed = False
-            for title, rows in doctor(client, learners=args.learners):
-                print("\n".join(([title] if title else []) + table(rows)))
-                failed = failed or any(row.verdict == "FIX" for row in rows)
-            return 1 if failed else 0
-        if args.command == "users":
-            learners = create_users(client, learners=args.learners, prefix=args.prefix)
-            shas = load_scripts(client)
-            print(f"# {len(learners)} learner(s), {len(shas)} scripts loaded. Each learner pastes their line")
-            print("# into a shell, then runs make lab. These passwords are printed only here.")
-            print("\n".join(apply_limits(client, learners=len(learners))))
-            for learner in learners:
-                print(learner.env(args.url))
-        elif args.command == "scripts":
-            shas = load_scripts(client)
-            print(f"loaded {len(shas)} scripts")
-        elif args.command == "guard":
-            if not 0.1 <= args.every <= 60:
-                raise ValueError(f"every: expected 0.1 to 60 seconds between sweeps, got {args.every}")
-            print(f"guarding the learners {args.prefix}... every {args.every:g} s; Ctrl-C stops", flush=True)
-            with contextlib.suppress(KeyboardInterrupt):
-                guard.watch(client, threading.Event(), every_s=args.every, prefix=args.prefix, report=print)
-        elif args.command == "reconcile":
+def _run(args: argparse.Namespace, client: Any) -> int:
+    """One command but hub, on the admin's ``client``; its exit status."""
+    if args.command == "doctor":
+        failed = False
+        for title, rows in doctor(client, learners=args.learners):
+            print("\n".join(([title] if title else []) + table(rows)))
+            failed = failed or any(row.verdict == "FIX" for row in rows)
+        return 1 if failed else 0
+    if args.command == "users":
+        learners = create_users(client, learners=args.learners, prefix=args.prefix)
+        print(
+            f"# {len(learners)} learner(s), {len(load_scripts(client))} scripts loaded. Each learner pastes their line"
+        )
+        print("# into a shell, then runs make lab. These passwords are printed only here.")
+        print("\n".join(apply_limits(client, learners=len(learners))))
+        print("\n".join(learner.env(args.url) for learner in learners))
+    elif args.command == "scripts":
+        print(f"loaded {len(load_scripts(client))} scripts")
+    elif args.command == "guard":
+        if not 0.1 <= args.every <= 60:
+            raise ValueError(f"every: expected 0.1 to 60 seconds between sweeps, got {args.every}")
+        print(f"guarding the learners {args.prefix}... every {args.every:g} s; Ctrl-C stops", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            guard.watch(client, threading.Event(), every_s=args.every, prefix=args.prefix, report=print)
+    elif args.command in ("reconcile", "revoke"):
+        if args.command == "reconcile":
             from .hub import hub_users, reconcile
 
             removed = reconcile(client, args.prefix, hub_users(args.hub_db))
-            print(f"removed {len(removed)} user(s)" + (f": {' '.join(removed)}" if removed else ""))
-        elif args.command == "revoke":
-            removed = revoke_users(client, prefix=args.prefix)
-            print(f"removed {len(removed)} user(s)" + (f": {' '.join(removed)}" if removed else ""))
         else:
-            print(walked_overview(client, prefix=args.prefix).readout)
+            removed = revoke_users(client, prefix=args.prefix)
+        print(f"removed {len(removed)} user(s)" + (f": {' '.join(removed)}" if removed else ""))
+    else:
+        print(walked_overview(client, prefix=args.prefix).readout)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "hub":
+            return run_hub(args)
+        client, _ = open_client(admin_url(args.url, args.password_file))
+        try:
+            return _run(args, client)
+        finally:
+            client.close()
     except (ValueError, RedisError, BackendUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    finally:
-        client.close()
-    return 0

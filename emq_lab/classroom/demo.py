@@ -42,15 +42,10 @@ def prepare(lab: Lab, *, prefix: str | None = None) -> Setting:
     list the learners named ``prefix`` (else ``$EMQ_LAB_CLASS_PREFIX``, else ``learner``)."""
     if not any(each.__module__.partition(".")[0] == "fakeredis" for each in type(lab.client).__mro__):
         chosen = validate.namespace(prefix or os.environ.get(ENV_PREFIX, "").strip() or "learner")
-        return Setting(
-            lab,
-            chosen,
-            (),
-            False,
-            f"The class on {lab.describe()}: the learners are its ACL users named {chosen}…; this page only reads"
-            + (" (its class guard closes connections past a learner's quota)." if _is_admin(lab) else "."),
-            _is_admin(lab),
-        )
+        admin = _is_admin(lab)
+        note = f"The class on {lab.describe()}: the learners are its ACL users named {chosen}…; this page only reads"
+        note += " (its class guard closes connections past a learner's quota)." if admin else "."
+        return Setting(lab, chosen, (), False, note, admin)
     demo = lab.with_clock(SimClock(START))
     _play(demo)
     return Setting(

@@ -42,6 +42,7 @@ CLIENTS_MEMORY = "64mb"
 #: about 20 of them, 0.07 to 0.16 s on the bench's machine); far above any reply emq-lab asks for.
 OUTPUT_HARD = 4 * 2**20
 OUTPUT_LIMIT = f"normal {OUTPUT_HARD // 2**20}mb {OUTPUT_HARD // 2**22}mb 10"
+AS_ADMIN = "run doctor as an admin"
 
 
 @dataclass(frozen=True)
@@ -52,9 +53,9 @@ class Row:
     fix: str = ""
 
 
-def class_clients(learners: int, quota: int = QUOTA) -> int:
+def class_clients(learners: int) -> int:
     """``maxclients`` for a class: each learner's quota of connections, and the staff's."""
-    return learners * quota + STAFF_CLIENTS
+    return learners * QUOTA + STAFF_CLIENTS
 
 
 def keep(conf: str, name: str, value: str) -> str:
@@ -86,319 +87,190 @@ def _config(client: Any, name: str) -> str | None:
     return None if name not in reply else str(reply[name])
 
 
-def _other_users(client: Any) -> list[Row]:
-    """The users beside the default: none on without a password; one admin (with every key and
-    command) is needed, each more is flagged."""
-    try:
-        open_ = [user for user in open_users(client) if user != "default"]
-        powerful = [user for user in all_powerful_users(client) if user not in ("default", *open_)]
-        me = str(client.execute_command("ACL", "WHOAMI"))
-    except RedisError as exc:
-        return [Row("other users", f"not readable ({type(exc).__name__})", "warn", "run doctor as an admin")]
-    rows = []
-    if open_:
-        rows.append(
-            Row(
-                "users, no password",
-                ", ".join(open_) + ": on, no password",
-                "FIX",
-                " ; ".join(user_fix(u) for u in open_),
-            )
-        )
-    else:
-        rows.append(Row("users, no password", "none", "ok"))
-    more = [user for user in powerful if user != me]
-    if more:
-        rows.append(
-            Row(
-                "admins",
-                f"{me} and {', '.join(more)}: every key and command",
-                "warn",
-                " ; ".join(f"ACL DELUSER {u}" for u in more) + " (if not needed)",
-            )
-        )
-    else:
-        rows.append(Row("admins", f"{me} only", "ok"))
-    return rows
-
-
-def _user(client: Any) -> str:
-    kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {}) or {}
-    return str(kwargs.get("username") or "default")
-
-
 def _bytes(value: str) -> int:
     """A size as CONFIG GET shows it (bytes), or as written (``64mb``, ``2gb``)."""
     found = re.fullmatch(r"(\d+)\s*([kmg]?)b?", value.strip().lower())
-    if not found:
-        return 0
-    return int(found[1]) * {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}[found[2]]
+    return int(found[1]) * {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}[found[2]] if found else 0
 
 
 def learner_count(client: Any) -> int:
     """The server's ACL users that are neither the default nor an admin: the class (and its observer)."""
-    powerful = set(all_powerful_users(client))
     users = {words[1] for words in acl_list(client) if len(words) > 1 and words[0] == "user"}
-    return len(users - powerful - {"default"})
+    return len(users - set(all_powerful_users(client)) - {"default"})
 
 
-def _admin_needed(client: Any) -> list[Row]:
-    """One FIX row when this user may not read the server's settings (a learner's, an observer's)."""
+def _users(client: Any) -> list[Row]:
+    """The default user (off), users without a password (none) and admins (the one running doctor)."""
     try:
-        client.config_get("maxmemory")
-    except NoPermissionError:
-        return [
-            Row(
-                "admin",
-                f"user {_user(client)} may not read the server's settings (CONFIG GET)",
-                "FIX",
-                "doctor needs the server's admin: run it with the admin's URL (the user that made the learners), "
-                "not a learner's or the observer's",
-            )
-        ]
-    except RedisError:
-        pass
-    return []
-
-
-def _client_rows(client: Any, conf: str, learners: int | None, quota: int) -> list[Row]:
-    """maxmemory-clients, the normal clients' output-buffer limit, maxclients, lazy deletes."""
-    rows = []
-    share = _config(client, "maxmemory-clients")
-    wanted = CLIENTS_MEMORY
-    if share is not None:
-        if share.strip() in ("0", "0%"):
-            rows.append(
-                Row(
-                    "maxmemory-clients",
-                    "no limit: replies a learner never reads can fill maxmemory",
-                    "FIX",
-                    keep(conf, "maxmemory-clients", wanted),
-                )
-            )
-        else:
-            shown = share if share.endswith("%") else f"{_bytes(share) // 2**20} MiB"
-            rows.append(Row("maxmemory-clients", f"{shown}: the largest clients are evicted past it", "ok"))
-    limits = _config(client, "client-output-buffer-limit")
-    if limits is not None:
-        words = limits.split()
-        normal = words[words.index("normal") + 1 : words.index("normal") + 4] if "normal" in words else []
-        hard = _bytes(normal[0]) if normal else 0
-        soft = _bytes(normal[1]) if len(normal) > 1 else 0
-        if not hard and not soft:
-            rows.append(
-                Row(
-                    "output buffers",
-                    "normal clients: no limit",
-                    "FIX",
-                    keep(conf, "client-output-buffer-limit", OUTPUT_LIMIT),
-                )
-            )
-        elif hard > MAX_REPLY or not hard:
-            found = f"normal clients: hard {hard // 2**20} MiB, soft {soft // 2**20} MiB"
-            rows.append(Row("output buffers", found, "warn", keep(conf, "client-output-buffer-limit", OUTPUT_LIMIT)))
-        else:
-            rows.append(Row("output buffers", f"normal clients: closed past {hard // 2**20} MiB", "ok"))
-    most = _config(client, "maxclients")
-    if most is not None:
-        count = learner_count(client) if learners is None else learners
-        need = class_clients(count, quota)
-        have = int(most)
-        sized = f"{count} learner(s) x {quota} + {STAFF_CLIENTS}"
-        if count == 0:
-            rows.append(
-                Row(
-                    "maxclients",
-                    f"{have}: no learner yet, so no size for the class",
-                    "warn",
-                    "run `python -m emq_lab.classroom users --learners N` first (it sets maxclients for N), "
-                    "or run doctor with --learners N",
-                )
-            )
-        elif have < need:
-            rows.append(
-                Row(
-                    "maxclients",
-                    f"{have}: fewer than the class needs ({sized} = {need})",
-                    "FIX",
-                    keep(conf, "maxclients", str(need)),
-                )
-            )
-        elif have > 4 * need:
-            rows.append(
-                Row(
-                    "maxclients",
-                    f"{have}: one learner can open them all (the class needs {sized} = {need})",
-                    "warn",
-                    keep(conf, "maxclients", str(need)) + " ; and run the class guard",
-                )
-            )
-        else:
-            rows.append(Row("maxclients", f"{have} (the class needs {sized} = {need})", "ok"))
-    lazy = _config(client, "lazyfree-lazy-user-del")
-    if lazy is not None:
-        ok = lazy == "yes"
-        rows.append(
-            Row(
-                "lazy deletes",
-                "DEL frees in the background" if ok else "DEL of a learner's big key holds every learner",
-                "ok" if ok else "warn",
-                "" if ok else keep(conf, "lazyfree-lazy-user-del", "yes"),
-            )
-        )
+        flags = default_user(client)
+        open_ = [user for user in open_users(client) if user != "default"]
+        powerful = [user for user in all_powerful_users(client) if user not in ("default", *open_)]
+        me = str(client.execute_command("ACL", "WHOAMI"))
+    except RedisError as exc:
+        unread = f"not readable ({type(exc).__name__})"
+        return [Row("default user", unread, "warn", AS_ADMIN), Row("other users", unread, "warn", AS_ADMIN)]
+    if "on" not in flags:
+        rows = [Row("default user", "off", "ok")]
+    elif "nopass" in flags:
+        rows = [Row("default user", "on, no password", "FIX", " ; ".join(DEFAULT_FIX))]
+    else:
+        rows = [Row("default user", "on, with a password", "warn", DEFAULT_FIX[1] + " (after making an admin)")]
+    fix = " ; ".join(user_fix(u) for u in open_)
+    rows.append(Row("users, no password", ", ".join(open_) + ": on, no password", "FIX", fix) if open_ else
+                Row("users, no password", "none", "ok"))  # fmt: skip
+    more = [user for user in powerful if user != me]
+    fix = " ; ".join(f"ACL DELUSER {u}" for u in more) + " (if not needed)"
+    rows.append(Row("admins", f"{me} and {', '.join(more)}: every key and command", "warn", fix) if more else
+                Row("admins", f"{me} only", "ok"))  # fmt: skip
     return rows
 
 
-def check(client: Any, *, learners: int | None = None, quota: int = QUOTA) -> list[Row]:
+def check(client: Any, *, learners: int | None = None) -> list[Row]:
     """The table for one server (a plain client on it, logged in as an admin). ``learners``: the
     class's size for ``maxclients`` (default: the server's ACL users that are not admins)."""
-    refused = _admin_needed(client)
-    if refused:
-        return refused
-    rows = []
     try:
-        flags = default_user(client)
-        if "on" not in flags:
-            rows.append(Row("default user", "off", "ok"))
-        elif "nopass" in flags:
-            rows.append(Row("default user", "on, no password", "FIX", f"{DEFAULT_FIX[0]} ; {DEFAULT_FIX[1]}"))
-        else:
-            rows.append(Row("default user", "on, with a password", "warn", DEFAULT_FIX[1] + " (after making an admin)"))
-    except RedisError as exc:
-        rows.append(Row("default user", f"not readable ({type(exc).__name__})", "warn", "run doctor as an admin"))
-    rows += _other_users(client)
-
+        client.config_get("maxmemory")
+    except NoPermissionError:  # a learner's or the observer's URL
+        kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {}) or {}
+        user = kwargs.get("username") or "default"
+        return [
+            Row("admin", f"user {user} may not read the server's settings (CONFIG GET)", "FIX",
+                "doctor needs the server's admin: run it with the admin's URL (the user that made the learners), "
+                "not a learner's or the observer's")
+        ]  # fmt: skip
+    except RedisError:
+        pass
+    rows = _users(client)
     info = client.info("server")
     conf = str(info.get("config_file") or "")
+
+    def want(setting: str, found: str, ok: bool, name: str, value: str, verdict: str = "warn", why: str = "") -> None:
+        """An ``ok`` row, or ``verdict`` and the fix: ``name`` set to ``value``."""
+        rows.append(Row(setting, found, "ok") if ok else Row(setting, found, verdict, keep(conf, name, value) + why))
+
     server = "valkey" if "valkey_version" in info else "redis"
     version = str(info.get("valkey_version") or info.get("redis_version", "?"))
-    fixed = lua_fixed(server, version)
-    if fixed:
+    if lua_fixed(server, version):
         rows.append(Row("version, Lua CVEs", f"{server} {version}: fixed", "ok"))
     else:
         lines = ", ".join(f"{a}.{b}.{p}" for (a, b), p in FIXED_IN[server].items())
+        fix = f"upgrade to {lines} or later ({LUA_CVES}); learners cannot send Lua, which keeps them out of reach"
+        rows.append(Row("version, Lua CVEs", f"{server} {version}: Lua CVEs open", "warn", fix))
+    if conf:
+        rows.append(Row("config file", conf, "ok"))
+    else:
         rows.append(
-            Row(
-                "version, Lua CVEs",
-                f"{server} {version}: Lua CVEs open",
-                "warn",
-                f"upgrade to {lines} or later ({LUA_CVES}); learners cannot send Lua, which keeps them out of reach",
-            )
+            Row("config file", "none: settings last until a restart", "warn", "keep each fix below with its flag")
         )
-    rows.append(
-        Row("config file", conf, "ok")
-        if conf
-        else Row("config file", "none: settings last until a restart", "warn", "keep each fix below with its flag")
-    )
 
     maxmemory = _config(client, "maxmemory")
     if maxmemory is None:
-        rows.append(Row("maxmemory", "not readable", "warn", "run doctor as an admin (CONFIG GET)"))
-    elif int(maxmemory) == 0:
-        rows.append(
-            Row("maxmemory", "no limit", "FIX", keep(conf, "maxmemory", "512mb") + " (what the machine can spare)")
-        )
+        rows.append(Row("maxmemory", "not readable", "warn", f"{AS_ADMIN} (CONFIG GET)"))
     else:
-        rows.append(Row("maxmemory", f"{int(maxmemory) // 2**20} MiB", "ok"))
+        found = f"{int(maxmemory) // 2**20} MiB" if int(maxmemory) else "no limit"
+        want("maxmemory", found, int(maxmemory) > 0, "maxmemory", "512mb", "FIX", " (what the machine can spare)")
     policy = _config(client, "maxmemory-policy")
     if policy is not None:
-        ok = policy == "noeviction"
-        rows.append(
-            Row(
-                "maxmemory-policy",
-                policy,
-                "ok" if ok else "FIX",
-                ""
-                if ok
-                else keep(conf, "maxmemory-policy", "noeviction") + " (any other policy deletes learners' keys)",
-            )
-        )
-    rows += _client_rows(client, conf, learners, quota)
+        why = " (any other policy deletes learners' keys)"
+        want("maxmemory-policy", policy, policy == "noeviction", "maxmemory-policy", "noeviction", "FIX", why)
+
+    share = _config(client, "maxmemory-clients")
+    if share is not None:
+        limited = share.strip() not in ("0", "0%")
+        found = share if share.endswith("%") else f"{_bytes(share) // 2**20} MiB"
+        if not limited:
+            found = "no limit: replies a learner never reads can fill maxmemory"
+        found += ": the largest clients are evicted past it" if limited else ""
+        want("maxmemory-clients", found, limited, "maxmemory-clients", CLIENTS_MEMORY, "FIX")
+    limits = _config(client, "client-output-buffer-limit")
+    if limits is not None:
+        words = limits.split()
+        normal = words[words.index("normal") + 1 : words.index("normal") + 3] if "normal" in words else []
+        hard, soft = (_bytes(normal[0]) if normal else 0), (_bytes(normal[1]) if len(normal) > 1 else 0)
+        if not hard and not soft:
+            found, verdict = "normal clients: no limit", "FIX"
+        elif hard > MAX_REPLY or not hard:
+            found, verdict = f"normal clients: hard {hard // 2**20} MiB, soft {soft // 2**20} MiB", "warn"
+        else:
+            found, verdict = f"normal clients: closed past {hard // 2**20} MiB", "ok"
+        want("output buffers", found, verdict == "ok", "client-output-buffer-limit", OUTPUT_LIMIT, verdict)
+    most = _config(client, "maxclients")
+    if most is not None:
+        count = learner_count(client) if learners is None else learners
+        need, have = class_clients(count), int(most)
+        sized = f"{count} learner(s) x {QUOTA} + {STAFF_CLIENTS} = {need}"
+        if count == 0:
+            fix = "run `python -m emq_lab.classroom users --learners N` first (it sets maxclients for N), "
+            fix += "or run doctor with --learners N"
+            rows.append(Row("maxclients", f"{have}: no learner yet, so no size for the class", "warn", fix))
+        elif have < need:
+            want("maxclients", f"{have}: fewer than the class needs ({sized})", False, "maxclients", str(need), "FIX")
+        elif have > 4 * need:
+            found = f"{have}: one learner can open them all (the class needs {sized})"
+            want("maxclients", found, False, "maxclients", str(need), why=" ; and run the class guard")
+        else:
+            rows.append(Row("maxclients", f"{have} (the class needs {sized})", "ok"))
+    lazy = _config(client, "lazyfree-lazy-user-del")
+    if lazy is not None:
+        found = "DEL frees in the background" if lazy == "yes" else "DEL of a learner's big key holds every learner"
+        want("lazy deletes", found, lazy == "yes", "lazyfree-lazy-user-del", "yes")
 
     busy = _config(client, "busy-reply-threshold")
     name = "busy-reply-threshold" if busy is not None else "lua-time-limit"
-    threshold = busy if busy is not None else _config(client, "lua-time-limit")
+    threshold = busy if busy is not None else _config(client, name)
     if threshold is not None:
-        ok = 0 < int(threshold) <= BUSY_MS
-        rows.append(
-            Row(
-                "busy threshold",
-                f"{threshold} ms",
-                "ok" if ok else "warn",
-                "" if ok else keep(conf, name, str(BUSY_MS)),
-            )
-        )
-
+        want("busy threshold", f"{threshold} ms", 0 < int(threshold) <= BUSY_MS, name, str(BUSY_MS))
     appendonly, save = _config(client, "appendonly"), _config(client, "save")
     if appendonly is not None:
-        if appendonly == "yes":
-            rows.append(Row("persistence", "append-only file", "ok"))
-        elif save:
-            rows.append(Row("persistence", f"snapshots only (save {save})", "warn", keep(conf, "appendonly", "yes")))
-        else:
-            rows.append(Row("persistence", "none: a restart loses every key", "FIX", keep(conf, "appendonly", "yes")))
+        found = f"snapshots only (save {save})" if save else "none: a restart loses every key"
+        found = "append-only file" if appendonly == "yes" else found
+        want("persistence", found, appendonly == "yes", "appendonly", "yes", "warn" if save else "FIX")
     aclfile = _config(client, "aclfile")
-    if aclfile is not None:
-        if aclfile:
-            rows.append(Row("ACL users kept", f"aclfile {aclfile}", "ok"))
-        elif conf:
-            rows.append(
-                Row("ACL users kept", "no aclfile", "warn", f"after users: CONFIG REWRITE (writes them into {conf})")
-            )
-        else:
-            rows.append(
-                Row(
-                    "ACL users kept",
-                    "no aclfile, no config file: a restart loses the learners' users",
-                    "warn",
-                    "at the next start: --aclfile /path/users.acl (an existing file, empty is fine), "
-                    "then users again (or ACL SAVE after it)",
-                )
-            )
+    if aclfile:
+        rows.append(Row("ACL users kept", f"aclfile {aclfile}", "ok"))
+    elif aclfile is not None and conf:
+        rows.append(
+            Row("ACL users kept", "no aclfile", "warn", f"after users: CONFIG REWRITE (writes them into {conf})")
+        )
+    elif aclfile is not None:
+        fix = "at the next start: --aclfile /path/users.acl (an existing file, empty is fine), then users again "
+        fix += "(or ACL SAVE after it)"
+        rows.append(
+            Row("ACL users kept", "no aclfile, no config file: a restart loses the learners' users", "warn", fix)
+        )
     protected = _config(client, "protected-mode")
     if protected is not None:
-        ok = protected == "yes"
-        rows.append(
-            Row("protected mode", protected, "ok" if ok else "warn", "" if ok else keep(conf, "protected-mode", "yes"))
-        )
+        want("protected mode", protected, protected == "yes", "protected-mode", "yes")
     return rows
 
 
-def doctor(client: Any, *, learners: int | None = None, quota: int = QUOTA) -> list[tuple[str, list[Row]]]:
+def doctor(client: Any, *, learners: int | None = None) -> list[tuple[str, list[Row]]]:
     """The table of each server: one, or each primary of a cluster (settings are per node)."""
     if isinstance(client, RedisCluster):
-        nodes = client.get_primaries()
         return [
-            (f"node {node.host}:{node.port}", check(client.get_redis_connection(node), learners=learners, quota=quota))
-            for node in nodes
+            (f"node {node.host}:{node.port}", check(client.get_redis_connection(node), learners=learners))
+            for node in client.get_primaries()
         ]
-    return [("", check(client, learners=learners, quota=quota))]
+    return [("", check(client, learners=learners))]
 
 
-def class_limits(learners: int, *, quota: int = QUOTA) -> dict[str, str]:
-    """The settings that keep one learner from starving a class of ``learners``."""
-    return {
-        "maxmemory-clients": CLIENTS_MEMORY,
-        "client-output-buffer-limit": OUTPUT_LIMIT,
-        "maxclients": str(class_clients(learners, quota)),
-    }
-
-
-def apply_limits(client: Any, *, learners: int, quota: int = QUOTA) -> list[str]:
-    """Set :func:`class_limits` on the server (every node of a cluster) now; the lines that say
-    what was set and how to keep it at the next start."""
+def apply_limits(client: Any, *, learners: int) -> list[str]:
+    """Set the limits that keep one learner from starving the class, on the server (every node of
+    a cluster) now; the lines that say what was set and how to keep it at the next start."""
     first = client.get_redis_connection(client.get_primaries()[0]) if isinstance(client, RedisCluster) else client
     conf = str(first.info("server").get("config_file") or "")
-    wanted = class_limits(learners, quota=quota)
+    wanted = {
+        "maxmemory-clients": CLIENTS_MEMORY,
+        "client-output-buffer-limit": OUTPUT_LIMIT,
+        "maxclients": str(class_clients(learners)),
+    }
     for name, value in wanted.items():
         on_every_node(client, "CONFIG", "SET", name, value)
     lines = [f"# server limits for {learners} learner(s), set now: " + ", ".join(f"{n} {v}" for n, v in wanted.items())]
     if conf:
-        lines.append(f"# to keep them after a restart: CONFIG REWRITE (writes them into {conf})")
-    else:
-        flags = " ".join(f"--{name} {value}" for name, value in wanted.items())
-        lines.append(f"# no config file: start the server next time with {flags}")
-    return lines
+        return [*lines, f"# to keep them after a restart: CONFIG REWRITE (writes them into {conf})"]
+    flags = " ".join(f"--{name} {value}" for name, value in wanted.items())
+    return [*lines, f"# no config file: start the server next time with {flags}"]
 
 
 def table(rows: list[Row]) -> list[str]:

@@ -2,22 +2,14 @@
 check, how many passed, failed or did not try it), then every learner, started or not, revoked
 or not. Read-only: it never writes a key.
 
-A pass is bounded whatever a learner stores. The course's own queues and each learner's progress
-are read by name (a pipelined EXISTS per queue, then ZCARD and LLEN of the queues present, and one
-HMGET): that work grows with the class, never with a learner's keys. Only the search for what is
-not named (namespaces with keys but no ACL user, a learner's other queues) SCANs, and it stops
-after ``max_keys`` keys examined; the panel keeps the search (:class:`Search`), so its next
-refresh walks on from there and a server of any size is searched whole over a few refreshes, each
-as cheap as one. A SCAN over a shared keyspace walks every learner's keys, so no per-learner
-bound can stop one learner's 400,000 keys from slowing the search for another's own queues; they
-only delay it: what each learner is measured on is read by name. A search step whose reply the
-server cuts off (past the 4 MiB output-buffer limit ``users`` sets: a learner's 2 MB key names) is
-taken again in parts, halved by name down to that learner, so only their keys of the step are
-skipped, and their row says so.
-A row lists at most :data:`MAX_QUEUES_SHOWN` queues and a name past :data:`MAX_NAME` characters is
-cut (and never sent back to the server). One learner's broken
-keys (a wrong type, a progress value that is no time) or hostile names (control characters) are
-reported on that learner's row and never stop the view."""
+A pass is bounded whatever a learner stores. What each learner is measured on (the course's
+queues, the progress hash) is read by name, pipelined: that work grows with the class, never with
+a learner's keys. Only the search for what is not named (namespaces with keys but no ACL user, a
+learner's other queues) SCANs, at most ``max_keys`` keys a pass (:mod:`.search`); a SCAN walks
+every learner's keys, so one learner's 400,000 keys can delay that search, never hide another's
+progress. A row lists at most :data:`MAX_QUEUES_SHOWN` queues, a long name is cut (and never sent
+back to the server), and one learner's broken keys (a wrong type, a progress value that is no
+time) or hostile names (control characters) show on that learner's row and never stop the view."""
 
 from __future__ import annotations
 
@@ -40,8 +32,7 @@ MAX_SCANNED = 20_000
 MAX_PER_LEARNER = 2_000
 #: Queues one row lists (then "… and N more").
 MAX_QUEUES_SHOWN = 20
-#: Characters of a queue's name shown; a longer name (no course name is) is cut and not read.
-MAX_NAME = validate.MAX_NAME
+#: Characters of a name shown (a longer one is cut; past validate.MAX_NAME it is not read either).
 SHOWN_NAME = 40
 #: Lines of the guard's log shown.
 GUARD_LINES = 5
@@ -94,7 +85,7 @@ class LearnerSummary:
     problems: tuple[str, ...] = ()
     unlisted: tuple[str, ...] = ()  # queues past MAX_QUEUES_SHOWN: counted, not listed
     revoked: bool = False  # keys in the namespace, but no ACL user any more
-    reached: tuple[str, ...] = ()  # the dives whose queues exist, in course order
+    dives: tuple[str, ...] = ()  # the dives whose queues exist, in course order
     suspended_until_ms: int | None = None  # the class guard suspended this learner until then
     unseen: bool = False  # the search stopped before finding any key of this namespace
     guarded: str = ""  # the guard's newest line about this learner, if any
@@ -109,11 +100,6 @@ class LearnerSummary:
     @property
     def started(self) -> bool:
         return bool(self.queues or self.attempts or self.unlisted)
-
-    @property
-    def dives(self) -> tuple[str, ...]:
-        """The dives whose queues exist in this namespace, in course order."""
-        return self.reached
 
     def exercises(self) -> list[tuple[str, str, int | None]]:
         """Every check of the course (and any other recorded): passed / failed / not tried, and when."""
@@ -142,9 +128,7 @@ class LearnerSummary:
 
     def lines(self) -> list[str]:
         """One line (and one per problem): name, dives, checks, queues."""
-        name = cut(self.namespace)
-        if self.guard_mark:
-            name += f" ({self.guard_mark})"
+        name = cut(self.namespace) + (f" ({self.guard_mark})" if self.guard_mark else "")
         guarded = [f"  guard: {shown(self.guarded)}"] if self.guarded else []
         if self.mark == "not started":
             return [f"{name}: not started", *guarded]
@@ -155,15 +139,12 @@ class LearnerSummary:
         count = len(self.queues) + len(self.unlisted)
         queues = ", ".join(q.text() for q in self.queues[:3])
         more = count - min(3, len(self.queues))
-        if more > 0:
-            queues += f", … and {more} more"
-        lines = [
+        queues += f", … and {more} more" if more > 0 else ""
+        line = (
             f"{label}: {count} queue(s) · dives: {', '.join(self.dives) or 'no dive yet'} · "
             f"checks passed {passed}/{len(progress.EXERCISES)}: {self.progress_text()}"
-            + (f" · {queues}" if queues else "")
-        ]
-        lines += [f"  ⚠ {shown(problem)}" for problem in self.problems]
-        return lines + guarded
+        )
+        return [line + (f" · {queues}" if queues else ""), *(f"  ⚠ {shown(p)}" for p in self.problems), *guarded]
 
 
 @dataclass(frozen=True)
@@ -187,37 +168,27 @@ class Overview:
     def check_counts(self) -> list[tuple[str, int, int, int]]:
         """Each check of the course: how many learners passed it, failed it, did not try it."""
         states = [{name: state for name, state, _ in learner.exercises()} for learner in self.learners]
-        return [
-            (
-                check,
-                sum(1 for s in states if s.get(check) == "passed"),
-                sum(1 for s in states if s.get(check) == "failed"),
-                sum(1 for s in states if s.get(check, "not tried") == "not tried"),
-            )
-            for check in progress.EXERCISES
-        ]
+        said = {check: [s.get(check, "not tried") for s in states] for check in progress.EXERCISES}
+        return [(c, said[c].count("passed"), said[c].count("failed"), said[c].count("not tried")) for c in said]
 
     def summary_lines(self) -> list[str]:
         total = len(self.learners)
         if not total:
             return ["no learner found yet"]
         marks = [learner.mark for learner in self.learners]
-        lines = [
-            f"class: {total} learner(s) · {marks.count('')} started · {marks.count('not started')} not started"
-            + (f" · {marks.count('not seen')} not seen" if "not seen" in marks else "")
-            + (f" · {marks.count('revoked')} revoked" if "revoked" in marks else "")
-        ]
-        lines.append("reached: " + " · ".join(f"{dive} {n}/{total}" for dive, n in self.dive_counts()))
         width = max(len(check) for check in progress.EXERCISES)
-        lines.append(f"{'check':<{width}}  passed  failed  not tried")
-        lines += [f"{c:<{width}}  {p:>6}  {f:>6}  {n:>9}" for c, p, f, n in self.check_counts()]
-        return lines
+        return [
+            f"class: {total} learner(s) · {marks.count('')} started · {marks.count('not started')} not started"
+            + "".join(f" · {marks.count(mark)} {mark}" for mark in ("not seen", "revoked") if mark in marks),
+            "reached: " + " · ".join(f"{dive} {n}/{total}" for dive, n in self.dive_counts()),
+            f"{'check':<{width}}  passed  failed  not tried",
+            *(f"{c:<{width}}  {p:>6}  {f:>6}  {n:>9}" for c, p, f, n in self.check_counts()),
+        ]
 
     def lines(self) -> list[str]:
         lines = self.summary_lines()
         if self.learners:
-            lines.append("learners:")
-            lines += [line for learner in self.learners for line in learner.lines()]
+            lines += ["learners:", *(line for learner in self.learners for line in learner.lines())]
         if self.users_note:
             lines.append(f"({shown(self.users_note)})")
         if not self.complete:
@@ -225,8 +196,7 @@ class Overview:
                 f"(stopped looking for other namespaces and queues after {self.scanned} keys: "
                 "the list may be incomplete" + ("; the next refresh looks further)" if self.goes_on else ")")
             )
-        lines += [f"guard: {shown(line)}" for line in self.guard]
-        return lines
+        return lines + [f"guard: {shown(line)}" for line in self.guard]
 
     @property
     def readout(self) -> str:
@@ -252,13 +222,6 @@ def _problem(reply: Any, key: str, kind: str) -> str:
     return ""
 
 
-def _course_reads(pipe: Any, namespace: str) -> None:
-    for queue in COURSE_QUEUES:
-        k = keys.QueueKeys(queue, namespace)
-        pipe.exists(k.registry, k.wait, k.counter, k.delayed)
-    pipe.hmget(keys.progress(namespace), list(progress.EXERCISES))
-
-
 def overview(
     client: Any,
     *,
@@ -279,43 +242,36 @@ def overview(
         validate.namespace(prefix)
     for name in learners:
         validate.namespace(name)
-    validate.limit(count, field="count")
-    validate.limit(max_keys, field="max_keys")
-    validate.limit(per_learner, field="per_learner")
+    for value, field in ((count, "count"), (max_keys, "max_keys"), (per_learner, "per_learner")):
+        validate.limit(value, field=field)
     users, note = _users(client, prefix)
     named = set(users).union(learners)
     kept = search is not None
     search = Search() if search is None else search
-    scanned, _ = walk(
-        client, search, prefix, {name for name in named if name.startswith(prefix)},
-        count=count, budget=max_keys, per=per_learner,
-    )  # fmt: skip
+    wanted = {name for name in named if name.startswith(prefix)}
+    scanned, _ = walk(client, search, prefix, wanted, count=count, budget=max_keys, per=per_learner)
     found, complete = search.shown(), search.last is not None
     ordered = sorted(named.union(found))
-    class_has_users = bool(users) and not note
 
-    pipe = client.pipeline(transaction=False)
+    pipe = client.pipeline(transaction=False)  # by name: which course queues exist, and the progress
     for namespace in ordered:
-        _course_reads(pipe, namespace)
+        for queue in COURSE_QUEUES:
+            k = keys.QueueKeys(queue, namespace)
+            pipe.exists(k.registry, k.wait, k.counter, k.delayed)
+        pipe.hmget(keys.progress(namespace), list(progress.EXERCISES))
     first = iter(pipe.execute(raise_on_error=False) if len(pipe) else [])
     present: dict[str, list[str]] = {}
-    progress_replies: dict[str, Any] = {}
+    recorded: dict[str, Any] = {}
+    queues: dict[str, list[str]] = {}  # the course's present, then the others the search found
     for namespace in ordered:
         present[namespace] = [queue for queue in COURSE_QUEUES if _truthy(next(first))]
-        progress_replies[namespace] = next(first)
-
-    listed: dict[str, list[str]] = {}
-    unlisted: dict[str, tuple[str, ...]] = {}
+        recorded[namespace] = next(first)
+        others = sorted(set(found.get(namespace, Found()).queues) - set(COURSE_QUEUES))
+        queues[namespace] = [*present[namespace], *others]
+    pipe = client.pipeline(transaction=False)  # the queues listed: registry size and jobs waiting
     for namespace in ordered:
-        seen = found.get(namespace, Found())
-        others = sorted(set(seen.queues) - set(COURSE_QUEUES))
-        queues = [*present[namespace], *others]
-        listed[namespace] = queues[:MAX_QUEUES_SHOWN]
-        unlisted[namespace] = tuple(queues[MAX_QUEUES_SHOWN:])
-    pipe = client.pipeline(transaction=False)
-    for namespace in ordered:
-        for queue in listed[namespace]:
-            if len(queue) <= MAX_NAME:
+        for queue in queues[namespace][:MAX_QUEUES_SHOWN]:
+            if len(queue) <= validate.MAX_NAME:
                 k = keys.QueueKeys(queue, namespace)
                 pipe.zcard(k.registry)
                 pipe.llen(k.wait)
@@ -325,50 +281,45 @@ def overview(
     held = suspended(client)
     summaries = []
     for namespace in ordered:
-        queue_rows = []
-        for queue in listed[namespace]:
-            if len(queue) > MAX_NAME:
-                queue_rows.append(QueueSummary(queue, None, None, "a name longer than any queue may have: not read"))
+        rows = []
+        for queue in queues[namespace][:MAX_QUEUES_SHOWN]:
+            if len(queue) > validate.MAX_NAME:
+                rows.append(QueueSummary(queue, None, None, "a name longer than any queue may have: not read"))
                 continue
             k = keys.QueueKeys(queue, namespace)
             size, waiting = next(second), next(second)
             trouble = _problem(size, k.registry, "sorted set (registry)") or _problem(waiting, k.wait, "list (wait)")
-            if trouble:
-                queue_rows.append(QueueSummary(queue, None, None, trouble))
-            else:
-                queue_rows.append(QueueSummary(queue, int(size), int(waiting)))
-        attempts: dict[str, progress.Attempt] = {}
-        problems: list[str] = [
+            rows.append(
+                QueueSummary(queue, None, None, trouble) if trouble else QueueSummary(queue, int(size), int(waiting))
+            )
+        problems = [
             f"{row.waiting:,} jobs waiting in {cut(row.queue)}: reading them all holds the whole class; "
             f"lab.reset({cut(row.queue)!r}) frees them in the background"
-            for row in queue_rows
+            for row in rows
             if row.waiting is not None and row.waiting > BIG_WAIT
         ]
-        values = progress_replies[namespace]
-        trouble = _problem(values, keys.progress(namespace), "hash (progress)")
+        attempts: dict[str, progress.Attempt] = {}
+        trouble = _problem(recorded[namespace], keys.progress(namespace), "hash (progress)")
         if trouble:
             problems.append(trouble)
         else:
-            recorded = {
-                name: value for name, value in zip(progress.EXERCISES, values, strict=True) if value is not None
-            }
-            attempts, parsed = progress.parse(recorded)
+            values = zip(progress.EXERCISES, recorded[namespace], strict=True)
+            attempts, parsed = progress.parse({name: value for name, value in values if value is not None})
             problems += parsed
         seen = found.get(namespace, Found())
         if seen.capped:
             problems.append(f"more than {per_learner} keys: only the first {per_learner} found are counted")
         if seen.skipped:
             problems.append("names too long to read: the search skipped some of its keys")
-        reached = tuple(dive for dive, queues in DIVES if set(present[namespace]).intersection(queues))
         summaries.append(
             LearnerSummary(
                 namespace,
-                tuple(queue_rows),
+                tuple(rows),
                 tuple(attempts.values()),
                 tuple(problems),
-                unlisted[namespace],
-                revoked=class_has_users and namespace not in named,
-                reached=reached,
+                tuple(queues[namespace][MAX_QUEUES_SHOWN:]),
+                revoked=bool(users) and not note and namespace not in named,
+                dives=tuple(dive for dive, course in DIVES if set(present[namespace]).intersection(course)),
                 suspended_until_ms=held.get(namespace),
                 unseen=not complete and namespace not in found,
                 guarded=next((line for line in log if _about(line, namespace)), ""),

@@ -37,20 +37,11 @@ class Found:
         if parts is not None:
             self.queues[parts[1]] = self.queues.get(parts[1], 0) + 1
 
-    def merged(self, other: Found) -> Found:
-        return Found(
-            {**other.queues, **self.queues},
-            max(self.keys, other.keys),
-            self.capped or other.capped,
-            self.skipped or other.skipped,
-        )
-
 
 @dataclass
 class Search:
-    """Where the search for namespaces and queues stands, kept between passes (the instructor's
-    panel keeps one). Each pass walks on from where the last stopped, examining at most
-    ``max_keys`` keys of each node, so a server holding more keys than one pass examines (one
+    """Where the search stands, kept between passes (the instructor's panel keeps one). Each pass
+    walks on from where the last stopped, so a server holding more keys than one pass examines (one
     learner's 400,000) is walked whole over several passes, each as cheap as the first; what the
     last whole walk found stays shown meanwhile. Without one, a pass starts a walk of its own."""
 
@@ -64,22 +55,20 @@ class Search:
         """This walk's finds and the last whole walk's (a queue seen by either)."""
         if self.last is None:
             return dict(self.found)
-        names = set(self.found) | set(self.last)
-        return {name: self.found.get(name, Found()).merged(self.last.get(name, Found())) for name in names}
+        shown = {}
+        for name in set(self.found) | set(self.last):
+            new, old = self.found.get(name, Found()), self.last.get(name, Found())
+            queues = {**old.queues, **new.queues}
+            shown[name] = Found(queues, max(new.keys, old.keys), new.capped or old.capped, new.skipped or old.skipped)
+        return shown
 
-
-def _namespace_of(key: str) -> str | None:
-    head = f"{keys.PREFIX}:ns:{{"
-    if not key.startswith(head):
-        return None
-    namespace, colon, _ = key[len(head) :].partition(":")
-    return namespace if namespace and colon else None
-
-
-def _nodes(client: Any) -> list[Any]:
-    if isinstance(client, RedisCluster):
-        return [client.get_redis_connection(node) for node in client.get_primaries()]
-    return [client]
+    def add(self, batch: list[str], per: int) -> None:
+        """Count each key of ``batch`` on its namespace (up to ``per`` a namespace)."""
+        head = f"{keys.PREFIX}:ns:{{"
+        for key in batch:
+            namespace, colon, _ = key[len(head) :].partition(":")
+            if key.startswith(head) and namespace and colon:
+                self.found.setdefault(namespace, Found()).add(key, per)
 
 
 class _Cut(Exception):
@@ -95,16 +84,12 @@ def _scan_step(node: Any, conn: Any, cursor: int, pattern: str, count: int) -> t
         reply = conn.read_response()
     except (RedisError, OSError) as exc:
         conn.disconnect()
-        if isinstance(exc, OSError) or _cut_off(exc):
+        text = str(exc).lower()
+        if isinstance(exc, OSError) or "closed the connection" in text or "closed by server" in text:
             raise _Cut from None
         reply = node.scan(cursor=cursor, match=pattern, count=count)
     cursor_reply, batch = reply
     return int(cursor_reply), [key.decode("utf-8", "replace") if isinstance(key, bytes) else str(key) for key in batch]
-
-
-#: A pattern no key of emq-lab matches, of a fixed length: a SCAN step with it returns the next
-#: cursor and no long name (a learner's names all start emq:ns:{<learner>:).
-_NO_KEY = f"{keys.PREFIX}:ns:{{}}"
 
 
 def _class(chars: list[str], *, negate: bool = False) -> str:
@@ -138,10 +123,7 @@ class _Apart:
             self.after, batch = _scan_step(self.node, self.conn, self.cursor, pattern, self.count)
         except _Cut:
             return False
-        for key in batch:
-            namespace = _namespace_of(key)
-            if namespace is not None:
-                self.search.found.setdefault(namespace, Found()).add(key, self.per)
+        self.search.add(batch, self.per)
         return True
 
     def split(self, head: str, names: list[str]) -> None:
@@ -165,18 +147,13 @@ class _Apart:
             if not self.scan(f"{keys.PREFIX}:ns:{{{head}{_class(part)}*"):
                 self.halves(head, [name for name in names if _next(name, head) in part], part)
 
-
-def _step_apart(
-    node: Any, conn: Any, cursor: int, prefix: str, namespaces: list[str], count: int, search: Search, per: int
-) -> tuple[int, int]:
-    """The step at ``cursor``, cut off, again in parts (:class:`_Apart`); the next cursor and the
-    keys examined."""
-    apart = _Apart(node, conn, cursor, count, search, per)
-    apart.split(prefix, [name for name in namespaces if name.startswith(prefix)])
-    if apart.after is None:  # every part was cut off: only the cursor
-        apart.after, _ = _scan_step(node, conn, cursor, _NO_KEY, count)
-        apart.calls += 1
-    return apart.after, count * apart.calls
+    def step(self, prefix: str, namespaces: list[str]) -> tuple[int, int]:
+        """The whole step for the namespaces starting with ``prefix``: the next cursor and the keys examined."""
+        self.split(prefix, [name for name in namespaces if name.startswith(prefix)])
+        if self.after is None:  # every part was cut off: only the cursor, with a pattern no key matches
+            self.after, _ = _scan_step(self.node, self.conn, self.cursor, f"{keys.PREFIX}:ns:{{}}", self.count)
+            self.calls += 1
+        return self.after, self.count * self.calls
 
 
 def walk(
@@ -185,12 +162,14 @@ def walk(
     """Walk on each node's keys from ``search``'s cursors, at most ``budget`` keys examined a node
     (``count`` a step), for the namespaces starting with ``prefix``; each key found counts on its
     namespace (up to ``per``). A step whose reply the server cuts off (a learner's very long
-    names) is taken again for each namespace ``named`` or found, apart (:func:`_step_apart`).
+    names) is taken again for each namespace ``named`` or found, apart (:class:`_Apart`).
     Returns the keys examined and whether the walk ended on every node (then it is ``search.last``
     and the next pass starts a new walk)."""
     pattern = keys.namespaces_pattern(prefix)
     examined = 0
-    nodes = _nodes(client)
+    nodes = [client]
+    if isinstance(client, RedisCluster):
+        nodes = [client.get_redis_connection(node) for node in client.get_primaries()]
     for index, node in enumerate(nodes):
         if index in search.ended:
             continue
@@ -200,16 +179,12 @@ def walk(
             while spent < budget:
                 try:
                     cursor, batch = _scan_step(node, conn, cursor, pattern, count)
+                    search.add(batch, per)
                     spent += count
                 except _Cut:
-                    known = sorted(named | set(search.found))
-                    cursor, cost = _step_apart(node, conn, cursor, prefix, known, count, search, per)
+                    apart = _Apart(node, conn, cursor, count, search, per)
+                    cursor, cost = apart.step(prefix, sorted(named | set(search.found)))
                     spent += cost
-                    batch = []
-                for key in batch:
-                    namespace = _namespace_of(key)
-                    if namespace is not None:
-                        search.found.setdefault(namespace, Found()).add(key, per)
                 if cursor == 0:
                     search.ended.add(index)
                     break
@@ -223,9 +198,3 @@ def walk(
         search.cursors.clear()
         search.ended.clear()
     return examined, ended
-
-
-def _cut_off(exc: BaseException) -> bool:
-    """True when the server closed the connection mid-reply (past its output-buffer limit)."""
-    text = str(exc).lower()
-    return "closed the connection" in text or "closed by server" in text

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import secrets
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from importlib import resources
 from typing import Any
@@ -59,6 +60,20 @@ ALLOWED_COMMANDS: tuple[str, ...] = tuple(
     command for command in dict.fromkeys((*CLIENT_COMMANDS, *script_commands())) if command not in NO_LUA
 )
 
+#: What the instructor's observer may run: reads only. It lists the ACL users (``ACL USERS``,
+#: never ``ACL LIST``, which shows every user's password hash, the admin's too), SCANs for the
+#: learners' keys and reads them (``%R~emq:*``: read access only, on emq-lab's keys only). No
+#: command that writes, no script (``-@scripting``), nothing ``@dangerous`` (``KEYS``, ``DEBUG``),
+#: ``INFO`` for the server's load and kind.
+OBSERVER_RULES: tuple[str, ...] = (
+    f"%R~{keys.PREFIX}:*", "resetchannels", "-@all", "+@read", "-@dangerous", "-@scripting",
+    "+ping", "+hello", "+client|setinfo", "+acl|users", "+acl|whoami", "+info",
+    "+cluster|slots", "+cluster|shards", "+cluster|nodes", "+command", "+readonly", "+asking",
+)  # fmt: skip
+
+#: The two commands that close an open default user (in valkey.conf, ``user`` stands for ``ACL SETUSER``).
+DEFAULT_FIX = ("ACL SETUSER admin on >CHOOSE-A-PASSWORD ~* &* +@all", "ACL SETUSER default off")
+
 
 def load_scripts(client: Any) -> list[str]:
     """Empty the server's script cache (SCRIPT FLUSH, on every node of a cluster), then SCRIPT
@@ -74,7 +89,7 @@ def load_scripts(client: Any) -> list[str]:
 
 @dataclass(frozen=True)
 class Learner:
-    """One learner's account: the ACL user (also the namespace) and its password."""
+    """One ACL user and its password: a learner's (its name is also its namespace) or the observer's."""
 
     name: str
     password: str
@@ -84,8 +99,8 @@ class Learner:
         return self.name
 
     def url(self, server_url: str) -> str:
-        """``server_url``'s scheme, host, port and database with this learner's user and password,
-        and nothing else of it: no other credentials (user-info or query) ever reach a learner."""
+        """``server_url``'s scheme, host, port and database with this user and password, and
+        nothing else of it: no other credentials (user-info or query) ever reach a learner."""
         parts = urlsplit(server_url)
         host = parts.hostname or "127.0.0.1"
         where = f"[{host}]" if ":" in host else host
@@ -114,14 +129,15 @@ def learner_names(prefix: str, learners: int) -> list[str]:
 def acl_rules(namespace: str, password: str) -> list[str]:
     """The ``ACL SETUSER`` rules of a learner: start from nothing, switch on, one password, the
     namespace's key pattern, no channels, no commands but :data:`ALLOWED_COMMANDS`."""
+    pattern = keys.namespace_pattern(validate.namespace(namespace))
     return [
         "reset",
         "on",
         f">{password}",
-        f"~{keys.namespace_pattern(validate.namespace(namespace))}",
+        f"~{pattern}",
         "resetchannels",
         "-@all",
-        *(f"+{command}" for command in ALLOWED_COMMANDS),
+        *(f"+{c}" for c in ALLOWED_COMMANDS),
     ]
 
 
@@ -132,64 +148,46 @@ def on_every_node(client: Any, *args: Any) -> Any:
     return client.execute_command(*args)
 
 
-#: The two lines that close an open default user, as commands and as valkey.conf lines.
-DEFAULT_FIX = (
-    "ACL SETUSER admin on >CHOOSE-A-PASSWORD ~* &* +@all",
-    "ACL SETUSER default off",
-)
-DEFAULT_FIX_CONF = ("user admin on >CHOOSE-A-PASSWORD ~* &* +@all", "user default off")
+def _replies(client: Any, *args: Any) -> list[Any]:
+    """The reply of each node (one, off a cluster) to a command run on every node."""
+    replies = on_every_node(client, *args)
+    return list(replies.values()) if isinstance(client, RedisCluster) and isinstance(replies, dict) else [replies]
 
 
 def default_user(client: Any) -> list[str]:
     """The default user's flags on each node (``on``, ``nopass``, ``allkeys``, ...), merged."""
-    replies = on_every_node(client, "ACL", "GETUSER", "default")
-    per_node = replies.values() if isinstance(client, RedisCluster) and isinstance(replies, dict) else [replies]
     flags: set[str] = set()
-    for reply in per_node:
+    for reply in _replies(client, "ACL", "GETUSER", "default"):
         if isinstance(reply, list):  # RESP2: a flat list of field, value
             reply = dict(zip(reply[::2], reply[1::2], strict=False))
         flags.update(str(flag) for flag in (reply or {}).get("flags", []))
     return sorted(flags)
 
 
-def open_default(client: Any) -> str | None:
-    """Why the server's default user lets anyone in (None when it does not)."""
-    flags = default_user(client)
-    if "on" in flags and "nopass" in flags:
-        return (
-            "its default user is on with no password: anyone who connects "
-            "(or sends AUTH default <anything>) has its permissions"
-        )
-    return None
-
-
 def acl_list(client: Any) -> list[list[str]]:
     """``ACL LIST`` of every node, each user's rule as its words: ``user <name> on nopass ~* ...``."""
-    replies = on_every_node(client, "ACL", "LIST")
-    per_node = replies.values() if isinstance(client, RedisCluster) and isinstance(replies, dict) else [replies]
-    return [str(line).split() for lines in per_node for line in lines]
+    return [str(line).split() for lines in _replies(client, "ACL", "LIST") for line in lines]
 
 
 def open_users(client: Any) -> list[str]:
     """Every user that is on and needs no password (the default or any other): anyone who
     connects may be it (``AUTH <user> <anything>``, ``HELLO 3 AUTH <user> x``)."""
-    found = {
-        words[1]
-        for words in acl_list(client)
-        if len(words) > 2 and words[0] == "user" and {"on", "nopass"} <= set(words[2:])
-    }
-    return sorted(found)
+    return sorted({w[1] for w in acl_list(client) if len(w) > 2 and w[0] == "user" and {"on", "nopass"} <= set(w[2:])})
 
 
 def all_powerful_users(client: Any) -> list[str]:
     """Every user that is on with every key and every command (``~*`` and ``+@all``): an admin.
     A class server needs one; each more is one more password that opens every learner's keys."""
-    found = set()
-    for words in acl_list(client):
-        rules = set(words[2:])
-        if len(words) > 2 and words[0] == "user" and "on" in rules and "~*" in rules and "+@all" in rules:
-            found.add(words[1])
-    return sorted(found)
+    admin = {"on", "~*", "+@all"}
+    return sorted({w[1] for w in acl_list(client) if len(w) > 2 and w[0] == "user" and admin <= set(w[2:])})
+
+
+def acl_users(client: Any) -> list[str]:
+    """Every ACL user of the server (of every node, on a cluster)."""
+    users = client.execute_command("ACL", "USERS")
+    if isinstance(users, dict):  # a cluster client answers per node
+        users = sorted({user for per_node in users.values() for user in per_node})
+    return [str(user) for user in users]
 
 
 def user_fix(user: str) -> str:
@@ -210,46 +208,52 @@ def refuse_open_default(client: Any) -> None:
             f"log in as them, so the learners' ACL users would protect nothing. Run, as an admin:\n{fixes}\n"
             "then run users again"
         )
-    why = open_default(client)
-    if why is not None:
+    flags = default_user(client)
+    if "on" in flags and "nopass" in flags:
+        conf = [line.replace("ACL SETUSER", "user") for line in DEFAULT_FIX]
         raise ValueError(
-            f"server: {why}, so the learners' ACL users would protect nothing. Run, as an admin:\n"
-            f"  {DEFAULT_FIX[0]}\n  {DEFAULT_FIX[1]}\n"
-            f"(in valkey.conf: '{DEFAULT_FIX_CONF[0]}' and '{DEFAULT_FIX_CONF[1]}'), then run users "
+            "server: its default user is on with no password: anyone who connects (or sends AUTH default "
+            "<anything>) has its permissions, so the learners' ACL users would protect nothing. Run, as an admin:\n"
+            f"  {DEFAULT_FIX[0]}\n  {DEFAULT_FIX[1]}\n(in valkey.conf: '{conf[0]}' and '{conf[1]}'), then run users "
             "again with --url redis://admin:PASSWORD@host:port/0"
         )
 
 
-def create_users(client: Any, *, learners: int, prefix: str = "learner", check: bool = True) -> list[Learner]:
-    """One ACL user per learner with a fresh random password (running it again rotates them).
+def _made(client: Any, name: str, rules: Callable[[str], list[str]], check: bool) -> Learner:
+    """Make the ACL user ``name`` with a fresh random password, or rotate the password when it
+    exists. Refused (ValueError, nothing written) when ``check`` and an open user lets anyone in."""
+    validate.namespace(name)  # a learner's, or the same safe characters
+    if check:
+        refuse_open_default(client)
+    account = Learner(name, secrets.token_urlsafe(18))
+    on_every_node(client, "ACL", "SETUSER", name, *rules(account.password))
+    return account
 
-    Refused (ValueError, nothing written) on a server whose default user, or any other user,
-    is on with no password;
-    ``check=False`` skips that test (only for a throwaway server of the test suite)."""
+
+def make_learner(client: Any, name: str, *, check: bool = True) -> Learner:
+    """One learner's ACL user ``name`` (also its namespace), the rules of :func:`acl_rules`: what a
+    hub does at each spawn. ``check=False`` skips the open-user test (a throwaway test server)."""
+    return _made(client, name, lambda password: acl_rules(name, password), check)
+
+
+def make_observer(client: Any, name: str = "observer", *, check: bool = True) -> Learner:
+    """The instructor's read-only observer ``name`` (:data:`OBSERVER_RULES`)."""
+    return _made(client, name, lambda password: ["reset", "on", f">{password}", *OBSERVER_RULES], check)
+
+
+def create_users(client: Any, *, learners: int, prefix: str = "learner", check: bool = True) -> list[Learner]:
+    """One ACL user per learner, ``<prefix>01`` ..., each with a fresh random password (running
+    it again rotates them); refused like :func:`make_learner`."""
     names = learner_names(prefix, learners)
     if check:
         refuse_open_default(client)
-    created = []
-    for name in names:
-        learner = Learner(name, secrets.token_urlsafe(18))
-        on_every_node(client, "ACL", "SETUSER", name, *acl_rules(learner.namespace, learner.password))
-        created.append(learner)
-    return created
+    return [make_learner(client, name, check=False) for name in names]
 
 
 def existing_users(client: Any, *, prefix: str = "learner") -> list[str]:
     """The server's ACL users named ``<prefix><digits>`` (what :func:`create_users` made)."""
-    validate.namespace(prefix)
-    named = re.compile(re.escape(prefix) + r"\d+")
+    named = re.compile(re.escape(validate.namespace(prefix)) + r"\d+")
     return sorted(user for user in acl_users(client) if named.fullmatch(user))
-
-
-def acl_users(client: Any) -> list[str]:
-    """Every ACL user of the server (of every node, on a cluster)."""
-    users = client.execute_command("ACL", "USERS")
-    if isinstance(users, dict):  # a cluster client answers per node
-        users = sorted({user for per_node in users.values() for user in per_node})
-    return [str(user) for user in users]
 
 
 def revoke_users(client: Any, *, prefix: str = "learner") -> list[str]:
@@ -260,77 +264,10 @@ def revoke_users(client: Any, *, prefix: str = "learner") -> list[str]:
     return users
 
 
-def make_learner(client: Any, name: str, *, check: bool = True) -> Learner:
-    """Make one learner's ACL user ``name`` (also its namespace), or rotate its password when it
-    exists: a fresh random password, the rules of :func:`acl_rules`. What a hub does at each spawn.
-    Refused like :func:`create_users` (``check``)."""
-    validate.namespace(name)
-    if check:
-        refuse_open_default(client)
-    learner = Learner(name, secrets.token_urlsafe(18))
-    on_every_node(client, "ACL", "SETUSER", name, *acl_rules(learner.namespace, learner.password))
-    return learner
-
-
 def revoke_learner(client: Any, name: str) -> bool:
     """Delete one learner's ACL user (the server closes its connections; its keys stay); whether
     it existed."""
-    validate.namespace(name)
-    if name not in acl_users(client):
+    if validate.namespace(name) not in acl_users(client):
         return False
     on_every_node(client, "ACL", "DELUSER", name)
     return True
-
-
-#: What the instructor's observer may run: reads only. It lists the ACL users (``ACL USERS``,
-#: never ``ACL LIST``, which shows every user's password hash, the admin's too), SCANs for the
-#: learners' keys and reads them (``%R~emq:*``: read access only, on emq-lab's keys only). No
-#: command that writes, no script (``-@scripting``), nothing ``@dangerous`` (``KEYS``, ``DEBUG``),
-#: ``INFO`` for the server's load and kind.
-OBSERVER_RULES: tuple[str, ...] = (
-    f"%R~{keys.PREFIX}:*",
-    "resetchannels",
-    "-@all",
-    "+@read",
-    "-@dangerous",
-    "-@scripting",
-    "+ping",
-    "+hello",
-    "+client|setinfo",
-    "+acl|users",
-    "+acl|whoami",
-    "+info",
-    "+cluster|slots",
-    "+cluster|shards",
-    "+cluster|nodes",
-    "+command",
-    "+readonly",
-    "+asking",
-)
-
-
-@dataclass(frozen=True)
-class Observer:
-    """The instructor's read-only ACL user (:data:`OBSERVER_RULES`) and its password."""
-
-    name: str
-    password: str
-
-    def url(self, server_url: str) -> str:
-        """``server_url``'s scheme, host, port and database with the observer's user and password."""
-        return Learner(self.name, self.password).url(server_url)
-
-
-def observer_rules(password: str) -> list[str]:
-    """The ``ACL SETUSER`` rules of the observer: from nothing, on, one password, :data:`OBSERVER_RULES`."""
-    return ["reset", "on", f">{password}", *OBSERVER_RULES]
-
-
-def make_observer(client: Any, name: str = "observer", *, check: bool = True) -> Observer:
-    """Make the read-only observer ``name``, or rotate its password. Refused like :func:`create_users`."""
-    validate.namespace(name)  # the same safe characters as a learner's name
-    if check:
-        refuse_open_default(client)
-    observer = Observer(name, secrets.token_urlsafe(18))
-    on_every_node(client, "ACL", "SETUSER", name, *observer_rules(observer.password))
-    return observer
