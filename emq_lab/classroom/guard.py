@@ -23,9 +23,12 @@ It also counts the connections the server refused at ``maxclients`` since the la
 stats`` ``rejected_connections``). It writes one line per learner and reason (and one for the
 refusals) to :func:`emq_lab.keys.guard_log` (capped), which the instructor's page shows. While
 connections are being refused or closed unlogged, :func:`watch` sweeps every
-:data:`FLOOD_EVERY_S` seconds instead of every second. Run it from the hub (:func:`watch`, a loop) or from the instructor's
-page (``ClassroomPanel(..., guard=True)``, once per refresh); either way it needs the admin.
-The server's own limits (``doctor``) bound what happens between two sweeps."""
+:data:`FLOOD_EVERY_S` seconds instead of every second. Run it from the hub (:func:`watch`, a
+loop) or from the instructor's page (``ClassroomPanel(..., guard=True)``, once per refresh);
+either way it needs the admin. The server's own limits (``doctor``) bound what happens between
+two sweeps, and on a hub each process of a learner may hold only so many sockets
+(:data:`emq_lab.classroom.hub.OPEN_FILES`): a process that opens sockets again as fast as the
+guard closes them holds at most that many."""
 
 from __future__ import annotations
 
