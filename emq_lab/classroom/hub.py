@@ -47,8 +47,8 @@ LEARNER_NOTEBOOKS = ("00-start.ipynb", "01-upsert.ipynb", "02-cadence.ipynb", "0
 INSTRUCTOR_NOTEBOOKS = ("instructor.ipynb",)
 FOLDER = "emq-lab"  # in each user's home: their copies, and where their server opens
 #: Open files (sockets among them) each process of a learner's server may hold, soft and hard limit.
-#: Measured after a learner ran 01 (tests/test_hub.py, hub-costs.json): the single-user server holds
-#: about 40 with its notebook open, a kernel about 70 (7 of them its connections to Valkey); 256 leaves
+#: Measured after a learner ran 01 under it (tests/test_hub.py, hub-costs.json): the single-user server
+#: held 35-47 with its notebook open, the kernel 84 (8 of them its connections to Valkey); 256 leaves
 #: room for a few notebooks, a terminal and pip, and is a quarter of ``maxclients`` for 30 learners.
 OPEN_FILES = 256
 
