@@ -99,7 +99,8 @@ def guard_suspended() -> str:
 
 def guard_logins() -> str:
     """HASH of the failed logins the class guard has counted: field = ``<node>:<ACL LOG entry id>``,
-    value = that entry's count at the last sweep; written by the guard only."""
+    value = that entry's count at the last sweep (and ``refused:<node>``: the node's
+    ``rejected_connections`` then); written by the guard only."""
     return f"{PREFIX}:classroom:logins"
 
 

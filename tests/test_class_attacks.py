@@ -245,7 +245,10 @@ def test_connections_up_to_maxclients_refuse_newcomers_until_the_guard_closes_th
             with pytest.raises(BackendUnavailable, match="too many clients") as refused:
                 emq_lab.connect(room.cy.url(room.server.admin_url), namespace=room.cy.namespace)
             assert "start the server" not in str(refused.value)
-            time.sleep(1.1)  # the sockets that never logged in are a second old
+            for _ in range(50):  # until the sockets that never logged in are past the grace (bounded: 5 s)
+                if min(_unlogged(admin).values()) > 1:
+                    break
+                time.sleep(0.1)
             swept = guard.sweep(admin, prefix=PREFIX, grace_s=1)
         watch.assert_held()
         why = {(c.user, c.why) for c in swept.closed}
@@ -559,3 +562,199 @@ def test_a_suspended_learner_connecting_hears_what_to_do_not_a_raw_refusal(room:
         admin.delete(keys.guard_log())
         admin.close()
     emq_lab.connect(room.eve.url(room.server.admin_url), namespace=room.eve.namespace).close()  # back in
+
+
+def _raw_login(port: int, user: str, password: str) -> tuple[socket.socket, bytes]:
+    """A raw socket that logs in as ``user``: the socket and the server's first answer."""
+    from class_server import resp
+
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    sock.sendall(resp(["AUTH", user, password]))
+    return sock, sock.recv(128)
+
+
+def test_sockets_that_never_log_in_up_to_maxclients_are_closed_and_a_learner_mid_session_or_handshake_stays(
+    room: Class,
+) -> None:
+    """Raw sockets that never log in fill maxclients but one, and a learner's client takes the last
+    slot in its handshake (connected, AUTH not sent yet); cy, connecting now, is refused. One sweep,
+    once the flood's sockets are past the grace, closes exactly those, says how many and that one
+    connection was refused; bob's connection (logged in before) and the one in its handshake stay
+    open and work, and cy then connects and PINGs in under 0.5 s."""
+    from class_server import resp
+
+    port = room.server.server.port
+    admin = room.server.admin()
+    admin.ping()  # the guard's connection, open before the flood (as the hub's is)
+    guard.sweep(admin, prefix=PREFIX)  # the counts a sweep keeps, taken before the flood
+    most = int(admin.config_get("maxclients")["maxclients"])
+    bob, answer = _raw_login(port, room.bob.name, room.bob.password)
+    assert answer.startswith(b"+OK")
+    flood: list[socket.socket] = []
+    handshake = None
+    try:
+        with Watch(room) as watch:
+            free = most - 1 - int(admin.info("clients")["connected_clients"])
+            for _ in range(free):  # all but one slot
+                flood.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+            for _ in range(100):  # until the server has accepted them all and they are past the grace (10 s at most)
+                ids = _unlogged(admin)
+                if len(ids) == len(flood) and min(ids.values()) > guard.GRACE_S:
+                    break
+                time.sleep(0.1)
+            assert len(ids) == len(flood) > most // 2
+            handshake = socket.create_connection(("127.0.0.1", port), timeout=5)  # a client mid-handshake
+            with pytest.raises(BackendUnavailable, match="too many clients"):
+                emq_lab.connect(room.cy.url(room.server.admin_url), namespace=room.cy.namespace)
+            young = {i: age for i, age in _unlogged(admin).items() if i not in ids}
+            assert len(young) == 1 and max(young.values()) <= guard.GRACE_S, young  # the handshake, in its grace
+            swept = guard.sweep(admin, prefix=PREFIX)
+            assert sorted(c.id for c in swept.closed if c.why == "login") == sorted(ids)
+            assert {c.why for c in swept.closed} == {"login"}
+            assert swept.refused >= 1
+            for sock, user in ((handshake, room.cy), (bob, None)):  # both still open: they log in and PING
+                if user is not None:
+                    sock.sendall(resp(["AUTH", user.name, user.password]))
+                    assert sock.recv(64).startswith(b"+OK")
+                sock.sendall(resp(["PING"]))
+                assert sock.recv(64).startswith(b"+PONG")
+            start = time.monotonic()
+            cy = redis.Redis.from_url(room.cy.url(room.server.admin_url), socket_timeout=5)
+            assert cy.ping()
+            took = time.monotonic() - start
+            cy.close()
+        watch.assert_held()
+        assert took < 0.5, f"cy's connect and PING took {took:.2f} s"
+        lines = swept.lines()
+        closing = f"closed {len(flood)} connection(s) not logged in after 1 s, from 127.0.0.1 ({len(flood)})"
+        assert any(line.endswith(closing) for line in lines)
+        assert any(f"the server refused {swept.refused} new connection(s) at maxclients" in line for line in lines)
+        shown = classroom.overview(admin, prefix=PREFIX).guard
+        assert any("not logged in after 1 s" in line for line in shown)
+        assert any("refused" in line and "at maxclients" in line for line in shown)
+    finally:
+        for sock in [*flood, bob, *([handshake] if handshake else [])]:
+            sock.close()
+        admin.delete(keys.guard_log(), keys.guard_logins())
+        admin.close()
+
+
+def _unlogged(admin: redis.Redis) -> dict[int, int]:
+    """The connections not logged in (the default user is off): {id: age in the server's seconds}."""
+    return {int(c["id"]): int(c["age"]) for c in admin.client_list() if c["user"] == "default"}
+
+
+FLOODER = """
+import errno, select, socket, sys, time
+port = int(sys.argv[1])
+held, most, emfile, opened = {}, 0, 0, 0
+poll = select.poll()
+deadline = time.monotonic() + 60  # a backstop: the test stops it long before
+print("ready", flush=True)
+while time.monotonic() < deadline and not select.select([sys.stdin], [], [], 0)[0]:
+    try:
+        sock = socket.socket()
+        try:
+            sock.connect(("127.0.0.1", port))
+        except OSError:
+            sock.close()
+            raise
+        held[sock.fileno()] = sock
+        poll.register(sock, select.POLLIN)
+        opened += 1
+        most = max(most, len(held))
+        if opened % 50:
+            continue
+    except OSError as exc:
+        if exc.errno != errno.EMFILE:
+            raise
+        emfile += 1
+        time.sleep(0.001)
+    for fd, _ in poll.poll(0):  # the ones the server closed (the guard, or maxclients): open them again
+        poll.unregister(fd)
+        held.pop(fd).close()
+print(most, emfile, opened, flush=True)
+"""
+
+
+def flood_and_count(room: Class, *, limited: bool, newcomers: int = 60) -> dict[str, int]:
+    """A learner's process opens sockets that never log in, as fast as it can, keeping them and
+    opening again each one the server closes (``limited``: under the hub's open-files limit, as in
+    a learner's server); the guard sweeps meanwhile (as the hub runs it); cy connects and logs in
+    ``newcomers`` times, 20 ms apart, and on until the guard has closed the flood's sockets at least
+    once (bounded: 400 tries). Returns how many were refused, and the flooder's counts."""
+    from emq_lab.classroom import hub
+
+    admin = room.server.admin()
+    admin.ping()
+    guard.sweep(admin, prefix=PREFIX)  # the counts taken before the flood
+    flooder = subprocess.Popen(
+        [sys.executable, "-c", FLOODER, str(room.server.server.port)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        preexec_fn=hub.limit_open_files() if limited else None,
+    )  # fmt: skip
+    stop = threading.Event()
+    sweeping = threading.Thread(target=guard.watch, args=(admin, stop), kwargs={"prefix": PREFIX})
+    refused = tries = 0
+    try:
+        assert flooder.stdout is not None and flooder.stdout.readline().strip() == "ready"
+        sweeping.start()
+        time.sleep(0.5)  # the flood under way
+        while tries < newcomers or (tries < 400 and not _guard_closed(admin)):
+            tries += 1
+            try:
+                sock, answer = _raw_login(room.server.server.port, room.cy.name, room.cy.password)
+                sock.close()
+            except OSError:
+                answer = b""
+            if not answer.startswith(b"+OK"):
+                assert answer == b"" or b"max number of clients" in answer, answer
+                refused += 1
+            time.sleep(0.02)
+        out, _ = flooder.communicate("stop\n", timeout=60)
+    finally:
+        stop.set()
+        if flooder.poll() is None:
+            flooder.kill()
+            flooder.wait()
+        if sweeping.is_alive():
+            sweeping.join()
+    most, emfile, opened = (int(word) for word in out.split())
+    closed = _guard_closed(admin)
+    admin.delete(keys.guard_log(), keys.guard_logins())
+    admin.close()
+    return {"refused": refused, "newcomers": tries, "most_held": most, "emfile": emfile, "opened": opened,
+            "closed_by_guard": closed}  # fmt: skip
+
+
+def _guard_closed(admin: redis.Redis) -> int:
+    """The connections not logged in that the guard's kept log says it closed."""
+    log = guard.read_log(admin, lines=guard.LOG_LINES)
+    return sum(int(line.split(" closed ")[1].split()[0]) for line in log if "not logged in after" in line)
+
+
+def test_a_sustained_flood_of_sockets_never_logged_in_refuses_newcomers_only_past_the_open_files_limit(
+    room: Class,
+) -> None:
+    """A class of 30's maxclients (992). A learner's process flooding it with sockets that never log
+    in, unlimited, holds maxclients full between the guard's sweeps and newcomers are refused
+    (the outside check's finding). The same process under the hub's open-files limit (256, as each
+    process of a learner's server has) holds at most 256 sockets whatever it does, its next socket
+    fails with EMFILE, and no newcomer is refused."""
+    from emq_lab.classroom import hub
+
+    admin = room.server.admin()
+    before = admin.config_get("maxclients")["maxclients"]
+    admin.config_set("maxclients", class_clients(30))
+    try:
+        unlimited = flood_and_count(room, limited=False)
+        limited = flood_and_count(room, limited=True)
+    finally:
+        admin.config_set("maxclients", before)
+        admin.close()
+    print("flood, newcomers refused:", {"unlimited": unlimited, "limited": limited})
+    assert unlimited["most_held"] > hub.OPEN_FILES and unlimited["refused"] > 0, unlimited
+    assert unlimited["closed_by_guard"] > 0, unlimited
+    assert limited["most_held"] <= hub.OPEN_FILES and limited["emfile"] > 0, limited
+    assert limited["closed_by_guard"] > 0, limited  # the guard still closes them, as they come back
+    assert limited["refused"] == 0, limited

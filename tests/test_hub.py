@@ -38,7 +38,16 @@ from servers import free_port
 import emq_lab
 from emq_lab import classroom, keys, progress
 from emq_lab.classroom import Learner
-from emq_lab.classroom.hub import FOLDER, LEARNER_NOTEBOOKS, HubSettings, configure, prepare_spawn, revoking
+from emq_lab.classroom.hub import (
+    FOLDER,
+    LEARNER_NOTEBOOKS,
+    OPEN_FILES,
+    HubSettings,
+    configure,
+    limit_open_files,
+    prepare_spawn,
+    revoking,
+)
 
 LEARNERS = ("ada", "bo", "cy")
 INSTRUCTOR = "teacher"
@@ -229,6 +238,21 @@ def _read(path: str) -> str:
         return ""
 
 
+def _open_files(pid: int) -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return 0
+
+
+def _files_limit(pid: int) -> int:
+    """The soft limit of open files of ``pid`` (/proc/<pid>/limits), 0 when unknown."""
+    for line in _read(f"/proc/{pid}/limits").splitlines():
+        if line.startswith("Max open files"):
+            return int(line.split()[3])
+    return 0
+
+
 def report_costs(hub: Hub, admin: redis.Redis, used_before: int) -> None:
     """What one learner costs after running 01 (printed, and kept in test-artifacts/hub-costs.json):
     the server's and the kernels' memory, their connections to Valkey, the memory of their keys."""
@@ -247,6 +271,9 @@ def report_costs(hub: Hub, admin: redis.Redis, used_before: int) -> None:
             "kernel_rss_mib": round(sum(_rss_mib(pid) for pid in kernels), 1),
             "tree_rss_mib": round(sum(_rss_mib(pid) for pid in [servers[name], *tree]), 1),
             "valkey_connections": sum(1 for client in clients if client.get("user") == namespace),
+            "server_open_files": _open_files(servers[name]),
+            "kernel_open_files": max((_open_files(pid) for pid in kernels), default=0),
+            "open_files_limit": _files_limit(servers[name]),
             "key_memory_kib": round(key_bytes / 1024, 1),
         }
     ARTIFACTS.mkdir(exist_ok=True)
@@ -492,7 +519,9 @@ def test_configure_sets_the_hook_and_keeps_kubespawner_on_kubernetes(tmp_path: P
     local, kube = Config(), Config()
     configure(local, settings, spawner="simple", homes=str(tmp_path))
     configure(kube, settings, spawner="kube")
-    assert local.JupyterHub.spawner_class.endswith("SimpleLocalProcessSpawner")
+    from jupyterhub.spawner import SimpleLocalProcessSpawner
+
+    assert issubclass(local.JupyterHub.spawner_class, SimpleLocalProcessSpawner)  # each process: OPEN_FILES
     assert local.SimpleLocalProcessSpawner.home_dir_template == str(tmp_path / "{username}")
     assert "spawner_class" not in kube.JupyterHub and "cmd" not in kube.Spawner  # the chart's KubeSpawner and image
     for config in (local, kube):
@@ -502,3 +531,78 @@ def test_configure_sets_the_hook_and_keeps_kubespawner_on_kubernetes(tmp_path: P
         configure(Config(), settings, spawner="docker")
     ann = Learner("learner-ann", "pw")  # a learner's URL keeps the cluster scheme, and no database
     assert ann.url(settings.server_url) == "valkey+cluster://learner-ann:pw@valkey-0.valkey:6379"
+
+
+OPENER = """
+import json, os, resource, socket, subprocess, sys
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+try:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard * 4, hard * 4))
+    raised = True
+except (ValueError, OSError):
+    raised = False
+kernel = subprocess.run(  # what a process it starts (a kernel) inherits
+    [sys.executable, "-c", "import resource; print(resource.getrlimit(resource.RLIMIT_NOFILE)[1])"],
+    capture_output=True, text=True,
+).stdout.strip()
+held, error = [], None
+while len(held) < 5000:  # bounded whatever the limit
+    try:
+        held.append(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5))
+    except OSError as exc:
+        error = [exc.errno, exc.strerror]
+        break
+print(json.dumps({"soft": soft, "hard": hard, "raised": raised, "kernel": int(kernel), "held": len(held),
+                  "error": error, "cwd": os.getcwd()}), flush=True)
+sys.stdin.readline()  # holds the sockets until the test has counted them
+"""
+
+
+def test_a_learners_process_cannot_hold_more_sockets_than_the_hubs_open_files_limit(
+    class_server: ClassServer, tmp_path: Path
+) -> None:
+    """The spawner the hub configures starts a learner's server through its preexec function: in
+    it, and in every process it starts, at most OPEN_FILES files are open; a socket past that
+    fails with EMFILE ("Too many open files"), the class server counts no more of its sockets, and
+    the process cannot raise the limit (as an ordinary user; as root, without CAP_SYS_RESOURCE)."""
+    pytest.importorskip("jupyterhub", reason="HUB TESTS SKIPPED: jupyterhub is not installed (pip install -e '.[hub]')")
+    import errno
+    import logging
+
+    from traitlets.config import Config
+
+    config = Config()
+    configure(config, _settings(class_server, "sp5-"), spawner="simple", homes=str(tmp_path))
+    home = tmp_path / "ann"
+    spawner = SimpleNamespace(home_dir=str(home), log=logging.getLogger("test-hub"))
+    preexec = config.JupyterHub.spawner_class.make_preexec_fn(spawner, "ann")  # as Spawner.start passes it to Popen
+    command = [sys.executable, "-c", OPENER, str(class_server.server.port)]
+    if os.geteuid() == 0:  # root may raise any limit: drop that capability, as an ordinary user has none
+        if not shutil.which("setpriv"):
+            pytest.skip("run as root without setpriv: cannot show that a learner cannot raise the limit")
+        command = ["setpriv", "--bounding-set", "-sys_resource", "--inh-caps", "-sys_resource", *command]
+    admin = class_server.admin()
+    most = admin.config_get("maxclients")["maxclients"]
+    admin.config_set("maxclients", 4 * OPEN_FILES)  # room for all it may open (users of another test set it lower)
+    before = sum(1 for client in admin.client_list() if client["user"] == "default")
+    child = subprocess.Popen(command, preexec_fn=preexec, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        seen = json.loads(child.stdout.readline())
+        for _ in range(100):  # the server accepts them a moment later (bounded: 5 s)
+            held = sum(1 for client in admin.client_list() if client["user"] == "default") - before
+            if held >= seen["held"]:
+                break
+            time.sleep(0.05)
+    finally:
+        child.communicate("done\n", timeout=30)
+        admin.config_set("maxclients", most)
+        admin.close()
+    assert seen["soft"] == seen["hard"] == seen["kernel"] == OPEN_FILES
+    assert not seen["raised"]
+    assert OPEN_FILES - 16 <= seen["held"] < OPEN_FILES  # its stdin, stdout, stderr and Python's own files
+    assert seen["error"] == [errno.EMFILE, "Too many open files"]
+    assert held == seen["held"]  # what the class server saw of it: no more
+    assert seen["cwd"] == str(home)  # the spawner's own preparation still ran (SimpleLocalProcessSpawner: the home)
+    with pytest.raises(ValueError, match="open_files"):
+        limit_open_files(16)

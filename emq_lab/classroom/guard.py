@@ -8,17 +8,27 @@ A sweep reads ``CLIENT LIST`` (as an admin) and closes, with ``CLIENT KILL ID``:
   :func:`emq_lab.keys.guard_suspended`),
 - any connection holding a huge reply (``omem`` or ``tot-mem`` past ``max_reply`` bytes: replies
   asked for and never read, which count against ``maxmemory`` like keys),
-- connections still not logged in after ``grace_s`` seconds when the default user is off (a
-  socket opened to fill ``maxclients``, or to try passwords),
+- connections still not logged in ``grace_s`` seconds or more after they were accepted, when the
+  default user is off (so every connection whose user is ``default`` has not logged in): a socket
+  opened to fill ``maxclients``, or to try passwords. The server counts a connection's ``age`` in
+  whole seconds from the second it was accepted (Valkey 8.0 shows ``age=1`` 7 ms after an accept
+  at a second's end), so the guard waits for ``age > grace_s``: a client in its handshake
+  (connect, then AUTH at once) is never closed,
 - a connection that failed to log in ``max_failed`` times or more since the last sweep, counted
   from the server's ``ACL LOG`` (its ``auth`` entries: the user tried, how many times, and the
   client-info of the last try), and every other connection from that address whose login failed.
   It counts failures, not time: a learner whose old password fails a few times is left alone.
 
-It writes one line per learner and reason to :func:`emq_lab.keys.guard_log` (capped), which the
-instructor's page shows. Run it from the hub (:func:`watch`, a loop) or from the instructor's
-page (``ClassroomPanel(..., guard=True)``, once per refresh); either way it needs the admin.
-The server's own limits (``doctor``) bound what happens between two sweeps."""
+It also counts the connections the server refused at ``maxclients`` since the last sweep (``INFO
+stats`` ``rejected_connections``). It writes one line per learner and reason (and one for the
+refusals) to :func:`emq_lab.keys.guard_log` (capped), which the instructor's page shows. While
+connections are being refused or closed unlogged, :func:`watch` sweeps every
+:data:`FLOOD_EVERY_S` seconds instead of every second. Run it from the hub (:func:`watch`, a
+loop) or from the instructor's page (``ClassroomPanel(..., guard=True)``, once per refresh);
+either way it needs the admin. The server's own limits (``doctor``) bound what happens between
+two sweeps, and on a hub each process of a learner may hold only so many sockets
+(:data:`emq_lab.classroom.hub.OPEN_FILES`): a process that opens sockets again as fast as the
+guard closes them holds at most that many."""
 
 from __future__ import annotations
 
@@ -41,8 +51,12 @@ from .users import default_user
 QUOTA = 32
 #: Bytes of unread reply (``omem``) or of all buffers (``tot-mem``) past which a connection is closed.
 MAX_REPLY = 32 * 2**20
-#: Seconds a connection may stay unauthenticated (the default user off) before it is closed.
-GRACE_S = 2
+#: Seconds a connection may stay unauthenticated (the default user off) before it is closed: at least
+#: this long (the server's ``age`` past it), at most this plus one and a sweep.
+GRACE_S = 1
+#: Seconds between sweeps while a flood lasts (the last sweep closed unlogged connections, or the server
+#: refused some at ``maxclients``).
+FLOOD_EVERY_S = 0.2
 #: Seconds a learner past its quota stays suspended (its ACL user off).
 COOLDOWN_S = 30
 #: Lines the guard's log keeps.
@@ -80,6 +94,13 @@ class Sweep:
     cooldown_s: int = COOLDOWN_S
     failed_logins: dict[str, int] = field(default_factory=dict)  # user tried -> failures since the last sweep
     max_failed: int = MAX_FAILED
+    refused: int = 0  # connections the server refused at maxclients since the last sweep
+    unlogged: int = 0  # connections not logged in (any age) this sweep saw
+
+    @property
+    def flooded(self) -> bool:
+        """Whether this sweep met a flood: connections refused at ``maxclients``, or unlogged ones closed."""
+        return self.refused > 0 or any(closed.why == "login" for closed in self.closed)
 
     def lines(self) -> list[str]:
         """One sentence per user and reason: ``09:41:03 closed 120 connection(s) of learner07 (past its quota
@@ -113,6 +134,11 @@ class Sweep:
             lines.append(
                 f"{when} closed {sum(strangers.values())} connection(s) not logged in after {self.grace_s} s, "
                 f"from {hosts}{more}"
+            )
+        if self.refused:
+            lines.append(
+                f"{when} the server refused {self.refused:,} new connection(s) at maxclients since the last sweep "
+                f"({self.unlogged:,} connection(s) not logged in now)"
             )
         if guessers:
             hosts = ", ".join(f"{host} ({count})" for host, count in sorted(guessers.items())[:5])
@@ -154,7 +180,8 @@ def choose(
     it; the ids in ``guessing`` (trying passwords: :func:`failed_logins`) and, when ``login_open``
     (the default user is off, so no one may stay as it), every one from their addresses whose
     login failed; a learner's (``learner(user)``) past ``quota``, the newest first; unauthenticated
-    ones older than ``grace_s`` when ``login_open``."""
+    ones when ``login_open`` and their ``age`` is past ``grace_s`` (the server counts whole seconds
+    from the second of the accept, so an ``age`` of ``grace_s`` may be a few ms)."""
     if isinstance(quota, bool) or not isinstance(quota, int) or quota < 1:
         raise ValueError(f"quota: expected an int of at least 1 connection, got {quota!r}")
     if isinstance(max_reply, bool) or not isinstance(max_reply, int) or max_reply < 1:
@@ -172,7 +199,7 @@ def choose(
             closing[ident] = Closed(ident, user, str(entry.get("addr", "")), "reply")
         elif ident in guessers or (login_open and _failed(entry) and _host(entry) in hosts):
             closing[ident] = Closed(ident, user, str(entry.get("addr", "")), "password")
-        elif login_open and user == "default" and _number(entry, "age") >= grace_s:
+        elif login_open and user == "default" and _number(entry, "age") > grace_s:
             closing[ident] = Closed(ident, user, str(entry.get("addr", "")), "login")
         elif learner(user):
             mine.setdefault(user, []).append(entry)
@@ -250,13 +277,19 @@ def sweep(
     seen_logins = {str(k): int(v) for k, v in admin.hgetall(keys.guard_logins()).items()}
     counted: dict[str, int] = {}
     tried: dict[str, int] = {}
+    refused = 0
     for index, node in enumerate(_nodes(admin)):
         me = int(node.client_id())
-        guessing, per_user, now = failed_logins(
+        rejected = _number(node.info("stats"), "rejected_connections")
+        counted[f"refused:{index}"] = rejected
+        before = seen_logins.get(f"refused:{index}")
+        if before is not None:  # the first sweep only notes the count (refusals of long ago are no news)
+            refused += rejected - before if rejected >= before else rejected  # smaller: the server restarted
+        guessing, failed, now = failed_logins(
             node.acl_log(count=ACL_LOG_ENTRIES), seen_logins, node=index, max_failed=max_failed
         )
         counted.update(now)
-        for user, failures in per_user.items():
+        for user, failures in failed.items():
             tried[user] = tried.get(user, 0) + failures
         entries = node.client_list()
         seen += len(entries)
@@ -291,8 +324,9 @@ def sweep(
         seen, per_user, tuple(closed), now_ms, quota, max_reply, grace_s=grace_s,
         suspended=tuple(offenders), resumed=tuple(resumed), cooldown_s=cooldown_s,
         failed_logins=tried if any(c.why == "password" for c in closed) else {}, max_failed=max_failed,
+        refused=refused, unlogged=per_user.get("default", 0) if login_open else 0,
     )  # fmt: skip
-    if log and (closed or resumed):
+    if log and (closed or resumed or refused):
         done = _log(admin, done)
     return done
 
@@ -363,13 +397,19 @@ def watch(
 ) -> None:
     """Sweep every ``every_s`` seconds until ``stop`` is set (the hub runs this in a thread, the
     ``guard`` command in the foreground), passing each line a sweep logs to ``report``; a sweep
-    that fails (the server down a moment) is tried again at the next turn."""
+    that fails (the server down a moment) is tried again at the next turn. After a sweep that met
+    a flood (:attr:`Sweep.flooded`) the next comes after :data:`FLOOD_EVERY_S` seconds at most, so
+    sockets that never log in are closed soon after their grace, not up to a second later."""
     while not stop.is_set():
+        wait = every_s
         try:
-            said = sweep(admin, **options).lines()
+            done = sweep(admin, **options)
+            said = done.lines()
+            if done.flooded:
+                wait = min(every_s, FLOOD_EVERY_S)
         except RedisError as exc:
             said = [f"sweep failed, trying again: {str(exc)[:160]}"]
         if report is not None:
             for line in said:
                 report(line)
-        stop.wait(every_s)
+        stop.wait(wait)

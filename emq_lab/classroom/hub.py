@@ -9,6 +9,12 @@ admin's server gets the URL of a read-only observer user instead. Deleting a use
 deletes their ACL user (the authenticator's ``delete_user``, which JupyterHub calls on every
 deletion), and the server closes that user's connections.
 
+What one learner's processes may hold: on one machine (``simple``, ``local``) each server starts
+with at most :data:`OPEN_FILES` open files, sockets included, as its soft and hard
+``RLIMIT_NOFILE`` (:func:`limited`), which every process it starts (kernels, terminals, the
+exercises' sandbox) inherits; so one process of a learner cannot hold the class server's
+``maxclients`` with sockets that never log in (the guard closes those after a second).
+
 ``python -m emq_lab.classroom hub ...`` runs it (see ``--help``); a ``jupyterhub_config.py`` of
 your own (Kubernetes: the chart's ``hub.extraConfig``) calls :func:`configure` with
 :func:`settings_from_env`. This module imports JupyterHub only inside :func:`configure`.
@@ -40,6 +46,11 @@ NOTEBOOKS_ENV = "EMQ_LAB_HUB_NOTEBOOKS"
 LEARNER_NOTEBOOKS = ("00-start.ipynb", "01-upsert.ipynb", "02-cadence.ipynb", "03-cancel.ipynb")
 INSTRUCTOR_NOTEBOOKS = ("instructor.ipynb",)
 FOLDER = "emq-lab"  # in each user's home: their copies, and where their server opens
+#: Open files (sockets among them) each process of a learner's server may hold, soft and hard limit.
+#: Measured after a learner ran 01 under it (tests/test_hub.py, hub-costs.json): the single-user server
+#: held 35-47 with its notebook open, the kernel 84 (8 of them its connections to Valkey); 256 leaves
+#: room for a few notebooks, a terminal and pip, and is a quarter of ``maxclients`` for 30 learners.
+OPEN_FILES = 256
 
 
 @dataclass(frozen=True)
@@ -258,21 +269,60 @@ def revoking(base: type[Any], settings: HubSettings) -> type:
     return cls
 
 
-def configure(c: Any, settings: HubSettings, *, spawner: str = "simple", homes: str = "") -> None:
+def limit_open_files(limit: int = OPEN_FILES) -> Callable[[], None]:
+    """A function for a new process (a ``preexec_fn``: after the fork, before the exec) that sets
+    its soft and hard ``RLIMIT_NOFILE`` to ``limit`` (never above the hard limit it has): the
+    process and all it starts may hold at most ``limit`` files and sockets open, and a process not
+    privileged cannot raise it again. Its next ``socket()`` past it fails with ``OSError`` EMFILE,
+    "Too many open files"."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 64:
+        raise ValueError(f"open_files: expected an int of at least 64 (a kernel alone holds about 70), got {limit!r}")
+    import resource  # here, not in the child: no import between fork and exec
+
+    def preexec() -> None:
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        most = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (most, most))
+
+    return preexec
+
+
+def limited(base: type[Any], open_files: int = OPEN_FILES) -> type:
+    """``base`` (JupyterHub's ``LocalProcessSpawner`` or a subclass) whose servers start with at most
+    ``open_files`` open files per process (:func:`limit_open_files`), after ``base``'s own preparation
+    of the process (``LocalProcessSpawner``: its user, groups and home)."""
+    limit = limit_open_files(open_files)
+
+    def make_preexec_fn(self: Any, name: str) -> Callable[[], None]:
+        prepare = base.make_preexec_fn(self, name)
+
+        def preexec() -> None:
+            limit()  # first: a process of root may still lower its hard limit; then base's setuid
+            prepare()
+
+        return preexec
+
+    cls: type = type(f"Limited{base.__name__}", (base,), {"make_preexec_fn": make_preexec_fn, "__module__": __name__})
+    return cls
+
+
+def configure(
+    c: Any, settings: HubSettings, *, spawner: str = "simple", homes: str = "", open_files: int = OPEN_FILES
+) -> None:
     """Set a JupyterHub config ``c`` for the class: the revoking shared-password authenticator
     (change ``c.JupyterHub.authenticator_class`` after, with :func:`revoking`, for another), the
     pre-spawn hook, and the spawner: ``simple``, every server as the hub's Unix user, homes under
     ``homes``; ``local``, a Unix user per learner; these two run this venv's single-user server and
-    proxy. ``kube``: the spawner and proxy Zero to JupyterHub sets (KubeSpawner); the copies are
-    then made in the learner's pod (see the README), not by the hub."""
+    proxy, each of its processes limited to ``open_files`` open files (:func:`limited`). ``kube``:
+    the spawner and proxy Zero to JupyterHub sets (KubeSpawner); the copies are then made in the
+    learner's pod (see the README), not by the hub, and the pod's limits are the chart's."""
     from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
+    from jupyterhub.spawner import LocalProcessSpawner, SimpleLocalProcessSpawner
 
-    kinds = {
-        "simple": "jupyterhub.spawner.SimpleLocalProcessSpawner",
-        "local": "jupyterhub.spawner.LocalProcessSpawner",
-    }
+    kinds: dict[str, type[Any]] = {"simple": SimpleLocalProcessSpawner, "local": LocalProcessSpawner}
     if spawner not in (*kinds, "kube"):
         raise ValueError(f"spawner: expected 'simple', 'local' or 'kube', got {spawner!r}")
+    spawner_class = limited(kinds[spawner], open_files) if spawner in kinds else None
     c.JupyterHub.authenticator_class = revoking(SharedPasswordAuthenticator, settings)
     c.Spawner.pre_spawn_hook = pre_spawn_hook(settings, copy=spawner != "kube")
     # The instructor's page in Voila with emq-lab's template (no CDN), as make present shows it.
@@ -281,7 +331,7 @@ def configure(c: Any, settings: HubSettings, *, spawner: str = "simple", homes: 
     c.Spawner.start_timeout = 180
     if spawner == "kube":
         return
-    c.JupyterHub.spawner_class = kinds[spawner]
+    c.JupyterHub.spawner_class = spawner_class
     if spawner == "simple" and homes:
         c.SimpleLocalProcessSpawner.home_dir_template = str(Path(homes) / "{username}")
     if spawner == "simple" and os.getuid() == 0:
