@@ -134,8 +134,10 @@ class SimClock:
         that is not a whole number of milliseconds (``advance(60_000 / 4)`` is fine: 15000.0)."""
         step = whole_ms(ms, "ms")
         for amount, field, unit in ((seconds, "seconds", 1000), (minutes, "minutes", MINUTE_MS)):
+            if amount and (isinstance(amount, bool) or not isinstance(amount, int | float)):
+                raise ValueError(f"{field}: expected a number, got {type(amount).__name__} {amount!r}")
             if amount:
-                step += whole_ms(_scaled(amount, unit, field), field)
+                step += whole_ms(round(amount * unit, 6), field)
         if step < 0:
             raise ValueError(f"ms: a SimClock only moves forward, got a step of {step} ms")
         self._now = _in_range(self._now + step, "ms")
@@ -154,14 +156,7 @@ class SimClock:
         self._now = self.start_ms
 
     def __repr__(self) -> str:
-        iso = utc(self._now).isoformat().replace("+00:00", "Z")
-        return f"SimClock({iso!r})"
-
-
-def _scaled(amount: object, unit: int, field: str) -> float:
-    if isinstance(amount, bool) or not isinstance(amount, int | float):
-        raise ValueError(f"{field}: expected a number, got {type(amount).__name__} {amount!r}")
-    return round(amount * unit, 6)
+        return f"SimClock({utc(self._now).isoformat().replace('+00:00', 'Z')!r})"
 
 
 class SystemClock:

@@ -85,21 +85,21 @@ def progress(namespace: str | None) -> str:
     return f"{PREFIX}:ns:{{{namespace}:}}:progress"
 
 
+# A class server's guard (an admin) writes these, outside every learner's key pattern.
+
+
 def guard_log() -> str:
-    """LIST of what a class server's guard did, newest first: written by the guard (an admin),
-    read by the instructor's page; outside every learner's key pattern."""
+    """LIST of what the guard did, newest first (the instructor's page reads it)."""
     return f"{PREFIX}:classroom:guard"
 
 
 def guard_suspended() -> str:
-    """HASH of the learners the class guard suspended: field = ACL user, value = when (server ms)
-    the guard turns it on again; written by the guard only, outside every learner's key pattern."""
+    """HASH: field = a suspended ACL user, value = when (server ms) the guard turns it on again."""
     return f"{PREFIX}:classroom:suspended"
 
 
 def guard_logins() -> str:
-    """HASH of the failed logins the class guard has counted: field = ``<node>:<ACL LOG entry id>``,
-    value = that entry's count at the last sweep; written by the guard only."""
+    """HASH: field = ``<node>:<ACL LOG entry id>``, value = that failed login's count at the last sweep."""
     return f"{PREFIX}:classroom:logins"
 
 

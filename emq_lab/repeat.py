@@ -14,8 +14,6 @@ from .scripts import Row
 if TYPE_CHECKING:
     from .lab import Lab
 
-__all__ = ["Due", "Repeat", "Row"]
-
 
 @dataclass(frozen=True)
 class Due:
