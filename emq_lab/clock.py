@@ -57,9 +57,7 @@ def _in_range(ms: int, field: str) -> int:
 
 def parse_instant(instant: str | int | datetime) -> int:
     """An ISO-8601 string, a datetime or epoch milliseconds -> epoch milliseconds."""
-    if isinstance(instant, bool):
-        raise ValueError(f"start: expected an ISO-8601 string, datetime or int ms, got {instant!r}")
-    if isinstance(instant, int | float):
+    if isinstance(instant, int | float) and not isinstance(instant, bool):
         return whole_ms(instant, "start")
     if isinstance(instant, str):
         try:

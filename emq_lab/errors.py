@@ -13,8 +13,6 @@ from redis import exceptions
 
 from .urls import redact
 
-EMBEDDED_FIX = "or call emq_lab.connect() with no URL to use the embedded backend"
-
 
 class BackendUnavailable(exceptions.ConnectionError, builtins.ConnectionError):
     """The server cannot be reached, stopped answering, or (a cluster) has no serving primary: both
@@ -32,14 +30,6 @@ class LoginRefused(BackendUnavailable, exceptions.AuthenticationError):
     redis-py's ``AuthenticationError``. Not transient: trying again at once meets the same refusal."""
 
 
-# A class server's guard turns a learner off for its cooldown after too many connections, and
-# removing a learner deletes their ACL user: both read as a refused login.
-CLASS_LOGIN_FIX = (
-    "on a class server the guard turns a learner off for about 30 s after too many connections: close "
-    "the notebooks you do not need and try again in a minute; if it is still refused, the instructor may "
-    "have removed your user (ask them); otherwise check the user and password in the URL"
-)
-
 BUSY = "the server is busy running a script"
 BUSY_FIX = "a BUSY reply means the command did not run, so trying again is safe; try again in a few seconds"
 
@@ -54,13 +44,6 @@ class BackendBusy(BackendUnavailable):
 
 
 RESHARDING = "the cluster is moving this queue's keys to another node (a reshard); try again in a moment"
-
-#: Server answers that a wait cures, each with its phrase, first match wins.
-WAITS: tuple[tuple[type[BaseException], str], ...] = (
-    (exceptions.BusyLoadingError, "the server is still loading its data"),
-    (exceptions.TryAgainError, RESHARDING),
-    (exceptions.ClusterDownError, "the cluster has no serving primary for this queue's slot (a failover under way?)"),
-)
 
 
 def _text(exc: BaseException) -> str:
@@ -77,9 +60,12 @@ def busy(exc: BaseException) -> bool:
 def _waiting(exc: BaseException) -> str | None:
     """The phrase for a fault that a wait cures and that redis-py raises as no ConnectionError."""
     text = _text(exc)
-    for kind, phrase in WAITS:
-        if isinstance(exc, kind):
-            return phrase
+    if isinstance(exc, exceptions.BusyLoadingError):
+        return "the server is still loading its data"
+    if isinstance(exc, exceptions.TryAgainError):
+        return RESHARDING
+    if isinstance(exc, exceptions.ClusterDownError):
+        return "the cluster has no serving primary for this queue's slot (a failover under way?)"
     if busy(exc):
         return f"{BUSY} — retrying"
     # redis-py 5 when no node of a cluster answers ("not enabled": a cluster URL to a plain server)
@@ -132,17 +118,9 @@ def _user(url: str) -> str:
 
 def _keys(command: Sequence[object]) -> list[str]:
     """The keys of one command as sent (EVALSHA and kin declare theirs; most others name one first)."""
-    if not command:
-        return []
-    if (
-        str(command[0]).upper() in ("EVALSHA", "EVAL", "EVALSHA_RO", "EVAL_RO", "FCALL", "FCALL_RO")
-        and len(command) > 2
-    ):
-        try:
-            count = int(str(command[2]))
-        except ValueError:
-            return []
-        return [str(key) for key in command[3 : 3 + count]]
+    if len(command) > 2 and str(command[0]).upper().startswith(("EVAL", "FCALL")):  # EVALSHA, FCALL_RO, ...
+        count = str(command[2])
+        return [str(key) for key in command[3 : 3 + int(count)]] if count.isdigit() else []
     return [str(command[1])] if len(command) > 1 else []
 
 
@@ -158,22 +136,6 @@ def _command(command: Sequence[object]) -> str:
 # Commands that run (or load) Lua: on a class server a learner may run none of them, only the
 # EVALSHA of the scripts the instructor loaded.
 _LUA_COMMANDS = frozenset(("EVAL", "EVAL_RO", "SCRIPT LOAD", "FCALL", "FCALL_RO", "FUNCTION LOAD"))
-
-
-def _no_lua(where: str, user: str, command: str, text: str) -> str:
-    """A learner's refused SCRIPT LOAD or EVAL: on a class server only the instructor loads Lua."""
-    if command == "SCRIPT LOAD":
-        return (
-            f"{where}: the server does not hold this script and user {user!r} may not load scripts (a "
-            "class server runs only emq-lab's own scripts, loaded by the instructor). If emq-lab's own "
-            "verbs say this, the server lost its scripts (a restart): ask the instructor to run: "
-            f"python -m emq_lab.classroom scripts --url <the instructor's URL>. "
-            f"Your own Lua runs in the exercises' sandbox [{text}]"
-        )
-    return (
-        f"{where}: user {user!r} may not run {command}: a class server runs only emq-lab's own "
-        f"scripts, loaded by the instructor; run your own Lua in the exercises' sandbox [{text}]"
-    )
 
 
 #: What a server says when it wants a password that the URL did not give.
@@ -213,10 +175,27 @@ def translate(
         refused = f"the server refused user {_user(url)!r} and the password in the URL"
         if _user(url) == "default":
             return LoginRefused(where, f"{refused} (wrong password, or the user is disabled)", "check the password")
-        turned_off = f"{refused} (the user is turned off, removed, or the password is wrong)"
-        return LoginRefused(where, turned_off, CLASS_LOGIN_FIX)
+        # A class server's guard turns a learner off for a while, and removing a learner deletes the user.
+        return LoginRefused(
+            where,
+            f"{refused} (the user is turned off, removed, or the password is wrong)",
+            "on a class server the guard turns a learner off for about 30 s after too many connections: close "
+            "the notebooks you do not need and try again in a minute; if it is still refused, the instructor "
+            "may have removed your user (ask them); otherwise check the user and password in the URL",
+        )
+    if isinstance(exc, exceptions.NoPermissionError) and _command(command) == "SCRIPT LOAD":
+        return exceptions.NoPermissionError(
+            f"{where}: the server does not hold this script and user {_user(url)!r} may not load scripts (a "
+            "class server runs only emq-lab's own scripts, loaded by the instructor). If emq-lab's own verbs "
+            "say this, the server lost its scripts (a restart): ask the instructor to run: python -m "
+            "emq_lab.classroom scripts --url <the instructor's URL>. Your own Lua runs in the exercises' sandbox "
+            f"[{text}]"
+        )
     if isinstance(exc, exceptions.NoPermissionError) and _command(command) in _LUA_COMMANDS:
-        return exceptions.NoPermissionError(_no_lua(where, _user(url), _command(command), text))
+        return exceptions.NoPermissionError(
+            f"{where}: user {_user(url)!r} may not run {_command(command)}: a class server runs only emq-lab's "
+            f"own scripts, loaded by the instructor; run your own Lua in the exercises' sandbox [{text}]"
+        )
     if isinstance(exc, exceptions.NoPermissionError) or "ACL failure in script" in text:
         fix = (
             "use the namespace you were given (emq_lab.connect(url, namespace=...)), "
@@ -259,13 +238,13 @@ def translate(
         )
     if not is_transient(exc):
         return exc
+    fix = "start the server (or wait for it), check the host and port, or call emq_lab.connect() with no URL"
+    fix += " to use the embedded backend"
     if _user(url) != "default":  # an ACL user: a class server, which the learner does not run
         fix = (
             "the server may be busy (another call holding it) or stalled; nothing else was changed; "
             "try again in a minute, and if it lasts tell the instructor (whoever runs the server)"
         )
-    else:
-        fix = "start the server (or wait for it), check the host and port, " + EMBEDDED_FIX
     return BackendUnavailable(where, reason(exc, timeout_s=timeout_s), fix)
 
 

@@ -20,12 +20,9 @@ def forward(
     pump: Pump, occurrences: int, *, step_ms: int, finish_ms: int | None = None, per_call: int = 100
 ) -> Iterator[list[Occurrence]]:
     """Tick ``pump`` from its SimClock's now every ``step_ms`` (0: at each moment a row falls due)
-    until ``occurrences`` have fired, ``per_call`` of them a round (at most ``scripts.MAX_WANT``:
-    one call's work stays small on a shared server); yields what each round fired and leaves the
-    clock at the tick after the last one taken. ``finish_ms`` (start-to-finish only): each run
-    finishes that long after its release, and its finish advances the row (next = finish +
-    period). Stops early when nothing is registered, or when a round's ticks fired nothing new
-    (only replayed slot-keyed ids, or a learner's due that answers no row)."""
+    until ``occurrences`` have fired, ``per_call`` a round (at most ``scripts.MAX_WANT``); yields
+    what each round fired, the clock left at the tick after the last. ``finish_ms`` (start-to-finish
+    only): each run's length, its finish advancing the row. Stops early when a round fires nothing new."""
     clock = pump.lab.clock
     if not isinstance(clock, AdvancingClock):
         raise ValueError("clock: forward() needs a SimClock (one that can advance)")

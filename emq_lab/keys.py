@@ -1,12 +1,7 @@
-"""The keyspace of a queue. Every key carries one hash tag, so one queue lives on one cluster
-slot and every script's keys are on it. Every key name is built here; other modules only read
-one back (the exercises' checker tells a registry from a record by its suffix).
-
-Without a namespace the tag is ``{q}`` and keys read ``emq:{q}:...``. With a namespace ``ns``
-(a classroom: one per learner) the namespace goes inside the tag, ``emq:ns:{ns:q}:...``: a class
-using the same queue names spreads over a cluster's slots, and a learner's ACL key pattern is
-``emq:ns:{ns:*``, which no key of another namespace (nor any un-namespaced key) matches.
-"""
+"""The keyspace of a queue; every key name is built here. Every key of a queue carries one hash
+tag, so the queue lives on one cluster slot: ``emq:{q}:...``, or in a namespace ``ns`` (a
+classroom: one per learner) ``emq:ns:{ns:q}:...``, so a class using the same queue names spreads
+over the slots, and a learner's ACL key pattern ``emq:ns:{ns:*`` matches no other learner's key."""
 
 from __future__ import annotations
 

@@ -516,7 +516,7 @@ def test_a_template_stored_past_registers_size_is_never_sent_and_holds_no_one(ro
             slowest = 0.0
             for _ in range(40):
                 start = time.monotonic()
-                (row,) = rep.rows(due_only=True)
+                (row,) = rep.rows()
                 tick = lab.pump("fat").begin().run()
                 slowest = max(slowest, time.monotonic() - start)
                 assert row.outcome is emq_lab.Outcome.OVERSIZED and row.template is None

@@ -278,7 +278,7 @@ def well_formed(lab: emq_lab.Lab, queue: str) -> None:
     for name in members:
         every = rep.record(name)["every_ms"]
         assert CANONICAL_MS.fullmatch(every) and 1 <= int(every) <= MAX_EVERY_MS, every
-    rep.rows()  # Python can read every row
+    rep.rows()  # Python can read every due row
 
 
 RAW_TEXT = st.one_of(
