@@ -30,9 +30,8 @@ EMBEDDED = "embedded"
 LOCAL_SCHEMES = ("valkey+local", "redis+local")  # a private valkey-server for this process
 TIMEOUT_S = 5.0  # socket timeout: how long a command may wait for its reply
 CONNECT_TIMEOUT_S = 2.0  # at most this long to open a connection (and for connect()'s PING)
-# A call is never sent twice: one whose reply was lost may have run (an enqueue sent twice is two
-# jobs), so the caller hears of the fault. A connection the server dropped while idle (a restarted
-# server) is replaced when the pool hands it out, with no retry needed.
+# A call is never sent twice: one whose reply was lost may have run (an enqueue sent twice is two jobs).
+# A connection the server dropped while idle (a restart) is replaced when the pool hands it out.
 RETRIES = 0
 
 _server: fakeredis.FakeServer | None = None
@@ -163,9 +162,8 @@ class ClusterClient(Guarded, redis.RedisCluster):
     emq_startup: dict[str, Any] = {}  # noqa: RUF012 - replaced per client in open_client
 
     def emq_recover(self, exc: Exception) -> None:
-        # redis-py 5, after every node was down: a command for all primaries finds none until the
-        # slot map is read again, which only a keyed command would do. Read it now, giving back
-        # the startup nodes it began with (it may have dropped them too).
+        # redis-py 5, after every node was down: a command for all primaries finds none until a keyed
+        # command reads the slot map again. Read it now, with the startup nodes (it may have dropped them).
         if isinstance(exc, redis.exceptions.RedisClusterException) and str(exc).startswith("No targets were found"):
             for name, node in self.emq_startup.items():
                 self.nodes_manager.startup_nodes.setdefault(name, node)

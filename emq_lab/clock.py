@@ -149,10 +149,6 @@ class SimClock:
         self._now = target
         return self._now
 
-    def reset(self) -> None:
-        """Back to the start instant (for a fresh demo)."""
-        self._now = self.start_ms
-
     def __repr__(self) -> str:
         return f"SimClock({utc(self._now).isoformat().replace('+00:00', 'Z')!r})"
 

@@ -175,7 +175,6 @@ def translate(
         refused = f"the server refused user {_user(url)!r} and the password in the URL"
         if _user(url) == "default":
             return LoginRefused(where, f"{refused} (wrong password, or the user is disabled)", "check the password")
-        # A class server's guard turns a learner off for a while, and removing a learner deletes the user.
         return LoginRefused(
             where,
             f"{refused} (the user is turned off, removed, or the password is wrong)",
@@ -221,8 +220,7 @@ def translate(
         isinstance(exc, exceptions.ResponseError) and text.startswith(("MOVED ", "ASK "))  # redis-py 5
     ):
         return ValueError(f"url: {where} is a node of a cluster; {cluster_fix(url)}")
-    # Turned away for want of room: out of memory, maxclients reached, or this connection closed by
-    # the server (a class guard closes a learner's connections past a quota, or one holding a huge reply).
+    # Turned away for want of room: out of memory, maxclients reached, or this connection closed.
     if isinstance(exc, exceptions.OutOfMemoryError) or "oom command not allowed" in lowered:
         why = "the server is out of memory (its maxmemory is used up, by keys or by replies clients left unread), "
         return BackendUnavailable(where, why + "so it refuses writes", ROOM_FIX)

@@ -13,8 +13,7 @@ PREFIX = "emq"
 
 
 def _glob_escape(text: str) -> str:
-    # Queue and namespace names exclude * ? [ ] (validate.py); a backslash is the one glob
-    # metacharacter they may hold.
+    # Names exclude * ? [ ] (validate.py): a backslash is the one glob metacharacter they may hold.
     return text.replace("\\", "\\\\")
 
 

@@ -91,11 +91,10 @@ class Lab:
             pipe.zrange(k.registry, 0, -1)
             pipe.lrange(k.wait, 0, -1)
         replies = pipe.execute() if spaces else []
-        out = []
-        for i, k in enumerate(spaces):
-            members, job_ids = replies[2 * i : 2 * i + 2]
-            out.append(sorted({*k.fixed, *(k.record(n) for n in members), *(k.job(i) for i in job_ids)}))
-        return out
+        return [
+            sorted({*k.fixed, *(k.record(name) for name in members), *(k.job(job_id) for job_id in job_ids)})
+            for k, members, job_ids in zip(spaces, replies[0::2], replies[1::2], strict=True)
+        ]
 
     def describe(self) -> str:
         """The backend (and namespace), for humans (not for compared notebook output)."""

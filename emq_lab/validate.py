@@ -6,9 +6,8 @@ FORBIDDEN = frozenset("{}*?[]")
 MAX_NAME = 200
 MAX_EVERY_MS = 10 * 365 * 24 * 3600 * 1000  # ten years of 365 days
 MAX_TEMPLATE_BYTES = 64 * 1024
-#: The largest integer the protocol carries: a signed 64-bit integer (Valkey's range for counts,
-#: scores as integers, and the arguments the course's scripts parse). A larger int is refused
-#: before anything is sent (one of more than 4,300 digits crashes hiredis's packer).
+#: The integers the protocol carries (Valkey's counts, integer scores, the scripts' ARGV): a larger
+#: int is refused before anything is sent (one of more than 4,300 digits crashes hiredis's packer).
 MAX_INT64 = 2**63 - 1
 MIN_INT64 = -(2**63)
 

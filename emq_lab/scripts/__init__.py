@@ -20,8 +20,6 @@ from ..keys import QueueKeys
 from ..outcome import Outcome, outcome_of
 from . import cluster
 
-__all__ = ["FILES", "Call", "Row", "Scripts", "Ticked", "run", "run_all", "source"]
-
 #: A client (fakeredis's is a ``Redis``), and what a call runs on: a client or a pipeline.
 Client = Redis | RedisCluster
 Runner = Client | Pipeline
@@ -159,10 +157,6 @@ def contrast(script: str, k: QueueKeys, name: str, every_ms: int, template: str,
     return Call(script, (k.registry, k.record(name), k.delayed), (name, every_ms, template, first_ms))
 
 
-#: ticks.lua's rules, by the pump's Measure values.
-TICK_RULES = ("start-to-start", "fixed grid", "start-to-finish")
-
-
 def ticks(
     k: QueueKeys,
     *,
@@ -175,9 +169,8 @@ def ticks(
     rule: str,
     finish_ms: int | None,
 ) -> Call:
-    """fast/ticks.lua: ticks from ``now_ms`` every ``tick_ms`` until ``want`` fired -> :func:`ticked`."""
-    if rule not in TICK_RULES:
-        raise ValueError(f"rule: ticks.lua computes {', '.join(TICK_RULES)}, not {rule!r}")
+    """fast/ticks.lua: ticks from ``now_ms`` every ``tick_ms`` until ``want`` fired -> :func:`ticked`;
+    ``rule`` a Measure's value (the script refuses another)."""
     ids = "slot" if slot_keyed else "fresh"
     finish = "" if finish_ms is None else finish_ms
     args = (now_ms, tick_ms, batch, reads, want, ids, rule, finish)
