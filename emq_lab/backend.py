@@ -203,10 +203,9 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[re
         private, _ = open_client(local.url(), timeout_s=timeout_s)
         return private, "private valkey-server (started for this process)"
     parts, scheme, cluster = urls.parse(target, timeout_s=TIMEOUT_S)
-    shown = redact(target)
     connect_s = min(float(timeout_s), CONNECT_TIMEOUT_S)
     if scheme == "rediss":
-        urls.refuse_plain(parts, shown, connect_s)
+        urls.refuse_plain(parts, redact(target), connect_s)
     plain = urlunsplit(parts._replace(scheme=scheme))
     where = f"{parts.hostname}:{parts.port or 6379}"
     options: dict[str, object] = {

@@ -64,11 +64,6 @@ class QueueKeys:
         """ZSET of pending occurrences (the contrast scripts): member ``repeat:<name>:<run_ms>``."""
         return f"{self.tag}:delayed"
 
-    @property
-    def fixed(self) -> tuple[str, ...]:
-        """The queue's keys whose names do not depend on its contents."""
-        return (self.registry, self.counter, self.wait, self.delayed)
-
 
 def progress(namespace: str | None) -> str:
     """HASH of a learner's exercise results: field = the check (``register``, ``upsert.predict``),

@@ -92,7 +92,7 @@ class Lab:
             pipe.lrange(k.wait, 0, -1)
         replies = pipe.execute() if spaces else []
         return [
-            sorted({*k.fixed, *(k.record(name) for name in members), *(k.job(job_id) for job_id in job_ids)})
+            sorted({k.registry, k.counter, k.wait, k.delayed, *map(k.record, members), *map(k.job, job_ids)})
             for k, members, job_ids in zip(spaces, replies[0::2], replies[1::2], strict=True)
         ]
 

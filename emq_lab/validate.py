@@ -53,9 +53,8 @@ def integer(value: object, field: str, low: int, high: int | None = None, *, uni
     (a named period) comes back as its plain int, as the scripts expect."""
     top = MAX_INT64 if high is None else high
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= top:
-        number = value if isinstance(value, int) and not isinstance(value, bool) else 0
-        huge = not MIN_INT64 <= number <= MAX_INT64
-        if huge and high is None and number > MAX_INT64:
+        huge = isinstance(value, int) and not MIN_INT64 <= value <= MAX_INT64  # a bool is within
+        if isinstance(value, int) and value > MAX_INT64 and high is None:
             raise ValueError(f"{field}: {_short(value)} is outside a signed 64-bit integer, the most a server takes")
         within = f">= {low:,}" if high is None else f"from {low:,} to {high:,}"
         got = _short(value) if huge else f"{type(value).__name__} {_short(value)}"

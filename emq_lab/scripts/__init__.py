@@ -229,11 +229,6 @@ class Row:
     template: str | None
     template_bytes: int | None = None
 
-    @property
-    def outcome(self) -> Outcome | None:
-        """:attr:`Outcome.OVERSIZED` for a row whose template is too big to read, else None."""
-        return None if self.template_bytes is None else Outcome.OVERSIZED
-
 
 def rows(reply: Reply) -> list[Row]:
     """due.lua's flat array, four entries a row (name, score, every_ms, template); a template
