@@ -140,7 +140,6 @@ _LUA_COMMANDS = frozenset(("EVAL", "EVAL_RO", "SCRIPT LOAD", "FCALL", "FCALL_RO"
 
 #: What a server says when it wants a password that the URL did not give.
 NOAUTH = ("authentication required", "noauth", "must be called with the client already authenticated")
-#: What a learner does when a class server is short of room (the guard and doctor are the instructor's).
 ROOM_FIX = "nothing else was changed; try again in a minute, and if it lasts tell whoever runs the server"
 
 

@@ -69,14 +69,10 @@ def progress(namespace: str | None) -> str:
     """HASH of a learner's exercise results: field = the check (``register``, ``upsert.predict``),
     value = ``passed <ms>`` or ``failed <ms>``. In a namespace it is ``emq:ns:{ns:}:progress``:
     inside the learner's key pattern, and no queue's key (a queue name is never empty)."""
-    if namespace is None:
-        return f"{PREFIX}:progress"
-    return f"{PREFIX}:ns:{{{namespace}:}}:progress"
+    return f"{PREFIX}:progress" if namespace is None else f"{PREFIX}:ns:{{{namespace}:}}:progress"
 
 
 # A class server's guard (an admin) writes these, outside every learner's key pattern.
-
-
 def guard_log() -> str:
     """LIST of what the guard did, newest first (the instructor's page reads it)."""
     return f"{PREFIX}:classroom:guard"
