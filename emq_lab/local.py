@@ -52,6 +52,7 @@ class LocalServer:
     process: subprocess.Popen[bytes]
     port: int
     dir: Path
+    binary: str
 
     @property
     def url(self) -> str:
@@ -84,7 +85,7 @@ def start_server(binary: str, attempts: int = 3) -> LocalServer:
         args = [binary, *where, "--save", "", "--appendonly", "no"]  # persists nothing
         with open(folder / "server.log", "ab") as out:
             process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
-        server = LocalServer(process, port, folder)
+        server = LocalServer(process, port, folder, binary)
         if _wait_ready(server):
             return server
         text = (folder / "server.log").read_text(errors="replace")[-2000:]
