@@ -11,20 +11,8 @@ from .repeat import Due, Repeat
 from .scripts import Row
 
 __all__ = [
-    "BackendUnavailable",
-    "Due",
-    "Jobs",
-    "Lab",
-    "Occurrence",
-    "Outcome",
-    "Pump",
-    "Repeat",
-    "Row",
-    "SimClock",
-    "SystemClock",
-    "Tick",
-    "TickResult",
-    "connect",
-]
+    "BackendUnavailable", "Due", "Jobs", "Lab", "Occurrence", "Outcome", "Pump", "Repeat", "Row",
+    "SimClock", "SystemClock", "Tick", "TickResult", "connect",
+]  # fmt: skip
 
 _platform.start()  # the browser edition: its wheels and its Lua, before anything else loads

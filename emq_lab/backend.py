@@ -1,13 +1,11 @@
-"""Connections: the embedded fakeredis server, or a real Valkey/Redis by URL.
-
-Every client opened here has explicit timeouts (redis-py has no socket timeout by default: a
-stalled server would hang a kernel), never sends a command twice, and raises every fault through
-:func:`fault`, in the words of :mod:`emq_lab.errors`. A standalone server must answer a PING at
-connect (and INFO, to refuse a cluster node); a cluster client reads the slot map instead."""
+"""Clients: the embedded fakeredis server, or a real Valkey/Redis by URL. Every client here has
+explicit timeouts (redis-py has none by default: a stalled server would hang a kernel), never
+sends a command twice, and raises every fault through :func:`fault`."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import threading
@@ -32,9 +30,8 @@ EMBEDDED = "embedded"
 LOCAL_SCHEMES = ("valkey+local", "redis+local")  # a private valkey-server for this process
 TIMEOUT_S = 5.0  # socket timeout: how long a command may wait for its reply
 CONNECT_TIMEOUT_S = 2.0  # at most this long to open a connection (and for connect()'s PING)
-# A call is never sent twice: one whose reply was lost may have run (an enqueue sent twice is two
-# jobs), so the caller hears of the fault. A connection the server dropped while idle (a restarted
-# server) is replaced when the pool hands it out, with no retry needed.
+# A call is never sent twice: one whose reply was lost may have run (an enqueue sent twice is two jobs).
+# A connection the server dropped while idle (a restart) is replaced when the pool hands it out.
 RETRIES = 0
 
 _server: fakeredis.FakeServer | None = None
@@ -52,8 +49,7 @@ def embedded_server() -> fakeredis.FakeServer:
         return _server
 
 
-# Every client here decodes replies to str, where redis-py's types say bytes | str: these narrow
-# a reply to what it is (a TypeError if a client that does not decode hands over bytes).
+# Every client here decodes replies to str, where redis-py's types say bytes | str: these narrow a reply.
 
 
 def text(reply: object) -> str:
@@ -97,10 +93,8 @@ def fault(
     exc: BaseException, client: object, commands: Sequence[Sequence[object]] = (), *, timeout_s: float | None = None
 ) -> BaseException:
     """What a learner sees for ``exc``, raised while ``client`` ran ``commands`` (one command's
-    arguments, or a pipeline's in order): the exception :func:`emq_lab.errors.translate` gives,
-    caused by ``exc`` (``timeout_s``: what the call waited, when not the client's). The one place a
-    server's error is put in words: a single call, a batch and a cluster's batch all raise
-    through it, so one fault reads the same on each."""
+    arguments, or a pipeline's): :func:`emq_lab.errors.translate`'s exception, caused by ``exc``.
+    The one door: a single call, a batch and a cluster's batch all raise through it."""
     command = commands[0] if len(commands) == 1 else ()
     said = str(exc.args[0]) if exc.args else ""
     pinned = _PINNED.match(said)
@@ -168,9 +162,8 @@ class ClusterClient(Guarded, redis.RedisCluster):
     emq_startup: dict[str, Any] = {}  # noqa: RUF012 - replaced per client in open_client
 
     def emq_recover(self, exc: Exception) -> None:
-        # redis-py 5, after every node was down: a command for all primaries finds none until the
-        # slot map is read again, which only a keyed command would do. Read it now, giving back
-        # the startup nodes it began with (it may have dropped them too).
+        # redis-py 5, after every node was down: a command for all primaries finds none until a keyed
+        # command reads the slot map again. Read it now, with the startup nodes (it may have dropped them).
         if isinstance(exc, redis.exceptions.RedisClusterException) and str(exc).startswith("No targets were found"):
             for name, node in self.emq_startup.items():
                 self.nodes_manager.startup_nodes.setdefault(name, node)
@@ -178,32 +171,27 @@ class ClusterClient(Guarded, redis.RedisCluster):
                 self.nodes_manager.initialize()
 
 
-_embedded_class: type[fakeredis.FakeRedis] | None = None
+@functools.cache
+def _embedded_class() -> type[fakeredis.FakeRedis]:
+    import fakeredis  # only here: a lab on a URL never imports it
+
+    class EmbeddedClient(Guarded, fakeredis.FakeRedis):
+        emq_url = EMBEDDED
+
+    return EmbeddedClient
 
 
 def embedded_client() -> redis.Redis:
     """A fakeredis client on the process-wide server that raises faults as the real clients do
     (switch the server off, ``embedded_server().connected = False``, to rehearse an outage)."""
-    global _embedded_class
-    import fakeredis  # only here: a lab on a URL never imports it
-
-    if _embedded_class is None:
-
-        class EmbeddedClient(Guarded, fakeredis.FakeRedis):
-            emq_url = EMBEDDED
-
-        _embedded_class = EmbeddedClient
-    return _embedded_class(server=embedded_server(), decode_responses=True)
+    return _embedded_class()(server=embedded_server(), decode_responses=True)
 
 
 def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[redis.Redis | redis.RedisCluster, str]:
-    """A decoding redis-py client for ``url`` and a short description of the backend.
-
-    A real server must accept a connection within ``min(timeout_s, 2 s)`` and answer within
-    ``timeout_s`` (a standalone server one PING and INFO, a cluster the slot map its client
-    reads); otherwise this raises :class:`emq_lab.errors.BackendUnavailable` naming the URL. A
-    plain URL to a cluster node, or a cluster URL to a plain server, is a ValueError saying which
-    URL to use."""
+    """A decoding client for ``url`` and a short description of the backend. A real server must
+    accept a connection within ``min(timeout_s, 2 s)`` and answer (a PING and INFO, or a cluster's
+    slot map) within ``timeout_s``, else :class:`emq_lab.errors.BackendUnavailable`; a plain URL to
+    a cluster node, or a cluster URL to a plain server, is a ValueError saying which URL to use."""
     target = resolve_url(url)
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s <= 300:
         raise ValueError(f"timeout_s: expected seconds from above 0 to 300, got {timeout_s!r}")
@@ -215,10 +203,9 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[re
         private, _ = open_client(local.url(), timeout_s=timeout_s)
         return private, "private valkey-server (started for this process)"
     parts, scheme, cluster = urls.parse(target, timeout_s=TIMEOUT_S)
-    shown = redact(target)
     connect_s = min(float(timeout_s), CONNECT_TIMEOUT_S)
     if scheme == "rediss":
-        urls.refuse_plain(parts, shown, connect_s)
+        urls.refuse_plain(parts, redact(target), connect_s)
     plain = urlunsplit(parts._replace(scheme=scheme))
     where = f"{parts.hostname}:{parts.port or 6379}"
     options: dict[str, object] = {

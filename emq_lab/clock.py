@@ -57,9 +57,7 @@ def _in_range(ms: int, field: str) -> int:
 
 def parse_instant(instant: str | int | datetime) -> int:
     """An ISO-8601 string, a datetime or epoch milliseconds -> epoch milliseconds."""
-    if isinstance(instant, bool):
-        raise ValueError(f"start: expected an ISO-8601 string, datetime or int ms, got {instant!r}")
-    if isinstance(instant, int | float):
+    if isinstance(instant, int | float) and not isinstance(instant, bool):
         return whole_ms(instant, "start")
     if isinstance(instant, str):
         try:
@@ -134,8 +132,10 @@ class SimClock:
         that is not a whole number of milliseconds (``advance(60_000 / 4)`` is fine: 15000.0)."""
         step = whole_ms(ms, "ms")
         for amount, field, unit in ((seconds, "seconds", 1000), (minutes, "minutes", MINUTE_MS)):
+            if amount and (isinstance(amount, bool) or not isinstance(amount, int | float)):
+                raise ValueError(f"{field}: expected a number, got {type(amount).__name__} {amount!r}")
             if amount:
-                step += whole_ms(_scaled(amount, unit, field), field)
+                step += whole_ms(round(amount * unit, 6), field)
         if step < 0:
             raise ValueError(f"ms: a SimClock only moves forward, got a step of {step} ms")
         self._now = _in_range(self._now + step, "ms")
@@ -149,19 +149,8 @@ class SimClock:
         self._now = target
         return self._now
 
-    def reset(self) -> None:
-        """Back to the start instant (for a fresh demo)."""
-        self._now = self.start_ms
-
     def __repr__(self) -> str:
-        iso = utc(self._now).isoformat().replace("+00:00", "Z")
-        return f"SimClock({iso!r})"
-
-
-def _scaled(amount: object, unit: int, field: str) -> float:
-    if isinstance(amount, bool) or not isinstance(amount, int | float):
-        raise ValueError(f"{field}: expected a number, got {type(amount).__name__} {amount!r}")
-    return round(amount * unit, 6)
+        return f"SimClock({utc(self._now).isoformat().replace('+00:00', 'Z')!r})"
 
 
 class SystemClock:

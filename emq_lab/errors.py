@@ -1,10 +1,6 @@
 """Faults in words a learner can act on: what went wrong, where (the URL, never its password),
-and what to do about it.
-
-``translate`` turns what redis-py raises into these messages. It is pure: the one caller for
-a server's reply is :func:`emq_lab.backend.fault`, through which every client, pipeline and
-cluster batch of :mod:`emq_lab.backend` raises, so a verb, a panel's twin or a script call
-raises the same clear exception whatever the path and the backend."""
+and what to do about it. ``translate`` is pure; :func:`emq_lab.backend.fault` is its one caller
+for a server's reply, so a verb, a panel or a batch raises the same words on every backend."""
 
 from __future__ import annotations
 
@@ -17,8 +13,6 @@ from redis import exceptions
 
 from .urls import redact
 
-EMBEDDED_FIX = "or call emq_lab.connect() with no URL to use the embedded backend"
-
 
 class BackendUnavailable(exceptions.ConnectionError, builtins.ConnectionError):
     """The server cannot be reached, stopped answering, or (a cluster) has no serving primary: both
@@ -26,9 +20,7 @@ class BackendUnavailable(exceptions.ConnectionError, builtins.ConnectionError):
     phrase (``"connection refused"``) and ``fix`` what to try."""
 
     def __init__(self, url: str, reason: str, fix: str = "") -> None:
-        self.url = url
-        self.reason = reason
-        self.fix = fix
+        self.url, self.reason, self.fix = url, reason, fix
         text = f"backend unavailable at {url}: {reason}"
         super().__init__(f"{text}; {fix}" if fix else text)
 
@@ -36,15 +28,6 @@ class BackendUnavailable(exceptions.ConnectionError, builtins.ConnectionError):
 class LoginRefused(BackendUnavailable, exceptions.AuthenticationError):
     """The server refused the login (AUTH): both a :class:`BackendUnavailable` saying what to do and
     redis-py's ``AuthenticationError``. Not transient: trying again at once meets the same refusal."""
-
-
-#: What a learner does when a class server refuses their own ACL user (the guard, ``classroom.guard``,
-#: turns a learner off for its cooldown after too many connections; removing a learner deletes the user).
-CLASS_LOGIN_FIX = (
-    "on a class server the guard turns a learner off for about 30 s after too many connections: close "
-    "the notebooks you do not need and try again in a minute; if it is still refused, the instructor may "
-    "have removed your user (ask them); otherwise check the user and password in the URL"
-)
 
 
 BUSY = "the server is busy running a script"
@@ -60,54 +43,11 @@ class BackendBusy(BackendUnavailable):
         self.args = (f"{BUSY} — retrying is safe ({url}): {BUSY_FIX}",)
 
 
-#: What the instructor runs when a class server has lost emq-lab's scripts (a restart).
-LOAD_SCRIPTS = "python -m emq_lab.classroom scripts --url <the instructor's URL>"
+RESHARDING = "the cluster is moving this queue's keys to another node (a reshard); try again in a moment"
 
 
 def _text(exc: BaseException) -> str:
     return str(exc.args[0]) if exc.args else str(exc)
-
-
-def cluster_unreachable(exc: BaseException) -> bool:
-    """True for the ``RedisClusterException`` redis-py raises when no node of a cluster answers."""
-    text = _text(exc)
-    return (
-        isinstance(exc, exceptions.RedisClusterException)
-        # redis-py 5, after every node was down, until it reads the slot map again
-        and ("cannot be connected" in text or text.startswith("No targets were found"))
-        and "not enabled" not in text  # redis-py 5: a cluster URL to a plain server says so here
-    )
-
-
-RESHARDING = "the cluster is moving this queue's keys to another node (a reshard); try again in a moment"
-
-#: Server answers that a wait cures, each with its phrase, first match wins: every one of them
-#: is a :class:`BackendUnavailable` (a panel retries it, a call may be tried again).
-WAITS: tuple[tuple[type[BaseException], str], ...] = (
-    (exceptions.BusyLoadingError, "the server is still loading its data"),
-    (exceptions.TryAgainError, RESHARDING),
-    (exceptions.ClusterDownError, "the cluster has no serving primary for this queue's slot (a failover under way?)"),
-)
-
-
-def is_transient(exc: BaseException) -> bool:
-    """True for a fault that waiting can cure: a server down, restarting, loading, stalled or
-    failing over. A refused password is a ConnectionError to redis-py, but not transient."""
-    if isinstance(exc, exceptions.AuthenticationError):
-        return False
-    return (
-        busy(exc)
-        or isinstance(exc, BackendUnavailable | exceptions.ConnectionError | exceptions.TimeoutError | socket.timeout)
-        or any(isinstance(exc, kind) for kind, _ in WAITS)
-        or resharding(exc)
-        or cluster_unreachable(exc)
-    )
-
-
-def resharding(exc: BaseException) -> bool:
-    """True when redis-py gave up following a slot on the move (TRYAGAIN or ASK until its TTL
-    ran out): a reshard is moving the queue's keys, and the call can be tried again."""
-    return isinstance(exc, exceptions.ClusterError) and "TTL exhausted" in _text(exc)
 
 
 def busy(exc: BaseException) -> bool:
@@ -117,26 +57,47 @@ def busy(exc: BaseException) -> bool:
     )
 
 
+def _waiting(exc: BaseException) -> str | None:
+    """The phrase for a fault that a wait cures and that redis-py raises as no ConnectionError."""
+    text = _text(exc)
+    if isinstance(exc, exceptions.BusyLoadingError):
+        return "the server is still loading its data"
+    if isinstance(exc, exceptions.TryAgainError):
+        return RESHARDING
+    if isinstance(exc, exceptions.ClusterDownError):
+        return "the cluster has no serving primary for this queue's slot (a failover under way?)"
+    if busy(exc):
+        return f"{BUSY} — retrying"
+    # redis-py 5 when no node of a cluster answers ("not enabled": a cluster URL to a plain server)
+    if isinstance(exc, exceptions.RedisClusterException) and "not enabled" not in text:
+        if text.startswith("No targets were found"):  # after every node was down, until it reads the map again
+            return "the cluster client knows no live node yet (it reads the slot map again)"
+        if "cannot be connected" in text:
+            return "no node of the cluster answers"
+    if isinstance(exc, exceptions.ClusterError) and "TTL exhausted" in text:  # it gave up following a moving slot
+        return RESHARDING
+    return None
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for a fault that waiting can cure: a server down, restarting, loading, stalled or
+    failing over. A refused password is a ConnectionError to redis-py, but not transient."""
+    if isinstance(exc, exceptions.AuthenticationError):
+        return False
+    return isinstance(exc, exceptions.ConnectionError | exceptions.TimeoutError | socket.timeout) or bool(_waiting(exc))
+
+
 def reason(exc: BaseException, *, timeout_s: float | None = None) -> str:
     """One short phrase for a transient fault."""
     if isinstance(exc, BackendUnavailable):
         return exc.reason
     text = _text(exc)
     lowered = text.lower()
-    for kind, phrase in WAITS:
-        if isinstance(exc, kind):
-            return phrase
-    if busy(exc):
-        return f"{BUSY} — retrying"
+    if waiting := _waiting(exc):
+        return waiting
     if isinstance(exc, exceptions.TimeoutError | socket.timeout):
         within = f" within {timeout_s:g} s" if timeout_s else ""
         return f"no answer{within} (the server is stalled or overloaded)"
-    if cluster_unreachable(exc):
-        if text.startswith("No targets"):
-            return "the cluster client knows no live node yet (it reads the slot map again)"
-        return "no node of the cluster answers"
-    if resharding(exc):
-        return RESHARDING
     if "refused" in lowered:
         return "connection refused"
     if "emulating a connection error" in lowered:
@@ -148,15 +109,6 @@ def reason(exc: BaseException, *, timeout_s: float | None = None) -> str:
     return text
 
 
-def _noauth(text: str) -> bool:
-    lowered = text.lower()
-    return (
-        "authentication required" in lowered
-        or "noauth" in lowered
-        or "must be called with the client already authenticated" in lowered
-    )
-
-
 def _user(url: str) -> str:
     try:
         return urlsplit(url).username or "default"
@@ -165,17 +117,10 @@ def _user(url: str) -> str:
 
 
 def _keys(command: Sequence[object]) -> list[str]:
-    """The keys of one command as redis-py sent it (EVALSHA/EVAL declare theirs; most others
-    name one key first)."""
-    if not command:
-        return []
-    name = str(command[0]).upper()
-    if name in ("EVALSHA", "EVAL", "EVALSHA_RO", "EVAL_RO", "FCALL", "FCALL_RO") and len(command) > 2:
-        try:
-            count = int(str(command[2]))
-        except ValueError:
-            return []
-        return [str(key) for key in command[3 : 3 + count]]
+    """The keys of one command as sent (EVALSHA and kin declare theirs; most others name one first)."""
+    if len(command) > 2 and str(command[0]).upper().startswith(("EVAL", "FCALL")):  # EVALSHA, FCALL_RO, ...
+        count = str(command[2])
+        return [str(key) for key in command[3 : 3 + int(count)]] if count.isdigit() else []
     return [str(command[1])] if len(command) > 1 else []
 
 
@@ -193,72 +138,76 @@ def _command(command: Sequence[object]) -> str:
 _LUA_COMMANDS = frozenset(("EVAL", "EVAL_RO", "SCRIPT LOAD", "FCALL", "FCALL_RO", "FUNCTION LOAD"))
 
 
-def _no_lua(where: str, user: str, command: str, text: str) -> str:
-    """A learner's refused SCRIPT LOAD or EVAL: on a class server only the instructor loads Lua."""
-    if command == "SCRIPT LOAD":
-        return (
-            f"{where}: the server does not hold this script and user {user!r} may not load scripts (a "
-            "class server runs only emq-lab's own scripts, loaded by the instructor). If emq-lab's own "
-            f"verbs say this, the server lost its scripts (a restart): ask the instructor to run: {LOAD_SCRIPTS}. "
-            f"Your own Lua runs in the exercises' sandbox [{text}]"
-        )
-    return (
-        f"{where}: user {user!r} may not run {command}: a class server runs only emq-lab's own "
-        f"scripts, loaded by the instructor; run your own Lua in the exercises' sandbox [{text}]"
-    )
+#: What a server says when it wants a password that the URL did not give.
+NOAUTH = ("authentication required", "noauth", "must be called with the client already authenticated")
+ROOM_FIX = "nothing else was changed; try again in a minute, and if it lasts tell whoever runs the server"
 
 
 def translate(
     exc: BaseException, url: str, command: Sequence[object] = (), *, timeout_s: float | None = None
 ) -> BaseException:
-    """The exception to raise instead of ``exc`` (``exc`` itself when it needs no words).
-
-    ``url`` is the backend's URL (its password is never shown), ``command`` the arguments of
-    the command that failed, when known, so an ACL refusal can name the command and its keys."""
+    """The exception to raise instead of ``exc`` (``exc`` itself when it needs no words). ``url``
+    is the backend's (its password never shown), ``command`` the arguments of the command that
+    failed, when known, so an ACL refusal can name the command and its keys."""
     where = redact(url)
     text = _text(exc)
+    lowered = text.lower()
     if isinstance(exc, BackendUnavailable):
         return exc
     if busy(exc):
         return BackendBusy(where)
-    if "db index is out of range" in text.lower():
+    if "db index is out of range" in lowered:
         return ValueError(
             f"url: {where} names a database this server does not have (a server has 16 by default, "
             "0 to 15, and a cluster only 0); write /0"
         )
-    if isinstance(exc, exceptions.AuthenticationError) or (isinstance(exc, exceptions.ResponseError) and _noauth(text)):
-        user = _user(url)
-        if _noauth(text):
-            return LoginRefused(
-                where,
-                "the server asks for a password and the URL gives none",
-                "put it in the URL: redis://:PASSWORD@host:port/0 (or redis://USER:PASSWORD@host:port/0 "
-                "for an ACL user)",
-            )
-        if "without any password configured" in text or "no password is set" in text.lower():
+    noauth = any(said in lowered for said in NOAUTH)
+    if noauth and isinstance(exc, exceptions.AuthenticationError | exceptions.ResponseError):
+        return LoginRefused(
+            where,
+            "the server asks for a password and the URL gives none",
+            "put it in the URL: redis://:PASSWORD@host:port/0 (or redis://USER:PASSWORD@host:port/0 for an ACL user)",
+        )
+    if isinstance(exc, exceptions.AuthenticationError):
+        if "without any password configured" in text or "no password is set" in lowered:
             return LoginRefused(where, "the server has no password", "drop the password from the URL")
-        refused = f"the server refused user {user!r} and the password in the URL"
-        if user == "default":
+        refused = f"the server refused user {_user(url)!r} and the password in the URL"
+        if _user(url) == "default":
             return LoginRefused(where, f"{refused} (wrong password, or the user is disabled)", "check the password")
-        turned_off = f"{refused} (the user is turned off, removed, or the password is wrong)"
-        return LoginRefused(where, turned_off, CLASS_LOGIN_FIX)
+        return LoginRefused(
+            where,
+            f"{refused} (the user is turned off, removed, or the password is wrong)",
+            "on a class server the guard turns a learner off for about 30 s after too many connections: close "
+            "the notebooks you do not need and try again in a minute; if it is still refused, the instructor "
+            "may have removed your user (ask them); otherwise check the user and password in the URL",
+        )
+    if isinstance(exc, exceptions.NoPermissionError) and _command(command) == "SCRIPT LOAD":
+        return exceptions.NoPermissionError(
+            f"{where}: the server does not hold this script and user {_user(url)!r} may not load scripts (a "
+            "class server runs only emq-lab's own scripts, loaded by the instructor). If emq-lab's own verbs "
+            "say this, the server lost its scripts (a restart): ask the instructor to run: python -m "
+            "emq_lab.classroom scripts --url <the instructor's URL>. Your own Lua runs in the exercises' sandbox "
+            f"[{text}]"
+        )
     if isinstance(exc, exceptions.NoPermissionError) and _command(command) in _LUA_COMMANDS:
-        return exceptions.NoPermissionError(_no_lua(where, _user(url), _command(command), text))
+        return exceptions.NoPermissionError(
+            f"{where}: user {_user(url)!r} may not run {_command(command)}: a class server runs only emq-lab's "
+            f"own scripts, loaded by the instructor; run your own Lua in the exercises' sandbox [{text}]"
+        )
     if isinstance(exc, exceptions.NoPermissionError) or "ACL failure in script" in text:
-        user = _user(url)
         fix = (
             "use the namespace you were given (emq_lab.connect(url, namespace=...)), "
             "or ask whoever runs the server for a user whose ACL allows it"
         )
-        if "key" in text.lower():
+        if "key" in lowered:
             keys = _keys(command)
             named = f" {', '.join(keys)}" if keys else ""
             what = f"touch key(s){named} (in {_command(command)})" if command else "touch a key of this call"
-            message = f"{where}: the server's ACL does not let user {user!r} {what}; {fix} [{text}]"
         else:
-            what = _command(command) if command else "one command of this call"
-            message = f"{where}: the server's ACL does not let user {user!r} run {what}; {fix} [{text}]"
-        return exceptions.NoPermissionError(message)
+            what = "run " + (_command(command) if command else "one command of this call")
+        return exceptions.NoPermissionError(
+            f"{where}: the server's ACL does not let user {_user(url)!r} {what}; {fix} [{text}]"
+        )
     if text.startswith("WRONGTYPE"):
         keys = _keys(command)
         named = f" ({', '.join(keys)})" if keys else ""
@@ -270,46 +219,30 @@ def translate(
         isinstance(exc, exceptions.ResponseError) and text.startswith(("MOVED ", "ASK "))  # redis-py 5
     ):
         return ValueError(f"url: {where} is a node of a cluster; {cluster_fix(url)}")
-    crowded = overloaded(exc)
-    if crowded is not None:
-        return BackendUnavailable(where, *crowded)
-    if is_transient(exc):
-        if _user(url) != "default":  # an ACL user: a class server, which the learner does not run
-            fix = (
-                "the server may be busy (another call holding it) or stalled; nothing else was changed; "
-                "try again in a minute, and if it lasts tell the instructor (whoever runs the server)"
-            )
-        else:
-            fix = "start the server (or wait for it), check the host and port, " + EMBEDDED_FIX
-        return BackendUnavailable(where, reason(exc, timeout_s=timeout_s), fix)
-    return exc
-
-
-#: What a learner does when a class server is short of room (the guard and doctor are the instructor's).
-ROOM_FIX = "nothing else was changed; try again in a minute, and if it lasts tell whoever runs the server"
-
-
-def overloaded(exc: BaseException) -> tuple[str, str] | None:
-    """(reason, fix) when the server turned the call away for want of room: out of memory, as many
-    clients as ``maxclients`` allows, or this connection closed by the server (a class guard
-    closes a learner's connections past a quota, or one holding a huge unread reply)."""
-    text = _text(exc)
-    lowered = text.lower()
+    # Turned away for want of room: out of memory, maxclients reached, or this connection closed.
     if isinstance(exc, exceptions.OutOfMemoryError) or "oom command not allowed" in lowered:
-        return (
-            "the server is out of memory (its maxmemory is used up, by keys or by replies clients left unread), "
-            "so it refuses writes",
-            ROOM_FIX,
-        )
+        why = "the server is out of memory (its maxmemory is used up, by keys or by replies clients left unread), "
+        return BackendUnavailable(where, why + "so it refuses writes", ROOM_FIX)
     if "max number of clients reached" in lowered:
-        return ("too many clients: the server already holds as many connections as its maxclients allows", ROOM_FIX)
+        why = "too many clients: the server already holds as many connections as its maxclients allows"
+        return BackendUnavailable(where, why, ROOM_FIX)
     if isinstance(exc, exceptions.ConnectionError) and "closed by server" in lowered:
-        return (
+        return BackendUnavailable(
+            where,
             "the server closed the connection (a class server's guard closes a learner's connections past its "
             "quota, or one holding a huge unread reply; or the server stopped)",
             "try again (with fewer connections, or reading each reply); if the server is down, start it",
         )
-    return None
+    if not is_transient(exc):
+        return exc
+    fix = "start the server (or wait for it), check the host and port, or call emq_lab.connect() with no URL"
+    fix += " to use the embedded backend"
+    if _user(url) != "default":  # an ACL user: a class server, which the learner does not run
+        fix = (
+            "the server may be busy (another call holding it) or stalled; nothing else was changed; "
+            "try again in a minute, and if it lasts tell the instructor (whoever runs the server)"
+        )
+    return BackendUnavailable(where, reason(exc, timeout_s=timeout_s), fix)
 
 
 def cluster_fix(url: str) -> str:

@@ -1,10 +1,8 @@
-"""The fast-forward: many ticks of a pump, for the cadence dive's fast-forward panel and the
-explorer's lanes. The ticks are the pump's (``Pump.tick`` then ``clock.advance(step_ms)`` in a
-loop). With the shipped scripts, ``scripts/fast/ticks.lua`` runs a hundred of them a round trip,
-doing in one call what due.lua, enqueue.lua and advance.lua do a call at a time (the equivalence
-tests keep them in step); a lab that runs a learner's due, enqueue or advance
-(``exercises.with_scripts``) ticks that loop itself, so the learner's scripts are what answer.
-Read :mod:`emq_lab.pump` to learn the tick; this module only makes ten thousand quick."""
+"""The fast-forward: many ticks of a pump (``Pump.tick`` then ``clock.advance(step_ms)``), for the
+cadence dive's fast-forward panel and the explorer's lanes. With the shipped scripts,
+``scripts/fast/ticks.lua`` does a hundred ticks a round trip (the equivalence tests keep it in step
+with due.lua, enqueue.lua and advance.lua); a lab running a learner's due, enqueue or advance ticks
+the pump itself, so the learner's scripts answer. Read :mod:`emq_lab.pump` to learn the tick."""
 
 from __future__ import annotations
 
@@ -17,21 +15,14 @@ from .outcome import Outcome
 from .pump import Occurrence, Pump
 from .schedule import Measure
 
-#: The most ticks one round of the fast-forward takes: it bounds how long the server runs one
-#: ticks.lua call (the script refuses more than ``scripts.MAX_READS``, and stops itself at its work bound).
-TICKS_PER_CALL = scripts.MAX_READS
-
 
 def forward(
     pump: Pump, occurrences: int, *, step_ms: int, finish_ms: int | None = None, per_call: int = 100
 ) -> Iterator[list[Occurrence]]:
     """Tick ``pump`` from its SimClock's now every ``step_ms`` (0: at each moment a row falls due)
-    until ``occurrences`` have fired, ``per_call`` of them a round (at most ``scripts.MAX_WANT``:
-    one call's work stays small on a shared server); yields what each round fired and leaves the
-    clock at the tick after the last one taken. ``finish_ms`` (start-to-finish only): each run
-    finishes that long after its release, and its finish advances the row (next = finish +
-    period). Stops early when nothing is registered, or when a round's ticks fired nothing new
-    (only replayed slot-keyed ids, or a learner's due that answers no row)."""
+    until ``occurrences`` have fired, ``per_call`` a round (at most ``scripts.MAX_WANT``); yields
+    what each round fired, the clock left at the tick after the last. ``finish_ms`` (start-to-finish
+    only): each run's length, its finish advancing the row. Stops early when a round fires nothing new."""
     clock = pump.lab.clock
     if not isinstance(clock, AdvancingClock):
         raise ValueError("clock: forward() needs a SimClock (one that can advance)")
@@ -64,7 +55,7 @@ def _in_script(
         now_ms=clock.now_ms(),
         tick_ms=step_ms,
         batch=pump.batch,
-        reads=TICKS_PER_CALL,
+        reads=scripts.MAX_READS,  # bounds how long the server runs one call
         want=want,
         slot_keyed=pump.slot_keyed,
         rule=str(pump.rule),
@@ -83,7 +74,7 @@ def _by_tick(
 ) -> tuple[list[Occurrence], bool]:
     """The same round as the pump's own ticks, with the lab's scripts (a learner's where installed)."""
     fired: list[Occurrence] = []
-    for _ in range(TICKS_PER_CALL):
+    for _ in range(scripts.MAX_READS):
         first = scored(pump.lab.client.zrange(pump.k.registry, 0, 0, withscores=True))
         if not first:
             return fired, False

@@ -1,12 +1,7 @@
-"""The keyspace of a queue. Every key carries one hash tag, so one queue lives on one cluster
-slot and every script's keys are on it. Every key name is built here; other modules only read
-one back (the exercises' checker tells a registry from a record by its suffix).
-
-Without a namespace the tag is ``{q}`` and keys read ``emq:{q}:...``. With a namespace ``ns``
-(a classroom: one per learner) the namespace goes inside the tag, ``emq:ns:{ns:q}:...``: a class
-using the same queue names spreads over a cluster's slots, and a learner's ACL key pattern is
-``emq:ns:{ns:*``, which no key of another namespace (nor any un-namespaced key) matches.
-"""
+"""The keyspace of a queue; every key name is built here. Every key of a queue carries one hash
+tag, so the queue lives on one cluster slot: ``emq:{q}:...``, or in a namespace ``ns`` (a
+classroom: one per learner) ``emq:ns:{ns:q}:...``, so a class using the same queue names spreads
+over the slots, and a learner's ACL key pattern ``emq:ns:{ns:*`` matches no other learner's key."""
 
 from __future__ import annotations
 
@@ -18,8 +13,7 @@ PREFIX = "emq"
 
 
 def _glob_escape(text: str) -> str:
-    # Queue and namespace names exclude * ? [ ] (validate.py); a backslash is the one glob
-    # metacharacter they may hold.
+    # Names exclude * ? [ ] (validate.py): a backslash is the one glob metacharacter they may hold.
     return text.replace("\\", "\\\\")
 
 
@@ -70,37 +64,28 @@ class QueueKeys:
         """ZSET of pending occurrences (the contrast scripts): member ``repeat:<name>:<run_ms>``."""
         return f"{self.tag}:delayed"
 
-    @property
-    def fixed(self) -> tuple[str, ...]:
-        """The queue's keys whose names do not depend on its contents."""
-        return (self.registry, self.counter, self.wait, self.delayed)
-
 
 def progress(namespace: str | None) -> str:
     """HASH of a learner's exercise results: field = the check (``register``, ``upsert.predict``),
     value = ``passed <ms>`` or ``failed <ms>``. In a namespace it is ``emq:ns:{ns:}:progress``:
     inside the learner's key pattern, and no queue's key (a queue name is never empty)."""
-    if namespace is None:
-        return f"{PREFIX}:progress"
-    return f"{PREFIX}:ns:{{{namespace}:}}:progress"
+    return f"{PREFIX}:progress" if namespace is None else f"{PREFIX}:ns:{{{namespace}:}}:progress"
 
 
+# A class server's guard (an admin) writes these, outside every learner's key pattern.
 def guard_log() -> str:
-    """LIST of what a class server's guard did, newest first: written by the guard (an admin),
-    read by the instructor's page; outside every learner's key pattern."""
+    """LIST of what the guard did, newest first (the instructor's page reads it)."""
     return f"{PREFIX}:classroom:guard"
 
 
 def guard_suspended() -> str:
-    """HASH of the learners the class guard suspended: field = ACL user, value = when (server ms)
-    the guard turns it on again; written by the guard only, outside every learner's key pattern."""
+    """HASH: field = a suspended ACL user, value = when (server ms) the guard turns it on again."""
     return f"{PREFIX}:classroom:suspended"
 
 
 def guard_logins() -> str:
-    """HASH of the failed logins the class guard has counted: field = ``<node>:<ACL LOG entry id>``,
-    value = that entry's count at the last sweep (and ``refused:<node>``: the node's
-    ``rejected_connections`` then); written by the guard only."""
+    """HASH: field = ``<node>:<ACL LOG entry id>``, value = that failed login's count at the last
+    sweep; ``refused:<node>``: the node's ``rejected_connections`` then."""
     return f"{PREFIX}:classroom:logins"
 
 

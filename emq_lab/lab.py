@@ -56,10 +56,8 @@ class Lab:
         return Lab(self.client, clock, self._description, namespace=self.namespace, scripts=self.scripts)
 
     def keys(self, queue: str) -> list[str]:
-        """Every key of ``queue`` that exists, sorted: its fixed keys, a record for each registry
-        member and a job for each id on the wait list (what the verbs and the pump write), found
-        from the queue's own structures, so the cost follows the queue's size, not the server's.
-        Two round trips."""
+        """Every key of ``queue`` that exists, sorted: its fixed keys, a record per registry member and
+        a job per id on the wait list, found from the queue's own structures (no scan of the server)."""
         (candidates,) = self._candidates([queue])
         pipe = self.client.pipeline(transaction=False)
         for key in candidates:
@@ -67,14 +65,12 @@ class Lab:
         return [key for key, found in zip(candidates, pipe.execute(), strict=True) if found]
 
     def reset(self, queue: str) -> int:
-        """Delete the keys :meth:`keys` finds for ``queue`` (every key the verbs and the pump
-        write) and nothing else; returns how many were deleted. A key of the queue's that nothing
-        names (a record written by hand, with no registry member) is not found: nothing scans."""
+        """Delete the keys :meth:`keys` finds for ``queue`` and nothing else; how many were deleted (a
+        record written by hand, with no registry member, is not found: nothing scans)."""
         return self.reset_all([queue])
 
     def reset_all(self, queues: Iterable[str]) -> int:
-        """``reset`` for several queues in two round trips: one reads their structures, one
-        UNLINKs what they name (a key that is not there counts for nothing)."""
+        """``reset`` for several queues in two round trips: one reads their structures, one UNLINKs."""
         chunks = [
             candidates[start : start + 500]
             for candidates in self._candidates(list(queues))
@@ -95,17 +91,14 @@ class Lab:
             pipe.zrange(k.registry, 0, -1)
             pipe.lrange(k.wait, 0, -1)
         replies = pipe.execute() if spaces else []
-        out = []
-        for i, k in enumerate(spaces):
-            members, job_ids = replies[2 * i : 2 * i + 2]
-            out.append(sorted({*k.fixed, *(k.record(n) for n in members), *(k.job(i) for i in job_ids)}))
-        return out
+        return [
+            sorted({k.registry, k.counter, k.wait, k.delayed, *map(k.record, members), *map(k.job, job_ids)})
+            for k, members, job_ids in zip(spaces, replies[0::2], replies[1::2], strict=True)
+        ]
 
     def describe(self) -> str:
         """The backend (and namespace), for humans (not for compared notebook output)."""
-        if self.namespace is None:
-            return self._description
-        return f"{self._description}, namespace {self.namespace}"
+        return self._description if self.namespace is None else f"{self._description}, namespace {self.namespace}"
 
     def close(self) -> None:
         self.client.close()
@@ -119,10 +112,8 @@ def connect(
 ) -> Lab:
     """A Lab on ``url`` (else ``$EMQ_LAB_URL``, else the embedded server) reading now from
     ``clock``; with ``namespace`` (else ``$EMQ_LAB_NAMESPACE``; ``"auto"`` = this user), every key
-    it touches carries it.
-
-    A server must answer now (a PING; a cluster, its slot map), else this raises
-    ``emq_lab.BackendUnavailable`` naming the URL; a command waits at most ``timeout_s`` seconds for its reply."""
+    it touches carries it. A server must answer now, else ``emq_lab.BackendUnavailable`` naming the
+    URL; a command waits at most ``timeout_s`` seconds for its reply."""
     chosen = resolve_namespace(namespace)
     client, description = open_client(url, timeout_s=timeout_s)
     return Lab(client, clock if clock is not None else SystemClock(), description, namespace=chosen)

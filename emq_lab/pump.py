@@ -1,12 +1,10 @@
 """The pump. A tick has three phases, which the dives step through: ``read`` (due.lua: the due
 rows with their records), ``enqueue`` (enqueue.lua a live row: one job) and ``advance``
 (advance.lua a row: its next run by the pump's rule, only if the row still holds the score read).
-``Pump.tick()`` runs them, each row's advance right after its enqueue in one pipeline;
-``Pump.drain()`` is a loop of ticks at one now.
+``Pump.tick()`` runs them, each row's advance right after its enqueue in one pipeline.
 
 A fault raises the backend's error carrying ``.fired`` (the occurrences stored before it) and
-``.in_doubt`` (the names whose enqueue was in the pipeline whose reply was lost): a call whose
-reply was lost is never sent again (``backend.RETRIES``)."""
+``.in_doubt`` (the names whose enqueue was in the pipeline whose reply was lost, never sent again)."""
 
 from __future__ import annotations
 
@@ -88,11 +86,9 @@ class Pump:
         return fired
 
     def drain(self) -> list[Occurrence]:
-        """Ticks at one now until one has nothing new to fire: what ``while pump.tick(): ...`` does
-        on a clock that stands still, each tick one batch (linear in the rows due). It stops before
-        a tick that would fire again a slot this drain fired, a row left due where it was (a run
-        left for its finish, a rule that keeps the row at now): that row is the next drain's, and
-        so are the due rows behind it. A fault's error carries ``.fired`` and ``.in_doubt``."""
+        """Ticks at one now until one has nothing new to fire (``while pump.tick(): ...`` on a clock
+        that stands still). It stops before a tick that would fire again a slot this drain fired (a
+        row left due where it was: a run left for its finish, a rule that keeps the row at now)."""
         now = self.lab.clock.now_ms()
         fired: list[Occurrence] = []
         slots: set[tuple[str, int]] = set()  # the (name, slot) pairs this drain fired
@@ -140,23 +136,19 @@ class Tick:
     def enqueue(self) -> list[Occurrence]:
         """Enqueue one occurrence per live row read (a gone record, a replayed slot, or a refused row
         whose stored template is over register's size makes none; the refused row still advances)."""
-        self._enter("enqueue")
-        self._send(enqueue=True, advance=False)
+        self._send("enqueue")
         return self.fired
 
     def advance(self) -> list[tuple[str, Outcome]]:
         """Advance each row read by the pump's rule if it still holds the score read (MOVED if
         not), sweep each whose record is gone; under start-to-finish a live row is left for the
         worker that finishes the run."""
-        self._enter("advance")
-        self._send(enqueue=False, advance=True)
+        self._send("advance")
         return self.advanced
 
     def fire(self) -> list[Occurrence]:
         """The enqueue and advance phases at once, in one pipeline: each row's enqueue, then its advance."""
-        self._enter("enqueue")
-        self._enter("advance")
-        self._send(enqueue=True, advance=True)
+        self._send("enqueue", "advance")
         return self.fired
 
     def run(self, *, after_enqueue: Callable[[Tick], None] | None = None) -> TickResult:
@@ -205,18 +197,20 @@ class Tick:
             ]
         return self.planned
 
-    def _send(self, *, enqueue: bool, advance: bool) -> None:
-        """The phase's calls in one pipeline, row by row (its enqueue, then its advance, so a cut
+    def _send(self, *phases: str) -> None:
+        """The phases' calls in one pipeline, row by row (its enqueue, then its advance, so a cut
         pipeline leaves at most the row in flight enqueued but not advanced); the replies go into
-        ``fired`` and ``advanced``. A fault raises the error carrying what was fired before this
-        pipeline and the names whose enqueue was in it."""
+        ``fired`` and ``advanced``."""
+        for phase in phases:
+            self._enter(phase)
         p = self.pump
         calls: list[tuple[Row, Call]] = []
         for row, nxt in self._plan():
-            if enqueue and row.every_ms is not None and row.template_bytes is None:  # a refused row stores no job
+            # a gone record or a refused row (its template over register's size) stores no job
+            if "enqueue" in phases and row.every_ms is not None and row.template_bytes is None:
                 job_id = f"{row.name}:{row.next_ms}" if p.slot_keyed else None  # a replayed slot collides
                 calls.append((row, scripts.enqueue(p.k, row.name, self.now_ms, row.template or "", job_id)))
-            if advance and nxt is not None:
+            if "advance" in phases and nxt is not None:
                 calls.append((row, scripts.advance(p.k, row.name, nxt, row.next_ms, row.every_ms)))
         try:
             replies = scripts.run_all(p.lab.client, p.lab.scripts, [call for _, call in calls])

@@ -14,8 +14,6 @@ from .scripts import Row
 if TYPE_CHECKING:
     from .lab import Lab
 
-__all__ = ["Due", "Repeat", "Row"]
-
 
 @dataclass(frozen=True)
 class Due:
@@ -46,14 +44,9 @@ class Repeat:
         return scripts.registered(scripts.run(self.lab.scripts, call, self.lab.client))
 
     def register_many(self, items: Iterable[Registration]) -> list[Outcome]:
-        """``register`` for many names in one round trip, one Outcome each, in order. Every item
-        is checked before anything is sent: one bad item writes nothing.
-
-        Neighbouring items with the same period, template and first run go to register_many.lua
-        together (:data:`~emq_lab.scripts.MANY` names a call), every call in one pipeline; each
-        name gets the EXISTS guard ``register`` gives it. A lab whose register script was
-        replaced (``exercises.with_scripts(lab, register=...)``) runs that script per name
-        instead, pipelined, so a learner's script is what answers."""
+        """``register`` for many names in one round trip, one Outcome each, in order; one bad item
+        writes nothing. Neighbouring items with the same period, template and first run go to
+        register_many.lua together; a lab running a learner's register script runs it per name."""
         checked = [_checked(item, index=index) for index, item in enumerate(items)]
         if not checked:
             return []
@@ -81,7 +74,6 @@ class Repeat:
     def advance(self, name: str, every_ms: int, *, read_ms: int | None = None) -> Outcome:
         """Start-to-start: next run = now + every_ms. A missing record sweeps the member. With
         ``read_ms`` (the score you read) the row moves only if it still holds it (else MOVED)."""
-        validate.name(name)
         validate.every_ms(every_ms)
         return self.advance_to(name, self.lab.clock.now_ms() + every_ms, read_ms=read_ms)
 
@@ -94,32 +86,19 @@ class Repeat:
         call = scripts.advance(self.k, name, next_ms, read_ms)
         return scripts.advanced(scripts.run(self.lab.scripts, call, self.lab.client))
 
-    def rows(self, *, due_only: bool = False, limit: int | None = None) -> list[Row]:
-        """Registry members in score order with their records (None where gone)."""
-        if due_only:  # due.lua reads at most MAX_DUE rows a call
-            most = scripts.MAX_DUE if limit is None else validate.integer(limit, "limit", 1, scripts.MAX_DUE)
-            call = scripts.due(self.k, self.lab.clock.now_ms(), most)
-            return scripts.rows(scripts.run(self.lab.scripts, call, self.lab.client))
-        members = scored(self.lab.client.zrange(self.k.registry, 0, -1, withscores=True))
-        if limit is not None:
-            members = members[: validate.limit(limit)]
-        if not members:
-            return []
-        pipe = self.lab.client.pipeline(transaction=False)
-        for name, _ in members:
-            pipe.hmget(self.k.record(name), "every_ms", "template")
-        records = pipe.execute()
-        return [
-            Row(name, int(score), None if every is None else int(every), template)
-            for (name, score), (every, template) in zip(members, records, strict=True)
-        ]
+    def rows(self, *, limit: int | None = None) -> list[Row]:
+        """The rows due (scored at or before now) by score, with their records (None where gone):
+        what a tick reads, at most ``limit`` (due.lua reads at most MAX_DUE a call)."""
+        most = scripts.MAX_DUE if limit is None else validate.integer(limit, "limit", 1, scripts.MAX_DUE)
+        call = scripts.due(self.k, self.lab.clock.now_ms(), most)
+        return scripts.rows(scripts.run(self.lab.scripts, call, self.lab.client))
 
     def due(self, limit: int = 100) -> list[Due]:
         """Registrations scored at or before now, by score; members without a record, and refused
         rows (a stored template over register's size, see :class:`Row`), are left out."""
         return [
             Due(row.name, row.every_ms, row.template or "", due_ms=row.next_ms)
-            for row in self.rows(due_only=True, limit=limit)
+            for row in self.rows(limit=limit)
             if row.every_ms is not None and row.template_bytes is None
         ]
 

@@ -1,7 +1,5 @@
-"""What a URL may say, checked before any connection: its scheme, host, database and query
-options, each refused with a ValueError that says what to write instead; and how an error shows
-a URL (:func:`redact`: never its password). :func:`emq_lab.backend.open_client` calls these;
-nothing here opens a client."""
+"""What a URL may say, checked before any connection (each fault a ValueError saying what to write
+instead), and how an error shows a URL (:func:`redact`: never its password). Nothing here opens a client."""
 
 from __future__ import annotations
 
@@ -27,12 +25,10 @@ def shown_text(text: str, most: int = 40) -> str:
 
 
 def redact(url: str) -> str:
-    """``url`` with every password replaced by ``***``: the user-info's (the user name is kept)
-    and every query value but those of :data:`SHOWN_PARAMS` (names percent-decoded first).
-
-    Done on the text, not on a parse, so a URL that does not parse (a password holding ``/``,
-    ``#`` or ``?``) is redacted too: everything between ``://`` and the last ``@`` is user-info.
-    Control characters are shown escaped and a long URL is cut, so an error stays one line."""
+    """``url`` with every password shown as ``***``: the user-info's (the user name is kept) and
+    every query value but those of :data:`SHOWN_PARAMS`. Done on the text, so a URL that does not
+    parse (a password holding ``/``, ``#`` or ``?``) is redacted too: everything between ``://`` and
+    the last ``@`` is user-info. Control characters are escaped and a long URL cut: one line."""
     text = str(url)
     scheme, sep, rest = text.partition("://")
     if sep and "@" in rest:

@@ -6,9 +6,8 @@ FORBIDDEN = frozenset("{}*?[]")
 MAX_NAME = 200
 MAX_EVERY_MS = 10 * 365 * 24 * 3600 * 1000  # ten years of 365 days
 MAX_TEMPLATE_BYTES = 64 * 1024
-#: The largest integer the protocol carries: a signed 64-bit integer (Valkey's range for counts,
-#: scores as integers, and the arguments the course's scripts parse). A larger int is refused
-#: before anything is sent (one of more than 4,300 digits crashes hiredis's packer).
+#: The integers the protocol carries (Valkey's counts, integer scores, the scripts' ARGV): a larger
+#: int is refused before anything is sent (one of more than 4,300 digits crashes hiredis's packer).
 MAX_INT64 = 2**63 - 1
 MIN_INT64 = -(2**63)
 
@@ -54,9 +53,8 @@ def integer(value: object, field: str, low: int, high: int | None = None, *, uni
     (a named period) comes back as its plain int, as the scripts expect."""
     top = MAX_INT64 if high is None else high
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= top:
-        number = value if isinstance(value, int) and not isinstance(value, bool) else 0
-        huge = not MIN_INT64 <= number <= MAX_INT64
-        if huge and high is None and number > MAX_INT64:
+        huge = isinstance(value, int) and not MIN_INT64 <= value <= MAX_INT64  # a bool is within
+        if isinstance(value, int) and value > MAX_INT64 and high is None:
             raise ValueError(f"{field}: {_short(value)} is outside a signed 64-bit integer, the most a server takes")
         within = f">= {low:,}" if high is None else f"from {low:,} to {high:,}"
         got = _short(value) if huge else f"{type(value).__name__} {_short(value)}"

@@ -116,6 +116,6 @@ def test_every_key_of_a_queue_shares_one_slot(lab: emq_lab.Lab, queue: str) -> N
 def test_due_reads_at_most_what_one_call_carries(lab: emq_lab.Lab, queue: str) -> None:
     rep = lab.repeat(queue)
     rep.register("sync", 15 * MIN, "v1")
-    assert [row.name for row in rep.rows(due_only=True)] == ["sync"]  # no limit: as many as one call reads
+    assert [row.name for row in rep.rows()] == ["sync"]  # no limit: as many as one call reads
     with pytest.raises(ValueError, match="limit: expected an int from 1 to 5,000, got int 6000"):
         rep.due(6000)

@@ -1,11 +1,8 @@
-"""The Lua scripts, one file per verb, and the one place that knows each script's interface, as
-BullMQ's ``scripts.ts`` does for its commands: a function per script builds its :class:`Call`
-(the script, its KEYS in header order, its ARGV encoded), :func:`run` hands the call to
-redis-py's ``Script`` on a client or a pipeline, and a function per reply decodes what came back.
-
-redis-py's ``Script`` does EVALSHA and loads a script the server lacks: on a client, per call on
-NOSCRIPT; on a pipeline, before ``execute()`` sends it. A call whose reply was lost is never sent
-again; only a cluster's batch that a node refused whole (a reshard) goes again, see :mod:`.cluster`.
+"""The Lua scripts, one file per verb, and the one place that knows each script's interface (as
+BullMQ's ``scripts.ts``): a function per script builds its :class:`Call` (KEYS in header order,
+ARGV encoded), :func:`run` hands it to redis-py's ``Script`` (EVALSHA, loading the script when the
+server lacks it), and a function per reply decodes the answer. A call whose reply was lost is never
+sent again; only a cluster's batch that a node refused whole (a reshard) goes again (:mod:`.cluster`).
 """
 
 from __future__ import annotations
@@ -23,12 +20,10 @@ from ..keys import QueueKeys
 from ..outcome import Outcome, outcome_of
 from . import cluster
 
-__all__ = ["FILES", "Call", "Row", "Scripts", "Ticked", "run", "run_all", "source"]
-
-#: A client (redis-py's ``Redis`` or ``RedisCluster``; fakeredis's is a ``Redis``) or a pipeline of one.
+#: A client (fakeredis's is a ``Redis``), and what a call runs on: a client or a pipeline.
 Client = Redis | RedisCluster
 Runner = Client | Pipeline
-#: What redis-py hands back for a call (``decode_responses=True``): an int, a str, a list, None.
+#: What redis-py hands back for a call (``decode_responses=True``).
 Reply = int | str | list["Reply"] | None
 
 #: The scripts a Lab loads, by field of ``Scripts``: the file under ``emq_lab/scripts/``.
@@ -93,10 +88,9 @@ def run(scripts: Scripts, call: Call, runner: Runner) -> Reply:
 
 
 def run_all(client: Client, scripts: Scripts, calls: Sequence[Call]) -> list[Reply]:
-    """``calls`` in one pipeline, their replies in order; the first error reply raises (through
-    :func:`emq_lab.backend.fault`, as a single call's would). Every call is on one queue, so on one
-    slot; on a cluster the batch goes to that slot's node (:mod:`.cluster`). Before sending,
-    redis-py asks SCRIPT EXISTS and loads what is missing."""
+    """``calls`` in one pipeline, their replies in order; the first error reply raises, as a single
+    call's would. Every call is on one queue, so on one slot: on a cluster the batch goes to that
+    slot's node (:mod:`.cluster`)."""
     if not calls:
         return []
     if isinstance(client, RedisCluster):
@@ -120,15 +114,11 @@ def register(k: QueueKeys, name: str, every_ms: int, template: str, first_ms: in
 
 #: Names per register_many.lua call: a few thousand names are a few calls in one round trip.
 MANY = 500
-
-# What one call of a script may do, whatever its ARGV (the scripts refuse more): every learner
-# of a class shares one server, and a long call holds it for all of them.
-#: register_many.lua: names a call, and names times template bytes a call.
-MAX_MANY, MAX_MANY_BYTES = 1000, 4 * 1024 * 1024
-#: due.lua's limit, and the bytes of names and templates after which a call stops adding rows.
-MAX_DUE, MAX_REPLY_BYTES = 5000, 1024 * 1024
-#: ticks.lua: rows a tick (a pump's batch), ticks a call, occurrences wanted a call.
-MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10_000, 10_000
+# What one call may do, whatever its ARGV (the scripts refuse more): every learner of a class
+# shares one server, and a long call holds it for all of them.
+MAX_MANY, MAX_MANY_BYTES = 1000, 4 * 1024 * 1024  # register_many.lua: names, names x template bytes
+MAX_DUE, MAX_REPLY_BYTES = 5000, 1024 * 1024  # due.lua: its limit, the bytes after which it stops adding rows
+MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10_000, 10_000  # ticks.lua: rows a tick, ticks a call, occurrences a call
 
 
 def register_many(k: QueueKeys, names: Sequence[str], every_ms: int, template: str, first_ms: int) -> Call:
@@ -167,10 +157,6 @@ def contrast(script: str, k: QueueKeys, name: str, every_ms: int, template: str,
     return Call(script, (k.registry, k.record(name), k.delayed), (name, every_ms, template, first_ms))
 
 
-#: ticks.lua's rules, by the pump's Measure values.
-TICK_RULES = ("start-to-start", "fixed grid", "start-to-finish")
-
-
 def ticks(
     k: QueueKeys,
     *,
@@ -183,9 +169,8 @@ def ticks(
     rule: str,
     finish_ms: int | None,
 ) -> Call:
-    """fast/ticks.lua: ticks from ``now_ms`` every ``tick_ms`` until ``want`` fired -> :func:`ticked`."""
-    if rule not in TICK_RULES:
-        raise ValueError(f"rule: ticks.lua computes {', '.join(TICK_RULES)}, not {rule!r}")
+    """fast/ticks.lua: ticks from ``now_ms`` every ``tick_ms`` until ``want`` fired -> :func:`ticked`;
+    ``rule`` a Measure's value (the script refuses another)."""
     ids = "slot" if slot_keyed else "fresh"
     finish = "" if finish_ms is None else finish_ms
     args = (now_ms, tick_ms, batch, reads, want, ids, rule, finish)
@@ -243,11 +228,6 @@ class Row:
     every_ms: int | None
     template: str | None
     template_bytes: int | None = None
-
-    @property
-    def outcome(self) -> Outcome | None:
-        """:attr:`Outcome.OVERSIZED` for a row whose template is too big to read, else None."""
-        return None if self.template_bytes is None else Outcome.OVERSIZED
 
 
 def rows(reply: Reply) -> list[Row]:

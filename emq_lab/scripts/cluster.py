@@ -1,21 +1,11 @@
-"""A batch of script calls on a cluster, routed as redis-py's cluster client routes one call.
-
-Every call of a batch is on one queue, so on one hash slot: the batch goes to the node the
-client's slot map names for that slot, as one MULTI/EXEC, so that the node runs all of its calls
-or none. A reshard moves a slot from node to node; while it does, the node may refuse a call
-instead of queuing it, and then runs none of the batch (EXECABORT):
-
-- ``MOVED``: the slot has moved: correct the slot map (redis-py's ``move_slot``) and send the
-  batch to the new owner; later batches go there first;
-- ``ASK`` or ``TRYAGAIN``: the slot is on the move (some of its keys have left): wait, and send the
-  batch again.
-
-Without the MULTI a node mid-move would run some calls and refuse others: a tick's advance
-without its enqueue (a lost run). Nothing of a refused batch ran, so sending it again is safe; a
-batch whose reply was lost (a connection error) may have run and is never sent again. redis-py's
-own cluster pipeline is not used: it refuses EVALSHA, and sends a call again after a connection
-error. A move that outlasts :data:`ROUNDS` tries is a :class:`emq_lab.BackendUnavailable`; any
-other fault raises through :func:`emq_lab.backend.fault`, as the same call's would on one server."""
+"""A batch of script calls on a cluster. Its calls are on one queue, so on one slot: the batch goes
+to that slot's node as one MULTI/EXEC, which runs all of them or none (without it, a node mid-
+reshard would run a tick's advance and refuse its enqueue: a lost run). A node refuses a batch whole
+(EXECABORT) with ``MOVED`` (the slot has moved: correct the slot map and send it to the new owner)
+or ``ASK``/``TRYAGAIN`` (the slot is on the move: wait and send it again). Nothing of a refused
+batch ran, so it may go again; one whose reply was lost may have run and never goes again (which
+is why redis-py's cluster pipeline, which also refuses EVALSHA, is not used). A move that outlasts
+:data:`ROUNDS` tries is a :class:`emq_lab.BackendUnavailable`; other faults raise through ``fault``."""
 
 from __future__ import annotations
 
