@@ -223,7 +223,8 @@ def test_forward_with_a_finish_fires_the_same_however_many_calls_it_takes(
 def test_forward_stops_when_nothing_is_registered(lab: emq_lab.Lab, queue: str, step_ms: int) -> None:
     clock = SimClock(START)
     pump = lab.with_clock(clock).pump(queue)
-    assert list(forward(pump, 1000, step_ms=step_ms)) == [[]]
+    many = scripts.MAX_WANT + 1  # more than one ticks.lua call may want: forward asks for at most MAX_WANT
+    assert list(forward(pump, many, step_ms=step_ms, per_call=many)) == [[]]
     assert clock.now_ms() == START_MS  # no tick was taken
     assert snapshot(lab, queue) == {}
     # Only a member whose record is gone: the first tick sweeps it, then nothing is registered.
@@ -415,27 +416,45 @@ def test_a_learners_acl_lets_ticks_lua_run(learner_lab: emq_lab.Lab, queue: str)
     assert timed.jobs(queue).count() == 8
 
 
+ROWS_A_CALL = 5000  # ticks.lua's MAX_ROWS: the registry rows one call reads (a tick reads its batch, due or not)
+
+
 def test_forward_splits_a_large_class_of_due_rows_into_calls_within_the_bounds(
     lab: emq_lab.Lab, queue: str, other: str
 ) -> None:
-    """B1: one ticks.lua call reads at most 5000 registry rows and wants at most MAX_WANT
-    occurrences; forward asks for more than that and gets, call after call, what the ticks fire."""
-    names = [(f"n{i:04d}", 30 * MIN, "t") for i in range(6000)]  # 6000 due at once: 6 full batches
-    occurrences = 12_000
-    stepped = lab.with_clock(SimClock(START))
-    stepped.repeat(other).register_many(names)
+    """B1: one ticks.lua call reads at most 5000 registry rows, so at a batch of 1000 it takes at
+    most five ticks, whatever it wants. A row due every minute, and a class of 1001 names (more
+    than a batch) due at 09:04, the fifth tick: the first call stops after that tick with two of
+    the class still due, and the next takes them up at 09:05. Call after call, forward fires what
+    the ticks fire."""
+    size = scripts.MAX_BATCH + 1
+    klass = [(f"n{i:04d}", 30 * MIN, "t", 4 * MIN) for i in range(size)]
+    occurrences = size + 15  # three calls' worth: only the read bound cuts them (per_call is all of it)
+
+    def filled(name: str) -> emq_lab.Lab:
+        timed = lab.with_clock(SimClock(START))
+        timed.repeat(name).register("every-minute", MIN, "t")
+        timed.repeat(name).register_many(klass)
+        return timed
+
+    stepped = filled(other)
     clock = stepped.clock
     assert isinstance(clock, SimClock)
     each_tick = by_ticks(stepped.pump(other, batch=scripts.MAX_BATCH), clock, occurrences, MIN)
     expected = [o for fired in each_tick for o in fired]
 
-    forwarded = lab.with_clock(SimClock(START))
-    forwarded.repeat(queue).register_many(names)
-    pump = forwarded.pump(queue, batch=scripts.MAX_BATCH)
-    chunks = list(forward(pump, occurrences, step_ms=MIN, per_call=occurrences))
+    forwarded = filled(queue)
+    chunks = list(
+        forward(forwarded.pump(queue, batch=scripts.MAX_BATCH), occurrences, step_ms=MIN, per_call=occurrences)
+    )
 
     assert [o for chunk in chunks for o in chunk] == expected
-    assert len(chunks) >= 3 and max(len(chunk) for chunk in chunks) <= scripts.MAX_WANT
+    assert len(chunks) >= 3
+    ticks_a_call = ROWS_A_CALL // scripts.MAX_BATCH
+    assert all(len({o.fired_at_ms for o in chunk}) <= ticks_a_call for chunk in chunks)
+    names = {name for name, *_ in klass}
+    assert names & {o.name for o in chunks[0]} and names & {o.name for o in chunks[1]}  # the class spans two calls
+    assert any(o.fired_at_ms > o.slot_ms for o in chunks[1])  # its rest fired a tick late, as the ticks fire it
     assert_same_queues(forwarded, queue, stepped, other)
 
 
