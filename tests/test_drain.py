@@ -158,9 +158,8 @@ def test_a_drain_whose_rule_keeps_every_name_in_place_fires_one_batch(lab: emq_l
     assert lab.jobs(queue).count() == 5
 
 
-GRID_DUE = (
-    350  # three and a half of the pump's batches (100): one tick takes the last 09:00 rows and the first at 09:15
-)
+# Three and a half of the pump's batches (100): one tick takes the last 09:00 rows and the first at 09:15.
+GRID_DUE = 350
 
 
 def test_a_grid_drain_exactly_on_a_slot_fires_batches_of_names_for_each_due_slot(lab: emq_lab.Lab, queue: str) -> None:
