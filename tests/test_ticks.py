@@ -416,41 +416,35 @@ def test_a_learners_acl_lets_ticks_lua_run(learner_lab: emq_lab.Lab, queue: str)
     assert timed.jobs(queue).count() == 8
 
 
+DAY = 24 * 60 * MIN
 ROWS_A_CALL = 5000  # ticks.lua's MAX_ROWS: the registry rows one call reads (a tick reads its batch, due or not)
 
 
 def test_forward_splits_a_large_class_of_due_rows_into_calls_within_the_bounds(
     lab: emq_lab.Lab, queue: str, other: str
 ) -> None:
-    """B1: one ticks.lua call reads at most 5000 registry rows, so at a batch of 1000 it takes at
-    most five ticks, whatever it wants. A row due every minute, and a class of 1001 names (more
-    than a batch) due at 09:04, the fifth tick: the first call stops after that tick with two of
-    the class still due, and the next takes them up at 09:05. Call after call, forward fires what
+    """B1: one ticks.lua call reads at most 5000 registry rows, so at the pump's batch of 100 it
+    takes at most 50 ticks, whatever it wants. A row due every minute, and a class larger than a
+    batch (101 names) due at 09:49, the 50th tick: the first call stops after that tick with two of
+    the class still due, and the next takes them up at 09:50. Call after call, forward fires what
     the ticks fire."""
-    size = scripts.MAX_BATCH + 1
-    klass = [(f"n{i:04d}", 30 * MIN, "t", 4 * MIN) for i in range(size)]
-    occurrences = size + 15  # three calls' worth: only the read bound cuts them (per_call is all of it)
-
-    def filled(name: str) -> emq_lab.Lab:
-        timed = lab.with_clock(SimClock(START))
+    stepped = lab.with_clock(SimClock(START))
+    pump = stepped.pump(other)
+    ticks_a_call = ROWS_A_CALL // pump.batch
+    klass = [(f"n{i:03d}", DAY, "t", (ticks_a_call - 1) * MIN) for i in range(pump.batch + 1)]
+    occurrences = len(klass) + 2 * ticks_a_call + ticks_a_call // 2  # into a third call: per_call does not cut them
+    for timed, name in ((stepped, other), (lab.with_clock(SimClock(START)), queue)):
         timed.repeat(name).register("every-minute", MIN, "t")
         timed.repeat(name).register_many(klass)
-        return timed
-
-    stepped = filled(other)
     clock = stepped.clock
     assert isinstance(clock, SimClock)
-    each_tick = by_ticks(stepped.pump(other, batch=scripts.MAX_BATCH), clock, occurrences, MIN)
-    expected = [o for fired in each_tick for o in fired]
+    expected = [o for fired in by_ticks(pump, clock, occurrences, MIN) for o in fired]
 
-    forwarded = filled(queue)
-    chunks = list(
-        forward(forwarded.pump(queue, batch=scripts.MAX_BATCH), occurrences, step_ms=MIN, per_call=occurrences)
-    )
+    forwarded = lab.with_clock(SimClock(START))
+    chunks = list(forward(forwarded.pump(queue), occurrences, step_ms=MIN, per_call=occurrences))
 
     assert [o for chunk in chunks for o in chunk] == expected
     assert len(chunks) >= 3
-    ticks_a_call = ROWS_A_CALL // scripts.MAX_BATCH
     assert all(len({o.fired_at_ms for o in chunk}) <= ticks_a_call for chunk in chunks)
     names = {name for name, *_ in klass}
     assert names & {o.name for o in chunks[0]} and names & {o.name for o in chunks[1]}  # the class spans two calls
