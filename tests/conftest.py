@@ -147,9 +147,7 @@ FIRST = (
     "tests/test_lite_browser.py",  # lite, with test_lite_kernel.py and one of test_lite_build.py
     "tests/test_lite_lua.py",
     "tests/test_notebooks.py::test_learners_run_the_dives_at_once_as_acl_users",
-    "tests/test_ticks.py::test_forward_splits_a_large_class_of_due_rows_into_calls_within_the_bounds",
     "tests/test_notebooks.py::test_notebook_outputs_match",
-    "tests/test_drain.py::test_a_grid_drain_exactly_on_a_slot",
     "tests/test_hostile_answers.py",
     "tests/test_instructor_browser.py",
     "tests/test_sandbox_load.py",

@@ -223,7 +223,8 @@ def test_forward_with_a_finish_fires_the_same_however_many_calls_it_takes(
 def test_forward_stops_when_nothing_is_registered(lab: emq_lab.Lab, queue: str, step_ms: int) -> None:
     clock = SimClock(START)
     pump = lab.with_clock(clock).pump(queue)
-    assert list(forward(pump, 1000, step_ms=step_ms)) == [[]]
+    many = scripts.MAX_WANT + 1  # more than one ticks.lua call may want: forward asks for at most MAX_WANT
+    assert list(forward(pump, many, step_ms=step_ms, per_call=many)) == [[]]
     assert clock.now_ms() == START_MS  # no tick was taken
     assert snapshot(lab, queue) == {}
     # Only a member whose record is gone: the first tick sweeps it, then nothing is registered.
@@ -415,27 +416,39 @@ def test_a_learners_acl_lets_ticks_lua_run(learner_lab: emq_lab.Lab, queue: str)
     assert timed.jobs(queue).count() == 8
 
 
+DAY = 24 * 60 * MIN
+ROWS_A_CALL = 5000  # ticks.lua's MAX_ROWS: the registry rows one call reads (a tick reads its batch, due or not)
+
+
 def test_forward_splits_a_large_class_of_due_rows_into_calls_within_the_bounds(
     lab: emq_lab.Lab, queue: str, other: str
 ) -> None:
-    """B1: one ticks.lua call reads at most 5000 registry rows and wants at most MAX_WANT
-    occurrences; forward asks for more than that and gets, call after call, what the ticks fire."""
-    names = [(f"n{i:04d}", 30 * MIN, "t") for i in range(6000)]  # 6000 due at once: 6 full batches
-    occurrences = 12_000
+    """B1: one ticks.lua call reads at most 5000 registry rows, so at the pump's batch of 100 it
+    takes at most 50 ticks, whatever it wants. A row due every minute, and a class larger than a
+    batch (101 names) due at 09:49, the 50th tick: the first call stops after that tick with two of
+    the class still due, and the next takes them up at 09:50. Call after call, forward fires what
+    the ticks fire."""
     stepped = lab.with_clock(SimClock(START))
-    stepped.repeat(other).register_many(names)
+    pump = stepped.pump(other)
+    ticks_a_call = ROWS_A_CALL // pump.batch
+    klass = [(f"n{i:03d}", DAY, "t", (ticks_a_call - 1) * MIN) for i in range(pump.batch + 1)]
+    occurrences = len(klass) + 2 * ticks_a_call + ticks_a_call // 2  # into a third call: per_call does not cut them
+    for timed, name in ((stepped, other), (lab.with_clock(SimClock(START)), queue)):
+        timed.repeat(name).register("every-minute", MIN, "t")
+        timed.repeat(name).register_many(klass)
     clock = stepped.clock
     assert isinstance(clock, SimClock)
-    each_tick = by_ticks(stepped.pump(other, batch=scripts.MAX_BATCH), clock, occurrences, MIN)
-    expected = [o for fired in each_tick for o in fired]
+    expected = [o for fired in by_ticks(pump, clock, occurrences, MIN) for o in fired]
 
     forwarded = lab.with_clock(SimClock(START))
-    forwarded.repeat(queue).register_many(names)
-    pump = forwarded.pump(queue, batch=scripts.MAX_BATCH)
-    chunks = list(forward(pump, occurrences, step_ms=MIN, per_call=occurrences))
+    chunks = list(forward(forwarded.pump(queue), occurrences, step_ms=MIN, per_call=occurrences))
 
     assert [o for chunk in chunks for o in chunk] == expected
-    assert len(chunks) >= 3 and max(len(chunk) for chunk in chunks) <= scripts.MAX_WANT
+    assert len(chunks) >= 3
+    assert all(len({o.fired_at_ms for o in chunk}) <= ticks_a_call for chunk in chunks)
+    names = {name for name, *_ in klass}
+    assert names & {o.name for o in chunks[0]} and names & {o.name for o in chunks[1]}  # the class spans two calls
+    assert any(o.fired_at_ms > o.slot_ms for o in chunks[1])  # its rest fired a tick late, as the ticks fire it
     assert_same_queues(forwarded, queue, stepped, other)
 
 
