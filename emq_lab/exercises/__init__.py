@@ -23,8 +23,7 @@ from typing import Any
 from .. import progress
 from ..lab import Lab, connect
 from . import advance_check, next_run_check, predict, register_check
-from .check import Check
-from .learner import with_scripts
+from .check import Check, with_scripts
 from .solutions import buggy, hint, skeleton, solution
 
 #: Seconds the class server (``$EMQ_LAB_URL``) may take to answer when a check without ``lab=``

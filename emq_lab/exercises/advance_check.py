@@ -15,21 +15,11 @@ from itertools import permutations
 from typing import TYPE_CHECKING
 
 from ..clock import duration, hhmm, moment
-from ..dives.race import (
-    ALL_LABELS,
-    REGISTER,
-    REREGISTER_EVERY_MS,
-    STEPS,
-    Race,
-    Snapshot,
-    Step,
-    drop_record,
-    snapshot,
-)
+from ..dives.race import ALL_LABELS, REGISTER, REREGISTER_EVERY_MS, STEPS, Race, Snapshot, Step, drop_record, snapshot
 from ..outcome import Outcome
 from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
-from .check import Check, clear, failed, key_differences, keyspace, lua_check, printable, queues, sim
+from .check import Check, clear, failed, key_differences, keyspace, lua_check, passed, printable, queues, sim
 from .explain import attempt, explain_error
 
 if TYPE_CHECKING:
@@ -200,18 +190,16 @@ def _replay_all(learner_lab: Lab, reference_lab: Lab) -> Check:
         if differences and steps:
             before = steps[-2].after if len(steps) > 1 else start
             return _failed(yours, order, steps[:-1], steps[-1], ref_steps[-1], before, None, differences[0])
-    text = "\n".join(
-        [
-            f"advance: passed all {len(every)} orders of the race (a plain tick, a cancel anywhere in the tick, "
-            "a cancel split into DEL and ZREM around the advance, a vanished record, a cancel and a "
-            "registration anew anywhere in the tick, one anew at the score the tick read with another period)",
-            "  no order leaves a registry member without its record (the sweep)",
-            "  no cancelled name comes back (the record guard)",
-            "  a registration made after the tick's read keeps its own first run and period (the compare-and-set)",
-            "  the answers: 1 advanced, 0 absent (swept), 2 moved (nothing written)",
-        ]
+    return passed(
+        "advance",
+        f"advance: passed all {len(every)} orders of the race (a plain tick, a cancel anywhere in the tick, "
+        "a cancel split into DEL and ZREM around the advance, a vanished record, a cancel and a "
+        "registration anew anywhere in the tick, one anew at the score the tick read with another period)",
+        "no order leaves a registry member without its record (the sweep)",
+        "no cancelled name comes back (the record guard)",
+        "a registration made after the tick's read keeps its own first run and period (the compare-and-set)",
+        "the answers: 1 advanced, 0 absent (swept), 2 moved (nothing written)",
     )
-    return Check("advance", True, text)
 
 
 def _failed(

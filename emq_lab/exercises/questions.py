@@ -58,7 +58,9 @@ def registry(name: str, at: str) -> Kind:
     return Kind(answers.entries(name), "registry rows", f'"{name} @ {at}"')
 
 
-def outcome(replies: dict[int, str], probe: Any, said: dict[str, str], example: str) -> Kind:
+def outcome(replies: dict[int, str], probe: Any, example: str, **words: tuple[str, ...]) -> Kind:
+    """An outcome: ``words`` are the pages' own words for each outcome (``exists=("already there",)``)."""
+    said = {phrase: meant for meant, phrases in words.items() for phrase in phrases}
     return Kind(answers.outcome(replies, probe, said), "an outcome", f'"{example}", "{{:ok, :{example}}}" or 1')
 
 
@@ -68,29 +70,18 @@ TIMES = Kind(answers.times, "times of day", '"09:00 09:10 09:20 09:30"')
 LANE = Kind(answers.lane, "a lane", '"start-to-start", "start-to-finish" or "fixed grid"')
 # Each script's replies; its probe as the pages write it ("EXISTS = 1"); the pages' own words for it.
 REGISTER = outcome(
-    {1: "registered", 0: "exists"},
-    {"exists": ("exists", "registered")},
-    {
-        "already registered": "exists", "not registered again": "exists", "writes nothing": "exists",
-        "nothing written": "exists", "wrote nothing": "exists", "already there": "exists",
-    },
-    "registered",
+    {1: "registered", 0: "exists"}, {"exists": ("exists", "registered")}, "registered",
+    exists=("already registered", "not registered again", "already there", "writes nothing", "nothing written",
+            "wrote nothing"),
 )  # fmt: skip
 UPSERT_REPLY = outcome(
-    {1: "registered", 0: "updated"},
-    {"zscore": ("updated", "registered")},
-    {
-        "rewritten": "updated", "rewrites": "updated", "rewrote": "updated", "replaced": "updated",
-        "update": "updated", "upserted": "updated", "overwritten": "updated",
-    },
-    "registered",
+    {1: "registered", 0: "updated"}, {"zscore": ("updated", "registered")}, "registered",
+    updated=("rewritten", "rewrites", "rewrote", "replaced", "update", "upserted", "overwritten"),
 )  # fmt: skip
 ADVANCE = outcome(
-    {1: "advanced", 0: "absent", 2: "moved"},
-    {"exists": (None, "absent")},
-    {"nothing written": "moved", "wrote nothing": "moved", "swept": "absent", "sweeps": "absent"},
-    "advanced",
-)
+    {1: "advanced", 0: "absent", 2: "moved"}, {"exists": (None, "absent")}, "advanced",
+    moved=("nothing written", "wrote nothing"), absent=("swept", "sweeps"),
+)  # fmt: skip
 
 
 # -- dive 1: the upsert ----------------------------------------------------------------------------

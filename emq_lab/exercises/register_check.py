@@ -15,23 +15,12 @@ from ..clock import duration, moment
 from ..outcome import Outcome
 from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
-from .check import (
-    Check,
-    Key,
-    clear,
-    failed,
-    key_differences,
-    keyspace,
-    lua_check,
-    queues,
-    search,
-    short_value,
-    sim,
-)
+from .check import Check, clear, failed, key_differences, keyspace, lua_check, passed, queues, search, short_value, sim
 from .explain import attempt, explain_error
 
 if TYPE_CHECKING:
     from ..lab import Lab
+    from .check import Key
 
 NAMES = ("report", "digest")
 
@@ -258,17 +247,15 @@ def _search(learner: Lab, reference: Lab) -> Check:
         return _stopped(scenario, getattr(stop, "steps", []))
     if found is not None:
         return found
-    text = "\n".join(
-        [
-            f"register: passed {len(FIXED) + 1} scenarios and {tried} random interleavings of boots, cancels and waits",
-            "  one row per name, however many boots (20 boots: 1 row)",
-            "  a second boot writes nothing and answers exists (0)",
-            "  the record carries every_ms and template; a changed period keeps the first",
-            "  the first run is now + first_in",
-            "  after a cancel the name registers fresh",
-        ]
+    return passed(
+        "register",
+        f"register: passed {len(FIXED) + 1} scenarios and {tried} random interleavings of boots, cancels and waits",
+        "one row per name, however many boots (20 boots: 1 row)",
+        "a second boot writes nothing and answers exists (0)",
+        "the record carries every_ms and template; a changed period keeps the first",
+        "the first run is now + first_in",
+        "after a cancel the name registers fresh",
     )
-    return Check("register", True, text)
 
 
 def _steps(steps: list[Played]) -> list[str]:

@@ -48,18 +48,8 @@ from redis.retry import Retry
 from .._browser import platform
 from .lua import LIMIT_S, MEMORY_BYTES
 
-__all__ = [
-    "CALL_CPU_S",
-    "CHECK_S",
-    "HARD_S",
-    "LIMIT_S",
-    "MEMORY_BYTES",
-    "Sandbox",
-    "Stopped",
-    "for_checks",
-    "owns",
-    "shared",
-]
+__all__ = ["CALL_CPU_S", "CHECK_S", "HARD_S", "LIMIT_S", "MEMORY_BYTES", "Sandbox", "Stopped", "for_checks", "owns",
+           "shared"]  # fmt: skip
 
 T = TypeVar("T")
 
@@ -78,8 +68,7 @@ BROWSER = platform.active()
 
 
 class Stopped(Exception):
-    """A script outran a limit and the sandbox stopped it; ``str()`` is
-    ``user_script:<line>: emq-lab stop`` (time) or ``... emq-lab memory``."""
+    """A script outran a limit: ``user_script:<line>: emq-lab stop`` (time) or ``... emq-lab memory``."""
 
 
 class _Client(redis.Redis):
@@ -104,10 +93,8 @@ class Sandbox:
 
     def __init__(self) -> None:
         self.spent: str | None = None  # why it was stopped, once it was
-        self._ready = False
+        self._ready, self._dir, self._process = False, None, None
         if BROWSER:
-            self._dir = None
-            self._process = None
             self.client = self._in_process()
             return
         _first_start()
@@ -146,10 +133,8 @@ class Sandbox:
         from . import lua
         from .allow import connection_class
 
-        server = lua.server(None, check_s)
-        return fakeredis.FakeRedis(
-            server=server, decode_responses=True, protocol=2, connection_class=connection_class()
-        )
+        server, connection = lua.server(None, check_s), connection_class()
+        return fakeredis.FakeRedis(server=server, decode_responses=True, protocol=2, connection_class=connection)
 
     def _wait(self, answer: str) -> None:
         assert self._process is not None and self._process.stdout is not None
@@ -208,7 +193,7 @@ class Sandbox:
 
     @property
     def alive(self) -> bool:
-        """False once the worker has ended (killed, or gone on its own)."""
+        """False once the worker has ended."""
         return self._process is None or self._process.poll() is None
 
     def line(self) -> int:
@@ -290,11 +275,9 @@ def remove_stale(root: Path | None = None) -> list[Path]:
 
 def _alive(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
+        os.kill(pid, 0)  # a PermissionError (another user's process) is an OSError: the dir is kept
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
     return True
 
 
@@ -395,7 +378,7 @@ def for_checks(check_s: float | None = None) -> Sandbox:
 
 
 def shared() -> Sandbox:
-    """The worker ``exercises.with_scripts`` runs on: one per kernel, a new one once it was spent."""
+    """The worker ``exercises.with_scripts`` runs on: one per kernel, a new one once spent."""
     return _box("scripts")
 
 
