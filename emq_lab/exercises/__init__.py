@@ -43,22 +43,17 @@ def _recorded(check: Check, lab: Lab | None) -> Check:
 
 def _record(check: Check, lab: Lab | None) -> str | None:
     """None once recorded, else why not."""
+    target = lab
     try:
         target = lab if lab is not None else connect(timeout_s=RECORD_TIMEOUT_S)
-    except Exception as error:  # noqa: BLE001 - any failure to reach the server is reported, not raised
-        return _why(error)
-    try:
         if progress.record(target, check.exercise, check.passed):
             return None
-        try:
-            target.client.ping()
-        except Exception as error:  # noqa: BLE001 - the reason the write failed
-            return _why(error)
+        target.client.ping()  # the reason the write failed, when the server has one
         return "the server did not take the write (a user that may not write its progress key?)"
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:  # noqa: BLE001 - any failure to reach the server is reported, not raised
         return _why(error)
     finally:
-        if lab is None:
+        if lab is None and target is not None:
             with contextlib.suppress(Exception):
                 target.close()
 

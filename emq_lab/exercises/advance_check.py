@@ -182,14 +182,12 @@ def _replay_all(learner_lab: Lab, reference_lab: Lab) -> Check:
         for i, theirs_step in enumerate(ref_steps):
             mine_step = steps[i] if i < len(steps) else None
             if mine_step is None or mine_step.outcome != theirs_step.outcome or mine_step.after != theirs_step.after:
-                before = steps[i - 1].after if i and i - 1 < len(steps) else start
-                return _failed(yours, order, steps[:i], mine_step, theirs_step, before, error)
+                return _failed(yours, order, start, steps[:i], mine_step, theirs_step, error)
         # The same rows, records and jobs: now everything else a scheduler depends on (TTLs, the
         # records' fields, the jobs' hashes, keys of the script's own), after the last step.
         differences = key_differences(keyspace(yours.lab, mine), keyspace(ref.lab, theirs))
         if differences and steps:
-            before = steps[-2].after if len(steps) > 1 else start
-            return _failed(yours, order, steps[:-1], steps[-1], ref_steps[-1], before, None, differences[0])
+            return _failed(yours, order, start, steps[:-1], steps[-1], ref_steps[-1], None, differences[0])
     return passed(
         "advance",
         f"advance: passed all {len(every)} orders of the race (a plain tick, a cancel anywhere in the tick, "
@@ -205,13 +203,16 @@ def _replay_all(learner_lab: Lab, reference_lab: Lab) -> Check:
 def _failed(
     race: Race,
     order: tuple[str, ...],
+    start: Snapshot,
     taken: list[Step],
     mine: Step | None,
     theirs: Step,
-    before: Snapshot,
     error: str | None,
     difference: str | None = None,
 ) -> Check:
+    """The order failed at ``theirs.step``, after ``taken`` (from ``start``): its keys before it, after it,
+    and as they should be."""
+    before = taken[-1].after if taken else start
     if mine is None:
         return _laid_out(order, taken, theirs.step, f"the script failed: {error}", before=_keys(before))
     said = f"it {difference}" if difference else why(race, order, mine, theirs)

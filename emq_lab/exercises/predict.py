@@ -129,11 +129,10 @@ def _quoted(value: Any) -> str:
 
 def _differs(said: Any, truth: Any) -> str:
     """What differs between two registry rows (``"name @ HH:MM"``): the name, the time or both."""
-    if not (isinstance(said, str) and isinstance(truth, str) and " @ " in said and " @ " in truth):
+    rows = isinstance(said, str) and isinstance(truth, str) and " @ " in said and " @ " in truth
+    if not rows or "," in said or "," in truth:  # more than one row: the two lists speak for themselves
         return ""
     (said_name, _, said_at), (name, _, at) = said.partition(" @ "), truth.partition(" @ ")
-    if "," in said or "," in truth:
-        return ""  # more than one row: the two lists speak for themselves
     if said_name == name:
         return " (the time differs)"
     if said_at == at:
@@ -142,9 +141,7 @@ def _differs(said: Any, truth: Any) -> str:
 
 
 def _show(value: Any) -> str:
-    if isinstance(value, tuple):
-        return "[" + ", ".join(value) + "]"
-    return str(value)
+    return "[" + ", ".join(value) + "]" if isinstance(value, tuple) else str(value)
 
 
 upsert = Predictions("upsert", UPSERT)
