@@ -7,10 +7,9 @@ from __future__ import annotations
 import atexit
 import re
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,6 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import Flaky, NoSuchExample
 
 from .. import sandbox
+from .._browser import sandbox as browser_sandbox
 from ..clock import SimClock
 from ..keys import QueueKeys
 from ..lab import Lab
@@ -190,36 +190,13 @@ def session(lab: Lab | None, exercise: str, *, lua: bool = False) -> Iterator[tu
     box = sandbox.for_checks(sandbox.CHECK_S if lua else None)
     reference = fakeredis.FakeRedis(server=fakeredis.FakeServer(), decode_responses=True, protocol=2)
     try:
-        with _notice(exercise, shown=sandbox.BROWSER and lua):
+        with browser_sandbox.checking(exercise) if sandbox.BROWSER and lua else nullcontext():
             yield (
                 Lab(box.client, SimClock(START), "the exercises' sandbox"),
                 Lab(reference, SimClock(START), "the exercises' reference (private fakeredis)"),
             )
     finally:
         reference.close()
-
-
-@contextmanager
-def _notice(exercise: str, *, shown: bool) -> Iterator[None]:
-    """In the browser the tab's kernel is busy until a check of a learner's Lua ends: while it
-    runs, the cell says so and when it will be stopped; the line is taken back after, so the cell
-    then shows what it shows on CPython."""
-    ipython = sys.modules.get("IPython")  # in a kernel it is imported; elsewhere there is no cell to show
-    if not (shown and ipython is not None and ipython.get_ipython() is not None):
-        yield
-        return
-    from IPython.display import display
-
-    text = (
-        f"checking {exercise} in the sandbox: a script still running after {sandbox.LIMIT_S:g} s is stopped there, "
-        f"and the whole check after {sandbox.CHECK_S:g} s"
-    )
-    handle = display({"text/plain": text}, raw=True, display_id=True)
-    try:
-        yield
-    finally:
-        if handle is not None:
-            handle.update({}, raw=True)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ Then the sandbox is spent: every later call raises :class:`Stopped` with the lin
 on.
 
 In the browser (Pyodide, no processes) the sandbox is a second fakeredis in this process with the
-same allowlist, Lua environment and hook; the hook is the only limit there.
+same allowlist, Lua environment and hook; the hook is the only limit there (:mod:`emq_lab._browser.sandbox`).
 
 - :func:`for_checks`: the kernel's warm worker for the exercises' checkers, wiped before each check
   (the checkers run their reference side elsewhere: never in a Lua state a learner's script ran in).
@@ -46,6 +46,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from .._browser import platform
+from .._browser import sandbox as browser_sandbox
 from .lua import LIMIT_S, MEMORY_BYTES
 
 __all__ = ["CALL_CPU_S", "CHECK_S", "HARD_S", "LIMIT_S", "MEMORY_BYTES", "Sandbox", "Stopped", "for_checks", "owns",
@@ -95,7 +96,7 @@ class Sandbox:
         self.spent: str | None = None  # why it was stopped, once it was
         self._ready, self._dir, self._process = False, None, None
         if BROWSER:
-            self.client = self._in_process()
+            self.client = browser_sandbox.client()
             return
         _first_start()
         self._dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
@@ -123,19 +124,6 @@ class Sandbox:
         client.emq_sandbox = self
         self.client = client
 
-    @staticmethod
-    def _in_process(check_s: float | None = None) -> Any:
-        from .. import _browser
-
-        _browser.install()
-        import fakeredis
-
-        from . import lua
-        from .allow import connection_class
-
-        server, connection = lua.server(None, check_s), connection_class()
-        return fakeredis.FakeRedis(server=server, decode_responses=True, protocol=2, connection_class=connection)
-
     def _wait(self, answer: str) -> None:
         assert self._process is not None and self._process.stdout is not None
         ready, _, _ = select.select([self._process.stdout], [], [], START_S)
@@ -156,7 +144,7 @@ class Sandbox:
         if self.spent is not None:
             raise Stopped(self.spent)
         if self._process is None:
-            self.client = self._in_process(check_s)
+            self.client = browser_sandbox.client(check_s)
             return
         self.ready()
         assert self._process.stdin is not None
