@@ -22,7 +22,7 @@ from typing import Any
 
 from .. import progress
 from ..lab import Lab, connect
-from . import advance_check, next_run_check, predict, register_check
+from . import advance_check, next_run_check, predict, questions, register_check
 from .check import Check, with_scripts
 from .solutions import buggy, hint, skeleton, solution
 
@@ -71,27 +71,12 @@ def _recording(checker: Callable[..., Check]) -> Callable[..., Check]:
     return run
 
 
-class _RecordedPredictions:
-    """A dive's questions whose ``predict`` records its result (everything else as the dive's)."""
-
-    def __init__(self, inner: predict.Predictions) -> None:
-        self._inner = inner
-
-    def predict(self, *args: Lab, lab: Lab | None = None, **answer: Any) -> Check:
-        """Right or wrong, and why, for each answer given (the result is recorded); the lab by name or first."""
-        check = self._inner.predict(*args, lab=lab, **answer)
-        return _recorded(check, lab if lab is not None else (args[0] if args else None))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
 register = _recording(register_check.check)
 next_run = _recording(next_run_check.check)
 advance = _recording(advance_check.check)
-upsert = _RecordedPredictions(predict.upsert)
-cadence = _RecordedPredictions(predict.cadence)
-cancel = _RecordedPredictions(predict.cancel)
+upsert = predict.Predictions("upsert", questions.UPSERT, record=_recorded)
+cadence = predict.Predictions("cadence", questions.CADENCE, record=_recorded)
+cancel = predict.Predictions("cancel", questions.CANCEL, record=_recorded)
 
 __all__ = [
     "Check",

@@ -1,10 +1,7 @@
-"""Reading a learner's answer to a prediction in any form a dive prints it: an outcome as
-``"exists"``, ``"{:ok, :exists}"``, ``":ok :exists"``, ``"returns 0"``, ``"EXISTS = 1"`` or the raw
-integer; a count with its label, unit or in words (``"1 entry"``, ``"none"``, ``"registry rows: 1"``);
-minutes (``"5m"``, and milliseconds read as minutes with a note); times as ``HH:MM``, ``H:MM``,
-``HH:MM:SS`` or bare minutes on the question's clock; registry rows as the panels print them; a
-lane's name. Each reader returns one canonical value (or a :class:`Said` with a note) or raises
-a ValueError that says, in a few words, why the text is not that kind of answer."""
+"""Reading a learner's answer to a prediction in any form a dive prints it (each reader lists its
+forms): an outcome, a count, minutes, times of day, registry rows, a lane. Each reader returns one
+canonical value (or a :class:`Said` with a note) or raises a ValueError that says, in a few words,
+why the text is not that kind of answer."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ off the real package, in the sandbox, on a fresh queue of its own."""
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +13,7 @@ from ..clock import SimClock
 from . import answers
 from .check import Check, session
 from .explain import explain_error
-from .questions import CADENCE, CANCEL, DAY, QUEUE, UPSERT, Question
+from .questions import DAY, QUEUE, Question
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -32,8 +33,11 @@ class Predictions:
     """The questions of one dive: ``predict(key=answer, ...)`` checks answers, ``fields()`` lists
     them as a form shows them."""
 
-    def __init__(self, dive: str, questions: tuple[Question, ...]) -> None:
-        self.dive = dive
+    def __init__(
+        self, dive: str, questions: tuple[Question, ...], record: Callable[[Check, Lab | None], Check] | None = None
+    ) -> None:
+        """``record(check, lab)``, when given, records each verdict and answers it as recorded."""
+        self.dive, self._record = dive, record
         self._questions = {q.key: q for q in questions}
 
     def fields(self) -> tuple[Field, ...]:
@@ -101,7 +105,8 @@ class Predictions:
         skipped = [key for key in self._questions if key not in answer]
         if skipped:
             lines.append(f"not answered: {', '.join(skipped)}")
-        return Check(f"{self.dive}.predict", right, "\n".join(lines))
+        check = Check(f"{self.dive}.predict", right, "\n".join(lines))
+        return check if self._record is None else self._record(check, lab)
 
 
 def _reason(question: Question, truth: Any, answer: dict[str, Any]) -> str:
@@ -142,8 +147,3 @@ def _differs(said: Any, truth: Any) -> str:
 
 def _show(value: Any) -> str:
     return "[" + ", ".join(value) + "]" if isinstance(value, tuple) else str(value)
-
-
-upsert = Predictions("upsert", UPSERT)
-cadence = Predictions("cadence", CADENCE)
-cancel = Predictions("cancel", CANCEL)

@@ -93,10 +93,9 @@ def read_state(lab: Lab, queue: str, names: tuple[str, ...]) -> State:
         return found.get(name.replace(queue, "{q}"))
 
     registry = key(k.registry)
-    odd = [f"{k.registry} is a {registry.kind}"] if registry is not None and registry.kind != "zset" else []
-    rows: tuple[tuple[str, int], ...] = ()
-    if registry is not None and registry.kind == "zset":
-        rows = tuple(scored(registry.read))
+    zset = registry is not None and registry.kind == "zset"
+    rows: tuple[tuple[str, int], ...] = tuple(scored(registry.read)) if registry is not None and zset else ()
+    odd = [f"{k.registry} is a {registry.kind}"] if registry is not None and not zset else []
     records = []
     for name in names:
         record = key(k.record(name))
