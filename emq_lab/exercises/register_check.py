@@ -118,17 +118,11 @@ class Played:
     after: State
 
 
-def describe(op: Op, number: int, now_ms: int) -> str:
-    if isinstance(op, BootOp):
-        first = f"first run in {duration(op.first_in_ms)}" if op.first_in_ms else "first run now"
-        return f"boot #{number} at {moment(now_ms)}: register {op.name} every {duration(op.every_ms)}, {first}"
+def describe(op: BootOp | CancelOp, number: int, now_ms: int) -> str:
     if isinstance(op, CancelOp):
         return f"cancel {op.name} at {moment(now_ms)}"
-    if isinstance(op, LeftOp):
-        if op.row:
-            return f"left over: a registry row of {op.name} @ {moment(now_ms - op.ago_ms)} with no record"
-        return f"left over: a record of {op.name} (every 30 min) with no registry row"
-    return f"wait {duration(op.ms)}"
+    first = f"first run in {duration(op.first_in_ms)}" if op.first_in_ms else "first run now"
+    return f"boot #{number} at {moment(now_ms)}: register {op.name} every {duration(op.every_ms)}, {first}"
 
 
 def seed(lab: Lab, queue: str) -> None:
