@@ -13,7 +13,7 @@ from ..clock import SimClock
 from . import answers
 from .check import Check, session
 from .explain import explain_error
-from .questions import DAY, QUEUE, Question
+from .questions import CADENCE, CANCEL, DAY, QUEUE, UPSERT, Question
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -147,3 +147,9 @@ def _differs(said: Any, truth: Any) -> str:
 
 def _show(value: Any) -> str:
     return "[" + ", ".join(value) + "]" if isinstance(value, tuple) else str(value)
+
+
+#: The dives' questions, their verdicts not recorded (``emq_lab.exercises.upsert`` and its kin record them).
+upsert = Predictions("upsert", UPSERT)
+cadence = Predictions("cadence", CADENCE)
+cancel = Predictions("cancel", CANCEL)
