@@ -6,6 +6,7 @@ counterexample, shown beside the reference's timeline."""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import time
 from collections.abc import Callable
@@ -32,6 +33,7 @@ NAME = "report"
 #: above what a right rule takes on a busy machine (microseconds a call, about a hundred calls).
 RULE_CPU_S = 5.0
 RULE_WALL_S = 20.0
+Releases = tuple[int, ...]  # one lane's release instants, in ms
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ def _arity(fn: Callable[..., Any]) -> int:
     return len(params)
 
 
-def releases(lab: Lab, queue: str, setting: Setting, rule: Any) -> tuple[int, ...]:
+def releases(lab: Lab, queue: str, setting: Setting, rule: Any) -> Releases:
     """Drive the real pump with ``rule`` for CYCLES releases; the release instants."""
     sim_lab, clock = sim(lab)
     start = clock.now_ms()
@@ -237,38 +239,30 @@ def _check(fn: Callable[..., Any]) -> Check:
 
 
 def _failed(
-    scenario: str,
-    s: Setting,
-    yours: tuple[int, ...],
-    reference: tuple[int, ...],
-    i: int | None,  # the first release where they part
-    error: str | None,
-    fn: Callable[..., Any],
+    name: str, s: Setting, yours: Releases, ref: Releases, i: int | None, error: str | None, fn: Callable[..., Any]
 ) -> Check:
+    """The failed Check of scenario ``name``: both timelines, and ``i``, the first release where they part."""
     day = parse_instant(START)
 
     def when(ms: int) -> str:  # a run on another day shows its date
         return moment(ms, day_ms=day)
 
-    out = [f'next_run: FAILED in scenario "{scenario}"', f"  {s.text()}, from {when(day)}"]
+    out = [f'next_run: FAILED in scenario "{name}"', f"  {s.text()}, from {when(day)}"]
     if error:
         out.append(f"  {error}")
     out.append(f"  yours:     {' '.join(when(ms) for ms in yours) or '(no release)'}")
-    out.append(f"  reference: {' '.join(when(ms) for ms in reference)}")
+    out.append(f"  reference: {' '.join(when(ms) for ms in ref)}")
     if i is not None and not error:
         if i >= len(yours):
-            out.append(f"  run #{i + 1}: yours never released it; the reference released it at {when(reference[i])}")
+            out.append(f"  run #{i + 1}: yours never released it; the reference released it at {when(ref[i])}")
         else:
-            previous = yours[i - 1] if i else None
-            said = ""
-            if previous is not None and previous == reference[i - 1]:
-                try:
+            previous, said = (yours[i - 1] if i else None), ""
+            if previous is not None and previous == ref[i - 1]:
+                with contextlib.suppress(RuleError):
                     given = when(_wrapped(fn, s)(previous, s.every_ms))
                     said = f"your rule gave next = {given} for the run released at {when(previous)}; "
-                except RuleError:
-                    said = ""
             out.append(
                 f"  run #{i + 1} is where they part: {said}yours released it at {when(yours[i])}, "
-                f"start-to-start at {when(reference[i])} (release + every)"
+                f"start-to-start at {when(ref[i])} (release + every)"
             )
-    return Check("next_run", False, "\n".join(out), scenario=scenario)
+    return Check("next_run", False, "\n".join(out), scenario=name)

@@ -39,9 +39,7 @@ def _encode(value: Any) -> bytes:
     if isinstance(value, Exception):
         text = _error_text(value).split("\nstack traceback:", 1)[0]
         return b"-" + text.replace("\r", " ").replace("\n", " ").encode() + b"\r\n"
-    if isinstance(value, bool):
-        return b":1\r\n" if value else b":0\r\n"
-    if isinstance(value, int):
+    if isinstance(value, int):  # a bool too: True is :1
         return b":%d\r\n" % value
     if isinstance(value, float):
         value = repr(value)
