@@ -22,9 +22,8 @@ from typing import Any
 
 from .. import progress
 from ..lab import Lab, connect
-from . import advance_check, next_run_check, predict, register_check
-from .check import Check
-from .learner import with_scripts
+from . import advance_check, next_run_check, predict, questions, register_check
+from .check import Check, with_scripts
 from .solutions import buggy, hint, skeleton, solution
 
 #: Seconds the class server (``$EMQ_LAB_URL``) may take to answer when a check without ``lab=``
@@ -44,22 +43,17 @@ def _recorded(check: Check, lab: Lab | None) -> Check:
 
 def _record(check: Check, lab: Lab | None) -> str | None:
     """None once recorded, else why not."""
+    target = lab
     try:
         target = lab if lab is not None else connect(timeout_s=RECORD_TIMEOUT_S)
-    except Exception as error:  # noqa: BLE001 - any failure to reach the server is reported, not raised
-        return _why(error)
-    try:
         if progress.record(target, check.exercise, check.passed):
             return None
-        try:
-            target.client.ping()
-        except Exception as error:  # noqa: BLE001 - the reason the write failed
-            return _why(error)
+        target.client.ping()  # the reason the write failed, when the server has one
         return "the server did not take the write (a user that may not write its progress key?)"
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:  # noqa: BLE001 - any failure to reach the server is reported, not raised
         return _why(error)
     finally:
-        if lab is None:
+        if lab is None and target is not None:
             with contextlib.suppress(Exception):
                 target.close()
 
@@ -77,27 +71,12 @@ def _recording(checker: Callable[..., Check]) -> Callable[..., Check]:
     return run
 
 
-class _RecordedPredictions:
-    """A dive's questions whose ``predict`` records its result (everything else as the dive's)."""
-
-    def __init__(self, inner: predict.Predictions) -> None:
-        self._inner = inner
-
-    def predict(self, *args: Lab, lab: Lab | None = None, **answer: Any) -> Check:
-        """Right or wrong, and why, for each answer given (the result is recorded); the lab by name or first."""
-        check = self._inner.predict(*args, lab=lab, **answer)
-        return _recorded(check, lab if lab is not None else (args[0] if args else None))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
 register = _recording(register_check.check)
 next_run = _recording(next_run_check.check)
 advance = _recording(advance_check.check)
-upsert = _RecordedPredictions(predict.upsert)
-cadence = _RecordedPredictions(predict.cadence)
-cancel = _RecordedPredictions(predict.cancel)
+upsert = predict.Predictions("upsert", questions.UPSERT, record=_recorded)
+cadence = predict.Predictions("cadence", questions.CADENCE, record=_recorded)
+cancel = predict.Predictions("cancel", questions.CANCEL, record=_recorded)
 
 __all__ = [
     "Check",

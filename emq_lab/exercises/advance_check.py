@@ -15,21 +15,11 @@ from itertools import permutations
 from typing import TYPE_CHECKING
 
 from ..clock import duration, hhmm, moment
-from ..dives.race import (
-    ALL_LABELS,
-    REGISTER,
-    REREGISTER_EVERY_MS,
-    STEPS,
-    Race,
-    Snapshot,
-    Step,
-    drop_record,
-    snapshot,
-)
+from ..dives.race import ALL_LABELS, REGISTER, REREGISTER_EVERY_MS, STEPS, Race, Snapshot, Step, drop_record, snapshot
 from ..outcome import Outcome
 from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
-from .check import Check, clear, failed, key_differences, keyspace, lua_check, printable, queues, sim
+from .check import Check, clear, failed, key_differences, keyspace, lua_check, passed, printable, queues, sim
 from .explain import attempt, explain_error
 
 if TYPE_CHECKING:
@@ -192,38 +182,37 @@ def _replay_all(learner_lab: Lab, reference_lab: Lab) -> Check:
         for i, theirs_step in enumerate(ref_steps):
             mine_step = steps[i] if i < len(steps) else None
             if mine_step is None or mine_step.outcome != theirs_step.outcome or mine_step.after != theirs_step.after:
-                before = steps[i - 1].after if i and i - 1 < len(steps) else start
-                return _failed(yours, order, steps[:i], mine_step, theirs_step, before, error)
+                return _failed(yours, order, start, steps[:i], mine_step, theirs_step, error)
         # The same rows, records and jobs: now everything else a scheduler depends on (TTLs, the
         # records' fields, the jobs' hashes, keys of the script's own), after the last step.
         differences = key_differences(keyspace(yours.lab, mine), keyspace(ref.lab, theirs))
         if differences and steps:
-            before = steps[-2].after if len(steps) > 1 else start
-            return _failed(yours, order, steps[:-1], steps[-1], ref_steps[-1], before, None, differences[0])
-    text = "\n".join(
-        [
-            f"advance: passed all {len(every)} orders of the race (a plain tick, a cancel anywhere in the tick, "
-            "a cancel split into DEL and ZREM around the advance, a vanished record, a cancel and a "
-            "registration anew anywhere in the tick, one anew at the score the tick read with another period)",
-            "  no order leaves a registry member without its record (the sweep)",
-            "  no cancelled name comes back (the record guard)",
-            "  a registration made after the tick's read keeps its own first run and period (the compare-and-set)",
-            "  the answers: 1 advanced, 0 absent (swept), 2 moved (nothing written)",
-        ]
+            return _failed(yours, order, start, steps[:-1], steps[-1], ref_steps[-1], None, differences[0])
+    return passed(
+        "advance",
+        f"advance: passed all {len(every)} orders of the race (a plain tick, a cancel anywhere in the tick, "
+        "a cancel split into DEL and ZREM around the advance, a vanished record, a cancel and a "
+        "registration anew anywhere in the tick, one anew at the score the tick read with another period)",
+        "no order leaves a registry member without its record (the sweep)",
+        "no cancelled name comes back (the record guard)",
+        "a registration made after the tick's read keeps its own first run and period (the compare-and-set)",
+        "the answers: 1 advanced, 0 absent (swept), 2 moved (nothing written)",
     )
-    return Check("advance", True, text)
 
 
 def _failed(
     race: Race,
     order: tuple[str, ...],
+    start: Snapshot,
     taken: list[Step],
     mine: Step | None,
     theirs: Step,
-    before: Snapshot,
     error: str | None,
     difference: str | None = None,
 ) -> Check:
+    """The order failed at ``theirs.step``, after ``taken`` (from ``start``): its keys before it, after it,
+    and as they should be."""
+    before = taken[-1].after if taken else start
     if mine is None:
         return _laid_out(order, taken, theirs.step, f"the script failed: {error}", before=_keys(before))
     said = f"it {difference}" if difference else why(race, order, mine, theirs)

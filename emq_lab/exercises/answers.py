@@ -1,10 +1,7 @@
-"""Reading a learner's answer to a prediction in any form a dive prints it: an outcome as
-``"exists"``, ``"{:ok, :exists}"``, ``":ok :exists"``, ``"returns 0"``, ``"EXISTS = 1"`` or the raw
-integer; a count with its label, unit or in words (``"1 entry"``, ``"none"``, ``"registry rows: 1"``);
-minutes (``"5m"``, and milliseconds read as minutes with a note); times as ``HH:MM``, ``H:MM``,
-``HH:MM:SS`` or bare minutes on the question's clock; registry rows as the panels print them; a
-lane's name. Each reader returns one canonical value (or a :class:`Said` with a note) or raises
-a ValueError that says, in a few words, why the text is not that kind of answer."""
+"""Reading a learner's answer to a prediction in any form a dive prints it (each reader lists its
+forms): an outcome, a count, minutes, times of day, registry rows, a lane. Each reader returns one
+canonical value (or a :class:`Said` with a note) or raises a ValueError that says, in a few words,
+why the text is not that kind of answer."""
 
 from __future__ import annotations
 
@@ -27,9 +24,7 @@ class Said:
 
 def plain(read: Any) -> tuple[Any, str]:
     """A reader's result as (value, note)."""
-    if isinstance(read, Said):
-        return read.value, read.note
-    return read, ""
+    return (read.value, read.note) if isinstance(read, Said) else (read, "")
 
 
 # -- outcomes --------------------------------------------------------------------------------------
@@ -38,8 +33,6 @@ _WORDS = {o.value for o in Outcome} | {"nothing"}
 # The course's verdict words for a probe: "EXISTS = 1" (the record is there), "ZSCORE = nil".
 _PROBE = re.compile(r"\b(exists|zscore)\s*(?:=|->|answered|returned|returns)\s*(\S+)")
 _RETURNS = re.compile(r"\b(?:script\s+)?(?:returns?|returned|raw|reply|answers?)\s*[:=]?\s*(-?\d+)\b")
-
-
 _NEGATION = re.compile(r"\b(?:not|no|never|isn't|isnt)\s+:?(\w+)")
 
 
@@ -215,11 +208,9 @@ def number(value: Any) -> int:
 
 
 def _whole(found: int | float) -> int:
-    if isinstance(found, float):
-        if not found.is_integer():
-            raise ValueError("it is not a whole number")
-        return int(found)
-    return found
+    if isinstance(found, float) and not found.is_integer():
+        raise ValueError("it is not a whole number")
+    return int(found)
 
 
 def minutes(value: Any) -> int | Said:
@@ -381,16 +372,10 @@ def entries(name: str) -> Callable[[Any], str]:
 # -- lanes -----------------------------------------------------------------------------------------
 
 _LANES = {
-    "start to start": "start-to-start",
-    "s2s": "start-to-start",
-    "start to finish": "start-to-finish",
-    "s2f": "start-to-finish",
-    "fixed grid": "fixed grid",
-    "grid": "fixed grid",
-    "bullmq every": "fixed grid",  # the grid is BullMQ's every
-    "bullmq": "fixed grid",
-    "every": "fixed grid",
-}
+    "start to start": "start-to-start", "s2s": "start-to-start", "start to finish": "start-to-finish",
+    "s2f": "start-to-finish", "fixed grid": "fixed grid", "grid": "fixed grid",
+    "bullmq every": "fixed grid", "bullmq": "fixed grid", "every": "fixed grid",  # the grid is BullMQ's every
+}  # fmt: skip
 
 
 def lane(value: Any) -> str:

@@ -1,15 +1,15 @@
 """What every checker shares: the Check it returns, the sandbox it runs on, its own queues, the
-fixed start instant and the settings hypothesis searches with."""
+fixed start instant and the settings hypothesis searches with; and :func:`with_scripts`, a lab that
+runs a learner's Lua in place of the course's scripts."""
 
 from __future__ import annotations
 
 import atexit
 import re
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,10 +19,11 @@ from hypothesis import strategies as st
 from hypothesis.errors import Flaky, NoSuchExample
 
 from .. import sandbox
+from .._browser import sandbox as browser_sandbox
 from ..clock import SimClock
 from ..keys import QueueKeys
 from ..lab import Lab
-from .learner import with_scripts
+from ..scripts import Scripts
 
 T = TypeVar("T")
 
@@ -56,6 +57,11 @@ class Check:
         return f"<Check {self.exercise}: {'passed' if self.passed else 'failed'}>"
 
 
+def passed(exercise: str, *lines: str) -> Check:
+    """A passed Check: its first line, then what the scenarios showed, each line indented."""
+    return Check(exercise, True, "\n  ".join(lines))
+
+
 def unsteady(exercise: str, scenario: str) -> Check:
     """The failed Check for a script whose answers change from run to run."""
     text = (
@@ -65,6 +71,28 @@ def unsteady(exercise: str, scenario: str) -> Check:
         "a script's answer must follow from its keys and arguments alone"
     )
     return Check(exercise, False, text, scenario=scenario)
+
+
+def with_scripts(lab: Lab, **sources: str) -> Lab:
+    """``lab`` with some scripts replaced by Lua source, e.g. ``with_scripts(lab, advance=text)``:
+    every verb and the pump of the lab returned run that text. A learner's Lua never runs on the
+    lab's server: the lab returned lives in the sandbox (:func:`emq_lab.sandbox.shared`, a private
+    fakeredis in a worker process, empty at first, shared by every such lab of this kernel), with
+    ``lab``'s clock and namespace. A lab already in a sandbox stays in it."""
+    for name, source in sources.items():
+        if not isinstance(source, str):
+            raise ValueError(f"{name}: expected the script's Lua source as text, got {type(source).__name__}")
+        try:
+            source.encode()
+        except UnicodeEncodeError as error:
+            raise ValueError(
+                f"{name}: the script's text cannot be encoded as UTF-8 (a lone surrogate "
+                f"{source[error.start]!r} at character {error.start})"
+            ) from None
+    client = lab.client if sandbox.owns(lab.client) else sandbox.shared().client
+    base = lab.scripts if client is lab.client else Scripts.load(client)
+    scripts = base.replacing(client, **sources)
+    return Lab(client, lab.clock, "a sandbox (private fakeredis)", namespace=lab.namespace, scripts=scripts)
 
 
 def lua_check(exercise: str, lua_source: object, lab: Lab | None, compare: Callable[[Lab, Lab], Check]) -> Check:
@@ -105,24 +133,21 @@ def lua_text(exercise: str, script: str, answer: object) -> Check | None:
     """None when ``answer`` can be run as a Lua script; else the failed Check that says why (not
     text, empty, or text that cannot be sent: a lone surrogate has no UTF-8 form)."""
     if not isinstance(answer, str):
-        said = f"{type(answer).__name__} {short_value(repr_of(answer))}"
-        return Check(
-            exercise, False, f"{exercise}: FAILED: your answer must be the Lua text of {script} (a str); got {said}"
-        )
-    if not answer.strip():
-        return Check(exercise, False, f"{exercise}: FAILED: your answer is empty; write the Lua text of {script}")
-    try:
-        answer.encode("utf-8")
-    except UnicodeEncodeError as error:
-        char = answer[error.start]
-        line = answer.count("\n", 0, error.start) + 1
-        return Check(
-            exercise,
-            False,
-            f"{exercise}: FAILED: line {line} holds {ascii(char)}, a character that has no UTF-8 form (a lone "
-            "surrogate), so the script cannot be sent to a server; remove it",
-        )
-    return None
+        got = f"{type(answer).__name__} {short_value(repr_of(answer))}"
+        why = f"your answer must be the Lua text of {script} (a str); got {got}"
+    elif not answer.strip():
+        why = f"your answer is empty; write the Lua text of {script}"
+    else:
+        try:
+            answer.encode("utf-8")
+            return None
+        except UnicodeEncodeError as error:
+            line, char = answer.count("\n", 0, error.start) + 1, ascii(answer[error.start])
+            why = (
+                f"line {line} holds {char}, a character that has no UTF-8 form (a lone surrogate), so the script "
+                "cannot be sent to a server; remove it"
+            )
+    return Check(exercise, False, f"{exercise}: FAILED: {why}")
 
 
 def repr_of(value: object) -> str:
@@ -165,36 +190,13 @@ def session(lab: Lab | None, exercise: str, *, lua: bool = False) -> Iterator[tu
     box = sandbox.for_checks(sandbox.CHECK_S if lua else None)
     reference = fakeredis.FakeRedis(server=fakeredis.FakeServer(), decode_responses=True, protocol=2)
     try:
-        with _notice(exercise, shown=sandbox.BROWSER and lua):
+        with browser_sandbox.checking(exercise) if sandbox.BROWSER and lua else nullcontext():
             yield (
                 Lab(box.client, SimClock(START), "the exercises' sandbox"),
                 Lab(reference, SimClock(START), "the exercises' reference (private fakeredis)"),
             )
     finally:
         reference.close()
-
-
-@contextmanager
-def _notice(exercise: str, *, shown: bool) -> Iterator[None]:
-    """In the browser the tab's kernel is busy until a check of a learner's Lua ends: while it
-    runs, the cell says so and when it will be stopped; the line is taken back after, so the cell
-    then shows what it shows on CPython."""
-    ipython = sys.modules.get("IPython")  # in a kernel it is imported; elsewhere there is no cell to show
-    if not (shown and ipython is not None and ipython.get_ipython() is not None):
-        yield
-        return
-    from IPython.display import display
-
-    text = (
-        f"checking {exercise} in the sandbox: a script still running after {sandbox.LIMIT_S:g} s is stopped there, "
-        f"and the whole check after {sandbox.CHECK_S:g} s"
-    )
-    handle = display({"text/plain": text}, raw=True, display_id=True)
-    try:
-        yield
-    finally:
-        if handle is not None:
-            handle.update({}, raw=True)
 
 
 @dataclass(frozen=True)

@@ -37,23 +37,16 @@ LIMITS = (TIME_LIMIT, MEMORY_LIMIT, CHECK_LIMIT)
 # -- errors ------------------------------------------------------------------------------------
 
 # fakeredis and Valkey word some command errors differently; the learner reads one wording.
+_UNDEFINED = r"'\1' is not defined (a typo, or a missing local?)"
 _CANON: tuple[tuple[str, str], ...] = (
-    (
-        r"^Script attempted to access nonexistent global variable '(.*)'$",
-        r"'\1' is not defined (a typo, or a missing local?)",
-    ),
-    (r"^attempt to \w+ global '(.*)' \(a nil value\)$", r"'\1' is not defined (a typo, or a missing local?)"),
-    (
-        r"^Attempt to modify a readonly table$",
-        "assigns a global variable or changes a library table (string, redis, ...), which Valkey keeps read-only; "
-        "declare every variable with local",
-    ),
+    (r"^Script attempted to access nonexistent global variable '(.*)'$", _UNDEFINED),
+    (r"^attempt to \w+ global '(.*)' \(a nil value\)$", _UNDEFINED),
+    (r"^Attempt to modify a readonly table$", "assigns a global variable or changes a library table (string, redis, "
+     "...), which Valkey keeps read-only; declare every variable with local"),
     (r"^Script attempted to set global variables: (.*)$", r"assigns the global variable \1; declare it with local"),
     (r"^Wrong number of args calling (Redis )?command from script$", "a redis.call has the wrong number of arguments"),
-    (
-        r"^(Lua redis lib )?[Cc]ommand arguments must be strings or integers$",
-        "a redis.call argument is nil or not a string or number (a missing KEYS or ARGV entry?)",
-    ),
+    (r"^(Lua redis lib )?[Cc]ommand arguments must be strings or integers$",
+     "a redis.call argument is nil or not a string or number (a missing KEYS or ARGV entry?)"),
     (r"^[Uu]nknown command.*$", "a redis.call names an unknown command"),
     (r"^.*missing 1 required positional argument: 'op'$", "redis.call needs a command name"),
     (r"^Please specify at least one argument for this call$", "redis.call needs a command name"),
@@ -62,7 +55,7 @@ _CANON: tuple[tuple[str, str], ...] = (
     (r"^emq-lab memory$", MEMORY_LIMIT),
     (r"^emq-lab check$", CHECK_LIMIT),
     (r"^(?:ERR )?emq-lab reply: (\d+) MB, (.*)$", r"the script's reply is \1 MB, \2 limit"),
-)
+)  # fmt: skip
 
 
 def _canonical(message: str) -> str:

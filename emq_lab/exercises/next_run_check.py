@@ -6,6 +6,7 @@ counterexample, shown beside the reference's timeline."""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import time
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from ..clock import MAX_INSTANT_MS, MIN_INSTANT_MS, duration, moment, parse_inst
 from ..dives.cadence import first_tick_at_or_after
 from ..dives.common import one_registration
 from ..schedule import MINUTE_MS, Measure
-from .check import START, Check, printable, queues, search, session, sim, unexpected
+from .check import START, Check, passed, printable, queues, search, session, sim, unexpected
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -32,6 +33,7 @@ NAME = "report"
 #: above what a right rule takes on a busy machine (microseconds a call, about a hundred calls).
 RULE_CPU_S = 5.0
 RULE_WALL_S = 20.0
+Releases = tuple[int, ...]  # one lane's release instants, in ms
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ def _arity(fn: Callable[..., Any]) -> int:
     return len(params)
 
 
-def releases(lab: Lab, queue: str, setting: Setting, rule: Any) -> tuple[int, ...]:
+def releases(lab: Lab, queue: str, setting: Setting, rule: Any) -> Releases:
     """Drive the real pump with ``rule`` for CYCLES releases; the release instants."""
     sim_lab, clock = sim(lab)
     start = clock.now_ms()
@@ -91,21 +93,19 @@ def releases(lab: Lab, queue: str, setting: Setting, rule: Any) -> tuple[int, ..
             raise RuleError(f"your rule's next run ({score} ms) is not an instant the clock can reach") from None
         try:
             out += [o.fired_at_ms for o in pump.tick()]
-        except RuleError:
-            raise
-        except ValueError as exc:
+        except ValueError as exc:  # the pump refused the rule's answer (a RuleError goes through)
             said = str(exc).removeprefix("rule: the next run: ")
             raise RuleError(f"your rule's answer is not a time in whole milliseconds: {said}") from None
     return tuple(out)
 
 
+@dataclass
 class Budget:
     """The time the learner's rule has spent in this check, over all its calls."""
 
-    def __init__(self) -> None:
-        self.cpu_s = 0.0
-        self.wall_s = 0.0
-        self.calls = 0
+    cpu_s: float = 0.0
+    wall_s: float = 0.0
+    calls: int = 0
 
     def spent(self) -> str | None:
         """Why the rule may not be called again, or None."""
@@ -120,8 +120,7 @@ class Budget:
 
 
 def _wrapped(fn: Callable[..., Any], setting: Setting, budget: Budget | None = None) -> Callable[[int, int], int]:
-    arity = _arity(fn)
-    budget = budget if budget is not None else Budget()
+    arity, budget = _arity(fn), budget or Budget()
 
     def rule(release_ms: int, every_ms: int) -> int:
         args = (release_ms, every_ms) if arity == 2 else (release_ms, every_ms, release_ms + setting.run_ms)
@@ -230,50 +229,40 @@ def _check(fn: Callable[..., Any]) -> Check:
         found, tried = search("next_run", FIXED, SETTINGS, failure, random="random settings", examples=EXAMPLES)
     if found is not None:
         return found
-    text = "\n".join(
-        [
-            f"next_run: passed {len(FIXED)} settings and {tried} random ones (periods, run times, late ticks)",
-            f"  every run starts one period after the previous one started, {CYCLES} cycles each",
-            "  the run's length never moves the next start (no drift)",
-            "  a late tick moves only that run, measured from its release",
-        ]
+    return passed(
+        "next_run",
+        f"next_run: passed {len(FIXED)} settings and {tried} random ones (periods, run times, late ticks)",
+        f"every run starts one period after the previous one started, {CYCLES} cycles each",
+        "the run's length never moves the next start (no drift)",
+        "a late tick moves only that run, measured from its release",
     )
-    return Check("next_run", True, text)
 
 
 def _failed(
-    scenario: str,
-    s: Setting,
-    yours: tuple[int, ...],
-    reference: tuple[int, ...],
-    i: int | None,  # the first release where they part
-    error: str | None,
-    fn: Callable[..., Any],
+    name: str, s: Setting, yours: Releases, ref: Releases, i: int | None, error: str | None, fn: Callable[..., Any]
 ) -> Check:
+    """The failed Check of scenario ``name``: both timelines, and ``i``, the first release where they part."""
     day = parse_instant(START)
 
     def when(ms: int) -> str:  # a run on another day shows its date
         return moment(ms, day_ms=day)
 
-    out = [f'next_run: FAILED in scenario "{scenario}"', f"  {s.text()}, from {when(day)}"]
+    out = [f'next_run: FAILED in scenario "{name}"', f"  {s.text()}, from {when(day)}"]
     if error:
         out.append(f"  {error}")
     out.append(f"  yours:     {' '.join(when(ms) for ms in yours) or '(no release)'}")
-    out.append(f"  reference: {' '.join(when(ms) for ms in reference)}")
+    out.append(f"  reference: {' '.join(when(ms) for ms in ref)}")
     if i is not None and not error:
         if i >= len(yours):
-            out.append(f"  run #{i + 1}: yours never released it; the reference released it at {when(reference[i])}")
+            out.append(f"  run #{i + 1}: yours never released it; the reference released it at {when(ref[i])}")
         else:
-            previous = yours[i - 1] if i else None
-            said = ""
-            if previous is not None and previous == reference[i - 1]:
-                try:
+            previous, said = (yours[i - 1] if i else None), ""
+            if previous is not None and previous == ref[i - 1]:
+                with contextlib.suppress(RuleError):
                     given = when(_wrapped(fn, s)(previous, s.every_ms))
                     said = f"your rule gave next = {given} for the run released at {when(previous)}; "
-                except RuleError:
-                    said = ""
             out.append(
                 f"  run #{i + 1} is where they part: {said}yours released it at {when(yours[i])}, "
-                f"start-to-start at {when(reference[i])} (release + every)"
+                f"start-to-start at {when(ref[i])} (release + every)"
             )
-    return Check("next_run", False, "\n".join(out), scenario=scenario)
+    return Check("next_run", False, "\n".join(out), scenario=name)

@@ -5,6 +5,7 @@ off the real package, in the sandbox, on a fresh queue of its own."""
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +33,11 @@ class Predictions:
     """The questions of one dive: ``predict(key=answer, ...)`` checks answers, ``fields()`` lists
     them as a form shows them."""
 
-    def __init__(self, dive: str, questions: tuple[Question, ...]) -> None:
-        self.dive = dive
+    def __init__(
+        self, dive: str, questions: tuple[Question, ...], record: Callable[[Check, Lab | None], Check] | None = None
+    ) -> None:
+        """``record(check, lab)``, when given, records each verdict and answers it as recorded."""
+        self.dive, self._record = dive, record
         self._questions = {q.key: q for q in questions}
 
     def fields(self) -> tuple[Field, ...]:
@@ -101,7 +105,8 @@ class Predictions:
         skipped = [key for key in self._questions if key not in answer]
         if skipped:
             lines.append(f"not answered: {', '.join(skipped)}")
-        return Check(f"{self.dive}.predict", right, "\n".join(lines))
+        check = Check(f"{self.dive}.predict", right, "\n".join(lines))
+        return check if self._record is None else self._record(check, lab)
 
 
 def _reason(question: Question, truth: Any, answer: dict[str, Any]) -> str:
@@ -129,11 +134,10 @@ def _quoted(value: Any) -> str:
 
 def _differs(said: Any, truth: Any) -> str:
     """What differs between two registry rows (``"name @ HH:MM"``): the name, the time or both."""
-    if not (isinstance(said, str) and isinstance(truth, str) and " @ " in said and " @ " in truth):
+    rows = isinstance(said, str) and isinstance(truth, str) and " @ " in said and " @ " in truth
+    if not rows or "," in said or "," in truth:  # more than one row: the two lists speak for themselves
         return ""
     (said_name, _, said_at), (name, _, at) = said.partition(" @ "), truth.partition(" @ ")
-    if "," in said or "," in truth:
-        return ""  # more than one row: the two lists speak for themselves
     if said_name == name:
         return " (the time differs)"
     if said_at == at:
@@ -142,11 +146,10 @@ def _differs(said: Any, truth: Any) -> str:
 
 
 def _show(value: Any) -> str:
-    if isinstance(value, tuple):
-        return "[" + ", ".join(value) + "]"
-    return str(value)
+    return "[" + ", ".join(value) + "]" if isinstance(value, tuple) else str(value)
 
 
+#: The dives' questions, their verdicts not recorded (``emq_lab.exercises.upsert`` and its kin record them).
 upsert = Predictions("upsert", UPSERT)
 cadence = Predictions("cadence", CADENCE)
 cancel = Predictions("cancel", CANCEL)

@@ -15,23 +15,12 @@ from ..clock import duration, moment
 from ..outcome import Outcome
 from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
-from .check import (
-    Check,
-    Key,
-    clear,
-    failed,
-    key_differences,
-    keyspace,
-    lua_check,
-    queues,
-    search,
-    short_value,
-    sim,
-)
+from .check import Check, clear, failed, key_differences, keyspace, lua_check, passed, queues, search, short_value, sim
 from .explain import attempt, explain_error
 
 if TYPE_CHECKING:
     from ..lab import Lab
+    from .check import Key
 
 NAMES = ("report", "digest")
 
@@ -104,10 +93,9 @@ def read_state(lab: Lab, queue: str, names: tuple[str, ...]) -> State:
         return found.get(name.replace(queue, "{q}"))
 
     registry = key(k.registry)
-    odd = [f"{k.registry} is a {registry.kind}"] if registry is not None and registry.kind != "zset" else []
-    rows: tuple[tuple[str, int], ...] = ()
-    if registry is not None and registry.kind == "zset":
-        rows = tuple(scored(registry.read))
+    zset = registry is not None and registry.kind == "zset"
+    rows: tuple[tuple[str, int], ...] = tuple(scored(registry.read)) if registry is not None and zset else ()
+    odd = [f"{k.registry} is a {registry.kind}"] if registry is not None and not zset else []
     records = []
     for name in names:
         record = key(k.record(name))
@@ -130,17 +118,11 @@ class Played:
     after: State
 
 
-def describe(op: Op, number: int, now_ms: int) -> str:
-    if isinstance(op, BootOp):
-        first = f"first run in {duration(op.first_in_ms)}" if op.first_in_ms else "first run now"
-        return f"boot #{number} at {moment(now_ms)}: register {op.name} every {duration(op.every_ms)}, {first}"
+def describe(op: BootOp | CancelOp, number: int, now_ms: int) -> str:
     if isinstance(op, CancelOp):
         return f"cancel {op.name} at {moment(now_ms)}"
-    if isinstance(op, LeftOp):
-        if op.row:
-            return f"left over: a registry row of {op.name} @ {moment(now_ms - op.ago_ms)} with no record"
-        return f"left over: a record of {op.name} (every 30 min) with no registry row"
-    return f"wait {duration(op.ms)}"
+    first = f"first run in {duration(op.first_in_ms)}" if op.first_in_ms else "first run now"
+    return f"boot #{number} at {moment(now_ms)}: register {op.name} every {duration(op.every_ms)}, {first}"
 
 
 def seed(lab: Lab, queue: str) -> None:
@@ -258,17 +240,15 @@ def _search(learner: Lab, reference: Lab) -> Check:
         return _stopped(scenario, getattr(stop, "steps", []))
     if found is not None:
         return found
-    text = "\n".join(
-        [
-            f"register: passed {len(FIXED) + 1} scenarios and {tried} random interleavings of boots, cancels and waits",
-            "  one row per name, however many boots (20 boots: 1 row)",
-            "  a second boot writes nothing and answers exists (0)",
-            "  the record carries every_ms and template; a changed period keeps the first",
-            "  the first run is now + first_in",
-            "  after a cancel the name registers fresh",
-        ]
+    return passed(
+        "register",
+        f"register: passed {len(FIXED) + 1} scenarios and {tried} random interleavings of boots, cancels and waits",
+        "one row per name, however many boots (20 boots: 1 row)",
+        "a second boot writes nothing and answers exists (0)",
+        "the record carries every_ms and template; a changed period keeps the first",
+        "the first run is now + first_in",
+        "after a cancel the name registers fresh",
     )
-    return Check("register", True, text)
 
 
 def _steps(steps: list[Played]) -> list[str]:

@@ -71,18 +71,14 @@ def solution(exercise: str) -> Any:
     """The reference solution: Lua text for register and advance, the function for next_run
     (``inspect.getsource`` shows its code). For instructors; nothing calls it by default."""
     chosen = _exercise(exercise)
-    if chosen == "next_run":
-        return start_to_start
-    return _lua(f"{chosen}.solution")
+    return start_to_start if chosen == "next_run" else _lua(f"{chosen}.solution")
 
 
 def buggy(exercise: str) -> str | Callable[[int, int, int], int]:
     """The version for "fix the bug": register ZADDs before it probes; advance sweeps but has no
     compare-and-set (the stretch of dive 3's exercise); the rule is finish-based."""
     chosen = _exercise(exercise)
-    if chosen == "next_run":
-        return finish_based
-    return _lua(f"{chosen}.buggy")
+    return finish_based if chosen == "next_run" else _lua(f"{chosen}.buggy")
 
 
 def skeleton(exercise: str) -> str:

@@ -18,7 +18,7 @@ Then the sandbox is spent: every later call raises :class:`Stopped` with the lin
 on.
 
 In the browser (Pyodide, no processes) the sandbox is a second fakeredis in this process with the
-same allowlist, Lua environment and hook; the hook is the only limit there.
+same allowlist, Lua environment and hook; the hook is the only limit there (:mod:`emq_lab._browser.sandbox`).
 
 - :func:`for_checks`: the kernel's warm worker for the exercises' checkers, wiped before each check
   (the checkers run their reference side elsewhere: never in a Lua state a learner's script ran in).
@@ -46,20 +46,11 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from .._browser import platform
+from .._browser import sandbox as browser_sandbox
 from .lua import LIMIT_S, MEMORY_BYTES
 
-__all__ = [
-    "CALL_CPU_S",
-    "CHECK_S",
-    "HARD_S",
-    "LIMIT_S",
-    "MEMORY_BYTES",
-    "Sandbox",
-    "Stopped",
-    "for_checks",
-    "owns",
-    "shared",
-]
+__all__ = ["CALL_CPU_S", "CHECK_S", "HARD_S", "LIMIT_S", "MEMORY_BYTES", "Sandbox", "Stopped", "for_checks", "owns",
+           "shared"]  # fmt: skip
 
 T = TypeVar("T")
 
@@ -78,8 +69,7 @@ BROWSER = platform.active()
 
 
 class Stopped(Exception):
-    """A script outran a limit and the sandbox stopped it; ``str()`` is
-    ``user_script:<line>: emq-lab stop`` (time) or ``... emq-lab memory``."""
+    """A script outran a limit: ``user_script:<line>: emq-lab stop`` (time) or ``... emq-lab memory``."""
 
 
 class _Client(redis.Redis):
@@ -104,11 +94,9 @@ class Sandbox:
 
     def __init__(self) -> None:
         self.spent: str | None = None  # why it was stopped, once it was
-        self._ready = False
+        self._ready, self._dir, self._process = False, None, None
         if BROWSER:
-            self._dir = None
-            self._process = None
-            self.client = self._in_process()
+            self.client = browser_sandbox.client()
             return
         _first_start()
         self._dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
@@ -136,21 +124,6 @@ class Sandbox:
         client.emq_sandbox = self
         self.client = client
 
-    @staticmethod
-    def _in_process(check_s: float | None = None) -> Any:
-        from .. import _browser
-
-        _browser.install()
-        import fakeredis
-
-        from . import lua
-        from .allow import connection_class
-
-        server = lua.server(None, check_s)
-        return fakeredis.FakeRedis(
-            server=server, decode_responses=True, protocol=2, connection_class=connection_class()
-        )
-
     def _wait(self, answer: str) -> None:
         assert self._process is not None and self._process.stdout is not None
         ready, _, _ = select.select([self._process.stdout], [], [], START_S)
@@ -171,7 +144,7 @@ class Sandbox:
         if self.spent is not None:
             raise Stopped(self.spent)
         if self._process is None:
-            self.client = self._in_process(check_s)
+            self.client = browser_sandbox.client(check_s)
             return
         self.ready()
         assert self._process.stdin is not None
@@ -208,7 +181,7 @@ class Sandbox:
 
     @property
     def alive(self) -> bool:
-        """False once the worker has ended (killed, or gone on its own)."""
+        """False once the worker has ended."""
         return self._process is None or self._process.poll() is None
 
     def line(self) -> int:
@@ -290,11 +263,9 @@ def remove_stale(root: Path | None = None) -> list[Path]:
 
 def _alive(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
+        os.kill(pid, 0)  # a PermissionError (another user's process) is an OSError: the dir is kept
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
     return True
 
 
@@ -395,7 +366,7 @@ def for_checks(check_s: float | None = None) -> Sandbox:
 
 
 def shared() -> Sandbox:
-    """The worker ``exercises.with_scripts`` runs on: one per kernel, a new one once it was spent."""
+    """The worker ``exercises.with_scripts`` runs on: one per kernel, a new one once spent."""
     return _box("scripts")
 
 

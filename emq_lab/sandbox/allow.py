@@ -16,6 +16,7 @@ at all answers fakeredis's own "unknown command", as Valkey would.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 __all__ = ["AUDITED", "CLIENT_COMMANDS", "SCRIPT_COMMANDS", "connection_class", "refusal"]
@@ -30,9 +31,7 @@ SCRIPT_FAMILIES: dict[str, tuple[str, ...]] = {
         "get", "set", "setnx", "setex", "psetex", "getset", "getdel", "getex", "mget", "mset", "msetnx",
         "append", "strlen", "getrange", "setrange", "substr",
     ),
-    "counters": (
-        "incr", "incrby", "incrbyfloat", "decr", "decrby",
-    ),
+    "counters": ("incr", "incrby", "incrbyfloat", "decr", "decrby"),
     "hashes": (
         "hget", "hset", "hsetnx", "hmget", "hmset", "hdel", "hexists", "hgetall", "hkeys", "hvals", "hlen",
         "hincrby", "hincrbyfloat", "hstrlen", "hscan",
@@ -56,9 +55,7 @@ SCRIPT_FAMILIES: dict[str, tuple[str, ...]] = {
         "exists", "del", "unlink", "type", "rename", "renamenx", "copy", "expire", "pexpire", "expireat",
         "pexpireat", "expiretime", "pexpiretime", "ttl", "pttl", "persist",
     ),
-    "the server": (
-        "time", "ping", "echo",
-    ),
+    "the server": ("time", "ping", "echo"),
 }  # fmt: skip
 SCRIPT_COMMANDS: frozenset[str] = frozenset(name for names in SCRIPT_FAMILIES.values() for name in names)
 
@@ -93,14 +90,8 @@ def _known(name: str) -> bool:
     answers :func:`refusal`; any other name answers fakeredis's "unknown command"."""
     from fakeredis._commands import COMMANDS_WITH_SUB, SUPPORTED_COMMANDS
 
-    head = name.split(" ", 1)[0]
-    return (
-        name in SUPPORTED_COMMANDS
-        or head in SUPPORTED_COMMANDS
-        or head in COMMANDS_WITH_SUB
-        or "." in head
-        or (head in _VALKEY_ONLY)
-    )
+    head, known = name.split(" ", 1)[0], (SUPPORTED_COMMANDS, COMMANDS_WITH_SUB, _VALKEY_ONLY)
+    return name in SUPPORTED_COMMANDS or "." in head or any(head in names for names in known)
 
 
 #: Commands of Valkey that fakeredis does not emulate, named rather than called unknown.
@@ -121,13 +112,9 @@ def _not_from_scripts(name: str, in_script: bool) -> bool:
     return in_script and name in CLIENT_COMMANDS and sig is not None and _msgs.FLAG_NO_SCRIPT in sig.flags
 
 
-_classes: dict[str, type] = {}
-
-
+@functools.cache
 def connection_class() -> type:
     """fakeredis's connection class whose socket runs only the allowlist's commands."""
-    if "connection" in _classes:
-        return _classes["connection"]
     from fakeredis._clients._sync import FakeRedisConnection
     from fakeredis._helpers import SimpleError
     from fakeredis._socket import FakeSocket
@@ -147,5 +134,4 @@ def connection_class() -> type:
             sock.__class__ = AllowlistSocket
             return sock
 
-    _classes["connection"] = AllowlistConnection
     return AllowlistConnection

@@ -16,10 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-ENCODE_MAX_DEPTH = 1000
-DECODE_MAX_DEPTH = 1000
-SPARSE_RATIO = 2
-SPARSE_SAFE = 10
+ENCODE_MAX_DEPTH = DECODE_MAX_DEPTH = 1000  # lua_cjson's defaults, as Valkey builds it
+SPARSE_RATIO, SPARSE_SAFE = 2, 10
 
 
 @contextmanager
@@ -111,10 +109,8 @@ class Json:
         length = self._array_length(items)
         if length > 0:
             values = dict(items)
-            out.append(b"[")
             for index in range(1, length + 1):
-                if index > 1:
-                    out.append(b",")
+                out.append(b"," if index > 1 else b"[")
                 self._encode(values.get(index, values.get(float(index))), depth, out)
             out.append(b"]")
             return
@@ -163,22 +159,16 @@ class Json:
             return _Parser(text.split(b"\0", 1)[0], self).document()
 
 
-_TOKEN_NAMES = {
-    "{": "T_OBJ_BEGIN",
-    "}": "T_OBJ_END",
-    "[": "T_ARR_BEGIN",
-    "]": "T_ARR_END",
-    ":": "T_COLON",
-    ",": "T_COMMA",
-}
+_TOKEN_NAMES = {"{": "T_OBJ_BEGIN", "}": "T_OBJ_END", "[": "T_ARR_BEGIN", "]": "T_ARR_END",
+                ":": "T_COLON", ",": "T_COMMA"}  # fmt: skip
+_WORDS = ((b"true", "T_BOOLEAN", True), (b"false", "T_BOOLEAN", False), (b"null", "T_NULL", None))
 _NUMBER = re.compile(
     rb"[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
     rb"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
     rb"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN](?:\([0-9A-Za-z_]*\))?)"
 )
 _HEX4 = re.compile(rb"[0-9a-fA-F]{4}")
-_SIMPLE_ESCAPES = {ord('"'): b'"', ord("\\"): b"\\", ord("/"): b"/", ord("b"): b"\b", ord("t"): b"\t"}
-_SIMPLE_ESCAPES.update({ord("n"): b"\n", ord("f"): b"\f", ord("r"): b"\r"})
+_SIMPLE_ESCAPES = {ord(name): bytes((byte,)) for name, byte in zip('"\\/btnfr', b'"\\/\b\t\n\f\r', strict=True)}
 
 
 def _strtod(text: bytes) -> float | None:
@@ -237,11 +227,7 @@ class _Parser:
             return self.string()
         if char == "-" or char.isdigit():
             return self.number()
-        for word, kind, value in (
-            (b"true", "T_BOOLEAN", True),
-            (b"false", "T_BOOLEAN", False),
-            (b"null", "T_NULL", None),
-        ):
+        for word, kind, value in _WORDS:
             if data.startswith(word, start):
                 self.at += len(word)
                 return _Token(kind, start, value)
@@ -257,8 +243,7 @@ class _Parser:
         return rest[:3].lower() in (b"inf", b"nan")
 
     def number(self) -> _Token:
-        start = self.at
-        end = start
+        start = end = self.at
         while end < len(self.data) and (
             chr(self.data[end]) in "0123456789-+." or "a" <= chr(self.data[end] | 0x20) <= "y"
         ):
@@ -370,9 +355,7 @@ def _tobit(value: Any, position: int, name: str) -> int:
         raise LuaArgError(f"bad argument #{position} to '{name}' (number expected, got {got})")
     if isinstance(value, float) and not math.isfinite(value):
         return 0
-    whole = round(value) if isinstance(value, float) else value  # round half to even, as the 2^52 trick
-    whole &= 0xFFFFFFFF
-    return whole - (1 << 32) if whole >= 1 << 31 else whole
+    return _signed(round(value) if isinstance(value, float) else value)  # round half to even, as the 2^52 trick
 
 
 def _signed(value: int) -> int:

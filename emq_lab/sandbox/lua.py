@@ -37,10 +37,7 @@ class _Limited:
 
     def LuaRuntime(self, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 - lupa's name
         kwargs.update(
-            max_memory=2 * MEMORY_BYTES,
-            register_eval=False,
-            register_builtins=False,
-            attribute_filter=_no_attributes,
+            max_memory=2 * MEMORY_BYTES, register_eval=False, register_builtins=False, attribute_filter=_no_attributes
         )
         return self._module.LuaRuntime(*args, **kwargs)
 

@@ -1,19 +1,15 @@
 """The sandbox's worker process: ``python -m emq_lab.sandbox.worker <dir>``.
 
-It serves one private fakeredis (:func:`emq_lab.sandbox.lua.server`) on the unix socket
-``<dir>/socket`` and writes the line a script is on into ``<dir>/line`` (8 bytes, shared by
-mmap), so the parent can name it after killing a script that outran every limit. Its address
-space is bounded (RLIMIT_AS). On stdin it takes ``wipe [<seconds>]`` (a new, empty server: data
-and Lua state, whose scripts all stop after ``<seconds>`` more of the worker's CPU time: one
-check's time) and answers ``wiped`` on stdout; at the end of stdin (the parent is gone) it exits. A
-command that fails in fakeredis (a Python error: a script's reply it cannot convert, say) is an
-error reply, never the worker's end. The limits of a script count the worker's own CPU time, so a
-machine busy with other work does not stop a right answer.
-
-The parent starts it with an empty environment and no descriptor but its pipes; once it listens,
-:func:`confine` takes from it what it does not need (Linux): root's uid (it runs as ``nobody``),
-new privileges, being read through ``/proc`` by a process of its uid, writing any file, starting
-a process. Its fakeredis runs only the allowlist's commands (:mod:`emq_lab.sandbox.allow`).
+It serves one private fakeredis (:func:`emq_lab.sandbox.lua.server`), running only the allowlist's
+commands (:mod:`emq_lab.sandbox.allow`), on the unix socket ``<dir>/socket``, and writes the line a
+script is on into ``<dir>/line`` (8 bytes, by mmap) so that the parent can name it after a kill. Its
+address space is bounded (RLIMIT_AS); a script's limits count the worker's own CPU time, so a busy
+machine does not stop a right answer. On stdin, ``wipe [<seconds>]`` makes a new, empty server (data
+and Lua state) whose scripts all stop after ``<seconds>`` more CPU time (one check's), answered
+``wiped``; the end of stdin (the parent is gone) ends it. A command fakeredis fails on (a script's
+reply it cannot convert, say) is an error reply, never the worker's end. It starts with an empty
+environment and no descriptor but its pipes; once it listens, :func:`confine` takes what it does
+not need.
 """
 
 from __future__ import annotations
@@ -43,9 +39,7 @@ def _encode(value: Any) -> bytes:
     if isinstance(value, Exception):
         text = _error_text(value).split("\nstack traceback:", 1)[0]
         return b"-" + text.replace("\r", " ").replace("\n", " ").encode() + b"\r\n"
-    if isinstance(value, bool):
-        return b":1\r\n" if value else b":0\r\n"
-    if isinstance(value, int):
+    if isinstance(value, int):  # a bool too: True is :1
         return b":%d\r\n" % value
     if isinstance(value, float):
         value = repr(value)
@@ -75,20 +69,17 @@ class Worker:
 
         self._lua = lua
         self._line = mmap.mmap(os.open(directory / "line", os.O_RDWR), 8)
-        self.server = self._fresh()
+        self.server = lua.server(self._tick)
         self.connections: dict[socket.socket, Any] = {}
 
     def _tick(self, line: int) -> float:
         struct.pack_into("q", self._line, 0, line)
         return time.process_time()  # this worker's CPU time: what other processes do does not count
 
-    def _fresh(self, check_s: float | None = None) -> Any:
-        return self._lua.server(self._tick, check_s)
-
     def wipe(self, check_s: float | None) -> None:
         for sock in list(self.connections):
             self.drop(sock)
-        self.server = self._fresh(check_s)
+        self.server = self._lua.server(self._tick, check_s)
 
     def accept(self, sock: socket.socket) -> Any:
         import fakeredis
