@@ -101,7 +101,6 @@ class CancelPanel(_Round[Race]):
             button = widgets.Button(
                 description=LABELS[step], tooltip=f"step: {step}", layout=widgets.Layout(width="auto")
             )
-            button.on_click(lambda b, step=step: self._click(lambda: self.step(step), b))
             self._buttons[step] = button
         self._preset = widgets.Dropdown(
             options=[(MANUAL_LABEL, MANUAL), *((label, key) for key, label in PRESET_LABELS.items())],
@@ -114,6 +113,10 @@ class CancelPanel(_Round[Race]):
         play.on_click(lambda b: self._click(lambda: self.play(str(self._preset.value)), b))
         reset = widgets.Button(description="reset", button_style="")
         reset.on_click(lambda b: self._click(self.reset, b))
+        for step, button in self._buttons.items():
+            # the focus after a step: a step still open, else (the round is complete) reset, which
+            # replays it; not the preset menu, which is another task
+            button.on_click(lambda b, s=step: self._click(lambda: self.step(s), b, *self._buttons.values(), reset))
         self._log = widgets.HTML()
         self._keyspace = widgets.HTML()
         for readout in (self._log, self._keyspace):  # findable by a browser test

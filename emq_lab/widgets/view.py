@@ -175,12 +175,12 @@ class View:
         """What the parts carrying ``css_class`` show (the class a browser test finds them by), one a line."""
         return "\n".join(str(part.value) for part in self._parts() if css_class in part._dom_classes)
 
-    def _click(self, action: Callable[[], Any], origin: widgets.DOMWidget | None = None) -> None:
+    def _click(self, action: Callable[[], Any], *focus: widgets.DOMWidget) -> None:
         """What a control does: every control off while ``action`` runs through ``act`` (the
         backend's status and retries), a refusal said on the note line; then the controls on again
-        (``_enable``) and the keyboard focus back on ``origin``, or the next control that is on
-        (disabling the control took the focus away; without this a keyboard user starts again from
-        the top of the page)."""
+        (``_enable``) and the keyboard focus on the first of ``focus`` that is on, else the first
+        control that is on (disabling the control took the focus away; without this a keyboard user
+        starts again from the top of the page)."""
         controls = self._controls()
         for control in controls:
             control.disabled = True
@@ -188,8 +188,8 @@ class View:
             self.act(lambda: self._note.attempt(action))
         finally:
             self._enable(controls)
-            if origin is not None:
-                refocus(origin, *self._controls())
+            if focus:
+                refocus(*focus, *self._controls())
 
     def _enable(self, controls: list[widgets.DOMWidget]) -> None:
         for control in controls:
