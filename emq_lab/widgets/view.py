@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import ipywidgets as widgets
@@ -65,6 +66,14 @@ def whole(text: str) -> str:
     return _UNITS.sub(lambda m: f"<span style='white-space:nowrap'>{m[0]}</span>", html.escape(text))
 
 
+def html_part(*css_classes: str, **layout: str) -> widgets.HTML:
+    """An HTML part carrying ``css_classes`` (what ``View.html`` and a browser test find it by)."""
+    part = widgets.HTML(layout=widgets.Layout(**layout))
+    for css_class in css_classes:
+        part.add_class(css_class)
+    return part
+
+
 class View:
     """A panel holds the lab, builds ``self.box`` privately and never calls ``display()``.
 
@@ -82,6 +91,7 @@ class View:
 
     box: widgets.Box
     _note: Note
+    _quiet = False  # the panel is setting its own controls: their observers stay still
 
     @property
     def readout(self) -> str:
@@ -128,6 +138,29 @@ class View:
     def status(self) -> str:
         """The status line as text: ``""`` while the backend answers."""
         return " — ".join(part for part in (self.health.status, self.health.note) if part)
+
+    # -- building the parts ---------------------------------------------------------------------
+
+    def _boxed(self, css_class: str, *parts: widgets.Widget) -> None:
+        self.box = widgets.VBox(list(parts))
+        self.box.add_class(css_class)
+
+    def _action_button(
+        self, label: str, action: Callable[[], Any], *, style: str = "", **layout: str
+    ) -> widgets.Button:
+        """A button whose press runs ``action`` through ``_click`` and then has the focus back."""
+        button = widgets.Button(description=label, button_style=style, layout=widgets.Layout(**layout))
+        button.on_click(lambda b: self._click(action, b))
+        return button
+
+    @contextmanager
+    def _quietly(self) -> Iterator[None]:
+        """Set controls from the model without their observers taking it for a learner's move."""
+        self._quiet = True
+        try:
+            yield
+        finally:
+            self._quiet = False
 
     # -- the parts, found by what the page shows ------------------------------------------------
 
