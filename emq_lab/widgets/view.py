@@ -6,7 +6,7 @@ import html
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 from IPython.display import Javascript
@@ -14,6 +14,9 @@ from IPython.display import Javascript
 from ..errors import is_transient
 from ..health import Health, probe
 from .note import Note, refocus
+
+if TYPE_CHECKING:
+    from ..lab import Lab
 
 # Shown with every panel (one <style> per panel; the rules are the same, so repeats are harmless):
 # links in the prose underlined, not told apart by colour alone; readouts in the code font, in
@@ -75,21 +78,20 @@ def html_part(*css_classes: str, **layout: str) -> widgets.HTML:
 
 
 class View:
-    """A panel holds the lab, builds ``self.box`` privately and never calls ``display()``.
+    """A panel holds the lab (``self.lab``), builds ``self.box`` privately and never calls ``display()``.
 
     Displayed, it shows a one-line backend status above the box; its ``text/plain`` is the
     readout, so a notebook's stored output carries the verdict rather than the ipywidgets repr
-    (which changes by version). Button callbacks go through ``act``: while the backend is down
-    the status says so ("backend unavailable — retrying every N s — last error: …", N being 1,
-    2, then 5), the clicks wait in order, and one retry chain runs them when the server is back (see
-    :class:`emq_lab.health.Health`). A twin called directly raises
-    :class:`emq_lab.BackendUnavailable` naming the URL.
+    (which changes by version). Controls run through ``act``: while the backend is down the clicks
+    wait in order and are retried after 1, 2, then every 5 s (:class:`emq_lab.health.Health`); a
+    twin called directly raises :class:`emq_lab.BackendUnavailable` naming the URL.
 
     Tests and an instructor's notebook reach a panel by what the page shows: ``click(label)``,
     ``control(label)``, ``html(css_class)``, ``note``, ``status``, ``readout``.
     """
 
     box: widgets.Box
+    lab: Lab
     _note: Note
     _quiet = False  # the panel is setting its own controls: their observers stay still
 
@@ -105,15 +107,9 @@ class View:
     @property
     def health(self) -> Health[Any]:
         if not hasattr(self, "_health"):
-            self._status = widgets.HTML("")
-            self._status.add_class("emq-status")
-            self._health: Health[Any] = Health(on_change=self._show_status, probe=self._probe)
+            self._status = html_part("emq-status")
+            self._health: Health[Any] = Health(on_change=self._show_status, probe=lambda: probe(self.lab.client))
         return self._health
-
-    def _probe(self) -> None:
-        lab = getattr(self, "lab", None)
-        if lab is not None:
-            probe(lab.client)
 
     def act(self, action: Callable[[], Any]) -> Any:
         """Run a control's action; on a backend outage show the status, keep the action and retry it."""
@@ -229,8 +225,7 @@ class View:
             control.disabled = False
 
     def _show_status(self) -> None:
-        self.health  # noqa: B018 - creates the status widget on first use
-        text = self.status
+        text = self.status  # creates the status widget on first use
         self._status.value = f"<b>⚠ {html.escape(text)}</b>" if text else ""
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
