@@ -223,12 +223,10 @@ class BootPanel(View):
     def readout(self) -> str:
         boot = self.selected
         if boot is None:
-            registry = self.lab.keyspace(self.queue).registry
-            return "\n".join(
-                [
-                    f"strategy  {self.service.strategy.label} ({self.service.strategy.script}.lua)",
-                    f"no boot yet · registry {registry} · size {self.service.state().size}",
-                ]
+            strategy, registry = self.service.strategy, self.lab.keyspace(self.queue).registry
+            return (
+                f"strategy  {strategy.label} ({strategy.script}.lua)\n"
+                f"no boot yet · registry {registry} · size {self.service.state().size}"
             )
         return "\n".join(report(boot, queue=self.queue, of=len(self.service.history), lab=self.lab))
 

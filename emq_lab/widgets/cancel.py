@@ -124,8 +124,11 @@ class CancelPanel(_Round[Race]):
     def step(self, name: str) -> None:
         """Take one step (``read``, ``cancel``, ``enqueue`` or ``advance``). A step the pump's
         order does not allow now raises ValueError saying why (and the note line says it too)."""
-        reason = self.refusal(name)
+        reason = self.race.why_not(name)  # ValueError for a name that is no step at all
         if reason is not None:
+            if name in {s.step for s in self.race.taken}:
+                ready = ", ".join(LABELS[s] for s in STEPS if self.race.allowed(s)) or "none left this round"
+                reason = f"{ALL_LABELS[name]}: {ALREADY_RAN} ({ready})"
             self._note.say(reason, "refused")
             raise ValueError(reason)
         taken = self.race.step(name)
@@ -147,17 +150,6 @@ class CancelPanel(_Round[Race]):
         """Empty the queue, register the name due now, clear the steps."""
         self._draw(self.race.reset())
         self._said_reset()
-
-    def refusal(self, step: str) -> str | None:
-        """None if ``step`` may be taken now, else why not, in the words the note line uses."""
-        reason = self.race.why_not(step)  # ValueError for a name that is no step at all
-        if reason is None:
-            return None
-        if step in {s.step for s in self.race.taken}:
-            ready = [LABELS[s] for s in STEPS if self.race.allowed(s)]
-            nxt = f" ({', '.join(ready)})" if ready else " (none left this round)"
-            return f"{ALL_LABELS[step]}: {ALREADY_RAN}{nxt}"
-        return reason
 
     @property
     def enabled(self) -> dict[str, bool]:
