@@ -83,9 +83,13 @@ class Snapshot:
         return f"BROKEN - no record for {', '.join(self.dangling)}"
 
     def __str__(self) -> str:
-        return (
-            f"registry: {entries_text(self.registry)}\nrecords:  {', '.join(self.records) or '(none)'}\n"
-            f"jobs:     {', '.join(self.jobs) or '(none)'}\ninvariant: {self.invariant}"
+        return "\n".join(
+            [
+                f"registry: {entries_text(self.registry)}",
+                f"records:  {', '.join(self.records) or '(none)'}",
+                f"jobs:     {', '.join(self.jobs) or '(none)'}",
+                f"invariant: {self.invariant}",
+            ]
         )
 
 
@@ -335,16 +339,16 @@ class Orders:
     invariant_after_every_step: bool
 
     def __str__(self) -> str:
-        lines = [f"{len(self.allowed) + len(self.refused)} orders of the four steps"]
-        lines.append(
-            f"  refused by the pump's order (enqueue before read, advance before enqueue): {len(self.refused)}"
-        )
-        lines.append(f"  allowed: {len(self.allowed)}")
-        for order, fired in self.allowed:
-            lines.append(f"    {' -> '.join(order):<38} {fired} occurrence(s)")
         held = "yes" if self.invariant_after_every_step else "NO"
-        lines.append(f"every registry member had a record after every step: {held}")
-        return "\n".join(lines)
+        return "\n".join(
+            [
+                f"{len(self.allowed) + len(self.refused)} orders of the four steps",
+                f"  refused by the pump's order (enqueue before read, advance before enqueue): {len(self.refused)}",
+                f"  allowed: {len(self.allowed)}",
+                *(f"    {' -> '.join(order):<38} {fired} occurrence(s)" for order, fired in self.allowed),
+                f"every registry member had a record after every step: {held}",
+            ]
+        )
 
 
 def every_order(race: Race) -> Orders:
