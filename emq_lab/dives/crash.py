@@ -190,16 +190,13 @@ class CrashBench:
         tick at the name's next run (crashing after its enqueue when the fault is on)."""
         rep = self.lab.repeat(self.queue)
         restart = self.restart_pending
+        upcoming = dict(rep.entries()).get(self.name)
         if restart:
             move_to(self.lab, self.lab.clock.now_ms() + self.restart_after_ms)
-        else:
-            upcoming = dict(rep.entries()).get(self.name)
-            if upcoming is not None:
-                move_to(self.lab, upcoming)
+        elif upcoming is not None:
+            move_to(self.lab, upcoming)
         now = self.lab.clock.now_ms()
-        slot = dict(rep.entries()).get(self.name)
-        if slot is not None and slot > now:
-            slot = None
+        slot = upcoming if upcoming is not None and upcoming <= now else None  # None: nothing due
         pump = self.lab.pump(self.queue, slot_keyed=self.slot_keyed)
         fault = crash_after_enqueue if self.crash and not restart else None
         kind = RESTART if restart else TICK
