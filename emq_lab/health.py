@@ -1,10 +1,6 @@
 """Backend health for the panels: run an action, and when the server is down say so in one line
 instead of a traceback, keep the action (and any clicked after it, in order), and retry them
-with backoff for as long as the panel lives.
-
-Retries are scheduled by :func:`call_later`: on the running asyncio event loop when there is one
-(a Jupyter kernel; Pyodide in JupyterLite, where threads are impossible), else on a
-``threading.Timer``. One retry chain per :class:`Health`, whatever the clicks."""
+with backoff for as long as the panel lives: one retry chain per :class:`Health`, whatever the clicks."""
 
 from __future__ import annotations
 
@@ -59,22 +55,15 @@ class Cancellable(Protocol):
 Later = Callable[[float, Callable[[], None]], Cancellable]
 
 
-def _loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    if platform.active():  # Pyodide: its WebLoop runs callbacks off the browser's timers
-        return asyncio.get_event_loop()
-    return None
-
-
 def call_later(delay_s: float, fn: Callable[[], None]) -> Cancellable:
     """Run ``fn()`` once after ``delay_s`` seconds; the handle's ``cancel()`` stops it.
 
-    On the running asyncio loop when there is one (a Jupyter kernel, Pyodide), so ``fn`` runs on
-    the kernel's own thread; otherwise on a daemon ``threading.Timer``."""
-    loop = _loop()
+    On the running asyncio loop when there is one (a Jupyter kernel; Pyodide, where threads are
+    impossible), so ``fn`` runs on the kernel's own thread; otherwise on a daemon ``threading.Timer``."""
+    try:
+        loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:  # Pyodide's WebLoop runs callbacks off the browser's timers, not running here
+        loop = asyncio.get_event_loop() if platform.active() else None
     if loop is not None:
         return loop.call_later(delay_s, fn)
     timer = threading.Timer(delay_s, fn)
@@ -84,27 +73,19 @@ def call_later(delay_s: float, fn: Callable[[], None]) -> Cancellable:
 
 
 class Health(Generic[T]):
-    """Runs actions for a panel.
+    """Runs actions for a panel. ``status`` is ``""`` while the backend answers.
 
-    ``status`` is ``""`` while the backend answers. When an action fails on a transient error
-    (server down, stalled, restarting, a cluster with no serving primary) it waits in order, the
-    status says ``"backend unavailable — retrying every N s — last error: …"`` (or, when the server
-    answered BUSY, ``"the server is busy running a script — retrying every N s"``), and one retry
-    chain runs the waiting actions every ``delays`` seconds (the last delay repeats) until they
-    go through or ``close()``. An action started while others wait joins the end of the line and
-    the whole line is tried at once (a click is also a "retry now"); past ``max_waiting`` a click
-    is refused and the status says so.
+    An action that fails on a transient error (server down, stalled, restarting, BUSY, a cluster
+    with no serving primary) waits in line, the status says so ("backend unavailable — retrying
+    every N s — last error: …"), and one retry chain runs the line after each of ``delays`` (the
+    last repeats) until it goes through or ``close()``. A click while others wait joins the line
+    and tries it all (a "retry now"); past ``max_waiting`` it is refused with words. Any other
+    error propagates; a waiting action that fails so when retried is dropped and named in ``note``
+    (no caller is left to raise to). A retry may run an action twice when the first reply was lost:
+    register and cancel answer the same; a pump with fresh ids may mint one more id.
 
-    Any other exception from a first attempt (a ValueError from validation, a script error)
-    propagates. A waiting action that fails that way when retried is dropped and named in
-    ``note``: it has no caller left to raise to. A retried action may run twice on the server when
-    the first reply was lost in flight: register and cancel answer the same either way; a pump
-    with fresh ids may mint one more id (a slot-keyed pump collides instead).
-
-    ``probe``, when given, runs before each scheduled retry: if it fails, the actions are not
-    tried (so a stalled server costs the probe's short timeout, not each action's).
-    ``later`` (default :func:`call_later`) schedules the retries: tests pass their own and fire
-    the retries themselves, so an outage of minutes takes no time.
+    ``probe`` runs before each scheduled retry, so a stalled server costs its short timeout, not
+    each action's. ``later`` schedules the retries: tests pass their own, so an outage takes no time.
     """
 
     def __init__(

@@ -56,6 +56,18 @@ def test_a_step_that_ran_hands_the_focus_to_the_next_step(focused: list[Any]) ->
     assert [control.description for control in focused] == ["cancel lands"]  # the next step that is on
 
 
+def test_the_last_step_hands_the_focus_to_reset_not_the_preset_menu(focused: list[Any]) -> None:
+    panel = CancelPanel(lab(), "presenting-last")
+    for label in ("pump reads due", "pump enqueues", "pump advances"):
+        panel.click(label)
+    assert [control.description for control in focused] == ["cancel lands", "cancel lands", "cancel lands"]
+    panel.click("cancel lands")  # the last step still open: every step button is off now
+    assert not any(panel.enabled.values())
+    assert focused[-1] is panel.control("reset") and not focused[-1].disabled
+    panel.click("reset")  # and from reset, the round starts over on the first step
+    assert focused[-1] is panel.control("reset") and panel.enabled["read"]
+
+
 def test_the_preset_menu_names_a_preset_only_when_it_is_on_screen() -> None:
     panel = CancelPanel(lab(), "presenting-presets")
     menu = panel.control("preset")

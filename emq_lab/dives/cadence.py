@@ -141,27 +141,23 @@ class Trace:
 
     @property
     def readout(self) -> str:
-        """Plain text: the setting, then each lane's release times and its drift."""
-        return describe(self)
-
-
-def describe(trace: Trace) -> str:
-    """The readout of a trace: HH:MM times (HH:MM:SS once any release falls between minutes)."""
-    instants = [ms for lane in trace.lanes for ms in lane.releases]
-    clock = hhmm if all(ms % MINUTE_MS == 0 for ms in instants) else hhmmss
-    tick = f"every {duration(trace.tick_ms)}" if trace.tick_ms else "exactly when due"
-    setting = f"every {duration(trace.every_ms)}, runs of {duration(trace.run_ms)}, {trace.cycles} cycles"
-    lines = [f"{setting}, the pump ticks {tick}"]
-    width = max(len(lane.measure.value) for lane in trace.lanes)
-    for lane in trace.lanes:
-        sign = "+" if lane.drift_ms > 0 else ""
-        drift = f"drift by run {len(lane.runs)}: {sign}{duration(lane.drift_ms)}"
-        if lane.skipped:
-            late = lane.runs[-1].release_ms - lane.runs[-1].slot_ms
-            drift += f" ({lane.skipped} missed slots skipped; the last run came {duration(late)} after its slot)"
-        times = " ".join(clock(ms) for ms in lane.releases)
-        lines.append(f"{lane.measure.value:<{width}}  {times}  | {drift}")
-    return "\n".join(lines)
+        """The setting, then each lane's release times (HH:MM, or HH:MM:SS once any release falls
+        between minutes) and its drift."""
+        instants = [ms for lane in self.lanes for ms in lane.releases]
+        clock = hhmm if all(ms % MINUTE_MS == 0 for ms in instants) else hhmmss
+        tick = f"every {duration(self.tick_ms)}" if self.tick_ms else "exactly when due"
+        setting = f"every {duration(self.every_ms)}, runs of {duration(self.run_ms)}, {self.cycles} cycles"
+        lines = [f"{setting}, the pump ticks {tick}"]
+        width = max(len(lane.measure.value) for lane in self.lanes)
+        for lane in self.lanes:
+            sign = "+" if lane.drift_ms > 0 else ""
+            drift = f"drift by run {len(lane.runs)}: {sign}{duration(lane.drift_ms)}"
+            if lane.skipped:
+                late = lane.runs[-1].release_ms - lane.runs[-1].slot_ms
+                drift += f" ({lane.skipped} missed slots skipped; the last run came {duration(late)} after its slot)"
+            times = " ".join(clock(ms) for ms in lane.releases)
+            lines.append(f"{lane.measure.value:<{width}}  {times}  | {drift}")
+        return "\n".join(lines)
 
 
 # -- the runner ---------------------------------------------------------------------------------

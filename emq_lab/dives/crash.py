@@ -53,18 +53,13 @@ class CrashReplay:
 
     def __str__(self) -> str:
         mode = "slot-keyed ids <name>:<slot_ms>" if self.slot_keyed else "fresh ids from the counter"
-        slot = hhmm(self.crashed.slot_ms or 0)
-        made = ", ".join(o.job_id for o in self.crashed.occurrences) or "nothing"
-        again = ", ".join(o.job_id for o in self.restarted.occurrences)
-        restart = f"enqueued {again} for the {slot} slot again" if again else ALREADY_STORED
-        advance = self.restarted.advance.tuple if self.restarted.advance else "-"
         return "\n".join(
             [
                 f"pump with {mode}, fault switch on",
-                f"  {hhmm(self.crashed.at_ms)} tick: enqueued {made} for the {slot} slot, then crashed before advance",
+                f"  {self.crashed}",
                 f"  registry after the crash: {entries_text(self.crashed.registry)} - the name is still due",
-                f"  {hhmm(self.restarted.at_ms)} restart: {restart}; advance {advance}",
-                f"  jobs for the {slot} slot: {', '.join(self.jobs)}",
+                f"  {self.restarted}",
+                f"  jobs for the {hhmm(self.crashed.slot_ms or 0)} slot: {', '.join(self.jobs)}",
                 f"verdict: {self.duplicates} duplicate(s)",
             ]
         )
@@ -133,7 +128,7 @@ class CrashTick:
         return f"{at}: {enqueued}; advance {advance}" + (f", {upcoming}" if upcoming else "")
 
 
-def _checked_switch(value: object, field: str) -> bool:
+def _switch(value: object, field: str) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"{field}: expected True or False, got {value!r}")
     return value
@@ -168,8 +163,8 @@ class CrashBench:
         self.name, self.every_ms, self.template = validate.registration(name, every_ms, template)
         # below every_ms, so the restart meets the same slot
         self.restart_after_ms = validate.integer(restart_after_ms, "restart_after_ms", 0, every_ms - 1, unit=" ms")
-        self.crash = _checked_switch(crash, "crash")
-        self.slot_keyed = _checked_switch(slot_keyed, "slot_keyed")
+        self.crash = _switch(crash, "crash")
+        self.slot_keyed = _switch(slot_keyed, "slot_keyed")
         self.ticks: list[CrashTick] = []
         self.restart_pending = False  # the last tick crashed: the next one is the restarted pump's
         self.reset()
@@ -178,11 +173,10 @@ class CrashBench:
 
     def set(self, *, crash: bool | None = None, slot_keyed: bool | None = None) -> None:
         """Flip the fault switch and/or the id mode. A new id mode starts a new round (reset)."""
-        new_crash = self.crash if crash is None else _checked_switch(crash, "crash")
-        new_keyed = self.slot_keyed if slot_keyed is None else _checked_switch(slot_keyed, "slot_keyed")
-        if new_keyed != self.slot_keyed:
+        new_crash = self.crash if crash is None else _switch(crash, "crash")
+        if slot_keyed is not None and _switch(slot_keyed, "slot_keyed") != self.slot_keyed:
             self.reset()  # first, so a failed reset leaves the old mode in place
-            self.slot_keyed = new_keyed
+            self.slot_keyed = slot_keyed
         self.crash = new_crash
 
     def reset(self) -> None:
@@ -196,16 +190,13 @@ class CrashBench:
         tick at the name's next run (crashing after its enqueue when the fault is on)."""
         rep = self.lab.repeat(self.queue)
         restart = self.restart_pending
+        upcoming = dict(rep.entries()).get(self.name)
         if restart:
             move_to(self.lab, self.lab.clock.now_ms() + self.restart_after_ms)
-        else:
-            upcoming = dict(rep.entries()).get(self.name)
-            if upcoming is not None:
-                move_to(self.lab, upcoming)
+        elif upcoming is not None:
+            move_to(self.lab, upcoming)
         now = self.lab.clock.now_ms()
-        slot = dict(rep.entries()).get(self.name)
-        if slot is not None and slot > now:
-            slot = None
+        slot = upcoming if upcoming is not None and upcoming <= now else None  # None: nothing due
         pump = self.lab.pump(self.queue, slot_keyed=self.slot_keyed)
         fault = crash_after_enqueue if self.crash and not restart else None
         kind = RESTART if restart else TICK
@@ -216,14 +207,7 @@ class CrashBench:
         except PumpCrash as crash:
             fired, kind = list(crash.occurrences), CRASH
         self.restart_pending = kind == CRASH
-        taken = CrashTick(
-            kind=kind,
-            at_ms=now,
-            slot_ms=slot,
-            occurrences=tuple(fired),
-            advance=advanced.get(self.name),
-            registry=tuple(rep.entries()),
-        )
+        taken = CrashTick(kind, now, slot, tuple(fired), advanced.get(self.name), tuple(rep.entries()))
         self.ticks.append(taken)
         return taken
 

@@ -8,7 +8,7 @@ is a view over a :class:`Race`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import permutations
 from typing import TYPE_CHECKING
 
@@ -76,16 +76,6 @@ class Snapshot:
         """The invariant: every registry member has a record."""
         return not self.dangling
 
-    def lines(self) -> list[str]:
-        records = ", ".join(self.records) or "(none)"
-        jobs = ", ".join(self.jobs) or "(none)"
-        return [
-            f"registry: {entries_text(self.registry)}",
-            f"records:  {records}",
-            f"jobs:     {jobs}",
-            f"invariant: {self.invariant}",
-        ]
-
     @property
     def invariant(self) -> str:
         if self.consistent:
@@ -93,7 +83,14 @@ class Snapshot:
         return f"BROKEN - no record for {', '.join(self.dangling)}"
 
     def __str__(self) -> str:
-        return "\n".join(self.lines())
+        return "\n".join(
+            [
+                f"registry: {entries_text(self.registry)}",
+                f"records:  {', '.join(self.records) or '(none)'}",
+                f"jobs:     {', '.join(self.jobs) or '(none)'}",
+                f"invariant: {self.invariant}",
+            ]
+        )
 
 
 def snapshot(lab: Lab, queue: str) -> Snapshot:
@@ -132,21 +129,6 @@ class Step:
     outcome: Outcome | None = None
 
 
-@dataclass
-class _Round:
-    taken: list[Step] = field(default_factory=list)
-    tick: Tick | None = None  # the pump's tick, begun at the read
-    cancelled: Outcome | None = None
-
-    @property
-    def fired(self) -> list[Occurrence]:
-        return self.tick.fired if self.tick else []
-
-    @property
-    def advanced(self) -> list[tuple[str, Outcome]]:
-        return self.tick.advanced if self.tick else []
-
-
 class Race:
     """A pump tick on ``name`` split into read / enqueue / advance, and a cancel that lands
     wherever the learner puts it. Each step is taken once; the pump's own order holds
@@ -172,7 +154,8 @@ class Race:
         self.name, self.every_ms, self.template = validate.registration(name, every_ms, template)
         self.repeat = lab.repeat(queue)
         self.pump: Pump = lab.pump(queue)
-        self._round = _Round()
+        self._taken: list[Step] = []
+        self._tick: Tick | None = None  # the pump's tick, begun at the read
         self.preset: str | None = None
         self.reset()
 
@@ -182,30 +165,30 @@ class Race:
         """Empty the queue, register ``name`` due now, forget the steps taken."""
         one_registration(self.lab, self.queue, self.name, self.every_ms, self.template)
         self.pump = self.lab.pump(self.queue)
-        self._round = _Round()
-        self.preset = None
+        self._taken, self._tick, self.preset = [], None, None
         self.start = snapshot(self.lab, self.queue)
         return self.start
 
     @property
     def taken(self) -> list[Step]:
-        return list(self._round.taken)
+        return list(self._taken)
 
     @property
     def fired(self) -> list[Occurrence]:
         """The occurrences this round enqueued."""
-        return list(self._round.fired)
+        return list(self._tick.fired) if self._tick else []
 
     @property
     def advance_outcome(self) -> Outcome | None:
         """What the advance answered for ``name`` (None: not taken, or the pump held nothing)."""
-        return next((outcome for name, outcome in self._round.advanced if name == self.name), None)
+        advanced = self._tick.advanced if self._tick else []
+        return next((outcome for name, outcome in advanced if name == self.name), None)
 
     def why_not(self, step: str) -> str | None:
         """None if ``step`` may be taken now, else the reason it may not."""
         if step not in ALL_LABELS:
             raise ValueError(f"step: {step!r} is not a step; use one of {', '.join(ALL_LABELS)}")
-        done = {s.step for s in self._round.taken}
+        done = {s.step for s in self._taken}
         if step in done:
             return f"{step}: already taken this round; reset to replay"
         if step == REGISTER and "cancel" not in done:
@@ -227,7 +210,7 @@ class Race:
         before = snapshot(self.lab, self.queue)
         note, outcome = getattr(self, f"_{step}")(before)
         taken = Step(step, note, snapshot(self.lab, self.queue), outcome)
-        self._round.taken.append(taken)
+        self._taken.append(taken)
         return taken
 
     def play(self, preset: str) -> list[Step]:
@@ -247,7 +230,7 @@ class Race:
     # -- the steps ---------------------------------------------------------------------------
 
     def _read(self, before: Snapshot) -> tuple[str, Outcome | None]:
-        tick = self._round.tick = self.pump.begin()
+        tick = self._tick = self.pump.begin()
         held = tick.read()
         if not held:
             return "nothing due: the pump holds nothing this tick", None
@@ -257,7 +240,6 @@ class Race:
 
     def _cancel(self, before: Snapshot) -> tuple[str, Outcome | None]:
         outcome = self.repeat.cancel(self.name)
-        self._round.cancelled = outcome
         scores = dict(before.registry)
         if outcome is Outcome.CANCELLED and self.name in scores:
             run = hhmm(scores[self.name])
@@ -273,9 +255,8 @@ class Race:
         return f"{outcome.tuple}: {self.name} every {duration(REREGISTER_EVERY_MS)}{when}", outcome
 
     def _held(self) -> Tick:
-        tick = self._round.tick
-        assert tick is not None  # why_not: enqueue and advance come after the read
-        return tick
+        assert self._tick is not None  # why_not: enqueue and advance come after the read
+        return self._tick
 
     def _enqueue(self, before: Snapshot) -> tuple[str, Outcome | None]:
         tick = self._held()
@@ -289,7 +270,8 @@ class Race:
             if occurrence is None:
                 notes.append(f"{row.name}: no new job")
                 continue
-            late = " (from what the read held; the cancel came too late)" if self._round.cancelled else ""
+            cancelled = any(s.step == "cancel" for s in self._taken)
+            late = " (from what the read held; the cancel came too late)" if cancelled else ""
             notes.append(f"{occurrence.job_id} enqueued for the {hhmm(row.next_ms)} slot{late}")
         return "; ".join(notes), Outcome.ENQUEUED if fired else None
 
@@ -326,7 +308,7 @@ class Race:
         registry = entries_text(now.registry, empty="empty")
         holds = "holds" if now.consistent else "BROKEN"
         return (
-            f"{label}: {len(self._round.fired)} occurrence(s) fired, advance answered {advance}, "
+            f"{label}: {len(self.fired)} occurrence(s) fired, advance answered {advance}, "
             f"registry {registry}, invariant {holds}"
         )
 
@@ -335,16 +317,13 @@ class Race:
         lines = [f"race on {self.name} (every {duration(self.every_ms)}), queue {self.queue}"]
         if self.preset:
             lines[0] += f" - preset: {PRESET_LABELS[self.preset]}"
-        order = " -> ".join(s.step for s in self._round.taken) or "(none yet)"
-        lines.append(f"steps: {order}")
-        for s in self._round.taken:
-            lines.append(f"  {ALL_LABELS[s.step]:<14} {s.note}")
-        advance = self.advance_outcome.tuple if self.advance_outcome else "-"
-        lines.append(f"advance outcome: {advance}")
-        lines.append(f"occurrences fired: {len(self._round.fired)}")
-        lines.extend(snapshot(self.lab, self.queue).lines())
+        lines.append(f"steps: {' -> '.join(s.step for s in self._taken) or '(none yet)'}")
+        lines += [f"  {ALL_LABELS[s.step]:<14} {s.note}" for s in self._taken]
+        lines.append(f"advance outcome: {self.advance_outcome.tuple if self.advance_outcome else '-'}")
+        lines.append(f"occurrences fired: {len(self.fired)}")
+        lines.append(str(snapshot(self.lab, self.queue)))
         left = [LABELS[s] for s in STEPS if self.allowed(s)]
-        if REGISTER in {s.step for s in self._round.taken} or self.preset == "re-register":
+        if REGISTER in {s.step for s in self._taken} or self.preset == "re-register":
             left = [ALL_LABELS[s] for s in (*STEPS, REGISTER) if self.allowed(s)]
         lines.append(f"next: {', '.join(left)}" if left else "next: round complete (reset or pick a preset)")
         return "\n".join(lines)
@@ -360,16 +339,16 @@ class Orders:
     invariant_after_every_step: bool
 
     def __str__(self) -> str:
-        lines = [f"{len(self.allowed) + len(self.refused)} orders of the four steps"]
-        lines.append(
-            f"  refused by the pump's order (enqueue before read, advance before enqueue): {len(self.refused)}"
-        )
-        lines.append(f"  allowed: {len(self.allowed)}")
-        for order, fired in self.allowed:
-            lines.append(f"    {' -> '.join(order):<38} {fired} occurrence(s)")
         held = "yes" if self.invariant_after_every_step else "NO"
-        lines.append(f"every registry member had a record after every step: {held}")
-        return "\n".join(lines)
+        return "\n".join(
+            [
+                f"{len(self.allowed) + len(self.refused)} orders of the four steps",
+                f"  refused by the pump's order (enqueue before read, advance before enqueue): {len(self.refused)}",
+                f"  allowed: {len(self.allowed)}",
+                *(f"    {' -> '.join(order):<38} {fired} occurrence(s)" for order, fired in self.allowed),
+                f"every registry member had a record after every step: {held}",
+            ]
+        )
 
 
 def every_order(race: Race) -> Orders:

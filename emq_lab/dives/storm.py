@@ -78,13 +78,9 @@ def stampede(lab: Lab, queue: str, *, boots: int = 8, names: int = 300, every_ms
             thread.join()
     if failures:
         raise RuntimeError(f"stampede: a boot failed: {failures[0]}") from failures[0]
-    winners: dict[int, int] = {}
-    for outcomes in answers:
-        for i, outcome in enumerate(outcomes):
-            winners[i] = winners.get(i, 0) + (outcome is Outcome.REGISTERED)
     flat = [outcome for outcomes in answers for outcome in outcomes]
-    k = lab.keyspace(queue)
-    records = sum(1 for key in lab.keys(queue) if key.startswith(k.record("")))
+    winners = [sum(outcomes[i] is Outcome.REGISTERED for outcomes in answers) for i in range(names)]
+    records = sum(1 for key in lab.keys(queue) if key.startswith(lab.keyspace(queue).record("")))
     return Stampede(
         boots=boots,
         names=names,
@@ -92,7 +88,7 @@ def stampede(lab: Lab, queue: str, *, boots: int = 8, names: int = 300, every_ms
         exists=flat.count(Outcome.EXISTS),
         registry_rows=lab.repeat(queue).count(),
         records=records,
-        won_twice=sum(1 for count in winners.values() if count > 1),
+        won_twice=sum(1 for count in winners if count > 1),
     )
 
 
@@ -177,12 +173,8 @@ def boot_storm(
     validate.every_ms(every_ms)
     validate.template(template)
     lab.reset(queue)
-    rep = lab.repeat(queue)
     width = len(str(names - 1))
     items = [(f"service-{i:0{width}d}", every_ms, template) for i in range(names)]
-    boots = []
-    for number in (1, 2):
-        outcomes = rep.register_many(items)
-        registered = sum(1 for outcome in outcomes if outcome is Outcome.REGISTERED)
-        boots.append(StormBoot(number, registered, len(outcomes) - registered))
-    return StormResult(names, (boots[0], boots[1]))
+    first = lab.repeat(queue).register_many(items).count(Outcome.REGISTERED)  # boot #1
+    second = lab.repeat(queue).register_many(items).count(Outcome.REGISTERED)  # boot #2: the same call
+    return StormResult(names, (StormBoot(1, first, names - first), StormBoot(2, second, names - second)))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from functools import partial
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,7 @@ from ..clock import duration, hhmm
 from ..dives.upsert import MINUTE_MS, Boot, Registry, Service, Strategy, report, tally, tally_text
 from ..scripts import source
 from .note import Note
-from .view import View, whole
+from .view import View, html_part, whole
 
 if TYPE_CHECKING:
     from ..keys import QueueKeys
@@ -92,7 +93,6 @@ def state_html(boot: Boot, k: QueueKeys) -> str:
     from ``k``, the queue's keys in the lab's namespace)."""
     after = boot.after
     rows = [(member, hhmm(score), str(score)) for member, score in after.entries]
-    record = [(field, value) for field, value in after.record]
     pending = [(member, hhmm(score)) for member, score in after.pending]
     return (
         f"<b>boot #{boot.number}</b> at {hhmm(boot.at_ms)} · period {duration(boot.every_ms)}<br>"
@@ -100,7 +100,7 @@ def state_html(boot: Boot, k: QueueKeys) -> str:
         f"<b>registry</b> <code>{html.escape(k.registry)}</code> · size <b>{after.size}</b>"
         + _table(("member", "next run", "score (ms)"), rows)
         + f"<b>record</b> <code>{html.escape(k.record(boot.name))}</code>"
-        + _table(("field", "value"), record)
+        + _table(("field", "value"), after.record)
         + f"<b>pending</b> <code>{html.escape(k.delayed)}</code> · {len(after.pending)}"
         + _table(("occurrence", "runs at"), pending)
         + f"<p>{whole(boot.verdict)}</p>"
@@ -121,16 +121,12 @@ class BootPanel(View):
         self.service = Service(lab, queue, strategy=strategy)
         self.queue = self.service.queue
         self._selected: int | None = None
-        self._quiet = False
         self._note = Note()
-
         self._strategy = widgets.ToggleButtons(
             options=[(s.label, s.value) for s in Strategy],
             value=self.service.strategy.value,
             style={"button_width": "auto"},
         )
-        buttons = [widgets.Button(description=f"Boot #{n}", button_style="primary") for n in (1, 2)]
-        reset = widgets.Button(description="Reset", button_style="")
         self._period = widgets.Dropdown(
             options=[(duration(m * MINUTE_MS), m) for m in PERIODS_MIN],
             value=self.service.schedule.every_ms // MINUTE_MS,
@@ -141,19 +137,13 @@ class BootPanel(View):
         self._history = widgets.ToggleButtons(options=[], description="boots", layout=widgets.Layout(display="none"))
         # Side by side at any width: the state keeps its size, the script takes the rest and
         # wraps a line longer than that (see _WRAP).
-        self._script = widgets.HTML(layout=widgets.Layout(flex="1 1 0", min_width="0", overflow="auto"))
-        self._script.add_class("emq-script")
-        self._state = widgets.HTML(layout=widgets.Layout(flex="0 0 auto", max_width="50%"))
-        self._state.add_class("emq-readout")  # the readout, findable by a browser test
-
-        for number, button in enumerate(buttons, 1):
-            button.on_click(lambda b, n=number: self._click(lambda: self.boot(n), b))
-        reset.on_click(lambda b: self._click(self.reset, b))
+        self._script = html_part("emq-script", flex="1 1 0", min_width="0", overflow="auto")
+        self._state = html_part("emq-readout", flex="0 0 auto", max_width="50%")
         self._strategy.observe(self._on_strategy, names="value")
         self._history.observe(self._on_history, names="value")
         self._period.observe(self._on_period, names="value")
-
-        controls = widgets.HBox([*buttons, reset, self._period])
+        boots = [self._action_button(f"Boot #{n}", partial(self.boot, n), style="primary") for n in (1, 2)]
+        controls = widgets.HBox([*boots, self._action_button("Reset", self.reset), self._period])
         views = widgets.HBox(  # the state first (outcome and registry in view), the script beside it
             [self._state, self._script],
             layout=widgets.Layout(align_items="flex-start", grid_gap="24px", flex_flow="row nowrap"),
@@ -161,8 +151,7 @@ class BootPanel(View):
         # a label of its own: a ToggleButtons' description puts its buttons on the next line
         centred = widgets.Layout(align_items="center")
         strategy = widgets.HBox([widgets.Label("strategy"), self._strategy], layout=centred)
-        self.box = widgets.VBox([strategy, controls, self._note.widget, self._history, views])
-        self.box.add_class("emq-boot-panel")
+        self._boxed("emq-boot-panel", strategy, controls, self._note.widget, self._history, views)
         self.act(self._fresh_start)  # a dead backend: the panel shows with its status line
 
     def _fresh_start(self) -> None:
@@ -234,12 +223,10 @@ class BootPanel(View):
     def readout(self) -> str:
         boot = self.selected
         if boot is None:
-            registry = self.lab.keyspace(self.queue).registry
-            return "\n".join(
-                [
-                    f"strategy  {self.service.strategy.label} ({self.service.strategy.script}.lua)",
-                    f"no boot yet · registry {registry} · size {self.service.state().size}",
-                ]
+            strategy, registry = self.service.strategy, self.lab.keyspace(self.queue).registry
+            return (
+                f"strategy  {strategy.label} ({strategy.script}.lua)\n"
+                f"no boot yet · registry {registry} · size {self.service.state().size}"
             )
         return "\n".join(report(boot, queue=self.queue, of=len(self.service.history), lab=self.lab))
 
@@ -266,15 +253,12 @@ class BootPanel(View):
         self._note.say(f"{strategy.label}: queue {self.queue} emptied, no boot yet (registry size 0)", "done")
 
     def _sync_history(self) -> None:
-        self._quiet = True
-        try:
+        with self._quietly():
             self._history.options = [(f"#{b.number}", b.number) for b in self.service.history]
             # ipywidgets' front end keeps stale buttons when the options empty, so hide the row.
             self._history.layout.display = "" if self.service.history else "none"
             known = self._selected is not None and self._selected <= len(self.service.history)
             self._history.value = self._selected if known else None
-        finally:
-            self._quiet = False
 
     def _show(self, i: int | None) -> None:
         self._selected = i
@@ -299,11 +283,9 @@ class BootCounter(View):
         self.queue = queue
         self._counts: dict[Strategy, Registry] = {}
         self._slider = widgets.IntSlider(value=boots, min=1, max=20, description="boots")
-        self._table = widgets.HTML()
-        self._table.add_class("emq-readout")
-        self._slider.observe(self._on_slider, names="value")
-        self.box = widgets.VBox([self._slider, self._table])
-        self.box.add_class("emq-boot-counter")
+        self._slider.observe(lambda _: self.act(self._recount), names="value")
+        self._table = html_part("emq-readout")
+        self._boxed("emq-boot-counter", self._slider, self._table)
         self._draw()
         self.act(self._recount)  # a dead backend: the panel shows with its status line
 
@@ -322,9 +304,6 @@ class BootCounter(View):
         if not self._counts:  # not counted yet: the backend has not answered
             self._recount()
         return tally_text(self._counts, self.boots)
-
-    def _on_slider(self, change: dict[str, Any]) -> None:
-        self.act(self._recount)
 
     def _recount(self) -> None:
         self._counts = tally(self.lab, self.queue, self.boots)

@@ -16,7 +16,7 @@ from ..dives.common import start_ms as dive_start_ms
 from ..plots.timeline import timeline
 from .figure import FigureView
 from .note import BUSY, Note
-from .view import View
+from .view import View, html_part
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -54,40 +54,22 @@ class CadenceExplorer(View):
         self.lab = lab
         self.prefix = prefix
         self.start_ms = start_ms if start_ms is not None else dive_start_ms(lab)
-        initial = {
-            "period_minutes": period_minutes,
-            "run_minutes": run_minutes,
-            "cycles": cycles,
-            "tick_seconds": tick_seconds,
-        }
+        initial = dict(period_minutes=period_minutes, run_minutes=run_minutes, cycles=cycles, tick_seconds=tick_seconds)
         self._sliders: dict[str, widgets.IntSlider] = {}
         for key, (label, low, high, _) in CONTROLS.items():
             slider = widgets.IntSlider(
-                value=self._checked(key, initial[key]),
-                min=low,
-                max=high,
-                description=label,
-                continuous_update=False,
-                style={"description_width": "110px"},
+                value=self._checked(key, initial[key]), min=low, max=high, description=label, continuous_update=False
             )
+            slider.style.description_width = "110px"
             slider.observe(self._on_change, names="value")
             self._sliders[key] = slider
-        self._holding = False
         self._trace: cadence.Trace | None = None
         self.figure = FigureView()
-        self._readout = widgets.HTML()
-        self._readout.add_class("emq-readout")  # the readout, findable by a browser test
+        self._readout = html_part("emq-readout")
         self._note = Note()
-        self.box = widgets.VBox(
-            [
-                widgets.HBox(list(self._sliders.values())[:2]),
-                widgets.HBox(list(self._sliders.values())[2:]),
-                self._note.widget,
-                self.figure.widget,
-                self._readout,
-            ]
-        )
-        self.box.add_class("emq-cadence-explorer")
+        sliders = list(self._sliders.values())
+        rows = widgets.HBox(sliders[:2]), widgets.HBox(sliders[2:])
+        self._boxed("emq-cadence-explorer", *rows, self._note.widget, self.figure.widget, self._readout)
         self.act(self.refresh)  # a dead backend: the panel shows with its status line
 
     # -- twins ---------------------------------------------------------------------------------
@@ -99,12 +81,9 @@ class CadenceExplorer(View):
         if unknown:
             raise ValueError(f"controls: unknown {', '.join(unknown)}; use {', '.join(CONTROLS)}")
         checked = {key: self._checked(key, value) for key, value in controls.items()}
-        self._holding = True
-        try:
+        with self._quietly():
             for key, value in checked.items():
                 self._sliders[key].value = value
-        finally:
-            self._holding = False
         self.refresh()
         return self.readout
 
@@ -154,7 +133,7 @@ class CadenceExplorer(View):
         )
 
     def _on_change(self, _change: dict[str, Any]) -> None:
-        if not self._holding:
+        if not self._quiet:
             self.act(self.refresh)
 
 
@@ -198,8 +177,7 @@ class FastForwardPanel(View):
             layout=widgets.Layout(width="auto", min_width="fit-content"),  # the label whole
         )
         self._button.on_click(lambda _: self.start())
-        self.box = widgets.VBox([widgets.HBox([self._button, self._bar]), self._note.widget, self._label])
-        self.box.add_class("emq-fast-forward")
+        self._boxed("emq-fast-forward", widgets.HBox([self._button, self._bar]), self._note.widget, self._label)
 
     def run(self) -> str:
         """Reset the queue, fire every occurrence (moving the bar), and return the readout."""

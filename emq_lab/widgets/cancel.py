@@ -15,7 +15,7 @@ from ..dives.crash import CrashBench
 from ..dives.race import ALL_LABELS, LABELS, PRESET_LABELS, STEPS, Race, Snapshot, snapshot
 from ..schedule import MINUTE_MS
 from .note import ALREADY_RAN, BAD, GOOD, Note
-from .view import View, whole
+from .view import View, html_part, whole
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -34,10 +34,9 @@ class _Round(View, Generic[M]):
         self._model: M | None = None
         self._note = Note()
 
-    def _show(self, parts: list[widgets.Widget], css_class: str) -> None:
+    def _show(self, css_class: str, *parts: widgets.Widget) -> None:
         """Lay out ``parts``, draw them empty, then start the round (or show the backend's status)."""
-        self.box = widgets.VBox(parts)
-        self.box.add_class(css_class)
+        self._boxed(css_class, *parts)
         self.refresh()
         self.act(self._start)
 
@@ -95,14 +94,10 @@ class CancelPanel(_Round[Race]):
 
     def __init__(self, lab: Lab, queue: str = "race", *, name: str = "report", every_ms: int = 15 * MINUTE_MS) -> None:
         super().__init__(lab, lambda: Race(lab, queue, name=name, every_ms=every_ms))
-        self._quiet = False  # the menu set by the panel itself, not by a learner's choice
-        self._buttons: dict[str, widgets.Button] = {}
-        for step in STEPS:
-            button = widgets.Button(
-                description=LABELS[step], tooltip=f"step: {step}", layout=widgets.Layout(width="auto")
-            )
-            button.on_click(lambda b, step=step: self._click(lambda: self.step(step), b))
-            self._buttons[step] = button
+        self._buttons = {
+            step: widgets.Button(description=LABELS[step], tooltip=f"step: {step}", layout=widgets.Layout(width="auto"))
+            for step in STEPS
+        }
         self._preset = widgets.Dropdown(
             options=[(MANUAL_LABEL, MANUAL), *((label, key) for key, label in PRESET_LABELS.items())],
             value="after-read",
@@ -110,19 +105,15 @@ class CancelPanel(_Round[Race]):
             layout=widgets.Layout(width="auto"),
         )
         self._preset.observe(self._on_preset, names="value")
-        play = widgets.Button(description="play preset", button_style="primary")
-        play.on_click(lambda b: self._click(lambda: self.play(str(self._preset.value)), b))
-        reset = widgets.Button(description="reset", button_style="")
-        reset.on_click(lambda b: self._click(self.reset, b))
-        self._log = widgets.HTML()
-        self._keyspace = widgets.HTML()
-        for readout in (self._log, self._keyspace):  # findable by a browser test
-            readout.add_class("emq-readout")
-        steps = widgets.HBox(list(self._buttons.values()))
-        self._show(
-            [steps, widgets.HBox([self._preset, play, reset]), self._note.widget, self._log, self._keyspace],
-            "emq-cancel-panel",
-        )
+        play = self._action_button("play preset", lambda: self.play(str(self._preset.value)), style="primary")
+        reset = self._action_button("reset", self.reset)
+        for step, button in self._buttons.items():
+            # the focus after a step: a step still open, else (the round is complete) reset, which
+            # replays it; not the preset menu, which is another task
+            button.on_click(lambda b, s=step: self._click(lambda: self.step(s), b, *self._buttons.values(), reset))
+        self._log, self._keyspace = html_part("emq-readout"), html_part("emq-readout")
+        steps, menu = widgets.HBox(list(self._buttons.values())), widgets.HBox([self._preset, play, reset])
+        self._show("emq-cancel-panel", steps, menu, self._note.widget, self._log, self._keyspace)
 
     @property
     def race(self) -> Race:
@@ -133,8 +124,11 @@ class CancelPanel(_Round[Race]):
     def step(self, name: str) -> None:
         """Take one step (``read``, ``cancel``, ``enqueue`` or ``advance``). A step the pump's
         order does not allow now raises ValueError saying why (and the note line says it too)."""
-        reason = self.refusal(name)
+        reason = self.race.why_not(name)  # ValueError for a name that is no step at all
         if reason is not None:
+            if name in {s.step for s in self.race.taken}:
+                ready = ", ".join(LABELS[s] for s in STEPS if self.race.allowed(s)) or "none left this round"
+                reason = f"{ALL_LABELS[name]}: {ALREADY_RAN} ({ready})"
             self._note.say(reason, "refused")
             raise ValueError(reason)
         taken = self.race.step(name)
@@ -156,17 +150,6 @@ class CancelPanel(_Round[Race]):
         """Empty the queue, register the name due now, clear the steps."""
         self._draw(self.race.reset())
         self._said_reset()
-
-    def refusal(self, step: str) -> str | None:
-        """None if ``step`` may be taken now, else why not, in the words the note line uses."""
-        reason = self.race.why_not(step)  # ValueError for a name that is no step at all
-        if reason is None:
-            return None
-        if step in {s.step for s in self.race.taken}:
-            ready = [LABELS[s] for s in STEPS if self.race.allowed(s)]
-            nxt = f" ({', '.join(ready)})" if ready else " (none left this round)"
-            return f"{ALL_LABELS[step]}: {ALREADY_RAN}{nxt}"
-        return reason
 
     @property
     def enabled(self) -> dict[str, bool]:
@@ -205,11 +188,8 @@ class CancelPanel(_Round[Race]):
             button.disabled = self._model is None or not self._model.allowed(step)
 
     def _show_preset(self, preset: str) -> None:
-        self._quiet = True
-        try:
+        with self._quietly():
             self._preset.value = preset
-        finally:
-            self._quiet = False
 
     def _on_preset(self, change: dict[str, Any]) -> None:
         if self._quiet or self._model is None:
@@ -256,7 +236,6 @@ class CrashPanel(_Round[CrashBench]):
         self, lab: Lab, queue: str = "crash-panel", *, name: str = "report", every_ms: int = 15 * MINUTE_MS
     ) -> None:
         super().__init__(lab, lambda: CrashBench(lab, queue, name=name, every_ms=every_ms))
-        self._holding = False
         self._crash_toggle = widgets.ToggleButton(
             value=False,
             description=FAULT_OFF,
@@ -271,31 +250,26 @@ class CrashPanel(_Round[CrashBench]):
             style={"button_width": "auto"},
         )
         self._ids_switch.observe(self._on_ids, names="value")
-        tick = widgets.Button(
-            description="Tick (and restart)", button_style="primary", layout=widgets.Layout(width="auto")
-        )
-        tick.on_click(lambda b: self._click(self.tick, b))
-        reset = widgets.Button(description="Reset", button_style="")
-        reset.on_click(lambda b: self._click(self.reset, b))
-        self._readout = widgets.HTML()
-        self._readout.add_class("emq-readout")  # findable by a browser test
+        tick = self._action_button("Tick (and restart)", self.tick, style="primary", width="auto")
+        buttons = widgets.HBox([tick, self._action_button("Reset", self.reset)])
+        self._readout = html_part("emq-readout")
         # a label of its own: a ToggleButtons' description puts its buttons on the next line
         switches = widgets.HBox(
             [self._crash_toggle, widgets.Label("occurrence ids"), self._ids_switch],
             layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
         )
-        self._show([switches, widgets.HBox([tick, reset]), self._note.widget, self._readout], "emq-crash-panel")
+        self._show("emq-crash-panel", switches, buttons, self._note.widget, self._readout)
 
     @property
     def bench(self) -> CrashBench:
         return self.model
 
     def _on_crash(self, change: dict[str, Any]) -> None:
-        if not self._holding:
+        if not self._quiet:
             self._click(lambda: self.set(crash=bool(change["new"])), self._crash_toggle)
 
     def _on_ids(self, change: dict[str, Any]) -> None:
-        if not self._holding:
+        if not self._quiet:
             self._click(lambda: self.set(slot_keyed=bool(change["new"])), self._ids_switch)
 
     # -- twins ---------------------------------------------------------------------------------
@@ -328,14 +302,11 @@ class CrashPanel(_Round[CrashBench]):
         if self._model is None:  # not started: the backend has not answered yet
             self._readout.value = "<i>waiting for the backend</i>"
             return
-        self._holding = True
-        try:
-            on = self.bench.crash
+        on = self.bench.crash
+        with self._quietly():
             self._crash_toggle.value = on
             self._crash_toggle.description = FAULT_ON if on else FAULT_OFF
             self._crash_toggle.button_style = "danger" if on else ""
             self._crash_toggle.icon = "bolt" if on else "check"
             self._ids_switch.value = self.bench.slot_keyed
-        finally:
-            self._holding = False
         self._readout.value = _crash_html(self.bench)

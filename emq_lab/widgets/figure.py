@@ -21,8 +21,6 @@ import plotly.graph_objects as go
 from ..plots import config as plot_config
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
-# The lab's one plotly config (no logo, no cloud "Share chart" button, a short mode bar on hover).
-CONFIG: dict[str, Any] = plot_config.CONFIG
 
 
 class FigureView:
@@ -39,7 +37,7 @@ class FigureView:
     def show(self, figure: go.Figure) -> None:
         """Send ``figure`` whole: the one output of the Output widget is replaced."""
         spec = json.loads(figure.to_json())  # plotly's encoder: plain JSON, same as the page gets
-        spec["config"] = CONFIG
+        spec["config"] = plot_config.CONFIG  # the lab's one plotly config (no logo, no cloud button)
         self._spec = spec
         self.widget.outputs = ({"output_type": "display_data", "data": {PLOTLY_MIME: spec}, "metadata": {}},)
 

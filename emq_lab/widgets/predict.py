@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import ipywidgets as widgets
 
 from .note import BAD, GOOD
-from .view import View, whole
+from .view import View, html_part, whole
 
 if TYPE_CHECKING:
     from ..exercises.check import Check
@@ -83,13 +83,10 @@ class PredictForm(View):
             description="Check", button_style="primary", tooltip=f"check your answers ({questions.dive})"
         )
         self._button.on_click(lambda _: self._clicked(self._button))
-        self._verdict = widgets.HTML(layout=widgets.Layout(min_height="1.6em", margin="2px 0"))
-        self._verdict.add_class("emq-verdict")
-        self._verdict.add_class("emq-live")  # aria-live="polite", set on the page (view.NAME_SLIDERS)
-        self._verdict.add_class("emq-readout")
+        # emq-live: aria-live="polite", set on the page (view.NAME_SLIDERS)
+        self._verdict = html_part("emq-verdict", "emq-live", "emq-readout", min_height="1.6em", margin="2px 0")
         style = widgets.HTML(STYLE, layout=widgets.Layout(height="0px", margin="0"))
-        self.box = widgets.VBox([style, *self._boxes.values(), self._button, self._verdict])
-        self.box.add_class("emq-predict")
+        self._boxed("emq-predict", style, *self._boxes.values(), self._button, self._verdict)
         self._show()
 
     # -- twins ---------------------------------------------------------------------------------

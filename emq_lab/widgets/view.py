@@ -5,7 +5,8 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 from IPython.display import Javascript
@@ -13,6 +14,9 @@ from IPython.display import Javascript
 from ..errors import is_transient
 from ..health import Health, probe
 from .note import Note, refocus
+
+if TYPE_CHECKING:
+    from ..lab import Lab
 
 # Shown with every panel (one <style> per panel; the rules are the same, so repeats are harmless):
 # links in the prose underlined, not told apart by colour alone; readouts in the code font, in
@@ -65,23 +69,31 @@ def whole(text: str) -> str:
     return _UNITS.sub(lambda m: f"<span style='white-space:nowrap'>{m[0]}</span>", html.escape(text))
 
 
+def html_part(*css_classes: str, **layout: str) -> widgets.HTML:
+    """An HTML part carrying ``css_classes`` (what ``View.html`` and a browser test find it by)."""
+    part = widgets.HTML(layout=widgets.Layout(**layout))
+    for css_class in css_classes:
+        part.add_class(css_class)
+    return part
+
+
 class View:
-    """A panel holds the lab, builds ``self.box`` privately and never calls ``display()``.
+    """A panel holds the lab (``self.lab``), builds ``self.box`` privately and never calls ``display()``.
 
     Displayed, it shows a one-line backend status above the box; its ``text/plain`` is the
     readout, so a notebook's stored output carries the verdict rather than the ipywidgets repr
-    (which changes by version). Button callbacks go through ``act``: while the backend is down
-    the status says so ("backend unavailable — retrying every N s — last error: …", N being 1,
-    2, then 5), the clicks wait in order, and one retry chain runs them when the server is back (see
-    :class:`emq_lab.health.Health`). A twin called directly raises
-    :class:`emq_lab.BackendUnavailable` naming the URL.
+    (which changes by version). Controls run through ``act``: while the backend is down the clicks
+    wait in order and are retried after 1, 2, then every 5 s (:class:`emq_lab.health.Health`); a
+    twin called directly raises :class:`emq_lab.BackendUnavailable` naming the URL.
 
     Tests and an instructor's notebook reach a panel by what the page shows: ``click(label)``,
     ``control(label)``, ``html(css_class)``, ``note``, ``status``, ``readout``.
     """
 
     box: widgets.Box
+    lab: Lab
     _note: Note
+    _quiet = False  # the panel is setting its own controls: their observers stay still
 
     @property
     def readout(self) -> str:
@@ -95,15 +107,9 @@ class View:
     @property
     def health(self) -> Health[Any]:
         if not hasattr(self, "_health"):
-            self._status = widgets.HTML("")
-            self._status.add_class("emq-status")
-            self._health: Health[Any] = Health(on_change=self._show_status, probe=self._probe)
+            self._status = html_part("emq-status")
+            self._health: Health[Any] = Health(on_change=self._show_status, probe=lambda: probe(self.lab.client))
         return self._health
-
-    def _probe(self) -> None:
-        lab = getattr(self, "lab", None)
-        if lab is not None:
-            probe(lab.client)
 
     def act(self, action: Callable[[], Any]) -> Any:
         """Run a control's action; on a backend outage show the status, keep the action and retry it."""
@@ -128,6 +134,29 @@ class View:
     def status(self) -> str:
         """The status line as text: ``""`` while the backend answers."""
         return " — ".join(part for part in (self.health.status, self.health.note) if part)
+
+    # -- building the parts ---------------------------------------------------------------------
+
+    def _boxed(self, css_class: str, *parts: widgets.Widget) -> None:
+        self.box = widgets.VBox(list(parts))
+        self.box.add_class(css_class)
+
+    def _action_button(
+        self, label: str, action: Callable[[], Any], *, style: str = "", **layout: str
+    ) -> widgets.Button:
+        """A button whose press runs ``action`` through ``_click`` and then has the focus back."""
+        button = widgets.Button(description=label, button_style=style, layout=widgets.Layout(**layout))
+        button.on_click(lambda b: self._click(action, b))
+        return button
+
+    @contextmanager
+    def _quietly(self) -> Iterator[None]:
+        """Set controls from the model without their observers taking it for a learner's move."""
+        self._quiet = True
+        try:
+            yield
+        finally:
+            self._quiet = False
 
     # -- the parts, found by what the page shows ------------------------------------------------
 
@@ -175,12 +204,12 @@ class View:
         """What the parts carrying ``css_class`` show (the class a browser test finds them by), one a line."""
         return "\n".join(str(part.value) for part in self._parts() if css_class in part._dom_classes)
 
-    def _click(self, action: Callable[[], Any], origin: widgets.DOMWidget | None = None) -> None:
+    def _click(self, action: Callable[[], Any], *focus: widgets.DOMWidget) -> None:
         """What a control does: every control off while ``action`` runs through ``act`` (the
         backend's status and retries), a refusal said on the note line; then the controls on again
-        (``_enable``) and the keyboard focus back on ``origin``, or the next control that is on
-        (disabling the control took the focus away; without this a keyboard user starts again from
-        the top of the page)."""
+        (``_enable``) and the keyboard focus on the first of ``focus`` that is on, else the first
+        control that is on (disabling the control took the focus away; without this a keyboard user
+        starts again from the top of the page)."""
         controls = self._controls()
         for control in controls:
             control.disabled = True
@@ -188,16 +217,15 @@ class View:
             self.act(lambda: self._note.attempt(action))
         finally:
             self._enable(controls)
-            if origin is not None:
-                refocus(origin, *self._controls())
+            if focus:
+                refocus(*focus, *self._controls())
 
     def _enable(self, controls: list[widgets.DOMWidget]) -> None:
         for control in controls:
             control.disabled = False
 
     def _show_status(self) -> None:
-        self.health  # noqa: B018 - creates the status widget on first use
-        text = self.status
+        text = self.status  # creates the status widget on first use
         self._status.value = f"<b>⚠ {html.escape(text)}</b>" if text else ""
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
