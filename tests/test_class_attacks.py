@@ -9,6 +9,8 @@ connections shows on the instructor's page. Every attack is bounded in count and
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -16,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 import redis
@@ -645,12 +648,20 @@ def _unlogged(admin: redis.Redis) -> dict[int, int]:
 
 
 FLOODER = """
-import errno, select, socket, sys, time
-port = int(sys.argv[1])
+import errno, os, select, socket, sys, time
+port, forks = int(sys.argv[1]), int(sys.argv[2])
+children = []
+for _ in range(forks):  # before any socket: each process floods with its own
+    child = os.fork()
+    if child == 0:
+        children = None
+        break
+    children.append(child)
 held, most, emfile, opened = {}, 0, 0, 0
 poll = select.poll()
 deadline = time.monotonic() + 60  # a backstop: the test stops it long before
-print("ready", flush=True)
+if children is not None:
+    print("ready", os.getpid(), *children, flush=True)
 while time.monotonic() < deadline and not select.select([sys.stdin], [], [], 0)[0]:
     try:
         sock = socket.socket()
@@ -673,33 +684,56 @@ while time.monotonic() < deadline and not select.select([sys.stdin], [], [], 0)[
     for fd, _ in poll.poll(0):  # the ones the server closed (the guard, or maxclients): open them again
         poll.unregister(fd)
         held.pop(fd).close()
-print(most, emfile, opened, flush=True)
+os.write(1, b"%d %d %d\\n" % (most, emfile, opened))  # one write: the four processes' lines never mix
+for child in children or ():
+    os.waitpid(child, 0)
 """
 
 
-def flood_and_count(room: Class, *, limited: bool, newcomers: int = 60) -> dict[str, int]:
-    """A learner's process opens sockets that never log in, as fast as it can, keeping them and
-    opening again each one the server closes (``limited``: under the hub's open-files limit, as in
-    a learner's server); the guard sweeps meanwhile (as the hub runs it); cy connects and logs in
-    ``newcomers`` times, 20 ms apart, and on until the guard has closed the flood's sockets at least
-    once (bounded: 400 tries). Returns how many were refused, and the flooder's counts."""
+def flood_and_count(
+    room: Class, *, limited: bool, newcomers: int = 60, forks: int = 0, kill_local: bool = False
+) -> dict[str, Any]:
+    """A learner's process (and ``forks`` children it forks, each flooding as well) opens sockets
+    that never log in, as fast as it can, keeping them and opening again each one the server closes
+    (``limited``: under the hub's open-files limit, as in a learner's server, run for the hub user
+    ``01``: eve); the guard sweeps meanwhile (as the hub runs it, ``kill_local`` as the hub's does);
+    cy connects and logs in ``newcomers`` times, 20 ms apart, and on until the guard has closed the
+    flood's sockets at least once (bounded: 400 tries). With ``kill_local``, cy's tries start once
+    the flood's processes are all gone and the server has freed their connections (bounded: 400
+    and 200 looks). Returns how many were refused, the flooders' counts, and pids."""
     from emq_lab.classroom import hub
 
     admin = room.server.admin()
     admin.ping()
     guard.sweep(admin, prefix=PREFIX)  # the counts taken before the flood
     flooder = subprocess.Popen(
-        [sys.executable, "-c", FLOODER, str(room.server.server.port)],
+        [sys.executable, "-c", FLOODER, str(room.server.server.port), str(forks)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        preexec_fn=hub.limit_open_files() if limited else None,
+        preexec_fn=hub.limit_open_files() if limited else None, env={**os.environ, "JUPYTERHUB_USER": "01"},
     )  # fmt: skip
     stop = threading.Event()
-    sweeping = threading.Thread(target=guard.watch, args=(admin, stop), kwargs={"prefix": PREFIX})
+    options = {"prefix": PREFIX, "kill_local": kill_local}
+    sweeping = threading.Thread(target=guard.watch, args=(admin, stop), kwargs=options)
     refused = tries = 0
+    out = ""
+    pids: list[int] = []
     try:
-        assert flooder.stdout is not None and flooder.stdout.readline().strip() == "ready"
+        assert flooder.stdout is not None
+        ready, *words = flooder.stdout.readline().split()
+        assert ready == "ready" and len(words) == 1 + forks
+        pids = [int(word) for word in words]
         sweeping.start()
         time.sleep(0.5)  # the flood under way
+        if kill_local:
+            for _ in range(400):  # until the guard has killed them all
+                flooder.poll()  # the parent reaped once killed (its children: by whoever adopts them)
+                if not any(_running(pid) for pid in pids):
+                    break
+                time.sleep(0.02)
+            for _ in range(200):  # until the server has seen their sockets close
+                if int(admin.info("clients")["connected_clients"]) < 100:
+                    break
+                time.sleep(0.02)
         while tries < newcomers or (tries < 400 and not _guard_closed(admin)):
             tries += 1
             try:
@@ -711,26 +745,44 @@ def flood_and_count(room: Class, *, limited: bool, newcomers: int = 60) -> dict[
                 assert answer == b"" or b"max number of clients" in answer, answer
                 refused += 1
             time.sleep(0.02)
-        out, _ = flooder.communicate("stop\n", timeout=60)
+        running = [pid for pid in pids if _running(pid)]
+        if flooder.poll() is None:
+            out, _ = flooder.communicate("stop\n", timeout=60)
     finally:
         stop.set()
+        for pid in [pid for pid in pids if _running(pid)]:
+            os.kill(pid, signal.SIGKILL)  # a child left over (its parent killed): no process outlives the test
         if flooder.poll() is None:
             flooder.kill()
             flooder.wait()
         if sweeping.is_alive():
             sweeping.join()
-    most, emfile, opened = (int(word) for word in out.split())
+    counts = [[int(word) for word in line.split()] for line in out.splitlines() if line.strip()]
+    assert all(len(c) == 3 for c in counts), out
     closed = _guard_closed(admin)
+    log = guard.read_log(admin, lines=guard.LOG_LINES)
     admin.delete(keys.guard_log(), keys.guard_logins())
     admin.close()
-    return {"refused": refused, "newcomers": tries, "most_held": most, "emfile": emfile, "opened": opened,
-            "closed_by_guard": closed}  # fmt: skip
+    return {"refused": refused, "newcomers": tries, "most_held": max((c[0] for c in counts), default=0),
+            "emfile": sum(c[1] for c in counts), "opened": sum(c[2] for c in counts), "closed_by_guard": closed,
+            "reported": len(counts), "pids": pids, "running": running,
+            "log": log}  # fmt: skip
+
+
+def _running(pid: int) -> bool:
+    """Whether the process ``pid`` exists and is not a zombie (killed, not yet reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+            return stat.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
 
 
 def _guard_closed(admin: redis.Redis) -> int:
     """The connections not logged in that the guard's kept log says it closed."""
     log = guard.read_log(admin, lines=guard.LOG_LINES)
-    return sum(int(line.split(" closed ")[1].split()[0]) for line in log if "not logged in after" in line)
+    closing = [line.split() for line in log if "not logged in after" in line and " killed process " not in line]
+    return sum(int(words[2]) for words in closing if words[1] == "closed")
 
 
 def test_a_sustained_flood_of_sockets_never_logged_in_refuses_newcomers_only_past_the_open_files_limit(
@@ -758,3 +810,83 @@ def test_a_sustained_flood_of_sockets_never_logged_in_refuses_newcomers_only_pas
     assert limited["most_held"] <= hub.OPEN_FILES and limited["emfile"] > 0, limited
     assert limited["closed_by_guard"] > 0, limited  # the guard still closes them, as they come back
     assert limited["refused"] == 0, limited
+
+
+LEGIT = """
+import select, socket, sys
+import redis
+url, port, user, password = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+held = [redis.Redis.from_url(url, socket_timeout=10) for _ in range(20)]
+for client in held:
+    client.ping()
+print("ready", flush=True)
+handshakes = faults = 0
+while not select.select([sys.stdin], [], [], 0.05)[0] and handshakes < 2000:  # bounded
+    try:  # a client in its handshake: connected, its AUTH sent 50 ms later
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        select.select([sys.stdin], [], [], 0.05)
+        sock.sendall(("AUTH %s %s\\r\\n" % (user, password)).encode())
+        sock.recv(128)
+        sock.close()
+    except OSError:
+        faults += 1
+    handshakes += 1
+print(sum(bool(client.ping()) for client in held), handshakes, flush=True)
+"""
+
+
+def test_a_learner_flooding_from_four_processes_is_killed_by_the_guard_on_this_machine_and_no_one_else(
+    room: Class,
+) -> None:
+    """A class of 30's maxclients (992). Four processes of one learner (a parent that forks three),
+    each under the hub's open-files limit, flood it with sockets that never log in: together they
+    hold maxclients, and newcomers are refused even with the guard closing them. With ``kill_local``
+    (the hub's guard, the server on this machine) the guard finds the four behind their loopback
+    ports, kills them, names them in its log with their hub user, and suspends that learner's ACL
+    user; then no newcomer is refused. A process of bob's holding 20 logged-in connections and
+    opening more through their handshake, and the test's own process (the guard's, with the
+    admin's connections), live on."""
+    from emq_lab.classroom import hub
+
+    admin = room.server.admin()
+    before = admin.config_get("maxclients")["maxclients"]
+    admin.config_set("maxclients", class_clients(30))
+    url = room.bob.url(room.server.admin_url)
+    args = [url, str(room.server.server.port), room.bob.name, room.bob.password]
+    bystander = subprocess.Popen(
+        [sys.executable, "-c", LEGIT, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert bystander.stdout is not None and bystander.stdout.readline().strip() == "ready"
+        kept = flood_and_count(room, limited=True, forks=3)
+        killed = flood_and_count(room, limited=True, forks=3, kill_local=True)
+        assert bystander.poll() is None, "the guard killed bob's process"
+        out, _ = bystander.communicate("stop\n", timeout=60)
+        pinged, handshakes = (int(word) for word in out.split())
+        eve_suspended = room.eve.name in guard.suspended(admin)
+    finally:
+        if bystander.poll() is None:
+            bystander.kill()
+            bystander.wait()
+        admin.config_set("maxclients", before)
+        admin.hset(keys.guard_suspended(), room.eve.name, 0)  # her cooldown over: the next sweep turns her on
+        guard.sweep(admin, prefix=PREFIX)
+        admin.delete(keys.guard_log(), keys.guard_logins())
+        admin.close()
+    print("four processes flood, newcomers refused:", {"kept": kept, "killed": {**killed, "log": killed["log"][:6]}})
+    assert kept["reported"] == 4 and kept["most_held"] <= hub.OPEN_FILES and kept["emfile"] > 0, kept
+    assert kept["refused"] > 0 and kept["closed_by_guard"] > 0, kept  # the open-files limit alone: not enough
+    assert kept["running"] == kept["pids"] and not [line for line in kept["log"] if "killed process" in line]
+    assert killed["running"] == [], killed  # all four gone
+    named = {
+        int(line.split("killed process ")[1].split()[0]): line for line in killed["log"] if "killed process" in line
+    }
+    assert sorted(named) == sorted(killed["pids"]), killed["log"]
+    for pid, line in named.items():
+        assert f"killed process {pid} (python" in line and "of hub user 01, holding " in line, line
+        assert int(line.split(", holding ")[1].split()[0]) >= guard.KILL_AT
+    assert os.getpid() not in named and bystander.pid not in named
+    assert any(f"suspended {room.eve.name}" in line for line in killed["log"])
+    assert eve_suspended
+    assert killed["newcomers"] >= 60 and killed["refused"] == 0, killed
+    assert pinged == 20 and handshakes > 0  # bob's process kept its connections and went on connecting

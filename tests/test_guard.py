@@ -4,6 +4,13 @@ its grace (a client in its handshake is never closed); a flood's refusals are sa
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 from helpers import START
 
 import emq_lab
@@ -44,3 +51,70 @@ def test_a_sweep_that_met_a_flood_says_the_refusals_and_asks_for_the_next_sweep_
     assert guard.Sweep(900, at_ms=at, refused=1).flooded  # refusals alone: a flood too
     quota = guard.Sweep(40, closed=(guard.Closed(5, "learner01", "127.0.0.1:1", "quota"),), at_ms=at)
     assert not quota.flooded and not guard.Sweep(40, at_ms=at).flooded
+
+
+SLEEPER = "import sys; print('ready', flush=True); sys.stdin.read()"
+
+
+def _sleeper(tmp_path: Path, name: str = "", hub_user: str | None = None) -> subprocess.Popen[str]:
+    """A process that waits for its stdin to close (run as ``name``, a link to Python, if given)."""
+    env = {key: value for key, value in os.environ.items() if key != "JUPYTERHUB_USER"}
+    if hub_user is not None:
+        env["JUPYTERHUB_USER"] = hub_user
+    program = sys.executable
+    if name:
+        program = str(tmp_path / name)
+        os.symlink(sys.executable, program)
+    process = subprocess.Popen(
+        [program, "-c", SLEEPER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+    return process
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads Linux's /proc")
+def test_kill_holders_kills_past_the_threshold_or_a_hub_users_total_and_spares_itself_its_parent_and_the_server(
+    tmp_path: Path,
+) -> None:
+    """Counts as a sweep finds them ({pid: sockets not logged in past the grace}): a process at
+    KILL_AT is killed; one under it is not, unless its hub user's processes hold KILL_AT together;
+    this process, its parent and a process named valkey-server never are, whatever they hold."""
+    lone = _sleeper(tmp_path)
+    few = _sleeper(tmp_path)
+    ada = [_sleeper(tmp_path, hub_user="ada") for _ in range(2)]
+    server = _sleeper(tmp_path, "valkey-server")
+    everyone = [lone, few, *ada, server]
+    try:
+        held = {
+            lone.pid: guard.KILL_AT,
+            few.pid: guard.KILL_AT - 1,
+            server.pid: 500,
+            os.getpid(): 500,
+            os.getppid(): 500,
+        }
+        held |= {process.pid: guard.KILL_AT // 2 for process in ada}
+        killed = guard.kill_holders(held)
+        assert sorted(k.pid for k in killed) == sorted([lone.pid, *(p.pid for p in ada)])
+        assert {k.pid: (k.sockets, k.hub_user) for k in killed}[ada[0].pid] == (guard.KILL_AT // 2, "ada")
+        assert all(k.command.startswith("python") for k in killed)
+        for process in (lone, *ada):
+            assert process.wait(timeout=30) == -signal.SIGKILL
+        for process in (few, server):
+            assert process.poll() is None
+    finally:
+        for process in everyone:
+            if process.poll() is None:
+                process.communicate("", timeout=30)
+
+
+def test_a_sweep_that_killed_processes_names_each_with_its_command_sockets_and_hub_user() -> None:
+    at = emq_lab.SimClock(START).now_ms()
+    done = guard.Sweep(
+        900, at_ms=at, suspended=("learner-ada",),
+        killed=(guard.Killed(4242, "python3", 250, "ada", "learner-ada"), guard.Killed(4243, "", 16)),
+    )  # fmt: skip
+    assert done.lines() == [
+        "09:00:00 suspended learner-ada for 30 s (its user off, all its connections closed)",
+        "09:00:00 killed process 4242 (python3) of hub user ada, holding 250 socket(s) not logged in after 1 s",
+        "09:00:00 killed process 4243 (?), holding 16 socket(s) not logged in after 1 s",
+    ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ipaddress
 import os
 import sys
 import threading
@@ -85,6 +86,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     watch.add_argument("--prefix", default="learner", help=LEARNERS_PREFIX)
     watch.add_argument("--every", type=float, default=1.0, help="seconds between two sweeps (default: 1)")
+    watch.add_argument(
+        "--kill-local",
+        action="store_true",
+        help=f"also kill (SIGKILL) each process of this machine holding {guard.KILL_AT} or more sockets that never "
+        "logged in from 127.0.0.1/::1 (Linux; only when the server runs on this machine; the hub does it itself)",
+    )
     _hub_parser(commands)
     return parser
 
@@ -229,9 +236,12 @@ def run_hub(args: argparse.Namespace) -> int:
     print(f"{len(shas)} scripts loaded on {errors.redact(server)}; the hub: http://{args.ip}:{args.port}/", flush=True)
     # The class guard (guard.py) sweeps beside the hub: a learner's connections past the quota and
     # any client holding a huge unread reply are closed, and the instructor's page shows its lines.
+    # On a class server on this machine, it also kills a learner's process holding sockets that never
+    # log in (the learners' servers run here: a loopback address is theirs, see guard.kill_holders).
     watcher, _ = open_client(settings.admin_url)
     stop = threading.Event()
-    threading.Thread(target=guard.watch, args=(watcher, stop), kwargs={"prefix": args.prefix}, daemon=True).start()
+    options = {"prefix": args.prefix, "kill_local": on_this_machine(server), "report": _say}
+    threading.Thread(target=guard.watch, args=(watcher, stop), kwargs=options, daemon=True).start()
     try:
         ClassHub = class_hub(settings)
         ClassHub.instance(config=config)
@@ -239,6 +249,23 @@ def run_hub(args: argparse.Namespace) -> int:
     finally:
         stop.set()
     return 0
+
+
+def on_this_machine(url: str) -> bool:
+    """Whether the server of ``url`` is on this machine: its host a loopback address (or ``localhost``)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _say(line: str) -> None:
+    """A guard's line that kills a process, on the hub's stderr too (the rest is on the instructor's page)."""
+    if " killed process " in line:
+        print(f"emq-lab guard: {line}", file=sys.stderr, flush=True)
 
 
 #: Overview passes the CLI takes at most to walk the search whole (the page takes one a refresh):
@@ -281,7 +308,10 @@ def _run(args: argparse.Namespace, client: Any) -> int:
             raise ValueError(f"every: expected 0.1 to 60 seconds between sweeps, got {args.every}")
         print(f"guarding the learners {args.prefix}... every {args.every:g} s; Ctrl-C stops", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
-            guard.watch(client, threading.Event(), every_s=args.every, prefix=args.prefix, report=print)
+            guard.watch(
+                client, threading.Event(), every_s=args.every, prefix=args.prefix, report=print,
+                kill_local=args.kill_local,
+            )  # fmt: skip
     elif args.command in ("reconcile", "revoke"):
         if args.command == "reconcile":
             from .hub import hub_users, reconcile

@@ -19,6 +19,16 @@ A sweep reads ``CLIENT LIST`` (as an admin) and closes, with ``CLIENT KILL ID``:
   client-info of the last try), and every other connection from that address whose login failed.
   It counts failures, not time: a learner whose old password fails a few times is left alone.
 
+With ``kill_local`` (the ``hub`` command's guard on a class server on this machine; ``guard
+--kill-local``), it also stops the processes behind the sockets it closes unlogged: for those from a
+loopback address (so from this machine, when the server runs here too) it finds, on Linux, the local
+process holding each (:func:`emq_lab.classroom.sockets.holders`) and kills (``SIGKILL``) every one
+holding :data:`KILL_AT` or more, or whose hub user's processes together hold that many, never
+the guard's own process, its ancestors (the hub) or the server. It names the hub user when the
+process or one of its ancestors started with ``JUPYTERHUB_USER`` (a learner's server sets it) and
+suspends that learner's ACL user (``<prefix><hub user>``) as past its quota. A learner's
+processes each under the hub's open-files limit would otherwise hold ``maxclients`` between them.
+
 It also counts the connections the server refused at ``maxclients`` since the last sweep (``INFO
 stats`` ``rejected_connections``). It writes one line per learner and reason (and one for the
 refusals) to :func:`emq_lab.keys.guard_log` (capped), which the instructor's page shows. While
@@ -34,6 +44,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import ipaddress
+import os
+import signal
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -42,8 +55,9 @@ from typing import Any
 from redis import RedisCluster
 from redis.exceptions import RedisError
 
-from .. import keys
+from .. import keys, validate
 from ..clock import hhmmss
+from . import sockets
 from .users import default_user
 
 #: Connections one learner may hold: a dive's kernel holds up to 7 (bench/README.md), and a learner
@@ -65,6 +79,25 @@ LOG_LINES = 50
 MAX_FAILED = 20
 #: ACL LOG entries read each sweep (the server keeps 128 unless ``acllog-max-len`` says otherwise).
 ACL_LOG_ENTRIES = 128
+#: Sockets not logged in past their grace that one local process (or one hub user's processes together)
+#: may hold before ``kill_local`` kills it: an emq-lab client logs in at once (the server sees its AUTH
+#: within the grace), and a learner's kernel holds about 8 connections in all; 16 is twice that, half the
+#: quota, and 62 such processes would be needed to fill a class of 30's ``maxclients`` (992).
+KILL_AT = 16
+#: Command names of the server, never killed.
+SERVERS = ("valkey-server", "redis-server")
+
+
+@dataclass(frozen=True)
+class Killed:
+    """One local process the guard killed: its pid, command name, the sockets not logged in it held,
+    the hub user it ran for (None: not known) and the ACL user suspended for it (None: none)."""
+
+    pid: int
+    command: str
+    sockets: int
+    hub_user: str | None = None
+    suspended: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +129,7 @@ class Sweep:
     max_failed: int = MAX_FAILED
     refused: int = 0  # connections the server refused at maxclients since the last sweep
     unlogged: int = 0  # connections not logged in (any age) this sweep saw
+    killed: tuple[Killed, ...] = ()  # local processes killed for the sockets not logged in they held
 
     @property
     def flooded(self) -> bool:
@@ -146,6 +180,12 @@ class Sweep:
             lines.append(
                 f"{when} closed {sum(guessers.values())} connection(s) trying passwords "
                 f"({sum(self.failed_logins.values()):,} failed logins since the last sweep: {tried}), from {hosts}"
+            )
+        for gone in self.killed:
+            whose = f" of hub user {gone.hub_user[:40]}" if gone.hub_user else ""
+            lines.append(
+                f"{when} killed process {gone.pid} ({gone.command[:40] or '?'}){whose}, holding {gone.sockets} "
+                f"socket(s) not logged in after {self.grace_s} s"
             )
         lines += [f"{when} {user} may connect again (suspension over)" for user in self.resumed]
         return lines
@@ -262,11 +302,18 @@ def sweep(
     cooldown_s: int = COOLDOWN_S,
     log: bool = True,
     max_failed: int = MAX_FAILED,
+    kill_local: bool = False,
+    kill_at: int = KILL_AT,
 ) -> Sweep:
     """Turn on again the learners whose suspension is over, read ``ACL LOG`` (the failed logins
     since the last sweep: :func:`failed_logins`) and ``CLIENT LIST`` on every primary, close what
     :func:`choose` picks (users named ``prefix...`` are learners), suspend for ``cooldown_s``
-    seconds each learner past its quota, and log it all; returns what it saw and did."""
+    seconds each learner past its quota, with ``kill_local`` kill the local processes holding
+    ``kill_at`` or more of the loopback sockets it closes unlogged (:func:`kill_holders`), and log
+    it all; returns what it saw and did. Only where the server runs on this machine: a loopback
+    address is then this machine's."""
+    if isinstance(kill_at, bool) or not isinstance(kill_at, int) or kill_at < 1:
+        raise ValueError(f"kill_at: expected an int of at least 1 socket, got {kill_at!r}")
     seen = 0
     per_user: dict[str, int] = {}
     closed: list[Closed] = []
@@ -278,6 +325,7 @@ def sweep(
     counted: dict[str, int] = {}
     tried: dict[str, int] = {}
     refused = 0
+    held: dict[int, int] = {}  # local pid -> loopback sockets not logged in past the grace
     for index, node in enumerate(_nodes(admin)):
         me = int(node.client_id())
         rejected = _number(node.info("stats"), "rejected_connections")
@@ -305,6 +353,9 @@ def sweep(
             grace_s=grace_s,
             guessing=guessing,
         )
+        if kill_local:
+            for pid, count in _local_holders(entries, picked).items():
+                held[pid] = held.get(pid, 0) + count
         if picked:
             pipe = node.pipeline(transaction=False)
             for closing in picked:
@@ -317,18 +368,89 @@ def sweep(
         if counted:
             pipe.hset(keys.guard_logins(), mapping=counted)
         pipe.execute()
-    offenders = sorted({closing.user for closing in closed if closing.why == "quota"})
-    for user in offenders:
+    killed = kill_holders(held, kill_at=kill_at) if held else []
+    offenders = {closing.user for closing in closed if closing.why == "quota"}
+    for index, gone in enumerate(killed):
+        acl = _acl_user(admin, prefix, gone.hub_user)
+        if acl is not None:
+            offenders.add(acl)
+            killed[index] = dataclasses.replace(gone, suspended=acl)
+    for user in sorted(offenders):
         _suspend(admin, user, now_ms + cooldown_s * 1000)
     done = Sweep(
         seen, per_user, tuple(closed), now_ms, quota, max_reply, grace_s=grace_s,
-        suspended=tuple(offenders), resumed=tuple(resumed), cooldown_s=cooldown_s,
+        suspended=tuple(sorted(offenders)), resumed=tuple(resumed), cooldown_s=cooldown_s,
         failed_logins=tried if any(c.why == "password" for c in closed) else {}, max_failed=max_failed,
-        refused=refused, unlogged=per_user.get("default", 0) if login_open else 0,
+        refused=refused, unlogged=per_user.get("default", 0) if login_open else 0, killed=tuple(killed),
     )  # fmt: skip
     if log and (closed or resumed or refused):
         done = _log(admin, done)
     return done
+
+
+def _loopback(host: str) -> bool:
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback
+    return address.is_loopback
+
+
+def _port(addr: str) -> int:
+    try:
+        return int(addr.rpartition(":")[2])
+    except ValueError:
+        return 0
+
+
+def _local_holders(entries: list[dict[str, Any]], picked: list[Closed]) -> dict[int, int]:
+    """The local processes holding the client end of the sockets in ``picked`` closed as never logged
+    in from a loopback address: {pid: sockets}. The server's own port (``laddr``) is the peer."""
+    ports = {_port(c.addr) for c in picked if c.why == "login" and _loopback(c.addr.rpartition(":")[0])} - {0}
+    if not ports:
+        return {}
+    by_id = {_number(entry, "id"): entry for entry in entries}
+    served = {_port(str(by_id.get(c.id, {}).get("laddr", ""))) for c in picked if c.why == "login"} - {0}
+    return sockets.holders(ports, peer=served.pop() if len(served) == 1 else None)
+
+
+def kill_holders(held: dict[int, int], *, kill_at: int = KILL_AT) -> list[Killed]:
+    """Kill (``SIGKILL``) each process of ``held`` ({pid: sockets not logged in past the grace})
+    holding ``kill_at`` or more, or whose hub user's processes (:func:`sockets.learner`) hold that
+    many together; never this process, its ancestors (the hub, the shell) or the server. Returns
+    the ones killed (one already gone, or not this user's to kill, is left out)."""
+    spared = {os.getpid(), *sockets.ancestors(os.getpid())}
+    users = {pid: sockets.learner(pid) for pid in held if pid not in spared}
+    per_user: dict[str, int] = {}
+    for pid, user in users.items():
+        if user is not None:
+            per_user[user] = per_user.get(user, 0) + held[pid]
+    killed: list[Killed] = []
+    for pid, user in sorted(users.items()):
+        if held[pid] < kill_at and (user is None or per_user[user] < kill_at):
+            continue
+        name = sockets.command(pid)
+        if name in SERVERS:
+            continue
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:  # gone meanwhile, or another Unix user's
+            continue
+        killed.append(Killed(pid, name, held[pid], user))
+    return killed
+
+
+def _acl_user(admin: Any, prefix: str, hub_user: str | None) -> str | None:
+    """The learner's ACL user of ``hub_user`` (``<prefix><hub user>``) if the server has it."""
+    if not hub_user or not prefix:
+        return None
+    try:
+        user = validate.namespace(prefix + hub_user)
+        return user if _nodes(admin)[0].execute_command("ACL", "GETUSER", user) is not None else None
+    except (ValueError, RedisError):
+        return None
 
 
 def _suspend(admin: Any, user: str, until_ms: int) -> None:

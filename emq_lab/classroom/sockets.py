@@ -1,0 +1,126 @@
+"""Which local process holds a TCP socket, read from Linux's ``/proc`` (the class guard's way from
+a socket that never logged in, seen by the server as ``127.0.0.1:<port>``, to the process behind it).
+
+A client's port is the local port of its socket in ``/proc/net/tcp`` (``tcp6``), which names the
+socket's inode; the process holding it has a link ``socket:[<inode>]`` in ``/proc/<pid>/fd``.
+Everything here is Linux-only and never raises: elsewhere, or where ``/proc`` cannot be read
+(another user's processes, without root), it finds nothing."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+
+PROC = "/proc"
+#: The variable JupyterHub puts in a single-user server's environment: the hub user it runs for.
+HUB_USER_ENV = "JUPYTERHUB_USER"
+#: Processes up the tree :func:`learner` looks at, at most (a kernel's sandbox is three below the server).
+DEPTH = 12
+
+
+def _tcp_inodes(ports: set[int], peer: int | None, proc: str) -> set[int]:
+    """The inodes of the TCP sockets whose local port is in ``ports`` (and remote port ``peer``)."""
+    inodes: set[int] = set()
+    for table in ("tcp", "tcp6"):
+        try:
+            with open(os.path.join(proc, "net", table), encoding="ascii", errors="replace") as rows:
+                next(rows, None)  # the header
+                for row in rows:
+                    fields = row.split()
+                    if len(fields) < 10:
+                        continue
+                    try:
+                        local = int(fields[1].rpartition(":")[2], 16)
+                        remote = int(fields[2].rpartition(":")[2], 16)
+                        inode = int(fields[9])
+                    except ValueError:
+                        continue
+                    if inode and local in ports and (peer is None or remote == peer):
+                        inodes.add(inode)
+        except OSError:
+            continue
+    return inodes
+
+
+def _pids(proc: str) -> list[int]:
+    try:
+        return [int(name) for name in os.listdir(proc) if name.isdigit()]
+    except OSError:
+        return []
+
+
+def holders(ports: Iterable[int], *, peer: int | None = None, proc: str = PROC) -> dict[int, int]:
+    """The local processes holding TCP sockets whose local port is one of ``ports`` (and, given
+    ``peer``, whose remote port is it: the server's): ``{pid: sockets held}``. A socket inherited
+    by several processes counts for each. Empty off Linux, when ``/proc`` cannot be read, or for
+    the processes whose ``fd`` folder this user may not read."""
+    wanted = {int(port) for port in ports}
+    if not wanted or not sys.platform.startswith("linux"):
+        return {}
+    inodes = _tcp_inodes(wanted, peer, proc)
+    if not inodes:
+        return {}
+    found: dict[int, int] = {}
+    for pid in _pids(proc):
+        folder = os.path.join(proc, str(pid), "fd")
+        try:
+            names = os.listdir(folder)
+        except OSError:  # gone, or another user's
+            continue
+        held = 0
+        for name in names:
+            try:
+                link = os.readlink(os.path.join(folder, name))
+            except OSError:
+                continue
+            if link.startswith("socket:[") and link[8:-1].isdigit() and int(link[8:-1]) in inodes:
+                held += 1
+        if held:
+            found[pid] = held
+    return found
+
+
+def command(pid: int, *, proc: str = PROC) -> str:
+    """The process's command name (``/proc/<pid>/comm``), or ``""``."""
+    try:
+        with open(os.path.join(proc, str(pid), "comm"), encoding="utf-8", errors="replace") as comm:
+            return comm.read().strip()
+    except OSError:
+        return ""
+
+
+def parent(pid: int, *, proc: str = PROC) -> int:
+    """The process's parent pid (``/proc/<pid>/stat``), or 0."""
+    try:
+        with open(os.path.join(proc, str(pid), "stat"), encoding="utf-8", errors="replace") as stat:
+            after = stat.read().rpartition(")")[2].split()  # the command, in parentheses, may hold spaces
+        return int(after[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def ancestors(pid: int, *, proc: str = PROC) -> list[int]:
+    """The process's parent, its parent's parent, ... up to pid 1 (those ``/proc`` shows)."""
+    found: list[int] = []
+    here = parent(pid, proc=proc)
+    while here > 0 and here not in found and len(found) < 64:
+        found.append(here)
+        here = parent(here, proc=proc)
+    return found
+
+
+def learner(pid: int, *, variable: str = HUB_USER_ENV, proc: str = PROC) -> str | None:
+    """The hub user a process runs for: ``variable`` in the environment it (or the nearest of its
+    :data:`DEPTH` ancestors) started with (``/proc/<pid>/environ``, readable for the same Unix user
+    or root); None when none holds it or none can be read."""
+    key = variable.encode() + b"="
+    for here in [pid, *ancestors(pid, proc=proc)][: DEPTH + 1]:
+        try:
+            with open(os.path.join(proc, str(here), "environ"), "rb") as environ:
+                for entry in environ.read().split(b"\0"):
+                    if entry.startswith(key):
+                        return entry[len(key) :].decode("utf-8", "replace") or None
+        except OSError:
+            continue
+    return None
