@@ -118,3 +118,17 @@ def test_a_sweep_that_killed_processes_names_each_with_its_command_sockets_and_h
         "09:00:00 killed process 4242 (python3) of hub user ada, holding 250 socket(s) not logged in after 1 s",
         "09:00:00 killed process 4243 (?), holding 16 socket(s) not logged in after 1 s",
     ]
+
+
+def test_the_hubs_guard_kills_only_for_a_server_on_this_machine_and_the_guard_command_when_asked() -> None:
+    from emq_lab.classroom import cli
+
+    for url in ("redis://admin@127.0.0.1:6379/0", "redis://admin@localhost:6379/0", "redis://admin@[::1]:6379/0"):
+        assert cli.on_this_machine(url), url
+    for url in ("redis://admin@10.0.0.5:6379/0", "valkey+cluster://admin@valkey-0.valkey:6379", "unix:///tmp/v.sock"):
+        assert not cli.on_this_machine(url), url
+    parse = cli._parser().parse_args
+    assert parse(["guard", "--url", "redis://admin@127.0.0.1:6379/0", "--kill-local"]).kill_local is True
+    assert parse(["guard", "--url", "redis://admin@127.0.0.1:6379/0"]).kill_local is False
+    with pytest.raises(ValueError, match="kill_at"):
+        guard.sweep(object(), kill_at=0)
