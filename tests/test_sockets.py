@@ -113,3 +113,21 @@ def test_learner_is_the_hub_user_of_the_process_or_of_its_nearest_ancestor_that_
         assert sockets.learner(os.getpid()) == os.environ.get("JUPYTERHUB_USER")
     finally:
         server.communicate("", timeout=30)
+
+
+def test_holders_reads_tcp6_too_for_clients_of_a_server_on_ipv6_loopback() -> None:
+    try:
+        server = socket.socket(socket.AF_INET6)
+        server.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    server.listen(8)
+    port = server.getsockname()[1]
+    clients = [socket.create_connection(("::1", port)) for _ in range(3)]
+    try:
+        ports = [client.getsockname()[1] for client in clients]
+        assert sockets.holders(ports, peer=port) == {os.getpid(): 3}
+    finally:
+        for client in clients:
+            client.close()
+        server.close()
