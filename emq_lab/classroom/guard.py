@@ -82,7 +82,8 @@ ACL_LOG_ENTRIES = 128
 #: Sockets not logged in past their grace that one local process (or one hub user's processes together)
 #: may hold before ``kill_local`` kills it: an emq-lab client logs in at once (the server sees its AUTH
 #: within the grace), and a learner's kernel holds about 8 connections in all; 16 is twice that, half the
-#: quota, and 62 such processes would be needed to fill a class of 30's ``maxclients`` (992).
+#: quota, and processes holding 15 each would need to be 67 to fill a class of 30's ``maxclients`` (992);
+#: under the hub their learner's total counts (each process has the learner's ``JUPYTERHUB_USER``).
 KILL_AT = 16
 #: Command names of the server, never killed.
 SERVERS = ("valkey-server", "redis-server")
