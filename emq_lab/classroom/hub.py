@@ -13,7 +13,9 @@ What one learner's processes may hold: on one machine (``simple``, ``local``) ea
 with at most :data:`OPEN_FILES` open files, sockets included, as its soft and hard
 ``RLIMIT_NOFILE`` (:func:`limited`), which every process it starts (kernels, terminals, the
 exercises' sandbox) inherits; so one process of a learner cannot hold the class server's
-``maxclients`` with sockets that never log in (the guard closes those after a second).
+``maxclients`` with sockets that never log in (the guard closes those after a second). Several
+processes could together; the hub's guard, on the class server's machine, finds the processes
+holding such sockets and kills them (``guard.sweep(kill_local=True)``, ``sockets.py``).
 
 ``python -m emq_lab.classroom hub ...`` runs it (see ``--help``); a ``jupyterhub_config.py`` of
 your own (Kubernetes: the chart's ``hub.extraConfig``) calls :func:`configure` with
