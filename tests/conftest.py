@@ -4,11 +4,13 @@ import dataclasses
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 from helpers import START, CountingConnection, RoundTrips
+from litesite import build_in_background, stop_background_build
 from servers import MISSING, ValkeyCluster, ValkeyServer, required, server_binary
 
 import emq_lab
@@ -24,6 +26,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="reliability tests at full depth: thousands of model examples, more rounds (minutes, not seconds)",
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A run that includes the JupyterLite tests (all of tests/, or a test_lite_* file) and picks
+    no subset by -k or -m starts building the site now, in the background, in the one process
+    that runs the session (pytest-xdist's controller, not each worker): see tests/litesite.py."""
+    if hasattr(config, "workerinput") or config.option.keyword or config.option.markexpr:
+        return
+    paths = [Path(arg.split("::")[0]).resolve() for arg in config.args]
+    lite_tests = sorted(Path(__file__).parent.glob("test_lite_*.py"))
+    if any(path == test or path in test.parents for path in paths for test in lite_tests):
+        build_in_background()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    stop_background_build()
 
 
 @pytest.fixture(scope="session")
