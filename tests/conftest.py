@@ -159,8 +159,8 @@ def round_trips(backend_url: str, lab: emq_lab.Lab) -> Iterator[RoundTrips]:
 # the short tests fill in around them: no long one is left to run alone at the end of the run.
 FIRST = (
     "tests/test_hub.py::test_a_class_on_jupyterhub",
-    "tests/test_browser.py::test_notebook_in_voila",  # the browser-voila group
-    "tests/test_browser.py::test_notebook_in_jupyterlab",  # browser-lab
+    "tests/test_browser.py::test_notebook_in_jupyterlab",  # the browser-lab group (the click walks)
+    "tests/test_browser.py::test_notebook_in_voila",  # browser-voila
     "tests/test_lite_browser.py::test_notebook_runs_in_the_lite_site[03-cancel]",  # lite-2
     "tests/test_lite_browser.py",  # lite, with test_lite_kernel.py and one of test_lite_build.py
     "tests/test_lite_lua.py",

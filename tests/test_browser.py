@@ -1016,10 +1016,11 @@ CUT_SCRIPT = "el => [el, ...el.querySelectorAll('div')].filter(d => d.scrollWidt
 def layout_at_1280x720(visit: Visit) -> None:
     """Voila's own layout at 1280x720, panel by panel: no readout word broken across lines or past
     its box, no readout scrolling sideways (the class table included), no button label cut, no
-    line of a shown script cut. Each panel is saved as test-artifacts/voila-<dive>-<n>.png."""
+    line of a shown script cut. The first panel of each kind is saved as
+    test-artifacts/voila-<dive>-<kind>.png (a 1280x720 capture each: the rest look alike)."""
     page, broken, shown = visit.page, [], 0
     for selector in WALKS:
-        for panel in page.locator(selector).all():
+        for index, panel in enumerate(page.locator(selector).all()):
             top(panel)
             shown += 1
             where = f"{selector} #{shown}"
@@ -1029,6 +1030,7 @@ def layout_at_1280x720(visit: Visit) -> None:
             for script in panel.locator(".emq-script").all():
                 if cut := script.evaluate(CUT_SCRIPT):
                     broken.append(f"{where}: {cut} element(s) of the script are wider than the view (a line is cut)")
-            screenshot(page, f"voila-{visit.stem}-{shown}")
+            if index == 0:
+                screenshot(page, f"voila-{visit.stem}-{selector.removeprefix('.emq-')}")
     assert shown, "no panel found on the page"
     assert not broken, "\n".join(broken)
