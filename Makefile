@@ -122,4 +122,4 @@ bench-lite: $(TESTING) $(LITE_STAMP)
 ## Remove .venv and the caches.
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache test-artifacts
-	rm -rf lite/_output lite/_contents lite/.cache lite/.venv-build lite/static lite/.jupyterlite.doit.db lite/.build.lock
+	rm -rf lite/_output lite/_contents lite/.cache lite/.venv-build lite/static lite/.jupyterlite.doit.db lite/.build.lock lite/.build.log

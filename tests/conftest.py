@@ -4,11 +4,13 @@ import dataclasses
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 from helpers import START, CountingConnection, RoundTrips
+from litesite import build_in_background, stop_background_build
 from servers import MISSING, ValkeyCluster, ValkeyServer, required, server_binary
 
 import emq_lab
@@ -24,6 +26,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="reliability tests at full depth: thousands of model examples, more rounds (minutes, not seconds)",
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A run that includes the JupyterLite tests (all of tests/, or a test_lite_* file) and picks
+    no subset by -k or -m starts building the site now, in the background, in the one process
+    that runs the session (pytest-xdist's controller, not each worker): see tests/litesite.py."""
+    if hasattr(config, "workerinput") or config.option.keyword or config.option.markexpr:
+        return
+    paths = [Path(arg.split("::")[0]).resolve() for arg in config.args]
+    lite_tests = sorted(Path(__file__).parent.glob("test_lite_*.py"))
+    if any(path == test or path in test.parents for path in paths for test in lite_tests):
+        build_in_background()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    stop_background_build()
 
 
 @pytest.fixture(scope="session")
@@ -141,8 +159,8 @@ def round_trips(backend_url: str, lab: emq_lab.Lab) -> Iterator[RoundTrips]:
 # the short tests fill in around them: no long one is left to run alone at the end of the run.
 FIRST = (
     "tests/test_hub.py::test_a_class_on_jupyterhub",
-    "tests/test_browser.py::test_notebook_in_voila",  # the browser-voila group
-    "tests/test_browser.py::test_notebook_in_jupyterlab",  # browser-lab
+    "tests/test_browser.py::test_notebook_in_jupyterlab",  # the browser-lab group (the click walks)
+    "tests/test_browser.py::test_notebook_in_voila",  # browser-voila
     "tests/test_lite_browser.py::test_notebook_runs_in_the_lite_site[03-cancel]",  # lite-2
     "tests/test_lite_browser.py",  # lite, with test_lite_kernel.py and one of test_lite_build.py
     "tests/test_lite_lua.py",

@@ -6,6 +6,24 @@ leaves loopback fails the test. After each interaction, what the panel's text sa
 figure plots (the trace data read from the page) and the package's state (read through a second
 client on the page's own kernel) must agree. Panels are found by their class, not by cell
 index, so cells may move. Each panel state is saved as a 1280x720 screenshot in test-artifacts/.
+
+What each front end proves. The panels' code is the same in both (ipywidgets over one kernel);
+what differs is how the page runs the notebook and draws the widgets: its CSS, its layout, its
+errors, its focus handling. So each behaviour is walked once, where it says most:
+
+- JupyterLab, the learner's page: Run All from the menu, then the click walk of every panel kind
+  (WALKS: every button, menu, slider and form, the readout, figure and kernel state agreeing after
+  each), no error output nor Log Console entry, axe-core in the light and the dark theme, and every
+  readout's words whole at 1280x800 beside the file browser. Screenshots lab-*, lab800-*, dark.
+- Voila, the presenter's page: the notebook as Voila renders it (no error output), every panel
+  kind operated from the keyboard alone (KEYS; the cadence figure checked against the package as
+  found, where Voila once drew a stale one, and the fast-forward keeping the focus while it runs),
+  the layout at 1280x720 (no readout word broken or past its box, no sideways scroll, no button
+  label or script line cut), axe-core on the whole page, and each dive's Next link with the left
+  page's kernel shut down. Screenshots voila-*.
+The click walk is not repeated in Voila (the same widget code again, at twice the cost), and the
+page a dive's Next link opens is the next dive's test's page, so Voila runs each dive once.
+The browser edition (tests/test_lite_browser.py) runs each notebook in the JupyterLite site.
 """
 
 from __future__ import annotations
@@ -31,7 +49,7 @@ from browser import (
 )
 
 # Under -n one worker takes the JupyterLab walks and another the Voila walks: each starts its
-# server (and a Chromium) once.
+# server (and a Chromium) once per module, not per test.
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WIDTH, HEIGHT = 1280, 720
@@ -130,24 +148,39 @@ def _emq_lanes(controls):
 """
 
 
+@pytest.fixture(scope="module")
+def handed_on() -> Iterator[dict[str, Visit]]:
+    """Voila pages a dive's Next link opened, by notebook name, for that notebook's test to take
+    (then Voila runs the dive once, not once more for the link); closed at the end if none did."""
+    waiting: dict[str, Visit] = {}
+    yield waiting
+    for visit in waiting.values():
+        visit.close()
+        visit.page.context.close()
+
+
 @pytest.fixture
-def visit_factory(browser: Any) -> Iterator[Callable[[Server, str, str], Visit]]:
-    opened: list[tuple[Any, Visit]] = []
+def visit_factory(browser: Any, handed_on: dict[str, Visit]) -> Iterator[Callable[[Server, str, str], Visit]]:
+    opened: list[Visit] = []
 
     def open_visit(server: Server, where: str, stem: str, viewport: tuple[int, int] = (WIDTH, HEIGHT)) -> Visit:
-        context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
-        page = context.new_page()
-        page.set_default_timeout(60_000)
-        watch = Watch()
-        watch.attach(page)
-        visit = Visit(page, watch, server, where, stem)
-        opened.append((context, visit))
+        """The page a Next link handed on to ``stem`` if there is one, else a new page (at about:blank)."""
+        visit = handed_on.pop(f"{stem}.ipynb", None) if where == "voila" else None
+        if visit is None:
+            context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+            page = context.new_page()
+            page.set_default_timeout(60_000)
+            watch = Watch()
+            watch.attach(page)
+            visit = Visit(page, watch, server, where, stem)
+        opened.append(visit)
         return visit
 
     yield open_visit
-    for context, visit in opened:
+    for visit in opened:
         visit.close()
-        context.close()
+        if all(later.page is not visit.page for later in handed_on.values()):  # else it goes on as the next dive's
+            visit.page.context.close()
 
 
 # -- reading the page ------------------------------------------------------------------------------
@@ -298,6 +331,38 @@ def walk_counter(visit: Visit, panel: Locator) -> None:
     visit.snap(panel, "counter")
 
 
+def cadence_slider(panel: Locator, label: str) -> Locator:
+    return panel.locator(".widget-slider", has_text=label).first
+
+
+CADENCE_CONTROLS = {
+    "period_minutes": "period (min)",
+    "run_minutes": "run (min)",
+    "cycles": "cycles",
+    "tick_seconds": "pump tick (s)",
+}
+
+
+def cadence_agrees(visit: Visit, panel: Locator) -> None:
+    """The explorer's sliders -> the package's lanes; they must equal the readout and the plotted markers."""
+    from playwright.sync_api import expect
+
+    readout, figure = panel.locator(".emq-readout").first, panel.locator(".js-plotly-plot").first
+    expect(panel.locator(".emq-note")).to_have_text("")  # not mid-redraw
+    controls = {
+        key: int(cadence_slider(panel, label).locator(".widget-readout").inner_text())
+        for key, label in CADENCE_CONTROLS.items()
+    }
+    lanes = visit.state(f"_emq_lanes({controls!r})")
+    assert lanes is not None, f"no explorer in the kernel holds the sliders' values {controls}"
+    assert readout.inner_text().strip() == lanes["readout"].strip()
+    shown = {t["name"]: t["x"] for t in plotted(figure)}
+    for lane, releases in lanes["releases"].items():
+        assert shown[lane] == pytest.approx(releases), (
+            f"{lane}: the figure plots {shown[lane]}, the lanes say {releases}"
+        )
+
+
 def walk_cadence(visit: Visit, panel: Locator) -> None:
     """CadenceExplorer: as found (the state the cells left), typed values, a drag, 24 cycles."""
     from playwright.sync_api import expect
@@ -306,28 +371,10 @@ def walk_cadence(visit: Visit, panel: Locator) -> None:
     figure = panel.locator(".js-plotly-plot").first
 
     def slider(label: str) -> Locator:
-        return panel.locator(".widget-slider", has_text=label).first
-
-    def controls() -> dict[str, int]:
-        labels = {
-            "period_minutes": "period (min)",
-            "run_minutes": "run (min)",
-            "cycles": "cycles",
-            "tick_seconds": "pump tick (s)",
-        }
-        return {key: int(slider(label).locator(".widget-readout").inner_text()) for key, label in labels.items()}
+        return cadence_slider(panel, label)
 
     def agree() -> None:
-        """Sliders -> the package's lanes; they must equal the readout and the plotted markers."""
-        expect(panel.locator(".emq-note")).to_have_text("")  # not mid-redraw
-        lanes = visit.state(f"_emq_lanes({controls()!r})")
-        assert lanes is not None, f"no explorer in the kernel holds the sliders' values {controls()}"
-        assert readout.inner_text().strip() == lanes["readout"].strip()
-        shown = {t["name"]: t["x"] for t in plotted(figure)}
-        for lane, releases in lanes["releases"].items():
-            assert shown[lane] == pytest.approx(releases), (
-                f"{lane}: the figure plots {shown[lane]}, the lanes say {releases}"
-            )
+        cadence_agrees(visit, panel)
 
     def type_value(label: str, value: int) -> None:
         box = slider(label).locator(".widget-readout")
@@ -668,31 +715,41 @@ def switch_theme(page: Page, theme: str) -> None:
 
 @pytest.mark.xdist_group("browser-voila")
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
-def test_notebook_in_voila(visit_factory: Callable[..., Visit], voila_server: Server, notebook: Any) -> None:
+def test_notebook_in_voila(
+    visit_factory: Callable[..., Visit], voila_server: Server, handed_on: dict[str, Visit], notebook: Any
+) -> None:
     visit = visit_factory(voila_server, "voila", notebook.stem)
-    visit.page.goto(f"{voila_server.url}/voila/render/{notebook.name}", wait_until="commit", timeout=240_000)
+    if visit.page.url == "about:blank":  # no earlier dive's Next link opened this one
+        visit.page.goto(f"{voila_server.url}/voila/render/{notebook.name}", wait_until="commit", timeout=240_000)
     loaded = ".emq-readout" if has_panels(notebook) else "text=You are here"
     visit.page.locator(loaded).first.wait_for(timeout=240_000)
     no_errors_in_outputs(visit.page)
     if has_panels(notebook):
-        assert walk_panels(visit), "no panel found on the page"
-        if notebook in DIVES:
-            assert walk_keys(visit), "no panel answered the keyboard"
+        walked = walk_keys(visit)
+        assert walked, "no panel answered the keyboard"
+        kinds = {selector for selector in WALKS if visit.page.locator(selector).count()}
+        assert set(walked) == kinds, f"panels the keyboard walk does not operate: {kinds - set(walked)}"
+        layout_at_1280x720(visit)
     found = axe_violations(visit.page, ["body"])
     assert not found, "axe-core, serious or critical:\n" + "\n".join(found)
     visit.watch.assert_clean()
     if notebook in DIVES:
-        links_lead_on_and_the_page_left_ends_its_kernel(visit, voila_server, notebook)
+        following = next_dive(notebook)
+        handed_on[following.name] = links_lead_on_and_the_page_left_ends_its_kernel(visit, voila_server, following)
 
 
 DIVES = [nb for nb in NOTEBOOKS if nb.stem[:2].isdigit()]
 
 
-def links_lead_on_and_the_page_left_ends_its_kernel(visit: Visit, voila_server: Server, notebook: Any) -> None:
+def next_dive(notebook: Any) -> Any:
+    return DIVES[(DIVES.index(notebook) + 1) % len(DIVES)]
+
+
+def links_lead_on_and_the_page_left_ends_its_kernel(visit: Visit, voila_server: Server, following: Any) -> Visit:
     """The **Next:** link (or Back to 00) opens the next dive as a Voila page, not a 403; the page
-    left behind shuts its kernel down (its beacon carries the _xsrf token the server checks)."""
+    left behind shuts its kernel down (its beacon carries the _xsrf token the server checks). The
+    page opened, with its own watch from the click on, is returned for the next dive's test."""
     page = visit.page
-    following = DIVES[(DIVES.index(notebook) + 1) % len(DIVES)]
     deadline = time.monotonic() + 120
     while not visit.watch.kernels and time.monotonic() < deadline:  # the page connects to its kernel
         page.wait_for_timeout(250)
@@ -702,14 +759,19 @@ def links_lead_on_and_the_page_left_ends_its_kernel(visit: Visit, voila_server: 
     assert alive()
     link = page.locator(f'a[href$="{following.name}"]').last
     assert link.evaluate("a => getComputedStyle(a).textDecorationLine") == "underline"  # not by colour alone
+    watch = Watch()  # the next page's: its errors and its kernel (the first watch keeps this page's)
+    watch.attach(page)
     link.click()
-    page.wait_for_url(f"**/voila/render/{following.name}", timeout=60_000)
+    # Voila answers once the notebook has run (the page's load event comes after): under load
+    # that is minutes, so the URL is awaited at commit and the page's content by its own wait.
+    page.wait_for_url(f"**/voila/render/{following.name}", wait_until="commit", timeout=240_000)
     page.locator("text=You are here").first.wait_for(timeout=240_000)
     assert "403" not in page.title()
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and alive():
         time.sleep(0.25)
     assert not alive(), "the page left behind kept its kernel running"
+    return Visit(page, watch, voila_server, "voila", following.stem)
 
 
 def has_panels(notebook: Any) -> bool:
@@ -748,7 +810,7 @@ def press(page: Page, target: Locator, key: str) -> None:
 def keys_boot(visit: Visit, panel: Locator) -> None:
     page, state, note = visit.page, panel.locator(".emq-readout").first, panel.locator(".emq-note")
     queue = re.search(r"emq:\{([^}]+)\}:repeat", state.inner_text()).group(1)  # type: ignore[union-attr]
-    press(page, button(panel, "EXISTS guard"), "Enter")  # the click walk may have left another strategy on
+    press(page, button(panel, "EXISTS guard"), "Enter")  # whichever strategy the page showed
     press(page, button(panel, "Reset"), "Enter")
     expect_text(state, "no boot yet", "size 0")
     press(page, button(panel, "Boot #1"), "Space")
@@ -771,7 +833,7 @@ def keys_counter(visit: Visit, panel: Locator) -> None:
     table = panel.locator(".emq-readout").first
     boots = int(re.search(r"after (\d+) boots?", table.inner_text()).group(1))  # type: ignore[union-attr]
     slider = panel.locator('[role="slider"]').first
-    step = -1 if boots >= float(slider.get_attribute("aria-valuemax") or 0) else 1  # the click walk may end at the top
+    step = -1 if boots >= float(slider.get_attribute("aria-valuemax") or 0) else 1  # it may be at its top
     press(visit.page, slider, "ArrowRight" if step > 0 else "ArrowLeft")
     expect_text(table, f"after {boots + step} boot")
     naive = table.locator("tr", has_text="naive append").inner_text().split("\t")
@@ -779,13 +841,17 @@ def keys_counter(visit: Visit, panel: Locator) -> None:
 
 
 def keys_cadence(visit: Visit, panel: Locator) -> None:
+    """The figure as the cells left it (Voila once drew a stale first one), then the run slider
+    moved by an arrow key: the readout and the figure follow."""
     readout = panel.locator(".emq-readout").first
-    run = panel.locator(".widget-slider", has_text="run (min)").first
+    cadence_agrees(visit, panel)
+    run = cadence_slider(panel, "run (min)")
     minutes = int(run.locator(".widget-readout").inner_text())
     slider = run.locator('[role="slider"]')
     step = -1 if minutes >= float(slider.get_attribute("aria-valuemax") or 0) else 1  # may end at the top
     press(visit.page, slider, "ArrowRight" if step > 0 else "ArrowLeft")
     expect_text(readout, f"runs of {minutes + step} min")
+    cadence_agrees(visit, panel)
 
 
 def keys_fast_forward(visit: Visit, panel: Locator) -> None:
@@ -794,7 +860,7 @@ def keys_fast_forward(visit: Visit, panel: Locator) -> None:
     """Enter starts a run and the focus stays on the button; the panels walked next are walked
     while it runs, and the run's end takes no focus from them."""
     go, label = panel.locator("button").first, panel.locator(".emq-readout").first  # "Fast-forward 10,000"
-    expect(label).not_to_contain_text("running", timeout=120_000)  # the click walk's run has ended
+    expect(label).not_to_contain_text("running", timeout=120_000)  # no run going before the press
     press(visit.page, go, "Enter")
     expect_text(label, "running")
     assert focused(go)
@@ -843,6 +909,19 @@ def keys_predict(visit: Visit, panel: Locator) -> None:
     assert focused(box)
 
 
+def keys_classroom(visit: Visit, panel: Locator) -> None:
+    """Refresh by Enter keeps both demo learners; Space switches the automatic refresh."""
+    from playwright.sync_api import expect
+
+    table = panel.locator(".emq-readout").first
+    press(visit.page, panel.locator("button", has_text="Refresh"), "Enter")  # found as walk_classroom finds it
+    expect_text(table, "demo-ada", "reports", "demo-bo", "cancel")
+    auto = panel.locator("input[type=checkbox]").first
+    was = auto.is_checked()
+    press(visit.page, auto, "Space")
+    expect(auto).to_be_checked(checked=not was)
+
+
 KEYS: dict[str, Callable[[Visit, Locator], None]] = {
     ".emq-boot-panel": keys_boot,
     ".emq-boot-counter": keys_counter,
@@ -851,6 +930,7 @@ KEYS: dict[str, Callable[[Visit, Locator], None]] = {
     ".emq-cancel-panel": keys_cancel,
     ".emq-crash-panel": keys_crash,
     ".emq-predict": keys_predict,
+    ".emq-classroom-panel": keys_classroom,
 }
 
 
@@ -923,3 +1003,34 @@ def words_whole_at_1280x800_beside_the_file_browser(visit: Visit) -> None:
         assert not broken, "\n".join(broken)
     finally:
         page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+
+
+# -- Voila at 1280x720 ---------------------------------------------------------------------------
+
+CUT_LABELS = """el => [...el.querySelectorAll('button')]
+  .filter((b) => b.offsetParent !== null && b.scrollWidth > b.clientWidth + 1)
+  .map((b) => b.innerText.trim())"""
+CUT_SCRIPT = "el => [el, ...el.querySelectorAll('div')].filter(d => d.scrollWidth > d.clientWidth + 1).length"
+
+
+def layout_at_1280x720(visit: Visit) -> None:
+    """Voila's own layout at 1280x720, panel by panel: no readout word broken across lines or past
+    its box, no readout scrolling sideways (the class table included), no button label cut, no
+    line of a shown script cut. The first panel of each kind is saved as
+    test-artifacts/voila-<dive>-<kind>.png (a 1280x720 capture each: the rest look alike)."""
+    page, broken, shown = visit.page, [], 0
+    for selector in WALKS:
+        for index, panel in enumerate(page.locator(selector).all()):
+            top(panel)
+            shown += 1
+            where = f"{selector} #{shown}"
+            for readout in panel.locator(".emq-readout").all():
+                broken += [f"{where}: {line}" for line in readout.evaluate(BROKEN_WORDS)]
+            broken += [f"{where}: the button label {label!r} is cut" for label in panel.evaluate(CUT_LABELS)]
+            for script in panel.locator(".emq-script").all():
+                if cut := script.evaluate(CUT_SCRIPT):
+                    broken.append(f"{where}: {cut} element(s) of the script are wider than the view (a line is cut)")
+            if index == 0:
+                screenshot(page, f"voila-{visit.stem}-{selector.removeprefix('.emq-')}")
+    assert shown, "no panel found on the page"
+    assert not broken, "\n".join(broken)
