@@ -215,7 +215,7 @@ def test_busy_is_a_retry_for_calls_and_panels(class_server: ClassServer, learner
         with pytest.raises(BackendBusy, match="the server is busy running a script — retrying"):
             lab.repeat("q").count()
         assert isinstance(BackendBusy("x"), emq_lab.BackendUnavailable)
-        panel._refresh_button.click()
+        panel.click("Refresh")
         assert panel.status.startswith("the server is busy running a script — retrying every")
     finally:
         thread.join()
@@ -253,7 +253,7 @@ def test_overview_survives_broken_keys_and_hostile_names(
         assert rows[bob.name].queues[0].problem.endswith("is not a sorted set (registry)")
         assert any("hash (progress)" in problem for problem in rows[bob.name].problems)
         assert rows[f"{prefix}99"].lines() == [f"{prefix}99: not started"]
-        html = ClassroomPanel(instructor, prefix=prefix, every_s=None)._table.value
+        html = ClassroomPanel(instructor, prefix=prefix, every_s=None).html()
         assert "\x1b" not in html and "evil\\n" in html
     finally:
         a.client.delete(keys.QueueKeys(hostile, ann.namespace).registry)
@@ -276,20 +276,20 @@ def test_the_auto_refresh_outlives_a_failing_refresh_and_says_when_it_last_worke
 
     async def scenario() -> tuple[str, str, str]:
         panel = ClassroomPanel(lab, prefix=learners[0].name[:-2], every_s=0.02)
-        first = panel._when.value
+        first = panel.html("emq-refreshed")
         admin.execute_command("ACL", "SETUSER", "watcher", "-scan")
         for _ in range(500):
             await asyncio.sleep(0.02)
-            if "failed" in panel._when.value:
+            if "failed" in panel.html("emq-refreshed"):
                 break
-        failing = panel._when.value
+        failing = panel.html("emq-refreshed")
         admin.execute_command("ACL", "SETUSER", "watcher", "+scan")
         lab.clock.advance(seconds=30)  # type: ignore[attr-defined]
         for _ in range(500):
             await asyncio.sleep(0.02)
-            if panel._when.value != failing:
+            if panel.html("emq-refreshed") != failing:
                 break
-        again = panel._when.value
+        again = panel.html("emq-refreshed")
         panel.stop()
         return first, failing, again
 
@@ -464,7 +464,7 @@ def test_one_learners_junk_keys_never_hide_another_learner(
         assert ("register", "passed", START_MS) in rows[ann.name].exercises()
         assert (
             f"… and {len(junk) - MAX_QUEUES_SHOWN} more</i>"
-            in ClassroomPanel(instructor, prefix=prefix, every_s=None)._table.value
+            in ClassroomPanel(instructor, prefix=prefix, every_s=None).html()
         )
     finally:
         instructor.client.delete(*junk)
@@ -596,7 +596,7 @@ def test_a_revoked_learner_is_marked_and_the_class_is_summed_up(class_server: Cl
         assert lines[1].startswith("reached: 01 upsert 1/3 · 02 cadence 0/3")
         assert ("register", 1, 1, 1) in view.check_counts()
         assert any(line.startswith(f"{bob.name} (revoked): 0 queue(s)") for line in lines)
-        html = ClassroomPanel(emq_lab.connect(class_server.admin_url), prefix=prefix, every_s=None)._table.value
+        html = ClassroomPanel(emq_lab.connect(class_server.admin_url), prefix=prefix, every_s=None).html()
         assert html.index("The class") < html.index(ann.name) and "(revoked)" in html
     finally:
         classroom.revoke_users(admin, prefix=prefix)

@@ -168,7 +168,7 @@ def test_overview_lists_each_learner(backend_url: str) -> None:
         refreshed = panel.refresh()
         assert f"\n{prefix}ben: 2 queue(s) · dives: 02 cadence, 03 cancel" in refreshed
         assert f"{prefix}ann" not in refreshed and refreshed.startswith("class: 1 learner(s)")
-        panel._refresh_button.click()
+        panel.click("Refresh")
         assert panel.readout == refreshed
     finally:
         for lab in labs.values():
