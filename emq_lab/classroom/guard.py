@@ -330,10 +330,12 @@ def sweep(
     for index, node in enumerate(_nodes(admin)):
         me = int(node.client_id())
         rejected = _number(node.info("stats"), "rejected_connections")
-        counted[f"refused:{index}"] = rejected
-        before = seen_logins.get(f"refused:{index}")
-        if before is not None:  # the first sweep only notes the count (refusals of long ago are no news)
-            refused += rejected - before if rejected >= before else rejected  # smaller: the server restarted
+        # Kept once there is one, so a sweep of a quiet class writes nothing; none kept counts as 0
+        # (a guard's first sweep of a server that refused connections before it says so once).
+        if rejected:
+            counted[f"refused:{index}"] = rejected
+        before = seen_logins.get(f"refused:{index}", 0)
+        refused += rejected - before if rejected >= before else rejected  # smaller: the server restarted
         guessing, failed, now = failed_logins(
             node.acl_log(count=ACL_LOG_ENTRIES), seen_logins, node=index, max_failed=max_failed
         )
