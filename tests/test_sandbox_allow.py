@@ -23,7 +23,6 @@ import pytest
 import redis
 
 from emq_lab import sandbox
-from emq_lab._browser import sandbox as browser_sandbox
 from emq_lab.sandbox import allow
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,7 +184,7 @@ def test_every_command_fakeredis_emulates_is_listed_or_refused(box: Any) -> None
 
 def test_the_in_process_sandbox_of_the_browser_refuses_too() -> None:
     # The browser's sandbox (a fakeredis in the kernel's process), built here as Pyodide builds it.
-    in_process = browser_sandbox.client()
+    in_process = sandbox.in_process()
     assert in_process.eval("return redis.call('SET', KEYS[1], 'v')", 1, "k") == "OK"
     for words in (["RESTORE", "k2", "0", "x"], ["JSON.SET", "k", "$", "1"], ["DEBUG", "SLEEP", "0"]):
         for in_script in (True, False):

@@ -190,7 +190,11 @@ def session(lab: Lab | None, exercise: str, *, lua: bool = False) -> Iterator[tu
     box = sandbox.for_checks(sandbox.CHECK_S if lua else None)
     reference = fakeredis.FakeRedis(server=fakeredis.FakeServer(), decode_responses=True, protocol=2)
     try:
-        with browser_sandbox.checking(exercise) if sandbox.BROWSER and lua else nullcontext():
+        with (
+            browser_sandbox.checking(exercise, limit_s=sandbox.LIMIT_S, check_s=sandbox.CHECK_S)
+            if sandbox.BROWSER and lua
+            else nullcontext()
+        ):
             yield (
                 Lab(box.client, SimClock(START), "the exercises' sandbox"),
                 Lab(reference, SimClock(START), "the exercises' reference (private fakeredis)"),

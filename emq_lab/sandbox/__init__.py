@@ -18,7 +18,7 @@ Then the sandbox is spent: every later call raises :class:`Stopped` with the lin
 on.
 
 In the browser (Pyodide, no processes) the sandbox is a second fakeredis in this process with the
-same allowlist, Lua environment and hook; the hook is the only limit there (:mod:`emq_lab._browser.sandbox`).
+same allowlist, Lua environment and hook; the hook is the only limit there (:func:`in_process`).
 
 - :func:`for_checks`: the kernel's warm worker for the exercises' checkers, wiped before each check
   (the checkers run their reference side elsewhere: never in a Lua state a learner's script ran in).
@@ -46,7 +46,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from .._browser import platform
-from .._browser import sandbox as browser_sandbox
+from . import lua
 from .lua import LIMIT_S, MEMORY_BYTES
 
 __all__ = ["CALL_CPU_S", "CHECK_S", "HARD_S", "LIMIT_S", "MEMORY_BYTES", "Sandbox", "Stopped", "for_checks", "owns",
@@ -89,6 +89,18 @@ class _Client(redis.Redis):
         return pipe
 
 
+def in_process(check_s: float | None = None) -> Any:
+    """A client of a new sandbox server in this process, with the worker's allowlist, Lua
+    environment and hook, whose scripts stop ``check_s`` seconds from now (None: no limit but each
+    script's own): the browser edition's sandbox (Pyodide has no processes; the hook is its only limit)."""
+    import fakeredis
+
+    from .allow import connection_class
+
+    server = lua.server(None, check_s)
+    return fakeredis.FakeRedis(server=server, decode_responses=True, protocol=2, connection_class=connection_class())
+
+
 class Sandbox:
     """One worker process (CPython) or one in-process fakeredis (browser), and ``client`` on it."""
 
@@ -96,7 +108,7 @@ class Sandbox:
         self.spent: str | None = None  # why it was stopped, once it was
         self._ready, self._dir, self._process = False, None, None
         if BROWSER:
-            self.client = browser_sandbox.client()
+            self.client = in_process()
             return
         _first_start()
         self._dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
@@ -144,7 +156,7 @@ class Sandbox:
         if self.spent is not None:
             raise Stopped(self.spent)
         if self._process is None:
-            self.client = browser_sandbox.client(check_s)
+            self.client = in_process(check_s)
             return
         self.ready()
         assert self._process.stdin is not None
