@@ -27,7 +27,7 @@ from helpers import MIN, START
 
 import emq_lab
 from emq_lab import classroom, keys
-from emq_lab.classroom import guard
+from emq_lab.classroom import guard, sockets
 from emq_lab.classroom.doctor import class_clients
 from emq_lab.errors import BackendUnavailable
 from emq_lab.widgets import ClassroomPanel
@@ -884,7 +884,7 @@ def test_a_learner_flooding_from_four_processes_is_killed_by_the_guard_on_this_m
     assert sorted(named) == sorted(killed["pids"]), killed["log"]
     for pid, line in named.items():
         assert f"killed process {pid} (python" in line and "of hub user 01, holding " in line, line
-        assert int(line.split(", holding ")[1].split()[0]) >= guard.KILL_AT
+        assert int(line.split(", holding ")[1].split()[0]) >= sockets.KILL_AT
     assert os.getpid() not in named and bystander.pid not in named
     assert any(f"suspended {room.eve.name}" in line for line in killed["log"])
     assert eve_suspended

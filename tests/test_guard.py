@@ -14,7 +14,7 @@ import pytest
 from helpers import START
 
 import emq_lab
-from emq_lab.classroom import guard
+from emq_lab.classroom import guard, sockets
 
 
 def _unlogged(ident: int, age: int, *, cmd: str = "NULL") -> dict[str, str]:
@@ -86,16 +86,16 @@ def test_kill_holders_kills_past_the_threshold_or_a_hub_users_total_and_spares_i
     everyone = [lone, few, *ada, server]
     try:
         held = {
-            lone.pid: guard.KILL_AT,
-            few.pid: guard.KILL_AT - 1,
+            lone.pid: sockets.KILL_AT,
+            few.pid: sockets.KILL_AT - 1,
             server.pid: 500,
             os.getpid(): 500,
             os.getppid(): 500,
         }
-        held |= {process.pid: guard.KILL_AT // 2 for process in ada}
-        killed = guard.kill_holders(held)
+        held |= {process.pid: sockets.KILL_AT // 2 for process in ada}
+        killed = sockets.kill_holders(held)
         assert sorted(k.pid for k in killed) == sorted([lone.pid, *(p.pid for p in ada)])
-        assert {k.pid: (k.sockets, k.hub_user) for k in killed}[ada[0].pid] == (guard.KILL_AT // 2, "ada")
+        assert {k.pid: (k.sockets, k.hub_user) for k in killed}[ada[0].pid] == (sockets.KILL_AT // 2, "ada")
         assert all(k.command.startswith("python") for k in killed)
         for process in (lone, *ada):
             assert process.wait(timeout=30) == -signal.SIGKILL
@@ -111,7 +111,7 @@ def test_a_sweep_that_killed_processes_names_each_with_its_command_sockets_and_h
     at = emq_lab.SimClock(START).now_ms()
     done = guard.Sweep(
         900, at_ms=at, suspended=("learner-ada",),
-        killed=(guard.Killed(4242, "python3", 250, "ada", "learner-ada"), guard.Killed(4243, "", 16)),
+        killed=(sockets.Killed(4242, "python3", 250, "ada", "learner-ada"), sockets.Killed(4243, "", 16)),
     )  # fmt: skip
     assert done.lines() == [
         "09:00:00 suspended learner-ada for 30 s (its user off, all its connections closed)",

@@ -22,7 +22,7 @@ from redis.exceptions import RedisError
 from .. import errors
 from ..backend import open_client
 from ..errors import BackendUnavailable
-from . import guard
+from . import guard, sockets
 from .doctor import apply_limits, doctor, table
 from .hub import PASSWORD_ENV, HubSettings, read_secret, with_password
 from .overview import Overview, overview
@@ -89,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument(
         "--kill-local",
         action="store_true",
-        help=f"also kill (SIGKILL) each process of this machine holding {guard.KILL_AT} or more sockets that never "
+        help=f"also kill (SIGKILL) each process of this machine holding {sockets.KILL_AT} or more sockets that never "
         "logged in from 127.0.0.1/::1 (Linux; only when the server runs on this machine; the hub does it itself)",
     )
     _hub_parser(commands)
@@ -237,7 +237,7 @@ def run_hub(args: argparse.Namespace) -> int:
     # The class guard (guard.py) sweeps beside the hub: a learner's connections past the quota and
     # any client holding a huge unread reply are closed, and the instructor's page shows its lines.
     # On a class server on this machine, it also kills a learner's process holding sockets that never
-    # log in (the learners' servers run here: a loopback address is theirs, see guard.kill_holders).
+    # log in (the learners' servers run here: a loopback address is theirs, see sockets.kill_holders).
     watcher, _ = open_client(settings.admin_url)
     stop = threading.Event()
     options = {"prefix": args.prefix, "kill_local": on_this_machine(server), "report": _say}

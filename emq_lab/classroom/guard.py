@@ -21,13 +21,14 @@ A sweep reads ``CLIENT LIST`` (as an admin) and closes, with ``CLIENT KILL ID``:
 
 With ``kill_local`` (the ``hub`` command's guard on a class server on this machine; ``guard
 --kill-local``), it also stops the processes behind the sockets it closes unlogged: for those from a
-loopback address (so from this machine, when the server runs here too) it finds, on Linux, the local
-process holding each (:func:`emq_lab.classroom.sockets.holders`) and kills (``SIGKILL``) every one
-holding :data:`KILL_AT` or more, or whose hub user's processes together hold that many, never
-the guard's own process, its ancestors (the hub) or the server. It names the hub user when the
-process or one of its ancestors started with ``JUPYTERHUB_USER`` (a learner's server sets it) and
-suspends that learner's ACL user (``<prefix><hub user>``) as past its quota. A learner's
-processes each under the hub's open-files limit would otherwise hold ``maxclients`` between them.
+loopback address (so from this machine, when the server runs here too) it finds, on Linux, the
+local process holding each and kills every one holding :data:`~emq_lab.classroom.sockets.KILL_AT`
+or more, or whose hub user's processes together hold that many
+(:func:`emq_lab.classroom.sockets.kill_holders`), never the guard's own process, its ancestors
+(the hub) or the server. It names the hub user when the process or one of its ancestors started
+with ``JUPYTERHUB_USER`` (a learner's server sets it) and suspends that learner's ACL user
+(``<prefix><hub user>``) as past its quota. A learner's processes each under the hub's open-files
+limit would otherwise hold ``maxclients`` between them.
 
 It also counts the connections the server refused at ``maxclients`` since the last sweep (``INFO
 stats`` ``rejected_connections``). It writes one line per learner and reason (and one for the
@@ -44,9 +45,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import ipaddress
-import os
-import signal
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -79,26 +77,6 @@ LOG_LINES = 50
 MAX_FAILED = 20
 #: ACL LOG entries read each sweep (the server keeps 128 unless ``acllog-max-len`` says otherwise).
 ACL_LOG_ENTRIES = 128
-#: Sockets not logged in past their grace that one local process (or one hub user's processes together)
-#: may hold before ``kill_local`` kills it: an emq-lab client logs in at once (the server sees its AUTH
-#: within the grace), and a learner's kernel holds about 8 connections in all; 16 is twice that, half the
-#: quota, and processes holding 15 each would need to be 67 to fill a class of 30's ``maxclients`` (992);
-#: under the hub their learner's total counts (each process has the learner's ``JUPYTERHUB_USER``).
-KILL_AT = 16
-#: Command names of the server, never killed.
-SERVERS = ("valkey-server", "redis-server")
-
-
-@dataclass(frozen=True)
-class Killed:
-    """One local process the guard killed: its pid, command name, the sockets not logged in it held,
-    the hub user it ran for (None: not known) and the ACL user suspended for it (None: none)."""
-
-    pid: int
-    command: str
-    sockets: int
-    hub_user: str | None = None
-    suspended: str | None = None
 
 
 @dataclass(frozen=True)
@@ -130,7 +108,7 @@ class Sweep:
     max_failed: int = MAX_FAILED
     refused: int = 0  # connections the server refused at maxclients since the last sweep
     unlogged: int = 0  # connections not logged in (any age) this sweep saw
-    killed: tuple[Killed, ...] = ()  # local processes killed for the sockets not logged in they held
+    killed: tuple[sockets.Killed, ...] = ()  # local processes killed for the sockets not logged in they held
 
     @property
     def flooded(self) -> bool:
@@ -304,13 +282,13 @@ def sweep(
     log: bool = True,
     max_failed: int = MAX_FAILED,
     kill_local: bool = False,
-    kill_at: int = KILL_AT,
+    kill_at: int = sockets.KILL_AT,
 ) -> Sweep:
     """Turn on again the learners whose suspension is over, read ``ACL LOG`` (the failed logins
     since the last sweep: :func:`failed_logins`) and ``CLIENT LIST`` on every primary, close what
     :func:`choose` picks (users named ``prefix...`` are learners), suspend for ``cooldown_s``
     seconds each learner past its quota, with ``kill_local`` kill the local processes holding
-    ``kill_at`` or more of the loopback sockets it closes unlogged (:func:`kill_holders`), and log
+    ``kill_at`` or more of the loopback sockets it closes unlogged (:func:`sockets.kill_holders`), and log
     it all; returns what it saw and did. Only where the server runs on this machine: a loopback
     address is then this machine's."""
     if isinstance(kill_at, bool) or not isinstance(kill_at, int) or kill_at < 1:
@@ -371,7 +349,7 @@ def sweep(
         if counted:
             pipe.hset(keys.guard_logins(), mapping=counted)
         pipe.execute()
-    killed = kill_holders(held, kill_at=kill_at) if held else []
+    killed = sockets.kill_holders(held, kill_at=kill_at) if held else []
     offenders = {closing.user for closing in closed if closing.why == "quota"}
     for index, gone in enumerate(killed):
         acl = _acl_user(admin, prefix, gone.hub_user)
@@ -391,58 +369,16 @@ def sweep(
     return done
 
 
-def _loopback(host: str) -> bool:
-    try:
-        address = ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped.is_loopback
-    return address.is_loopback
-
-
-def _port(addr: str) -> int:
-    try:
-        return int(addr.rpartition(":")[2])
-    except ValueError:
-        return 0
-
-
 def _local_holders(entries: list[dict[str, Any]], picked: list[Closed]) -> dict[int, int]:
     """The local processes holding the client end of the sockets in ``picked`` closed as never logged
     in from a loopback address: {pid: sockets}. The server's own port (``laddr``) is the peer."""
-    ports = {_port(c.addr) for c in picked if c.why == "login" and _loopback(c.addr.rpartition(":")[0])} - {0}
+    unlogged = [c for c in picked if c.why == "login" and sockets.loopback(c.addr.rpartition(":")[0])]
+    ports = {sockets.port(c.addr) for c in unlogged} - {0}
     if not ports:
         return {}
     by_id = {_number(entry, "id"): entry for entry in entries}
-    served = {_port(str(by_id.get(c.id, {}).get("laddr", ""))) for c in picked if c.why == "login"} - {0}
+    served = {sockets.port(str(by_id.get(c.id, {}).get("laddr", ""))) for c in picked if c.why == "login"} - {0}
     return sockets.holders(ports, peer=served.pop() if len(served) == 1 else None)
-
-
-def kill_holders(held: dict[int, int], *, kill_at: int = KILL_AT) -> list[Killed]:
-    """Kill (``SIGKILL``) each process of ``held`` ({pid: sockets not logged in past the grace})
-    holding ``kill_at`` or more, or whose hub user's processes (:func:`sockets.learner`) hold that
-    many together; never this process, its ancestors (the hub, the shell) or the server. Returns
-    the ones killed (one already gone, or not this user's to kill, is left out)."""
-    spared = {os.getpid(), *sockets.ancestors(os.getpid())}
-    users = {pid: sockets.learner(pid) for pid in held if pid not in spared}
-    per_user: dict[str, int] = {}
-    for pid, user in users.items():
-        if user is not None:
-            per_user[user] = per_user.get(user, 0) + held[pid]
-    killed: list[Killed] = []
-    for pid, user in sorted(users.items()):
-        if held[pid] < kill_at and (user is None or per_user[user] < kill_at):
-            continue
-        name = sockets.command(pid)
-        if name in SERVERS:
-            continue
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:  # gone meanwhile, or another Unix user's
-            continue
-        killed.append(Killed(pid, name, held[pid], user))
-    return killed
 
 
 def _acl_user(admin: Any, prefix: str, hub_user: str | None) -> str | None:

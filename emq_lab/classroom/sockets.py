@@ -1,5 +1,6 @@
 """Which local process holds a TCP socket, read from Linux's ``/proc`` (the class guard's way from
-a socket that never logged in, seen by the server as ``127.0.0.1:<port>``, to the process behind it).
+a socket that never logged in, seen by the server as ``127.0.0.1:<port>``, to the process behind it),
+and :func:`kill_holders`, which kills the processes holding a flood of them.
 
 A client's port is the local port of its socket in ``/proc/net/tcp`` (``tcp6``), which names the
 socket's inode; the process holding it has a link ``socket:[<inode>]`` in ``/proc/<pid>/fd``.
@@ -8,15 +9,26 @@ Everything here is Linux-only and never raises: elsewhere, or where ``/proc`` ca
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import signal
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 PROC = "/proc"
 #: The variable JupyterHub puts in a single-user server's environment: the hub user it runs for.
 HUB_USER_ENV = "JUPYTERHUB_USER"
 #: Processes up the tree :func:`learner` looks at, at most (a kernel's sandbox is three below the server).
 DEPTH = 12
+#: Sockets not logged in past their grace that one local process (or one hub user's processes together)
+#: may hold before ``kill_local`` kills it: an emq-lab client logs in at once (the server sees its AUTH
+#: within the grace), and a learner's kernel holds about 8 connections in all; 16 is twice that, half the
+#: quota, and processes holding 15 each would need to be 67 to fill a class of 30's ``maxclients`` (992);
+#: under the hub their learner's total counts (each process has the learner's ``JUPYTERHUB_USER``).
+KILL_AT = 16
+#: Command names of the server, never killed.
+SERVERS = ("valkey-server", "redis-server")
 
 
 def _tcp_inodes(ports: set[int], peer: int | None, proc: str) -> set[int]:
@@ -124,3 +136,58 @@ def learner(pid: int, *, variable: str = HUB_USER_ENV, proc: str = PROC) -> str 
         except OSError:
             continue
     return None
+
+
+@dataclass(frozen=True)
+class Killed:
+    """One local process the guard killed: its pid, command name, the sockets not logged in it held,
+    the hub user it ran for (None: not known) and the ACL user suspended for it (None: none)."""
+
+    pid: int
+    command: str
+    sockets: int
+    hub_user: str | None = None
+    suspended: str | None = None
+
+
+def loopback(host: str) -> bool:
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback
+    return address.is_loopback
+
+
+def port(addr: str) -> int:
+    try:
+        return int(addr.rpartition(":")[2])
+    except ValueError:
+        return 0
+
+
+def kill_holders(held: dict[int, int], *, kill_at: int = KILL_AT) -> list[Killed]:
+    """Kill (``SIGKILL``) each process of ``held`` ({pid: sockets not logged in past the grace})
+    holding ``kill_at`` or more, or whose hub user's processes (:func:`learner`) hold that
+    many together; never this process, its ancestors (the hub, the shell) or the server. Returns
+    the ones killed (one already gone, or not this user's to kill, is left out)."""
+    spared = {os.getpid(), *ancestors(os.getpid())}
+    users = {pid: learner(pid) for pid in held if pid not in spared}
+    per_user: dict[str, int] = {}
+    for pid, user in users.items():
+        if user is not None:
+            per_user[user] = per_user.get(user, 0) + held[pid]
+    killed: list[Killed] = []
+    for pid, user in sorted(users.items()):
+        if held[pid] < kill_at and (user is None or per_user[user] < kill_at):
+            continue
+        name = command(pid)
+        if name in SERVERS:
+            continue
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:  # gone meanwhile, or another Unix user's
+            continue
+        killed.append(Killed(pid, name, held[pid], user))
+    return killed
