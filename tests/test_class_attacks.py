@@ -333,10 +333,16 @@ def test_a_learner_reconnecting_at_once_is_suspended_and_newcomers_get_in(room: 
         stop.set()
         for sock in held:
             sock.close()
-        admin.hset(keys.guard_suspended(), room.eve.name, 0)
-        guard.sweep(admin, prefix=PREFIX)
-        admin.delete(keys.guard_log())
-        admin.close()
+        eve_back(room, admin)
+
+
+def eve_back(room: Class, admin: redis.Redis) -> None:
+    """After an attack: eve's cooldown over, a sweep turns her on; the guard's kept log and counts
+    deleted (the next test starts from a quiet class); the admin's client closed."""
+    admin.hset(keys.guard_suspended(), room.eve.name, 0)
+    guard.sweep(admin, prefix=PREFIX)
+    admin.delete(keys.guard_log(), keys.guard_logins())
+    admin.close()
 
 
 FILL = (
@@ -560,10 +566,7 @@ def test_a_suspended_learner_connecting_hears_what_to_do_not_a_raw_refusal(room:
     finally:
         for client in held:
             client.close()
-        admin.hset(keys.guard_suspended(), room.eve.name, 0)
-        guard.sweep(admin, prefix=PREFIX)
-        admin.delete(keys.guard_log())
-        admin.close()
+        eve_back(room, admin)
     emq_lab.connect(room.eve.url(room.server.admin_url), namespace=room.eve.namespace).close()  # back in
 
 
@@ -869,10 +872,7 @@ def test_a_learner_flooding_from_four_processes_is_killed_by_the_guard_on_this_m
             bystander.kill()
             bystander.wait()
         admin.config_set("maxclients", before)
-        admin.hset(keys.guard_suspended(), room.eve.name, 0)  # her cooldown over: the next sweep turns her on
-        guard.sweep(admin, prefix=PREFIX)
-        admin.delete(keys.guard_log(), keys.guard_logins())
-        admin.close()
+        eve_back(room, admin)
     print("four processes flood, newcomers refused:", {"kept": kept, "killed": {**killed, "log": killed["log"][:6]}})
     assert kept["reported"] == 4 and kept["most_held"] <= hub.OPEN_FILES and kept["emfile"] > 0, kept
     assert kept["refused"] > 0 and kept["closed_by_guard"] > 0, kept  # the open-files limit alone: not enough
