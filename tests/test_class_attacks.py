@@ -714,9 +714,14 @@ def flood_and_count(
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         preexec_fn=hub.limit_open_files() if limited else None, env={**os.environ, "JUPYTERHUB_USER": "01"},
     )  # fmt: skip
+    # The guard's own connection, open before the flood (as the hub's is): the admin client is used
+    # here meanwhile, and a client shared by two threads opens a second connection, which a full
+    # maxclients refuses (the guard then never swept).
+    watcher = room.server.admin()
+    watcher.ping()
     stop = threading.Event()
     options = {"prefix": PREFIX, "kill_local": kill_local}
-    sweeping = threading.Thread(target=guard.watch, args=(admin, stop), kwargs=options)
+    sweeping = threading.Thread(target=guard.watch, args=(watcher, stop), kwargs=options)
     refused = tries = 0
     out = ""
     pids: list[int] = []
@@ -760,6 +765,7 @@ def flood_and_count(
             flooder.wait()
         if sweeping.is_alive():
             sweeping.join()
+        watcher.close()
     counts = [[int(word) for word in line.split()] for line in out.splitlines() if line.strip()]
     assert all(len(c) == 3 for c in counts), out
     closed = _guard_closed(admin)
