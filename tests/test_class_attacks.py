@@ -896,3 +896,74 @@ def test_a_learner_flooding_from_four_processes_is_killed_by_the_guard_on_this_m
     assert eve_suspended
     assert killed["newcomers"] >= 60 and killed["refused"] == 0, killed
     assert pinged == 20 and handshakes > 0  # bob's process kept its connections and went on connecting
+
+
+GUESSER = """
+import socket, sys
+port, user, tries = int(sys.argv[1]), sys.argv[2].encode(), 0
+print("ready", flush=True)
+while tries < 300_000:  # bounded: the guard kills it long before
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    try:
+        while tries < 300_000:
+            sock.sendall(b"AUTH %s guess-%d\\r\\n" % (user, tries))
+            tries += 1
+            if not sock.recv(256).startswith(b"-WRONGPASS"):
+                break
+    except OSError:
+        pass
+    sock.close()
+"""
+
+ONCE = """
+import socket, sys
+sock = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+sock.sendall(b"AUTH %s an-old-password\\r\\n" % sys.argv[2].encode())
+print(sock.recv(256).decode().strip(), flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_a_learner_process_trying_passwords_from_this_machine_is_killed_and_one_failing_once_is_not(
+    room: Class,
+) -> None:
+    """A process of eve's (hub user 01) tries bob's password over and over from this machine,
+    opening a new socket each time the server closes one; a process of cy's failed one login with
+    an old password and waits. The guard with ``kill_local`` kills the guesser (one socket is
+    enough: it failed 20 logins or more since the last sweep), says so with its hub user, and
+    suspends eve; cy's process, from the same address, lives on."""
+    admin = room.server.admin()
+    port = str(room.server.server.port)
+    admin.execute_command("ACL", "LOG", "RESET")
+    guard.sweep(admin, prefix=PREFIX)  # the counts taken before
+    once = subprocess.Popen(
+        [sys.executable, "-c", ONCE, port, room.cy.name], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    guesser = subprocess.Popen(
+        [sys.executable, "-c", GUESSER, port, room.bob.name],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "JUPYTERHUB_USER": "01"},
+    )  # fmt: skip
+    killed: list[sockets.Killed] = []
+    lines: list[str] = []
+    try:
+        assert once.stdout is not None and once.stdout.readline().startswith("-WRONGPASS")
+        assert guesser.stdout is not None and guesser.stdout.readline().strip() == "ready"
+        for _ in range(400):  # bounded in sweeps
+            swept = guard.sweep(admin, prefix=PREFIX, kill_local=True)
+            killed, lines = list(swept.killed), swept.lines()
+            if killed:
+                break
+            time.sleep(0.02)
+        assert [(gone.pid, gone.why, gone.sockets) for gone in killed] == [(guesser.pid, "password", 1)], lines
+        assert guesser.wait(timeout=10) == -signal.SIGKILL
+        assert killed[0].hub_user == "01" and killed[0].suspended == room.eve.name
+        assert any(f"killed process {guesser.pid} (python" in line and "of hub user 01, holding 1 socket(s) trying "
+                   "passwords" in line for line in lines), lines  # fmt: skip
+        assert room.eve.name in guard.suspended(admin)
+        assert once.poll() is None, "the guard killed cy's process, which failed one login"
+    finally:
+        for process in (guesser, once):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        eve_back(room, admin)

@@ -28,7 +28,9 @@ or more, or whose hub user's processes together hold that many
 (the hub) or the server. It names the hub user when the process or one of its ancestors started
 with ``JUPYTERHUB_USER`` (a learner's server sets it) and suspends that learner's ACL user
 (``<prefix><hub user>``) as past its quota. A learner's processes each under the hub's open-files
-limit would otherwise hold ``maxclients`` between them.
+limit would otherwise hold ``maxclients`` between them. It kills, the same way, the local process
+behind a loopback socket trying passwords (one is enough: it failed ``max_failed`` logins since
+the last sweep), never one whose login failed only a few times from the same address.
 
 It also counts the connections the server refused at ``maxclients`` since the last sweep (``INFO
 stats`` ``rejected_connections``). It writes one line per learner and reason (and one for the
@@ -162,9 +164,10 @@ class Sweep:
             )
         for gone in self.killed:
             whose = f" of hub user {gone.hub_user[:40]}" if gone.hub_user else ""
+            doing = f"not logged in after {self.grace_s} s" if gone.why == "login" else "trying passwords"
             lines.append(
                 f"{when} killed process {gone.pid} ({gone.command[:40] or '?'}){whose}, holding {gone.sockets} "
-                f"socket(s) not logged in after {self.grace_s} s"
+                f"socket(s) {doing}"
             )
         lines += [f"{when} {user} may connect again (suspension over)" for user in self.resumed]
         return lines
@@ -305,6 +308,7 @@ def sweep(
     tried: dict[str, int] = {}
     refused = 0
     held: dict[int, int] = {}  # local pid -> loopback sockets not logged in past the grace
+    trying: dict[int, int] = {}  # local pid -> loopback sockets that failed max_failed logins or more
     for index, node in enumerate(_nodes(admin)):
         me = int(node.client_id())
         rejected = _number(node.info("stats"), "rejected_connections")
@@ -335,8 +339,12 @@ def sweep(
             guessing=guessing,
         )
         if kill_local:
-            for pid, count in _local_holders(entries, picked).items():
-                held[pid] = held.get(pid, 0) + count
+            for into, closing in (
+                (held, [c for c in picked if c.why == "login"]),
+                (trying, [c for c in picked if c.id in guessing]),
+            ):
+                for pid, count in _local_holders(entries, closing).items():
+                    into[pid] = into.get(pid, 0) + count
         if picked:
             pipe = node.pipeline(transaction=False)
             for closing in picked:
@@ -350,6 +358,7 @@ def sweep(
             pipe.hset(keys.guard_logins(), mapping=counted)
         pipe.execute()
     killed = sockets.kill_holders(held, kill_at=kill_at) if held else []
+    killed += sockets.kill_holders(trying, kill_at=1, why="password") if trying else []
     offenders = {closing.user for closing in closed if closing.why == "quota"}
     for index, gone in enumerate(killed):
         acl = _acl_user(admin, prefix, gone.hub_user)
@@ -369,15 +378,15 @@ def sweep(
     return done
 
 
-def _local_holders(entries: list[dict[str, Any]], picked: list[Closed]) -> dict[int, int]:
-    """The local processes holding the client end of the sockets in ``picked`` closed as never logged
-    in from a loopback address: {pid: sockets}. The server's own port (``laddr``) is the peer."""
-    unlogged = [c for c in picked if c.why == "login" and sockets.loopback(c.addr.rpartition(":")[0])]
-    ports = {sockets.port(c.addr) for c in unlogged} - {0}
+def _local_holders(entries: list[dict[str, Any]], closing: list[Closed]) -> dict[int, int]:
+    """The local processes holding the client end of the sockets in ``closing`` that come from a
+    loopback address: {pid: sockets}. The server's own port (``laddr``) is the peer."""
+    local = [c for c in closing if sockets.loopback(c.addr.rpartition(":")[0])]
+    ports = {sockets.port(c.addr) for c in local} - {0}
     if not ports:
         return {}
     by_id = {_number(entry, "id"): entry for entry in entries}
-    served = {sockets.port(str(by_id.get(c.id, {}).get("laddr", ""))) for c in picked if c.why == "login"} - {0}
+    served = {sockets.port(str(by_id.get(c.id, {}).get("laddr", ""))) for c in local} - {0}
     return sockets.holders(ports, peer=served.pop() if len(served) == 1 else None)
 
 

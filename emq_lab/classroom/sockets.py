@@ -140,14 +140,16 @@ def learner(pid: int, *, variable: str = HUB_USER_ENV, proc: str = PROC) -> str 
 
 @dataclass(frozen=True)
 class Killed:
-    """One local process the guard killed: its pid, command name, the sockets not logged in it held,
-    the hub user it ran for (None: not known) and the ACL user suspended for it (None: none)."""
+    """One local process the guard killed: its pid, command name, the sockets it held that the guard
+    closed, why (``"login"``: never logged in; ``"password"``: trying passwords), the hub user it ran
+    for (None: not known) and the ACL user suspended for it (None: none)."""
 
     pid: int
     command: str
     sockets: int
     hub_user: str | None = None
     suspended: str | None = None
+    why: str = "login"
 
 
 def loopback(host: str) -> bool:
@@ -167,8 +169,8 @@ def port(addr: str) -> int:
         return 0
 
 
-def kill_holders(held: dict[int, int], *, kill_at: int = KILL_AT) -> list[Killed]:
-    """Kill (``SIGKILL``) each process of ``held`` ({pid: sockets not logged in past the grace})
+def kill_holders(held: dict[int, int], *, kill_at: int = KILL_AT, why: str = "login") -> list[Killed]:
+    """Kill (``SIGKILL``) each process of ``held`` ({pid: sockets the guard closed for ``why``})
     holding ``kill_at`` or more, or whose hub user's processes (:func:`learner`) hold that
     many together; never this process, its ancestors (the hub, the shell) or the server. Returns
     the ones killed (one already gone, or not this user's to kill, is left out)."""
@@ -189,5 +191,5 @@ def kill_holders(held: dict[int, int], *, kill_at: int = KILL_AT) -> list[Killed
             os.kill(pid, signal.SIGKILL)
         except OSError:  # gone meanwhile, or another Unix user's
             continue
-        killed.append(Killed(pid, name, held[pid], user))
+        killed.append(Killed(pid, name, held[pid], user, why=why))
     return killed
