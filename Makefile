@@ -90,8 +90,9 @@ hub: $(HUB) $(NODE_TOOLS)
 
 ## Lint, type-check, and the whole suite (fakeredis, a throwaway Valkey and cluster, the notebooks), on WORKERS=3 pytest workers.
 # --no-loadscope-reorder: the workers take the tests in the collection's order, the longest first (tests/conftest.py).
+# --durations=25: the slowest tests, named at the end of every run (where the suite's time goes).
 test: lint $(NODE_TOOLS)
-	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup --no-loadscope-reorder
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25
 
 # The JupyterLite edition in lite/_output (a static site: Pyodide, the notebooks, the Lua on fengari).
 # Needs Python >= 3.12 and npm; versions in lite/pins.env. Rebuilt only when an input changed.
