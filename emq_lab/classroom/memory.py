@@ -21,6 +21,7 @@ of its ``maxmemory`` since, so a class that fills the server evenly is not walke
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,8 @@ PRESSURE = 0.8
 RISE = 0.02
 #: Keys asked for per ``SCAN`` (and ``MEMORY USAGE`` calls per pipeline).
 SCAN_COUNT = 1000
+#: Looks at ``lazyfree_pending_objects`` (5 ms apart) after freeing, before suspending.
+FREE_CHECKS = 200
 
 
 @dataclass(frozen=True)
@@ -193,6 +196,9 @@ def relieve(
         over = plan(found, learners=learners, share=share)
         for each in over:
             _unlink(node, each.free)
+        if over:
+            _freed(node)
+        for each in over:
             suspend(each.learner)
         held = holdings(found, learners)
         most = max(held.items(), key=lambda item: (item[1], item[0]))
@@ -214,6 +220,16 @@ def _unlink(node: Any, doomed: tuple[str, ...]) -> None:
         for key in doomed[start : start + SCAN_COUNT]:
             pipe.unlink(key)
         pipe.execute(raise_on_error=False)
+
+
+def _freed(node: Any) -> None:
+    """Wait until the server's background thread has freed what ``UNLINK`` handed it (at most
+    :data:`FREE_CHECKS` looks): till then the server may still be past ``maxmemory``, and it refuses
+    the write that records a suspension."""
+    for _ in range(FREE_CHECKS):
+        if _number(node.info("memory"), "lazyfree_pending_objects") == 0:
+            return
+        time.sleep(0.005)
 
 
 def _address(node: Any) -> str:
