@@ -1,4 +1,5 @@
-"""One learner against the class: replies never read, connections up to maxclients, a big key.
+"""One learner against the class: replies never read, connections up to maxclients, a big key,
+keys of their own up to maxmemory.
 
 A class server set up as the README says, with the limits ``users`` sets and ``doctor`` checks
 (maxmemory-clients, the normal clients' output-buffer limit, maxclients for the class). One

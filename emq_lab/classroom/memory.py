@@ -103,8 +103,9 @@ def holdings(sizes: Mapping[str, int], learners: Collection[str]) -> dict[str, i
 
 def plan(sizes: Mapping[str, int], *, learners: Collection[str], share: int) -> list[Over]:
     """From the sizes of keys (key -> bytes): each of ``learners`` holding more than ``share`` bytes,
-    with its keys to free, biggest first (ties in the order given), until it holds ``share`` or less; never its
-    progress (:func:`emq_lab.keys.progress`), never a key outside the learners' namespaces."""
+    with its keys to free, biggest first (ties in the order given), until it holds ``share`` or
+    less; never its progress (:func:`emq_lab.keys.progress`), never a key outside the learners'
+    namespaces. A learner over its share with nothing left to free but its progress is listed too."""
     if isinstance(share, bool) or not isinstance(share, int) or share < 0:
         raise ValueError(f"share: expected an int of bytes, 0 or more, got {share!r}")
     held = dict.fromkeys(learners, 0)
