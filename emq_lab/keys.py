@@ -89,6 +89,12 @@ def guard_logins() -> str:
     return f"{PREFIX}:classroom:logins"
 
 
+def guard_memory() -> str:
+    """HASH: field = a primary's index, value = ``<used_memory> <server ms>`` at the guard's last
+    walk of the learners' keys under memory pressure that found no learner past its share."""
+    return f"{PREFIX}:classroom:memory"
+
+
 def namespace_pattern(namespace: str) -> str:
     """SCAN glob (and ACL key pattern) for every key of every queue in ``namespace``."""
     return f"{PREFIX}:ns:{{{_glob_escape(namespace)}:*"
@@ -115,3 +121,11 @@ def split_namespaced(key: str) -> tuple[str, str, str] | None:
     if not (namespace and colon and queue and brace):
         return None
     return namespace, queue, rest
+
+
+def namespace_of(key: str) -> str | None:
+    """The namespace of any key in one (``emq:ns:{ns:...``: a queue's or the progress), else None;
+    the namespace whose pattern (:func:`namespace_pattern`) matches ``key``."""
+    head = f"{PREFIX}:ns:{{"
+    namespace, colon, _ = key[len(head) :].partition(":") if key.startswith(head) else ("", "", "")
+    return namespace if namespace and colon else None

@@ -1,4 +1,5 @@
-"""One learner against the class: replies never read, connections up to maxclients, a big key.
+"""One learner against the class: replies never read, connections up to maxclients, a big key,
+keys of their own up to maxmemory.
 
 A class server set up as the README says, with the limits ``users`` sets and ``doctor`` checks
 (maxmemory-clients, the normal clients' output-buffer limit, maxclients for the class). One
@@ -27,7 +28,7 @@ from helpers import MIN, START
 
 import emq_lab
 from emq_lab import classroom, keys
-from emq_lab.classroom import guard, sockets
+from emq_lab.classroom import guard, memory, sockets
 from emq_lab.classroom.doctor import class_clients
 from emq_lab.errors import BackendUnavailable
 from emq_lab.widgets import ClassroomPanel
@@ -220,6 +221,85 @@ def test_a_learner_meets_an_out_of_memory_server_with_backend_unavailable_and_th
         bob.reset("q")
         bob.close()
         admin.close()
+
+
+def test_a_learner_filling_maxmemory_with_her_own_keys_is_freed_and_suspended_by_one_guard_sweep(room: Class) -> None:
+    """Eve pushes 100 KB values onto lists of her own (as her ACL user) until the server, 40 MiB
+    from maxmemory, refuses her: bob's write is BackendUnavailable "out of memory". One guard
+    sweep frees eve's biggest keys until she holds no more than her share (maxmemory / 3), keeps
+    her progress, suspends her, and says so; bob writes again, bob's and cy's keys untouched. The
+    next sweep frees nothing more."""
+    eve, port = room.eve, room.server.server.port
+    admin = room.server.admin()
+    arriving = None
+    mine = redis.Redis(port=port, username=eve.name, password=eve.password, decode_responses=True, retry=None)
+    labs = {
+        learner.name: emq_lab.connect(
+            learner.url(room.server.admin_url), clock=emq_lab.SimClock(START), namespace=learner.namespace
+        )
+        for learner in (room.bob, room.cy)
+    }
+    progress = keys.progress(eve.namespace)
+    filled = [keys.QueueKeys(f"fill{i}", eve.namespace).wait for i in range(4)]
+    try:
+        for lab in labs.values():
+            assert lab.repeat("q").register("kept", MIN, "t") is emq_lab.Outcome.REGISTERED
+        mine.hset(progress, "register", "passed 1")
+
+        def others() -> dict[str, Any]:
+            found = [k for n in ("bob", "cy") for k in admin.scan_iter(keys.namespace_pattern(getattr(room, n).name))]
+            return {key: admin.dump(key) for key in sorted(found)}
+
+        before = others()
+        admin.config_set("maxmemory", used_memory(room) + 40 * 2**20)
+        with pytest.raises(redis.exceptions.OutOfMemoryError):
+            for n in range(1000):  # about 420 fit; bounded whatever the server does
+                mine.lpush(filled[n % len(filled)], "x" * 100_000)
+        # Each refused push's memory is freed after the refusal, so the server may be a few bytes under
+        # its limit again; her next push, still arriving, holds its 1 MiB meanwhile and keeps it past.
+        arriving = send_unread(port, eve.name, eve.password, [])
+        arriving.sendall(b"*3\r\n$5\r\nLPUSH\r\n$%d\r\n%s\r\n$%d\r\nxx" % (len(filled[0]), filled[0].encode(), 2**20))
+        for _ in range(100):
+            if used_memory(room) > int(admin.config_get("maxmemory")["maxmemory"]):
+                break
+            time.sleep(0.02)
+        with pytest.raises(BackendUnavailable, match="out of memory"):
+            labs[room.bob.name].repeat("q").register("digest", MIN, "t")
+
+        swept = guard.sweep(admin, prefix=PREFIX)
+        (pressed,) = swept.memory
+        (over,) = pressed.freed
+        assert over.learner == eve.name and pressed.learners == LEARNERS
+        assert over.held > over.share and over.held - over.freeing <= over.share
+        assert set(over.free) <= set(filled) and 0 < len(over.free) < len(filled)  # freed until under, no more
+        assert sorted(k for k in filled if not admin.exists(k)) == sorted(over.free)
+        assert admin.hget(progress, "register") == "passed 1"  # her progress stays
+        assert eve.name in guard.suspended(admin)
+        with pytest.raises(redis.exceptions.AuthenticationError):
+            mine.ping()  # her connection closed, her user off
+        said = [line for line in guard.read_log(admin) if "of maxmemory" in line]
+        assert said == swept.lines() and said[0].endswith(
+            f"suspended {eve.name} for {guard.COOLDOWN_S} s (it held {memory.mib(over.held)} of keys, its share "
+            f"{memory.mib(over.share)}) and freed {len(over.free)} key(s) ({memory.mib(over.freeing)}), biggest first"
+        )
+        rows = {row.namespace: row for row in classroom.overview(admin, prefix=PREFIX).learners}
+        assert rows[eve.namespace].guard_mark.startswith("suspended until") and rows[eve.namespace].guarded == said[0]
+        assert others() == before  # bob's and cy's keys untouched
+
+        again = guard.sweep(admin, prefix=PREFIX)
+        assert not any(p.freed for p in again.memory) and not again.suspended
+        assert sorted(k for k in filled if not admin.exists(k)) == sorted(over.free)
+        assert labs[room.bob.name].repeat("q").register("digest", MIN, "t") is emq_lab.Outcome.REGISTERED
+    finally:
+        mine.close()
+        if arriving is not None:
+            arriving.close()
+        admin.config_set("maxmemory", MAXMEMORY)
+        admin.unlink(*filled, progress, keys.guard_memory())
+        for lab in labs.values():
+            lab.reset("q")
+            lab.close()
+        eve_back(room, admin)
 
 
 def test_connections_up_to_maxclients_refuse_newcomers_until_the_guard_closes_the_extra(room: Class) -> None:

@@ -14,7 +14,8 @@ import pytest
 from helpers import START
 
 import emq_lab
-from emq_lab.classroom import guard, sockets
+from emq_lab import keys
+from emq_lab.classroom import guard, memory, sockets
 
 
 def _unlogged(ident: int, age: int, *, cmd: str = "NULL") -> dict[str, str]:
@@ -132,3 +133,57 @@ def test_the_hubs_guard_kills_only_for_a_server_on_this_machine_and_the_guard_co
     assert parse(["guard", "--url", "redis://admin@127.0.0.1:6379/0"]).kill_local is False
     with pytest.raises(ValueError, match="kill_at"):
         guard.sweep(object(), kill_at=0)
+
+
+MIB = 2**20
+
+
+def test_memory_plan_frees_a_learner_past_its_share_biggest_first_never_its_progress_nor_anyone_elses() -> None:
+    eve, bob = keys.QueueKeys("q", "room01"), keys.QueueKeys("q", "room02")
+    sizes = {
+        eve.wait: 60 * MIB,
+        eve.registry: 30 * MIB,
+        eve.job("JOB-000001"): 8 * MIB,
+        eve.counter: 1 * MIB,
+        keys.progress("room01"): 70 * MIB,  # her own, but never freed
+        bob.wait: 20 * MIB,  # under the share: untouched
+        keys.QueueKeys("q", "room09").wait: 500 * MIB,  # no such learner (revoked): not the guard's
+        keys.QueueKeys("q").wait: 500 * MIB,  # no namespace
+    }
+    planned = memory.plan(sizes, learners=["room01", "room02", "room03"], share=85 * MIB)
+    assert [(over.learner, over.held, over.free, over.freeing) for over in planned] == [
+        ("room01", 169 * MIB, (eve.wait, eve.registry), 90 * MIB)  # 169 - 90 = 79 MiB: under 85
+    ]
+    # Only the progress left to free: every other key freed, still past the share.
+    alone = memory.plan(sizes, learners=["room01"], share=10 * MIB)
+    assert alone[0].free == (eve.wait, eve.registry, eve.job("JOB-000001"), eve.counter)
+    assert memory.plan(sizes, learners=["room02"], share=20 * MIB) == []  # at its share is not past it
+    assert memory.holdings(sizes, ["room02", "room03"]) == {"room02": 20 * MIB, "room03": 0}
+    with pytest.raises(ValueError, match="share"):
+        memory.plan(sizes, learners=["room01"], share=-1)
+
+
+def test_memory_is_walked_only_under_pressure_and_a_quiet_walk_only_again_after_the_cooldown_or_growth() -> None:
+    assert not memory.pressed({"used_memory": "900", "maxmemory": "0"})  # no maxmemory: never
+    assert not memory.pressed({"used_memory": "799", "maxmemory": "1000"})
+    assert memory.pressed({"used_memory": "800", "maxmemory": "1000"})
+    info = {"used_memory": str(850 * MIB), "maxmemory": str(1000 * MIB)}
+    assert memory.walk_again(info, None, now_ms=10_000, cooldown_s=30)  # never walked
+    assert not memory.walk_again(info, f"{845 * MIB} 5000", now_ms=10_000, cooldown_s=30)
+    assert memory.walk_again(info, f"{830 * MIB} 5000", now_ms=10_000, cooldown_s=30)  # grown 20 MiB (2%)
+    assert memory.walk_again(info, f"{850 * MIB} 5000", now_ms=35_000, cooldown_s=30)
+
+
+def test_a_sweep_under_memory_pressure_says_whom_it_freed_or_that_no_learner_is_past_its_share() -> None:
+    at = emq_lab.SimClock(START).now_ms()
+    over = memory.Over("room01", 210 * MIB, 85 * MIB, ("a", "b", "c"), 205 * MIB)
+    freed = memory.Pressed("the server", 238 * MIB, 256 * MIB, 3, 85 * MIB, 1_204, freed=(over,))
+    assert guard.Sweep(10, at_ms=at, memory=(freed,)).lines() == [
+        "09:00:00 the server at 92% of maxmemory: suspended room01 for 30 s (it held 210 MiB of keys, "
+        "its share 85 MiB) and freed 3 key(s) (205 MiB), biggest first"
+    ]
+    quiet = memory.Pressed("the server", 230 * MIB, 256 * MIB, 3, 85 * MIB, 1_204, most=("room02", 3 * MIB))
+    assert guard.Sweep(10, at_ms=at, memory=(quiet,)).lines() == [
+        "09:00:00 the server at 89% of maxmemory: no learner holds more than its share of keys (85 MiB; the most, "
+        "room02, 3.0 MiB; 1,204 key(s) walked); the guard walks them again in 30 s or once memory grows"
+    ]

@@ -19,6 +19,11 @@ A sweep reads ``CLIENT LIST`` (as an admin) and closes, with ``CLIENT KILL ID``:
   client-info of the last try), and every other connection from that address whose login failed.
   It counts failures, not time: a learner whose old password fails a few times is left alone.
 
+Under memory pressure (a primary's ``used_memory`` at 80% of its ``maxmemory`` or more) it walks the
+learners' keys there, and each learner holding more than its share (``maxmemory`` divided by the
+learners) is freed of its biggest keys (``UNLINK``) until it holds no more, never its progress, and
+suspended like a learner past its quota (:mod:`emq_lab.classroom.memory`).
+
 With ``kill_local`` (the ``hub`` command's guard on a class server on this machine; ``guard
 --kill-local``), it also stops the processes behind the sockets it closes unlogged: for those from a
 loopback address (so from this machine, when the server runs here too) it finds, on Linux, the
@@ -57,7 +62,7 @@ from redis.exceptions import RedisError
 
 from .. import keys, validate
 from ..clock import hhmmss
-from . import sockets
+from . import memory, sockets
 from .users import default_user
 
 #: Connections one learner may hold: a dive's kernel holds up to 7 (bench/README.md), and a learner
@@ -111,6 +116,7 @@ class Sweep:
     refused: int = 0  # connections the server refused at maxclients since the last sweep
     unlogged: int = 0  # connections not logged in (any age) this sweep saw
     killed: tuple[sockets.Killed, ...] = ()  # local processes killed for the sockets not logged in they held
+    memory: tuple[memory.Pressed, ...] = ()  # primaries under memory pressure this sweep walked
 
     @property
     def flooded(self) -> bool:
@@ -169,6 +175,7 @@ class Sweep:
                 f"{when} killed process {gone.pid} ({gone.command[:40] or '?'}){whose}, holding {gone.sockets} "
                 f"socket(s) {doing}"
             )
+        lines += [line for pressed in self.memory for line in pressed.lines(when, self.cooldown_s)]
         lines += [f"{when} {user} may connect again (suspension over)" for user in self.resumed]
         return lines
 
@@ -291,9 +298,10 @@ def sweep(
     since the last sweep: :func:`failed_logins`) and ``CLIENT LIST`` on every primary, close what
     :func:`choose` picks (users named ``prefix...`` are learners), suspend for ``cooldown_s``
     seconds each learner past its quota, with ``kill_local`` kill the local processes holding
-    ``kill_at`` or more of the loopback sockets it closes unlogged (:func:`sockets.kill_holders`), and log
-    it all; returns what it saw and did. Only where the server runs on this machine: a loopback
-    address is then this machine's."""
+    ``kill_at`` or more of the loopback sockets it closes unlogged (:func:`sockets.kill_holders`;
+    only where the server runs on this machine: a loopback address is then this machine's), under
+    memory pressure free and suspend each learner past its share (:func:`memory.relieve`), and log
+    it all; returns what it saw and did."""
     if isinstance(kill_at, bool) or not isinstance(kill_at, int) or kill_at < 1:
         raise ValueError(f"kill_at: expected an int of at least 1 socket, got {kill_at!r}")
     seen = 0
@@ -367,13 +375,18 @@ def sweep(
             killed[index] = dataclasses.replace(gone, suspended=acl)
     for user in sorted(offenders):
         _suspend(admin, user, now_ms + cooldown_s * 1000)
+    pressed = memory.relieve(
+        admin, _nodes(admin), prefix=prefix, now_ms=now_ms, cooldown_s=cooldown_s,
+        suspend=lambda user: _suspend(admin, user, now_ms + cooldown_s * 1000),
+    )  # fmt: skip
     done = Sweep(
         seen, per_user, tuple(closed), now_ms, quota, max_reply, grace_s=grace_s,
         suspended=tuple(sorted(offenders)), resumed=tuple(resumed), cooldown_s=cooldown_s,
         failed_logins=tried if any(c.why == "password" for c in closed) else {}, max_failed=max_failed,
         refused=refused, unlogged=per_user.get("default", 0) if login_open else 0, killed=tuple(killed),
+        memory=pressed,
     )  # fmt: skip
-    if log and (closed or resumed or refused):
+    if log and (closed or resumed or refused or pressed):
         done = _log(admin, done)
     return done
 
