@@ -159,14 +159,11 @@ def sizes(node: Any, *, prefix: str) -> dict[str, int]:
 
 
 def _memory_usage(node: Any, batch: list[str]) -> list[Any]:
-    """``MEMORY USAGE`` of each key, sent at once on one connection and read back in order: a
-    quarter of the CPU of a redis-py pipeline (packing and reading 400,000 commands one at a time)."""
-    packed = b"".join(
-        b"*3\r\n$6\r\nMEMORY\r\n$5\r\nUSAGE\r\n$%d\r\n%s\r\n" % (len(k), k) for k in map(str.encode, batch)
-    )
+    """``MEMORY USAGE`` of each key, sent at once on one connection and read back in order: half the
+    CPU of a redis-py pipeline, which wraps each of 400,000 commands and its reply in objects."""
     connection = node.connection_pool.get_connection()
     try:
-        connection.send_packed_command([packed])
+        connection.send_packed_command(connection.pack_commands([("MEMORY", "USAGE", key) for key in batch]))
         return [connection.read_response() for _ in batch]
     except BaseException:
         connection.disconnect()  # replies may be left unread on it
