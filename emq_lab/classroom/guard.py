@@ -19,6 +19,10 @@ A sweep reads ``CLIENT LIST`` (as an admin) and closes, with ``CLIENT KILL ID``:
   client-info of the last try), and every other connection from that address whose login failed.
   It counts failures, not time: a learner whose old password fails a few times is left alone.
 
+A learner whose one command held the server :data:`~emq_lab.classroom.slow.MAX_HOLD_MS` ms or more
+(the server's ``SLOWLOG``: a read of all of its own huge list, which no ACL rule bounds) is
+suspended too, so such a hold happens once, not in a loop (:mod:`emq_lab.classroom.slow`).
+
 With ``kill_local`` (the ``hub`` command's guard on a class server on this machine; ``guard
 --kill-local``), it also stops the processes behind the sockets it closes unlogged: for those from a
 loopback address (so from this machine, when the server runs here too) it finds, on Linux, the
@@ -55,7 +59,7 @@ from redis.exceptions import RedisError
 
 from .. import keys, validate
 from ..clock import hhmmss
-from . import sockets
+from . import slow, sockets
 from .users import default_user
 
 #: Connections one learner may hold: a dive's kernel holds up to 7 (bench/README.md), and a learner
@@ -109,6 +113,8 @@ class Sweep:
     refused: int = 0  # connections the server refused at maxclients since the last sweep
     unlogged: int = 0  # connections not logged in (any age) this sweep saw
     killed: tuple[sockets.Killed, ...] = ()  # local processes killed for the sockets not logged in they held
+    held: tuple[slow.Slow, ...] = ()  # learners' commands that held the server max_hold_ms or more
+    max_hold_ms: int = slow.MAX_HOLD_MS
 
     @property
     def flooded(self) -> bool:
@@ -140,7 +146,9 @@ class Sweep:
         lines += [
             f"{when} suspended {user} for {self.cooldown_s} s (its user off, all its connections closed)"
             for user in self.suspended
+            if user not in {held.user for held in self.held}
         ]
+        lines += slow.lines(when, self.held, cooldown_s=self.cooldown_s, max_hold_ms=self.max_hold_ms)
         if strangers:
             hosts = ", ".join(f"{host} ({count})" for host, count in sorted(strangers.items())[:5])
             more = f" and {len(strangers) - 5} more address(es)" if len(strangers) > 5 else ""
@@ -283,16 +291,19 @@ def sweep(
     max_failed: int = MAX_FAILED,
     kill_local: bool = False,
     kill_at: int = sockets.KILL_AT,
+    max_hold_ms: int = slow.MAX_HOLD_MS,
 ) -> Sweep:
     """Turn on again the learners whose suspension is over, read ``ACL LOG`` (the failed logins
     since the last sweep: :func:`failed_logins`) and ``CLIENT LIST`` on every primary, close what
     :func:`choose` picks (users named ``prefix...`` are learners), suspend for ``cooldown_s``
-    seconds each learner past its quota, with ``kill_local`` kill the local processes holding
+    seconds each learner past its quota or whose command held the server ``max_hold_ms`` or more
+    (:func:`slow.holds`), with ``kill_local`` kill the local processes holding
     ``kill_at`` or more of the loopback sockets it closes unlogged (:func:`sockets.kill_holders`), and log
     it all; returns what it saw and did. Only where the server runs on this machine: a loopback
     address is then this machine's."""
     if isinstance(kill_at, bool) or not isinstance(kill_at, int) or kill_at < 1:
         raise ValueError(f"kill_at: expected an int of at least 1 socket, got {kill_at!r}")
+    slow.check(max_hold_ms)
     seen = 0
     per_user: dict[str, int] = {}
     closed: list[Closed] = []
@@ -305,6 +316,7 @@ def sweep(
     tried: dict[str, int] = {}
     refused = 0
     held: dict[int, int] = {}  # local pid -> loopback sockets not logged in past the grace
+    holds: list[slow.Slow] = []
     for index, node in enumerate(_nodes(admin)):
         me = int(node.client_id())
         rejected = _number(node.info("stats"), "rejected_connections")
@@ -322,6 +334,7 @@ def sweep(
             tried[user] = tried.get(user, 0) + failures
         entries = node.client_list()
         seen += len(entries)
+        holds += slow.holds(node, index, entries, seen_logins, counted, prefix, now_s=seconds, max_hold_ms=max_hold_ms)
         for entry in entries:
             per_user[str(entry.get("user", ""))] = per_user.get(str(entry.get("user", "")), 0) + 1
         picked = choose(
@@ -350,7 +363,7 @@ def sweep(
             pipe.hset(keys.guard_logins(), mapping=counted)
         pipe.execute()
     killed = sockets.kill_holders(held, kill_at=kill_at) if held else []
-    offenders = {closing.user for closing in closed if closing.why == "quota"}
+    offenders = {closing.user for closing in closed if closing.why == "quota"} | {hold.user for hold in holds}
     for index, gone in enumerate(killed):
         acl = _acl_user(admin, prefix, gone.hub_user)
         if acl is not None:
@@ -363,8 +376,9 @@ def sweep(
         suspended=tuple(sorted(offenders)), resumed=tuple(resumed), cooldown_s=cooldown_s,
         failed_logins=tried if any(c.why == "password" for c in closed) else {}, max_failed=max_failed,
         refused=refused, unlogged=per_user.get("default", 0) if login_open else 0, killed=tuple(killed),
+        held=tuple(holds), max_hold_ms=max_hold_ms,
     )  # fmt: skip
-    if log and (closed or resumed or refused):
+    if log and (closed or resumed or refused or holds):
         done = _log(admin, done)
     return done
 
