@@ -151,8 +151,9 @@ def holds(
     max_hold_ms: int = MAX_HOLD_MS,
 ) -> list[Slow]:
     """Read node ``index``'s SLOWLOG, note its newest id in ``counted`` (``slow:<index>``; when the
-    log is empty, as ``seen`` had it, or -1 at a first sweep so the first hold after it counts) and return the holds since ``seen``'s id of learners (users
-    named ``prefix...``) whose ACL user the node has (``ACL SETUSER`` of a revoked one would make it again)."""
+    log is empty, as ``seen`` had it, or -1 at a first sweep so the first hold after it counts) and
+    return the holds since ``seen``'s id of learners (users named ``prefix...``) whose ACL user the
+    node has (``ACL SETUSER`` of a revoked one would make it again)."""
     field = f"slow:{index}"
     entries = parse(node.execute_command("SLOWLOG", "GET", SLOW_ENTRIES))
     counted[field] = max((entry.id for entry in entries), default=seen.get(field, -1))  # -1: seen empty
