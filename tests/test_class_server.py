@@ -588,11 +588,11 @@ def test_doctor_checks_the_guard_can_see_a_hold_and_users_sets_only_what_is_wron
     try:
         assert (before["slowlog-log-slower-than"], before["slowlog-max-len"]) == ("10000", "128")
         assert [rows()[s].verdict for s in ("slowlog threshold", "slowlog length")] == ["ok", "ok"]
-        admin.config_set("slowlog-log-slower-than", 100_000)
+        admin.config_set("slowlog-log-slower-than", 200_000)
         admin.config_set("slowlog-max-len", 0)
         threshold, length = rows()["slowlog threshold"], rows()["slowlog length"]
         assert threshold.verdict == "FIX"
-        assert "misses holds under it (the guard's limit is 50,000 µs)" in threshold.found
+        assert "misses holds under it (the guard's limit is 100,000 µs)" in threshold.found
         assert threshold.fix.startswith("CONFIG SET slowlog-log-slower-than 10000 ; at the next start: --slowlog-log")
         assert length.verdict == "FIX" and length.fix.startswith("CONFIG SET slowlog-max-len 128 ;")
         admin.config_set("slowlog-log-slower-than", -1)
