@@ -142,7 +142,8 @@ def _slowlog(ident: int, duration_us: int, args: list[str], addr: str, start: in
 def test_a_hold_is_the_learners_of_its_connection_else_of_the_key_it_names_and_never_the_staffs() -> None:
     """SLOWLOG names no user: a hold is the user's of the connection at its address (one open since
     the hold began), and when that connection is gone (the output-buffer limit closed it) the
-    learner's whose namespaced key the command names, if a learner may send that command. The
+    learner's whose namespaced key the command names (also one SLOWLOG cut at 128 bytes), if a
+    learner may send that command. The
     admin's and the observer's holds are no one's; holds under the limit are none."""
 
     def learner(user: str) -> bool:
@@ -157,10 +158,11 @@ def test_a_hold_is_the_learners_of_its_connection_else_of_the_key_it_names_and_n
         _slowlog(5, 99_999, ["LRANGE", eve_key, "0", "-1"], "127.0.0.1:5005"),  # under the limit
         _slowlog(4, 200_000, ["LRANGE", bob_key, "0", "-1"], "127.0.0.1:5006"),  # the observer's, open
         _slowlog(3, 200_000, ["LRANGE", eve_key, "0", "-1"], "127.0.0.1:5007"),  # port now cy's, newer than it
+        _slowlog(2, 150_000, ["LRANGE", "emq:ns:{room02:" + "q" * 120 + "... (900 more bytes)", "0", "-1"], "?:1"),
         ["malformed"],
     ]
     entries = slow.parse(reply)
-    assert [entry.id for entry in entries] == [9, 8, 7, 6, 5, 4, 3]
+    assert [entry.id for entry in entries] == [9, 8, 7, 6, 5, 4, 3, 2]
     assert entries[0] == slow.Entry(9, 1000, 610_000, ("LRANGE", eve_key, "0", "-1"), "127.0.0.1:5001")
     clients = [
         {"id": "2", "addr": "127.0.0.1:5002", "user": "room02", "age": "3"},
@@ -173,13 +175,14 @@ def test_a_hold_is_the_learners_of_its_connection_else_of_the_key_it_names_and_n
         ("room01", "LRANGE", eve_key, 610_000),
         ("room02", "EVALSHA", bob_key, 140_000),
         ("room01", "LRANGE", eve_key, 200_000),
+        ("room02", "LRANGE", "emq:ns:{room02:" + "q" * 120 + "... (900 more bytes)", 150_000),  # a long key, cut
     ]
     assert not slow.attribute(entries, clients, learner=learner, now_s=1005, max_hold_ms=1000)
     # Only the entries after the id kept at the last sweep; none at a guard's first sweep; all after a restart.
     assert [entry.id for entry in slow.new(entries, 7)] == [9, 8]
     assert not slow.new(entries, None) and not slow.new(entries, 9)
     assert [entry.id for entry in slow.new(entries[:2], 500)] == [9, 8]
-    assert [entry.id for entry in slow.new(entries, -1)] == [9, 8, 7, 6, 5, 4, 3]
+    assert [entry.id for entry in slow.new(entries, -1)] == [9, 8, 7, 6, 5, 4, 3, 2]
 
 
 def test_a_sweep_that_suspended_a_learner_for_a_hold_says_what_held_the_server_how_long_and_the_limit() -> None:

@@ -87,16 +87,20 @@ def new(entries: Sequence[Entry], last: int | None) -> list[Entry]:
     return [entry for entry in entries if entry.id > last]
 
 
+def namespace(arg: str) -> str | None:
+    """The namespace of a namespaced key (``emq:ns:{ns:q}:rest``), also of one SLOWLOG cut at 128
+    bytes (a namespace holds no ``:`` and at most 64 characters, so its end is still there)."""
+    head = f"{keys.PREFIX}:ns:{{"
+    name, colon, _ = arg[len(head) :].partition(":") if arg.startswith(head) else ("", "", "")
+    return name if name and colon else None
+
+
 def owner(args: Sequence[str], *, learner: Callable[[str], bool]) -> str | None:
     """The learner whose namespaced key is among ``args`` (a learner's ACL user is its namespace),
     when the command is one a learner may send; else None."""
     if not args or args[0].lower() not in LEARNER_COMMANDS:
         return None
-    for arg in args[1:]:
-        split = keys.split_namespaced(arg)
-        if split is not None and learner(split[0]):
-            return split[0]
-    return None
+    return next((name for name in map(namespace, args[1:]) if name is not None and learner(name)), None)
 
 
 def attribute(
@@ -124,7 +128,7 @@ def attribute(
         else:
             user = owner(entry.args, learner=learner)
         if user and learner(user):
-            key = next((arg for arg in entry.args[1:] if keys.split_namespaced(arg)), "")
+            key = next((arg for arg in entry.args[1:] if namespace(arg) == user), "")
             held.append(Slow(user, entry.args[0].upper() if entry.args else "?", key, entry.duration_us, entry.addr))
     return held
 
