@@ -143,8 +143,8 @@ def test_a_hold_is_the_learners_of_its_connection_else_of_the_key_it_names_and_n
     """SLOWLOG names no user: a hold is the user's of the connection at its address (one open since
     the hold began), and when that connection is gone (the output-buffer limit closed it) the
     learner's whose namespaced key the command names (also one SLOWLOG cut at 128 bytes), if a
-    learner may send that command. The
-    admin's and the observer's holds are no one's; holds under the limit are none."""
+    learner may send that command. The admin's and the observer's holds are no one's; holds under
+    the limit are none."""
 
     def learner(user: str) -> bool:
         return user.startswith("room")
