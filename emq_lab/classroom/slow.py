@@ -7,8 +7,10 @@ command that ran ``slowlog-log-slower-than`` µs or more: its id, start, duratio
 at 32, each at 128 bytes) and client address, but not its user. Each sweep reads the entries newer
 than the last id it saw on that node (kept in :func:`emq_lab.keys.guard_logins` as ``slow:<node>``;
 with none kept, a guard's first sweep of a node only notes the newest id, or -1 for an empty log:
-holds from before it started are not its business) and gives each of :data:`MAX_HOLD_MS` or more a user
-(:func:`attribute`). The guard suspends the learners among them, as past its quota."""
+holds from before it started are not its business) and gives each of :data:`MAX_HOLD_MS` or more a
+user (:func:`attribute`): the one of the connection at its address if it is still open, else the
+learner whose key it names (the output-buffer limit closed it). The guard suspends the learners
+among them, as past its quota; a hold under the limit is allowed, however often."""
 
 from __future__ import annotations
 
