@@ -10,6 +10,7 @@ connections shows on the instructor's page. Every attack is bounded in count and
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -393,8 +394,8 @@ def test_a_learner_whose_read_of_her_own_big_list_holds_the_server_is_suspended_
     a fast machine) again and again, each time on a fresh connection (the output-buffer limit closes
     it), while the guard sweeps every 0.2 s: the SLOWLOG shows her
     hold, the next sweep suspends her, her later tries are refused at AUTH, so the server holds for
-    her only a few times, not for as long as her loop runs; the guard's line names her, her command
-    and key; the overview works throughout. Bob doing the course (a fast-forward of 10,000 runs,
+    her only a few times, not for as long as her loop runs; the guard's line names her, her command,
+    key and its size; the overview works throughout. Bob doing the course (a fast-forward of 10,000 runs,
     register_many and a tick of 1,000) beside the guard is never suspended: the course's heaviest
     calls are far under the limit."""
     k = keys.QueueKeys("q", room.eve.namespace)
@@ -458,7 +459,9 @@ def test_a_learner_whose_read_of_her_own_big_list_holds_the_server_is_suspended_
         assert min(int(entry["duration"]) for entry in holds) >= 100_000  # each held the server past the limit
         assert room.eve.name in guard.suspended(admin) and room.bob.name not in guard.suspended(admin)
         said = [line for line in guard.read_log(admin) if f"suspended {room.eve.name} for 30 s: its LRANGE" in line]
-        assert said and f"on {k.wait} held the server" in said[-1] and "(the class's limit is 0.1 s)" in said[-1]
+        named = rf"its LRANGE on {re.escape(k.wait)} \(3\d MiB\) held the server \d+\.\d\d s "
+        named += r"\(the class's limit is 0\.1 s\)"
+        assert said and re.search(named, said[-1]), said
         assert not any(room.bob.name in line for line in guard.read_log(admin, lines=50))
         view = classroom.overview(room.instructor.client, prefix=PREFIX)
         rows = {row.namespace: row for row in view.learners}

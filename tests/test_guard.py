@@ -189,7 +189,7 @@ def test_a_sweep_that_suspended_a_learner_for_a_hold_says_what_held_the_server_h
     at = emq_lab.SimClock(START).now_ms()
     long_key = "emq:ns:{room01:" + "q" * 200 + "}:wait"
     held = (
-        slow.Slow("room01", "LRANGE", "emq:ns:{room01:q}:wait", 610_000),
+        slow.Slow("room01", "LRANGE", "emq:ns:{room01:q}:wait", 610_000, size=19_707_512),
         slow.Slow("room01", "LRANGE", "emq:ns:{room01:q}:wait", 130_000),
         slow.Slow("room02", "LRANGE", long_key, 140_000),
     )
@@ -197,10 +197,30 @@ def test_a_sweep_that_suspended_a_learner_for_a_hold_says_what_held_the_server_h
     lines = done.lines()
     assert lines == [
         "09:00:00 suspended room03 for 30 s (its user off, all its connections closed)",
-        "09:00:00 suspended room01 for 30 s: its LRANGE on emq:ns:{room01:q}:wait held the server 0.61 s "
+        "09:00:00 suspended room01 for 30 s: its LRANGE on emq:ns:{room01:q}:wait (19 MiB) held the server 0.61 s "
         "(the class's limit is 0.1 s); 2 such holds since the last sweep",
         f"09:00:00 suspended room02 for 30 s: its LRANGE on {long_key[:57]}... held the server 0.14 s "
         "(the class's limit is 0.1 s)",
     ]
     with pytest.raises(ValueError, match="max_hold_ms"):
         guard.sweep(object(), max_hold_ms=0)
+
+
+def test_a_hold_counts_only_with_work_behind_it_a_big_key_of_the_learners_not_a_loaded_machines_stretch() -> None:
+    """SLOWLOG's duration is wall-clock: on a machine loaded past its cores a course call of 2 ms took
+    248 ms. So a hold counts when one of the keys it names is big (MEMORY USAGE past BIG_KEY), the
+    biggest named in the line; or when SLOWLOG cut a key's name (it cannot be weighed)."""
+    wait, registry = "emq:ns:{room01:q}:wait", "emq:ns:{room01:q}:repeat"
+    cut_key = "emq:ns:{room02:" + "q" * 113 + "... (900 more bytes)"
+    held = [
+        slow.Slow("room01", "EVALSHA", registry, 400_000, keys=(registry, wait)),  # a big wait list among its keys
+        slow.Slow("room03", "EVALSHA", "emq:ns:{room03:q}:repeat", 250_000, keys=("emq:ns:{room03:q}:repeat",)),
+        slow.Slow("room04", "LRANGE", "emq:ns:{room04:q}:wait", 150_000, keys=("emq:ns:{room04:q}:wait",)),  # gone
+        slow.Slow("room05", "COMMAND", "", 300_000),  # no key: a stretched call
+        slow.Slow("room02", "LRANGE", cut_key, 150_000, keys=(cut_key,)),
+    ]
+    sizes = {registry: 92_200, wait: 19_707_512, "emq:ns:{room03:q}:repeat": 92_200, "emq:ns:{room04:q}:wait": None}
+    weighed = slow.weigh(held, sizes)
+    assert [(w.user, w.key, w.size) for w in weighed] == [("room01", wait, 19_707_512), ("room02", cut_key, -1)]
+    assert slow.cut(cut_key) and not slow.cut(wait)
+    assert slow.BIG_KEY == 2**20 and not slow.weigh(held[:1], {wait: 2**20 - 1})

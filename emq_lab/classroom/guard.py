@@ -19,9 +19,10 @@ A sweep reads ``CLIENT LIST`` (as an admin) and closes, with ``CLIENT KILL ID``:
   client-info of the last try), and every other connection from that address whose login failed.
   It counts failures, not time: a learner whose old password fails a few times is left alone.
 
-A learner whose one command held the server :data:`~emq_lab.classroom.slow.MAX_HOLD_MS` ms or more
-(the server's ``SLOWLOG``: a read of all of its own huge list, which no ACL rule bounds) is
-suspended too, so such a hold happens once, not in a loop (:mod:`emq_lab.classroom.slow`).
+A learner whose one command on a big key of its own held the server
+:data:`~emq_lab.classroom.slow.MAX_HOLD_MS` ms or more (the server's ``SLOWLOG``: a read of all of
+a huge list, which no ACL rule bounds) is suspended too, so such a hold happens once, not in a loop
+(:mod:`emq_lab.classroom.slow`).
 
 With ``kill_local`` (the ``hub`` command's guard on a class server on this machine; ``guard
 --kill-local``), it also stops the processes behind the sockets it closes unlogged: for those from a

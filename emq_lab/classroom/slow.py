@@ -9,13 +9,15 @@ than the last id it saw on that node (kept in :func:`emq_lab.keys.guard_logins` 
 with none kept, a guard's first sweep of a node only notes the newest id, or -1 for an empty log:
 holds from before it started are not its business) and gives each of :data:`MAX_HOLD_MS` or more a
 user (:func:`attribute`): the one of the connection at its address if it is still open, else the
-learner whose key it names (the output-buffer limit closed it). The guard suspends the learners
+learner whose key it names (the output-buffer limit closed it). A hold counts when there is work
+behind it, one of the learner's keys it names holds :data:`BIG_KEY` bytes or more (:func:`weigh`):
+the duration is wall-clock, which a loaded machine stretches. The guard suspends the learners
 among them, as past its quota; a hold under the limit is allowed, however often."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import keys
@@ -28,6 +30,12 @@ from .users import ALLOWED_COMMANDS
 #: spinning on its two cores; the LRANGE of all of a 2,000,000-entry list 100-160 ms (1,000,000: 66-80),
 #: 0.53-0.63 s so loaded. Well under 0.5 s, so a loop of holds just under it leaves the class answering.
 MAX_HOLD_MS = 100
+#: A hold counts only on a key of the learner's of this many bytes or more (``MEMORY USAGE``): the work
+#: behind it. SLOWLOG's duration is wall-clock, and a machine loaded past its cores stretches any call
+#: (a fast-forward's 2 ms call took 248 ms, an HSET 44 ms, with the load at 15 on two cores). The
+#: course's biggest key is about 0.1 MiB (a registry of 1,000 names, a wait list of 10,000 jobs);
+#: 100,000 waiting jobs (what the overview flags) take 0.94 MiB, 2,000,000 take 19 MiB.
+BIG_KEY = 2**20
 #: SLOWLOG entries read on each node each sweep: ``slowlog-max-len``'s default, what doctor asks for.
 SLOW_ENTRIES = 128
 #: The first word of each command a learner may send: a hold by another (the admin's EVAL) is no learner's.
@@ -47,13 +55,16 @@ class Entry:
 
 @dataclass(frozen=True)
 class Slow:
-    """A learner's command that held the server: who, what, on which key, how long."""
+    """A learner's command that held the server: who, what, on which key (of its ``keys``, the
+    biggest), how long, and that key's bytes (-1: a key SLOWLOG cut, which cannot be weighed)."""
 
     user: str
     command: str
     key: str
     duration_us: int
     addr: str = ""
+    keys: tuple[str, ...] = ()
+    size: int = 0
 
 
 def check(max_hold_ms: object) -> None:
@@ -130,9 +141,31 @@ def attribute(
         else:
             user = owner(entry.args, learner=learner)
         if user and learner(user):
-            key = next((arg for arg in entry.args[1:] if namespace(arg) == user), "")
-            held.append(Slow(user, entry.args[0].upper() if entry.args else "?", key, entry.duration_us, entry.addr))
+            named = tuple(dict.fromkeys(arg for arg in entry.args[1:] if namespace(arg) == user))[:8]
+            command = entry.args[0].upper() if entry.args else "?"
+            held.append(Slow(user, command, named[0] if named else "", entry.duration_us, entry.addr, named))
     return held
+
+
+def cut(key: str) -> bool:
+    """Whether SLOWLOG cut ``key`` (past 128 bytes it keeps the start and says ``... (N more bytes)``)."""
+    return key.endswith(" more bytes)") and "... (" in key
+
+
+def weigh(held: Iterable[Slow], sizes: dict[str, int | None], *, big_key: int = BIG_KEY) -> list[Slow]:
+    """The holds with work behind them: one of the keys the command names holds ``big_key`` bytes or
+    more (``sizes``: MEMORY USAGE of each, None for a key gone), or SLOWLOG cut one (a name past 128
+    bytes, which no course queue has: it cannot be weighed, so the hold counts). A hold on small keys
+    only, or on none, is the machine's load stretching a call, not the learner's work."""
+    weighed = []
+    for slow in held:
+        if any(cut(key) for key in slow.keys):
+            weighed.append(replace(slow, key=next(key for key in slow.keys if cut(key)), size=-1))
+            continue
+        size, key = max(((sizes.get(key) or 0, key) for key in slow.keys), default=(0, ""))
+        if size >= big_key:
+            weighed.append(replace(slow, key=key, size=size))
+    return weighed
 
 
 def _learner(prefix: str) -> Callable[[str], bool]:
@@ -160,16 +193,25 @@ def holds(
     """Read node ``index``'s SLOWLOG, note its newest id in ``counted`` (``slow:<index>``; when the
     log is empty, as ``seen`` had it, or -1 at a first sweep so the first hold after it counts) and
     return the holds since ``seen``'s id of learners (users named ``prefix...``) whose ACL user the
-    node has (``ACL SETUSER`` of a revoked one would make it again)."""
+    node has (``ACL SETUSER`` of a revoked one would make it again), weighed (:func:`weigh`)."""
     field = f"slow:{index}"
     entries = parse(node.execute_command("SLOWLOG", "GET", SLOW_ENTRIES))
     counted[field] = max((entry.id for entry in entries), default=seen.get(field, -1))  # -1: seen empty
     since = new(entries, seen.get(field))
     learner = _learner(prefix)
     held = attribute(since, clients, learner=learner, now_s=now_s, max_hold_ms=max_hold_ms)
+    if not held:
+        return []
     users = {slow.user for slow in held}  # a key's namespace whose user is gone (revoked): no one to suspend
     there = {user for user in users if node.execute_command("ACL", "GETUSER", user) is not None}
-    return [slow for slow in held if slow.user in there]
+    held = [slow for slow in held if slow.user in there]
+    named = sorted({key for slow in held for key in slow.keys if not cut(key)})
+    pipe = node.pipeline(transaction=False)
+    for key in named:
+        pipe.execute_command("MEMORY", "USAGE", key)  # 5 samples of a big key: a few µs
+    replies = pipe.execute(raise_on_error=False)
+    sizes = {key: size if isinstance(size, int) else None for key, size in zip(named, replies, strict=True)}
+    return weigh(held, sizes)
 
 
 def lines(when: str, held: Sequence[Slow], *, cooldown_s: int, max_hold_ms: int) -> list[str]:
@@ -184,7 +226,7 @@ def lines(when: str, held: Sequence[Slow], *, cooldown_s: int, max_hold_ms: int)
     said = []
     for user, slow in sorted(longest.items()):
         key = slow.key if len(slow.key) <= 60 else slow.key[:57] + "..."
-        on = f" on {key}" if key else ""
+        on = f" on {key}" + (f" ({slow.size / 2**20:.0f} MiB)" if slow.size > 0 else "") if key else ""
         more = f"; {count[user]} such holds since the last sweep" if count[user] > 1 else ""
         said.append(
             f"{when} suspended {user[:40]} for {cooldown_s} s: its {slow.command[:20]}{on} held the server "
