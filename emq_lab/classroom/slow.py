@@ -218,7 +218,7 @@ def holds(
 
 def lines(when: str, held: Sequence[Slow], *, cooldown_s: int, max_hold_ms: int) -> list[str]:
     """One line per learner, its longest hold: ``09:41:03 suspended room01 for 30 s: its LRANGE on
-    emq:ns:{room01:q}:wait held the server 0.61 s (the class's limit is 0.1 s)``."""
+    emq:ns:{room01:q}:wait (19 MiB) held the server 0.61 s (the class's limit is 0.1 s)``."""
     longest: dict[str, Slow] = {}
     count: dict[str, int] = {}
     for slow in held:
