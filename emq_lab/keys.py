@@ -85,7 +85,8 @@ def guard_suspended() -> str:
 
 def guard_logins() -> str:
     """HASH: field = ``<node>:<ACL LOG entry id>``, value = that failed login's count at the last
-    sweep; ``refused:<node>``: the node's ``rejected_connections`` then."""
+    sweep; ``refused:<node>``: the node's ``rejected_connections`` then; ``slow:<node>``: the id of
+    the newest SLOWLOG entry the guard read there (-1: the log was empty)."""
     return f"{PREFIX}:classroom:logins"
 
 

@@ -11,6 +11,7 @@ connections shows on the instructor's page. Every attack is bounded in count and
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -25,11 +26,14 @@ import pytest
 import redis
 from class_server import ClassServer, closed_by_server, send_unread, started_class_server
 from helpers import MIN, START
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 import emq_lab
 from emq_lab import classroom, keys
 from emq_lab.classroom import guard, memory, sockets
 from emq_lab.classroom.doctor import class_clients
+from emq_lab.dives import cadence
 from emq_lab.errors import BackendUnavailable
 from emq_lab.widgets import ClassroomPanel
 
@@ -461,6 +465,100 @@ def test_a_big_key_trimmed_or_deleted_holds_no_one(room: Class) -> None:
         admin.close()
         hand.close()
         eve.close()
+
+
+def test_a_learner_whose_read_of_her_own_big_list_holds_the_server_is_suspended_after_her_first_hold(
+    room: Class,
+) -> None:
+    """Eve reads all of her own 4,000,000-entry list (each read past the guard's limit of 0.1 s even on
+    a fast machine) again and again, each time on a fresh connection (the output-buffer limit closes
+    it), while the guard sweeps every 0.2 s: the SLOWLOG shows her
+    hold, the next sweep suspends her, her later tries are refused at AUTH, so the server holds for
+    her only a few times, not for as long as her loop runs; the guard's line names her, her command,
+    key and its size; the overview works throughout. Bob doing the course (a fast-forward of 10,000 runs,
+    register_many and a tick of 1,000) beside the guard is never suspended: the course's heaviest
+    calls are far under the limit."""
+    k = keys.QueueKeys("q", room.eve.namespace)
+    admin, watcher = room.server.admin(), room.server.admin()  # the guard sweeps on a connection of its own
+    bob = emq_lab.connect(
+        room.bob.url(room.server.admin_url), clock=emq_lab.SimClock(START), namespace=room.bob.namespace
+    )
+    stop = threading.Event()
+    tries = {"closed": 0, "refused": 0}
+
+    def loop() -> None:
+        deadline = time.monotonic() + 10  # bounded whatever happens
+        while not stop.is_set() and time.monotonic() < deadline:
+            hand = redis.Redis(
+                host="127.0.0.1", port=room.server.server.port, username=room.eve.name, password=room.eve.password,
+                socket_timeout=10, retry=Retry(NoBackoff(), 0),
+            )  # fmt: skip
+            try:
+                hand.lrange(k.wait, 0, -1)
+            except redis.AuthenticationError:
+                tries["refused"] += 1
+                time.sleep(0.02)
+            except redis.ConnectionError:
+                tries["closed"] += 1  # the output-buffer limit (after the server's work) or the guard closed it
+            finally:
+                hand.close()
+
+    attacker = threading.Thread(target=loop)
+    sweeping = threading.Thread(target=guard.watch, args=(watcher, stop), kwargs={"every_s": 0.2, "prefix": PREFIX})
+    try:
+        assert admin.eval(FILL, 1, k.wait) == 2_000_000 and admin.eval(FILL, 1, k.wait) == 4_000_000
+        guard.sweep(watcher, prefix=PREFIX)  # the guard's first sweep: the SLOWLOG's newest entry noted
+        first = max((int(entry["id"]) for entry in admin.slowlog_get(1)), default=-1)
+        sweeping.start()
+        cadence.fast_forward(bob, "ff", occurrences=10_000)
+        bob.repeat("many").register_many([(f"n{i:04d}", MIN, "t") for i in range(1000)])
+        bob.clock.advance(MIN)
+        assert len(bob.pump("many", batch=1000).tick()) == 1000
+        time.sleep(0.5)  # two sweeps or more read bob's calls
+        assert room.bob.name not in guard.suspended(admin)
+        attacker.start()
+        overviews = 0
+        for _ in range(200):  # the overview works throughout; bounded in turns, not in time
+            view = classroom.overview(room.instructor.client, prefix=PREFIX)
+            assert [row.namespace for row in view.learners] == [f"{PREFIX}0{i}" for i in (1, 2, 3)]
+            overviews += 1
+            if tries["refused"] >= 3:
+                break
+            time.sleep(0.05)
+        stop.set()
+        attacker.join()
+        sweeping.join()
+        guard.sweep(admin, prefix=PREFIX)  # a hold begun before she was turned off is read too
+        holds = [
+            entry
+            for entry in admin.slowlog_get(128)
+            if int(entry["id"]) > first and bytes(entry["command"]).startswith(f"LRANGE {k.wait}".encode())
+        ]
+        assert tries["refused"] >= 3, tries  # suspended: her AUTH refused while her loop ran
+        assert 1 <= len(holds) <= 3, (len(holds), tries)  # her first hold, and one or two while a sweep read it
+        assert min(int(entry["duration"]) for entry in holds) >= 100_000  # each held the server past the limit
+        assert room.eve.name in guard.suspended(admin) and room.bob.name not in guard.suspended(admin)
+        said = [line for line in guard.read_log(admin) if f"suspended {room.eve.name} for 30 s: its LRANGE" in line]
+        named = rf"its LRANGE on {re.escape(k.wait)} \(3\d MiB\) held the server \d+\.\d\d s "
+        named += r"\(the class's limit is 0\.1 s\)"
+        assert said and re.search(named, said[-1]), said
+        assert not any(room.bob.name in line for line in guard.read_log(admin, lines=50))
+        view = classroom.overview(room.instructor.client, prefix=PREFIX)
+        rows = {row.namespace: row for row in view.learners}
+        assert rows[room.eve.namespace].guard_mark.startswith("suspended until") and overviews >= 1
+        assert not rows[room.bob.namespace].guard_mark
+    finally:
+        stop.set()
+        if attacker.is_alive():
+            attacker.join()
+        if sweeping.is_alive():
+            sweeping.join()
+        admin.delete(k.wait)
+        bob.reset("ff")
+        bob.reset("many")
+        bob.close()
+        watcher.close()
+        eve_back(room, admin)
 
 
 BIG_TEMPLATE = "x" * 60_000  # the outside checker's: 60 KB templates, each registration due

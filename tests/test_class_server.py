@@ -29,6 +29,7 @@ from servers import ValkeyServer
 import emq_lab
 from emq_lab import classroom, keys, progress, scripts
 from emq_lab.classroom import cli as classroom_cli
+from emq_lab.classroom.doctor import Row
 from emq_lab.classroom.overview import MAX_QUEUES_SHOWN
 from emq_lab.errors import BackendBusy, BackendUnavailable
 from emq_lab.exercises import with_scripts
@@ -570,6 +571,45 @@ def test_doctor_checks_the_limits_that_keep_one_learner_from_starving_the_class(
     out = capsys.readouterr().out
     assert "doctor needs the server's admin" in out and f"user {ann.name} may not read" in out
     assert "namespace" not in out
+
+
+def test_doctor_checks_the_guard_can_see_a_hold_and_users_sets_only_what_is_wrong(class_server: ClassServer) -> None:
+    """The server's defaults (10 ms, 128 entries) let the guard see a hold; a threshold above the
+    guard's limit or below 0, or a log that keeps too few entries, is FIX with CONFIG SET and the flag
+    for the next start (no config file); 0 (every command logged) a warning. ``users`` sets the
+    wrong one and keeps an admin's right choice."""
+    admin = class_server.admin()
+    names = ("slowlog-log-slower-than", "slowlog-max-len", "maxmemory-clients", "client-output-buffer-limit")
+    before = {name: admin.config_get(name)[name] for name in (*names, "maxclients")}
+
+    def rows() -> dict[str, Row]:
+        return {row.setting: row for _, table in classroom.doctor(admin, learners=2) for row in table}
+
+    try:
+        assert (before["slowlog-log-slower-than"], before["slowlog-max-len"]) == ("10000", "128")
+        assert [rows()[s].verdict for s in ("slowlog threshold", "slowlog length")] == ["ok", "ok"]
+        admin.config_set("slowlog-log-slower-than", 200_000)
+        admin.config_set("slowlog-max-len", 0)
+        threshold, length = rows()["slowlog threshold"], rows()["slowlog length"]
+        assert threshold.verdict == "FIX"
+        assert "misses holds under it (the guard's limit is 100,000 µs)" in threshold.found
+        assert threshold.fix.startswith("CONFIG SET slowlog-log-slower-than 10000 ; at the next start: --slowlog-log")
+        assert length.verdict == "FIX" and length.fix.startswith("CONFIG SET slowlog-max-len 128 ;")
+        admin.config_set("slowlog-log-slower-than", -1)
+        assert rows()["slowlog threshold"].verdict == "FIX" and "logs nothing" in rows()["slowlog threshold"].found
+        admin.config_set("slowlog-log-slower-than", 0)
+        assert rows()["slowlog threshold"].verdict == "warn"
+        admin.config_set("slowlog-log-slower-than", 20_000)  # an admin's choice the guard can work with
+        said = classroom.apply_limits(admin, learners=2)
+        assert "slowlog-max-len 128" in said[0] and "slowlog-log-slower-than" not in " ".join(said)
+        assert "--slowlog-max-len 128" in said[1]
+        assert admin.config_get("slowlog-max-len")["slowlog-max-len"] == "128"
+        assert admin.config_get("slowlog-log-slower-than")["slowlog-log-slower-than"] == "20000"
+        assert [rows()[s].verdict for s in ("slowlog threshold", "slowlog length")] == ["ok", "ok"]
+    finally:
+        for name, value in before.items():
+            admin.config_set(name, value)
+        admin.close()
 
 
 def test_a_revoked_learner_is_marked_and_the_class_is_summed_up(class_server: ClassServer) -> None:

@@ -303,11 +303,11 @@ def test_the_guard_counts_failed_logins_since_its_last_sweep_not_time() -> None:
         {"reason": "auth", "entry-id": 2, "count": 4, "username": "learner05", "client-info": {"id": 12}},
         {"reason": "command", "entry-id": 1, "count": 900, "username": "learner01", "client-info": {"id": 9}},
     ]
-    guessing, per_user, now = classroom.guard.failed_logins(log, {"0:3": 40, "0:2": 1})
+    guessing, per_user, now = classroom.logins.failed_logins(log, {"0:3": 40, "0:2": 1})
     assert guessing == {41: 30} and per_user == {"learner02": 30, "learner05": 3}
     assert now == {"0:3": 70, "0:2": 4}
-    assert classroom.guard.failed_logins(log, now)[:2] == ({}, {})  # nothing new: nothing closed
-    assert classroom.guard.failed_logins(log, {"0:3": 500})[0] == {41: 70}  # a reset log counts afresh
+    assert classroom.logins.failed_logins(log, now)[:2] == ({}, {})  # nothing new: nothing closed
+    assert classroom.logins.failed_logins(log, {"0:3": 500})[0] == {41: 70}  # a reset log counts afresh
     entries = [
         {"id": "41", "user": "default", "cmd": "auth", "addr": "10.0.0.9:5000", "age": "0"},
         {"id": "42", "user": "default", "cmd": "auth", "addr": "10.0.0.9:5001", "age": "0"},  # its login failed

@@ -15,7 +15,7 @@ from helpers import START
 
 import emq_lab
 from emq_lab import keys
-from emq_lab.classroom import guard, memory, sockets
+from emq_lab.classroom import guard, memory, slow, sockets
 
 
 def _unlogged(ident: int, age: int, *, cmd: str = "NULL") -> dict[str, str]:
@@ -187,3 +187,95 @@ def test_a_sweep_under_memory_pressure_says_whom_it_freed_or_that_no_learner_is_
         "09:00:00 the server at 89% of maxmemory: no learner holds more than its share of keys (85 MiB; the most, "
         "room02, 3.0 MiB; 1,204 key(s) walked); the guard walks them again in 30 s or once memory grows"
     ]
+
+
+def _slowlog(ident: int, duration_us: int, args: list[str], addr: str, start: int = 1000) -> list[object]:
+    """One raw SLOWLOG GET entry, as the server sends it (bytes, as a client without decoding reads it)."""
+    return [ident, start, duration_us, [arg.encode() for arg in args], addr.encode(), b""]
+
+
+def test_a_hold_is_the_learners_of_its_connection_else_of_the_key_it_names_and_never_the_staffs() -> None:
+    """SLOWLOG names no user: a hold is the user's of the connection at its address (one open since
+    the hold began), and when that connection is gone (the output-buffer limit closed it) the
+    learner's whose namespaced key the command names (also one SLOWLOG cut at 128 bytes), if a
+    learner may send that command. The admin's and the observer's holds are no one's; holds under
+    the limit are none."""
+
+    def learner(user: str) -> bool:
+        return user.startswith("room")
+
+    eve_key, bob_key = "emq:ns:{room01:q}:wait", "emq:ns:{room02:q}:registry"
+    reply = [
+        _slowlog(9, 610_000, ["LRANGE", eve_key, "0", "-1"], "127.0.0.1:5001"),  # gone: her key names her
+        _slowlog(8, 140_000, ["EVALSHA", "ab" * 20, "1", bob_key, "0", "5000"], "127.0.0.1:5002"),  # bob's, open
+        _slowlog(7, 900_000, ["EVAL", "FILL", "1", eve_key], "127.0.0.1:5003"),  # the admin's fill, since closed
+        _slowlog(6, 300_000, ["CLIENT", "LIST"], "127.0.0.1:5004"),  # the guard's own, open
+        _slowlog(5, 99_999, ["LRANGE", eve_key, "0", "-1"], "127.0.0.1:5005"),  # under the limit
+        _slowlog(4, 200_000, ["LRANGE", bob_key, "0", "-1"], "127.0.0.1:5006"),  # the observer's, open
+        _slowlog(3, 200_000, ["LRANGE", eve_key, "0", "-1"], "127.0.0.1:5007"),  # port now cy's, newer than it
+        _slowlog(2, 150_000, ["LRANGE", "emq:ns:{room02:" + "q" * 120 + "... (900 more bytes)", "0", "-1"], "?:1"),
+        ["malformed"],
+    ]
+    entries = slow.parse(reply)
+    assert [entry.id for entry in entries] == [9, 8, 7, 6, 5, 4, 3, 2]
+    assert entries[0] == slow.Entry(9, 1000, 610_000, ("LRANGE", eve_key, "0", "-1"), "127.0.0.1:5001")
+    clients = [
+        {"id": "2", "addr": "127.0.0.1:5002", "user": "room02", "age": "3"},
+        {"id": "4", "addr": "127.0.0.1:5004", "user": "admin", "age": "40"},
+        {"id": "6", "addr": "127.0.0.1:5006", "user": "observer", "age": "40"},
+        {"id": "7", "addr": "127.0.0.1:5007", "user": "room03", "age": "0"},  # opened 5 s after the hold
+    ]
+    held = slow.attribute(entries, clients, learner=learner, now_s=1005, max_hold_ms=100)
+    assert [(h.user, h.command, h.key, h.duration_us) for h in held] == [
+        ("room01", "LRANGE", eve_key, 610_000),
+        ("room02", "EVALSHA", bob_key, 140_000),
+        ("room01", "LRANGE", eve_key, 200_000),
+        ("room02", "LRANGE", "emq:ns:{room02:" + "q" * 120 + "... (900 more bytes)", 150_000),  # a long key, cut
+    ]
+    assert not slow.attribute(entries, clients, learner=learner, now_s=1005, max_hold_ms=1000)
+    # Only the entries after the id kept at the last sweep; none at a guard's first sweep; all after a restart.
+    assert [entry.id for entry in slow.new(entries, 7)] == [9, 8]
+    assert not slow.new(entries, None) and not slow.new(entries, 9)
+    assert [entry.id for entry in slow.new(entries[:2], 500)] == [9, 8]
+    assert [entry.id for entry in slow.new(entries, -1)] == [9, 8, 7, 6, 5, 4, 3, 2]
+
+
+def test_a_sweep_that_suspended_a_learner_for_a_hold_says_what_held_the_server_how_long_and_the_limit() -> None:
+    at = emq_lab.SimClock(START).now_ms()
+    long_key = "emq:ns:{room01:" + "q" * 200 + "}:wait"
+    held = (
+        slow.Slow("room01", "LRANGE", "emq:ns:{room01:q}:wait", 610_000, size=19_707_512),
+        slow.Slow("room01", "LRANGE", "emq:ns:{room01:q}:wait", 130_000),
+        slow.Slow("room02", "LRANGE", long_key, 140_000),
+    )
+    done = guard.Sweep(12, at_ms=at, suspended=("room01", "room02", "room03"), held=held, max_hold_ms=100)
+    lines = done.lines()
+    assert lines == [
+        "09:00:00 suspended room03 for 30 s (its user off, all its connections closed)",
+        "09:00:00 suspended room01 for 30 s: its LRANGE on emq:ns:{room01:q}:wait (19 MiB) held the server 0.61 s "
+        "(the class's limit is 0.1 s); 2 such holds since the last sweep",
+        f"09:00:00 suspended room02 for 30 s: its LRANGE on {long_key[:57]}... held the server 0.14 s "
+        "(the class's limit is 0.1 s)",
+    ]
+    with pytest.raises(ValueError, match="max_hold_ms"):
+        guard.sweep(object(), max_hold_ms=0)
+
+
+def test_a_hold_counts_only_with_work_behind_it_a_big_key_of_the_learners_not_a_loaded_machines_stretch() -> None:
+    """SLOWLOG's duration is wall-clock: on a machine loaded past its cores a course call of 2 ms took
+    248 ms. So a hold counts when one of the keys it names is big (MEMORY USAGE past BIG_KEY), the
+    biggest named in the line; or when SLOWLOG cut a key's name (it cannot be weighed)."""
+    wait, registry = "emq:ns:{room01:q}:wait", "emq:ns:{room01:q}:repeat"
+    cut_key = "emq:ns:{room02:" + "q" * 113 + "... (900 more bytes)"
+    held = [
+        slow.Slow("room01", "EVALSHA", registry, 400_000, keys=(registry, wait)),  # a big wait list among its keys
+        slow.Slow("room03", "EVALSHA", "emq:ns:{room03:q}:repeat", 250_000, keys=("emq:ns:{room03:q}:repeat",)),
+        slow.Slow("room04", "LRANGE", "emq:ns:{room04:q}:wait", 150_000, keys=("emq:ns:{room04:q}:wait",)),  # gone
+        slow.Slow("room05", "COMMAND", "", 300_000),  # no key: a stretched call
+        slow.Slow("room02", "LRANGE", cut_key, 150_000, keys=(cut_key,)),
+    ]
+    sizes = {registry: 92_200, wait: 19_707_512, "emq:ns:{room03:q}:repeat": 92_200, "emq:ns:{room04:q}:wait": None}
+    weighed = slow.weigh(held, sizes)
+    assert [(w.user, w.key, w.size) for w in weighed] == [("room01", wait, 19_707_512), ("room02", cut_key, -1)]
+    assert slow.cut(cut_key) and not slow.cut(wait)
+    assert slow.BIG_KEY == 2**20 and not slow.weigh(held[:1], {wait: 2**20 - 1})

@@ -18,6 +18,7 @@ from redis import RedisCluster
 from redis.exceptions import NoPermissionError, RedisError
 
 from .guard import MAX_REPLY, QUOTA
+from .slow import MAX_HOLD_MS, SLOW_ENTRIES
 from .users import DEFAULT_FIX, acl_list, all_powerful_users, default_user, on_every_node, open_users, user_fix
 
 #: The Lua engine CVEs of October 2025 (CVE-2025-49844 use-after-free in the parser and
@@ -43,6 +44,9 @@ CLIENTS_MEMORY = "64mb"
 OUTPUT_HARD = 4 * 2**20
 OUTPUT_LIMIT = f"normal {OUTPUT_HARD // 2**20}mb {OUTPUT_HARD // 2**22}mb 10"
 AS_ADMIN = "run doctor as an admin"
+#: ``slowlog-log-slower-than`` (µs) doctor advises and ``users`` sets when the guard could not see a hold:
+#: the server's default, at most the guard's hold limit (the course's heaviest calls are rarely logged).
+SLOWLOG_US = 10_000
 
 
 @dataclass(frozen=True)
@@ -215,6 +219,9 @@ def check(client: Any, *, learners: int | None = None) -> list[Row]:
         found = "DEL frees in the background" if lazy == "yes" else "DEL of a learner's big key holds every learner"
         want("lazy deletes", found, lazy == "yes", "lazyfree-lazy-user-del", "yes")
 
+    for row in slowlog_rows(client):  # the guard's eye on holds
+        name, value = row.fix.split() if row.fix else ("", "")
+        want(row.setting, row.found, row.verdict == "ok", name, value, row.verdict)
     busy = _config(client, "busy-reply-threshold")
     name = "busy-reply-threshold" if busy is not None else "lua-time-limit"
     threshold = busy if busy is not None else _config(client, name)
@@ -244,6 +251,32 @@ def check(client: Any, *, learners: int | None = None) -> list[Row]:
     return rows
 
 
+def slowlog_rows(client: Any) -> list[Row]:
+    """The two settings the guard reads holds with (:mod:`emq_lab.classroom.slow`); a wrong row's fix is
+    the setting's name and value. ``slowlog-log-slower-than`` must log a hold of the guard's limit
+    (0 logs every command, so a hold drops out of the log before the next sweep reads it; below 0 none),
+    ``slowlog-max-len`` keep what the guard reads each sweep."""
+    rows = []
+    slower = _config(client, "slowlog-log-slower-than")
+    if slower is not None:
+        limit, found = MAX_HOLD_MS * 1000, f"{int(slower):,} µs"
+        if int(slower) < 0 or int(slower) > limit:
+            why = "logs nothing" if int(slower) < 0 else f"misses holds under it (the guard's limit is {limit:,} µs)"
+            rows.append(Row("slowlog threshold", f"{found}: {why}", "FIX", f"slowlog-log-slower-than {SLOWLOG_US}"))
+        elif int(slower) == 0:
+            found += ": every command logged, a hold may drop out before the guard reads it"
+            rows.append(Row("slowlog threshold", found, "warn", f"slowlog-log-slower-than {SLOWLOG_US}"))
+        else:
+            rows.append(Row("slowlog threshold", f"{found}: the guard sees holds of {limit:,} µs", "ok"))
+    most = _config(client, "slowlog-max-len")
+    if most is not None and int(most) < SLOW_ENTRIES:
+        found = f"{most} entries: the guard may miss holds"
+        rows.append(Row("slowlog length", found, "FIX", f"slowlog-max-len {SLOW_ENTRIES}"))
+    elif most is not None:
+        rows.append(Row("slowlog length", f"{most} entries", "ok"))
+    return rows
+
+
 def doctor(client: Any, *, learners: int | None = None) -> list[tuple[str, list[Row]]]:
     """The table of each server: one, or each primary of a cluster (settings are per node)."""
     if isinstance(client, RedisCluster):
@@ -264,6 +297,7 @@ def apply_limits(client: Any, *, learners: int) -> list[str]:
         "client-output-buffer-limit": OUTPUT_LIMIT,
         "maxclients": str(class_clients(learners)),
     }
+    wanted |= dict(row.fix.split() for row in slowlog_rows(first) if row.verdict != "ok")  # only when wrong
     for name, value in wanted.items():
         on_every_node(client, "CONFIG", "SET", name, value)
     lines = [f"# server limits for {learners} learner(s), set now: " + ", ".join(f"{n} {v}" for n, v in wanted.items())]

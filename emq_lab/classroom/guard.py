@@ -23,6 +23,10 @@ Under memory pressure (a primary's ``used_memory`` at 80% of its ``maxmemory`` o
 learners' keys there, and each learner holding more than its share (``maxmemory`` divided by the
 learners) is freed of its biggest keys (``UNLINK``) until it holds no more, never its progress, and
 suspended like a learner past its quota (:mod:`emq_lab.classroom.memory`).
+A learner whose one command on a big key of its own held the server
+:data:`~emq_lab.classroom.slow.MAX_HOLD_MS` ms or more (the server's ``SLOWLOG``: a read of all of
+a huge list, which no ACL rule bounds) is suspended too, so such a hold happens once, not in a loop
+(:mod:`emq_lab.classroom.slow`).
 
 With ``kill_local`` (the ``hub`` command's guard on a class server on this machine; ``guard
 --kill-local``), it also stops the processes behind the sockets it closes unlogged: for those from a
@@ -62,7 +66,8 @@ from redis.exceptions import RedisError
 
 from .. import keys, validate
 from ..clock import hhmmss
-from . import memory, sockets
+from . import memory, slow, sockets
+from .logins import ACL_LOG_ENTRIES, MAX_FAILED, failed_logins, number
 from .users import default_user
 
 #: Connections one learner may hold: a dive's kernel holds up to 7 (bench/README.md), and a learner
@@ -80,10 +85,6 @@ FLOOD_EVERY_S = 0.2
 COOLDOWN_S = 30
 #: Lines the guard's log keeps.
 LOG_LINES = 50
-#: Failed logins (ACL LOG ``auth`` entries) of one connection between two sweeps past which it is closed.
-MAX_FAILED = 20
-#: ACL LOG entries read each sweep (the server keeps 128 unless ``acllog-max-len`` says otherwise).
-ACL_LOG_ENTRIES = 128
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,8 @@ class Sweep:
     unlogged: int = 0  # connections not logged in (any age) this sweep saw
     killed: tuple[sockets.Killed, ...] = ()  # local processes killed for the sockets not logged in they held
     memory: tuple[memory.Pressed, ...] = ()  # primaries under memory pressure this sweep walked
+    held: tuple[slow.Slow, ...] = ()  # learners' commands that held the server max_hold_ms or more
+    max_hold_ms: int = slow.MAX_HOLD_MS
 
     @property
     def flooded(self) -> bool:
@@ -148,7 +151,9 @@ class Sweep:
         lines += [
             f"{when} suspended {user} for {self.cooldown_s} s (its user off, all its connections closed)"
             for user in self.suspended
+            if user not in {held.user for held in self.held}
         ]
+        lines += slow.lines(when, self.held, cooldown_s=self.cooldown_s, max_hold_ms=self.max_hold_ms)
         if strangers:
             hosts = ", ".join(f"{host} ({count})" for host, count in sorted(strangers.items())[:5])
             more = f" and {len(strangers) - 5} more address(es)" if len(strangers) > 5 else ""
@@ -187,13 +192,6 @@ def _nodes(client: Any) -> list[Any]:
     return [client]
 
 
-def _number(entry: dict[str, Any], name: str) -> int:
-    try:
-        return int(entry.get(name, 0))
-    except (TypeError, ValueError):
-        return 0
-
-
 def choose(
     entries: Iterable[dict[str, Any]],
     *,
@@ -219,23 +217,23 @@ def choose(
     mine: dict[str, list[dict[str, Any]]] = {}
     entries = list(entries)
     guessers = set(guessing) - {me}
-    hosts = {_host(entry) for entry in entries if _number(entry, "id") in guessers}
+    hosts = {_host(entry) for entry in entries if number(entry, "id") in guessers}
     for entry in entries:
-        ident, user = _number(entry, "id"), str(entry.get("user", ""))
+        ident, user = number(entry, "id"), str(entry.get("user", ""))
         if ident == me:
             continue
-        if max(_number(entry, "omem"), _number(entry, "tot-mem")) > max_reply:
+        if max(number(entry, "omem"), number(entry, "tot-mem")) > max_reply:
             closing[ident] = Closed(ident, user, str(entry.get("addr", "")), "reply")
         elif ident in guessers or (login_open and _failed(entry) and _host(entry) in hosts):
             closing[ident] = Closed(ident, user, str(entry.get("addr", "")), "password")
-        elif login_open and user == "default" and _number(entry, "age") > grace_s:
+        elif login_open and user == "default" and number(entry, "age") > grace_s:
             closing[ident] = Closed(ident, user, str(entry.get("addr", "")), "login")
         elif learner(user):
             mine.setdefault(user, []).append(entry)
     for user, held in mine.items():
-        held.sort(key=lambda entry: _number(entry, "id"))  # the oldest stay
+        held.sort(key=lambda entry: number(entry, "id"))  # the oldest stay
         for entry in held[quota:]:
-            closing[_number(entry, "id")] = Closed(_number(entry, "id"), user, str(entry.get("addr", "")), "quota")
+            closing[number(entry, "id")] = Closed(number(entry, "id"), user, str(entry.get("addr", "")), "quota")
     return sorted(closing.values(), key=lambda closed: closed.id)
 
 
@@ -250,37 +248,6 @@ def _host(entry: dict[str, Any]) -> str:
     return addr.rpartition(":")[0] or addr
 
 
-def failed_logins(
-    log: Iterable[dict[str, Any]], seen: dict[str, int], *, node: int = 0, max_failed: int = MAX_FAILED
-) -> tuple[dict[int, int], dict[str, int], dict[str, int]]:
-    """From ``ACL LOG`` (parsed) and the counts ``seen`` at the last sweep (field ``<node>:<entry
-    id>``): the connections that failed ``max_failed`` logins or more since (id -> failures), the
-    failures since per user tried, and the counts to keep for the next sweep. An entry groups the
-    failures of one user tried; its client-info names the connection of the last try."""
-    guessing: dict[int, int] = {}
-    per_user: dict[str, int] = {}
-    now: dict[str, int] = {}
-    for entry in log:
-        if str(entry.get("reason", "")) != "auth":
-            continue
-        field_ = f"{node}:{entry.get('entry-id', '')}"
-        count = _number(entry, "count")
-        now[field_] = count
-        before = seen.get(field_, 0)
-        since = count - before if count >= before else count  # a smaller count: the log was reset
-        if since <= 0:
-            continue
-        user = str(entry.get("username", ""))
-        per_user[user] = per_user.get(user, 0) + since
-        info = entry.get("client-info")
-        if not isinstance(info, dict):
-            info = dict(part.partition("=")[::2] for part in str(info or "").split())
-        if since >= max_failed:
-            ident = _number(info, "id")
-            guessing[ident] = guessing.get(ident, 0) + since
-    return guessing, per_user, now
-
-
 def sweep(
     admin: Any,
     *,
@@ -293,17 +260,20 @@ def sweep(
     max_failed: int = MAX_FAILED,
     kill_local: bool = False,
     kill_at: int = sockets.KILL_AT,
+    max_hold_ms: int = slow.MAX_HOLD_MS,
 ) -> Sweep:
     """Turn on again the learners whose suspension is over, read ``ACL LOG`` (the failed logins
     since the last sweep: :func:`failed_logins`) and ``CLIENT LIST`` on every primary, close what
     :func:`choose` picks (users named ``prefix...`` are learners), suspend for ``cooldown_s``
-    seconds each learner past its quota, with ``kill_local`` kill the local processes holding
-    ``kill_at`` or more of the loopback sockets it closes unlogged (:func:`sockets.kill_holders`;
-    only where the server runs on this machine: a loopback address is then this machine's), under
-    memory pressure free and suspend each learner past its share (:func:`memory.relieve`), and log
-    it all; returns what it saw and did."""
+    seconds each learner past its quota or whose command held the server ``max_hold_ms`` or more
+    (:func:`slow.holds`), with ``kill_local`` kill the local processes holding ``kill_at`` or more
+    of the loopback sockets it closes unlogged (:func:`sockets.kill_holders`; only where the server
+    runs on this machine: a loopback address is then this machine's), under memory pressure free
+    and suspend each learner past its share (:func:`memory.relieve`), and log it all; returns what
+    it saw and did."""
     if isinstance(kill_at, bool) or not isinstance(kill_at, int) or kill_at < 1:
         raise ValueError(f"kill_at: expected an int of at least 1 socket, got {kill_at!r}")
+    slow.check(max_hold_ms)
     seen = 0
     per_user: dict[str, int] = {}
     closed: list[Closed] = []
@@ -317,9 +287,10 @@ def sweep(
     refused = 0
     held: dict[int, int] = {}  # local pid -> loopback sockets not logged in past the grace
     trying: dict[int, int] = {}  # local pid -> loopback sockets that failed max_failed logins or more
+    holds: list[slow.Slow] = []
     for index, node in enumerate(_nodes(admin)):
         me = int(node.client_id())
-        rejected = _number(node.info("stats"), "rejected_connections")
+        rejected = number(node.info("stats"), "rejected_connections")
         # Kept once there is one, so a sweep of a quiet class writes nothing; none kept counts as 0
         # (a guard's first sweep of a server that refused connections before it says so once).
         if rejected:
@@ -334,6 +305,7 @@ def sweep(
             tried[user] = tried.get(user, 0) + failures
         entries = node.client_list()
         seen += len(entries)
+        holds += slow.holds(node, index, entries, seen_logins, counted, prefix, now_s=seconds, max_hold_ms=max_hold_ms)
         for entry in entries:
             per_user[str(entry.get("user", ""))] = per_user.get(str(entry.get("user", "")), 0) + 1
         picked = choose(
@@ -347,11 +319,11 @@ def sweep(
             guessing=guessing,
         )
         if kill_local:
-            for into, closing in (
+            for into, chosen in (
                 (held, [c for c in picked if c.why == "login"]),
                 (trying, [c for c in picked if c.id in guessing]),
             ):
-                for pid, count in _local_holders(entries, closing).items():
+                for pid, count in _local_holders(entries, chosen).items():
                     into[pid] = into.get(pid, 0) + count
         if picked:
             pipe = node.pipeline(transaction=False)
@@ -367,7 +339,7 @@ def sweep(
         pipe.execute()
     killed = sockets.kill_holders(held, kill_at=kill_at) if held else []
     killed += sockets.kill_holders(trying, kill_at=1, why="password") if trying else []
-    offenders = {closing.user for closing in closed if closing.why == "quota"}
+    offenders = {closing.user for closing in closed if closing.why == "quota"} | {hold.user for hold in holds}
     for index, gone in enumerate(killed):
         acl = _acl_user(admin, prefix, gone.hub_user)
         if acl is not None:
@@ -384,9 +356,9 @@ def sweep(
         suspended=tuple(sorted(offenders)), resumed=tuple(resumed), cooldown_s=cooldown_s,
         failed_logins=tried if any(c.why == "password" for c in closed) else {}, max_failed=max_failed,
         refused=refused, unlogged=per_user.get("default", 0) if login_open else 0, killed=tuple(killed),
-        memory=pressed,
+        memory=pressed, held=tuple(holds), max_hold_ms=max_hold_ms,
     )  # fmt: skip
-    if log and (closed or resumed or refused or pressed):
+    if log and (closed or resumed or refused or pressed or holds):
         done = _log(admin, done)
     return done
 
@@ -398,7 +370,7 @@ def _local_holders(entries: list[dict[str, Any]], closing: list[Closed]) -> dict
     ports = {sockets.port(c.addr) for c in local} - {0}
     if not ports:
         return {}
-    by_id = {_number(entry, "id"): entry for entry in entries}
+    by_id = {number(entry, "id"): entry for entry in entries}
     served = {sockets.port(str(by_id.get(c.id, {}).get("laddr", ""))) for c in local} - {0}
     return sockets.holders(ports, peer=served.pop() if len(served) == 1 else None)
 

@@ -30,6 +30,7 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from .. import keys
+from .logins import number
 from .users import acl_users
 
 #: Share of ``maxmemory`` in use from which the guard walks the learners' keys.
@@ -133,7 +134,7 @@ def plan(sizes: Mapping[str, int], *, learners: Collection[str], share: int) -> 
 def pressed(info: Mapping[str, Any], *, pressure: float = PRESSURE) -> bool:
     """Whether ``INFO memory`` (parsed) shows ``used_memory`` at ``pressure`` of ``maxmemory`` or more
     (never with no ``maxmemory``)."""
-    maxmemory, used = _number(info, "maxmemory"), _number(info, "used_memory")
+    maxmemory, used = number(info, "maxmemory"), number(info, "used_memory")
     return maxmemory > 0 and used >= pressure * maxmemory
 
 
@@ -144,7 +145,7 @@ def walk_again(info: Mapping[str, Any], kept: str | None, *, now_ms: int, cooldo
     used_then, _, then_ms = (kept or "").partition(" ")
     if not used_then.isdigit() or not then_ms.isdigit():
         return True
-    grown = _number(info, "used_memory") - int(used_then) >= RISE * _number(info, "maxmemory")
+    grown = number(info, "used_memory") - int(used_then) >= RISE * number(info, "maxmemory")
     return grown or now_ms - int(then_ms) >= cooldown_s * 1000
 
 
@@ -207,7 +208,7 @@ def relieve(
         if not walk_again(info, kept.get(str(index)), now_ms=now_ms, cooldown_s=cooldown_s):
             continue
         found = sizes(node, prefix=prefix)
-        maxmemory = _number(info, "maxmemory")
+        maxmemory = number(info, "maxmemory")
         share = maxmemory // len(learners)
         over = plan(found, learners=learners, share=share)
         for each in over:
@@ -218,13 +219,13 @@ def relieve(
             suspend(each.learner)
         most = ("", 0) if over else max(holdings(found, learners).items(), key=lambda item: (item[1], item[0]))
         where = "the server" if len(nodes) == 1 else f"primary {_address(node)}"
-        done.append(Pressed(where, _number(info, "used_memory"), maxmemory, len(learners), share, len(found),
+        done.append(Pressed(where, number(info, "used_memory"), maxmemory, len(learners), share, len(found),
                             tuple(over), most))  # fmt: skip
         with contextlib.suppress(RedisError):  # still past maxmemory: walked again next sweep
             if over:
                 admin.hdel(keys.guard_memory(), str(index))
             else:
-                admin.hset(keys.guard_memory(), str(index), f"{_number(info, 'used_memory')} {now_ms}")
+                admin.hset(keys.guard_memory(), str(index), f"{number(info, 'used_memory')} {now_ms}")
     return tuple(done)
 
 
@@ -248,7 +249,7 @@ def _freed(node: Any) -> None:
     :data:`FREE_CHECKS` looks): till then the server may still be past ``maxmemory``, and it refuses
     the write that records a suspension."""
     for _ in range(FREE_CHECKS):
-        if _number(node.info("memory"), "lazyfree_pending_objects") == 0:
+        if number(node.info("memory"), "lazyfree_pending_objects") == 0:
             return
         time.sleep(0.005)
 
@@ -256,10 +257,3 @@ def _freed(node: Any) -> None:
 def _address(node: Any) -> str:
     kwargs = node.connection_pool.connection_kwargs
     return f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
-
-
-def _number(info: Mapping[str, Any], name: str) -> int:
-    try:
-        return int(info.get(name, 0))
-    except (TypeError, ValueError):
-        return 0

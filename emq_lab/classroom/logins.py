@@ -1,0 +1,52 @@
+"""Failed logins, counted from the server's ``ACL LOG`` (the class guard closes a connection trying
+passwords by how many times it failed since the last sweep, never by time), and :func:`number`,
+a field of a parsed ``CLIENT LIST``, ``ACL LOG`` or ``INFO`` entry as an int."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+#: Failed logins (ACL LOG ``auth`` entries) of one connection between two sweeps past which it is closed.
+MAX_FAILED = 20
+#: ACL LOG entries read each sweep (the server keeps 128 unless ``acllog-max-len`` says otherwise).
+ACL_LOG_ENTRIES = 128
+
+
+def number(entry: Mapping[str, Any], name: str) -> int:
+    """``entry[name]`` as an int; 0 when missing or not a number."""
+    try:
+        return int(entry.get(name, 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def failed_logins(
+    log: Iterable[dict[str, Any]], seen: dict[str, int], *, node: int = 0, max_failed: int = MAX_FAILED
+) -> tuple[dict[int, int], dict[str, int], dict[str, int]]:
+    """From ``ACL LOG`` (parsed) and the counts ``seen`` at the last sweep (field ``<node>:<entry
+    id>``): the connections that failed ``max_failed`` logins or more since (id -> failures), the
+    failures since per user tried, and the counts to keep for the next sweep. An entry groups the
+    failures of one user tried; its client-info names the connection of the last try."""
+    guessing: dict[int, int] = {}
+    per_user: dict[str, int] = {}
+    now: dict[str, int] = {}
+    for entry in log:
+        if str(entry.get("reason", "")) != "auth":
+            continue
+        field_ = f"{node}:{entry.get('entry-id', '')}"
+        count = number(entry, "count")
+        now[field_] = count
+        before = seen.get(field_, 0)
+        since = count - before if count >= before else count  # a smaller count: the log was reset
+        if since <= 0:
+            continue
+        user = str(entry.get("username", ""))
+        per_user[user] = per_user.get(user, 0) + since
+        info = entry.get("client-info")
+        if not isinstance(info, dict):
+            info = dict(part.partition("=")[::2] for part in str(info or "").split())
+        if since >= max_failed:
+            ident = number(info, "id")
+            guessing[ident] = guessing.get(ident, 0) + since
+    return guessing, per_user, now

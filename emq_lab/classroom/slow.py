@@ -1,0 +1,237 @@
+"""The class guard's eye on holds: a learner whose one command held the server too long.
+
+No ACL rule bounds a command's work: a learner's ``LRANGE`` of all of its own 2,000,000-entry list
+holds every learner 0.1 to 0.6 s (the output-buffer limit closes the connection only after the
+server built the reply), and a loop of them starves the class. The server's ``SLOWLOG`` names each
+command that ran ``slowlog-log-slower-than`` µs or more: its id, start, duration, arguments (cut
+at 32, each at 128 bytes) and client address, but not its user. Each sweep reads the entries newer
+than the last id it saw on that node (kept in :func:`emq_lab.keys.guard_logins` as ``slow:<node>``;
+with none kept, a guard's first sweep of a node only notes the newest id, or -1 for an empty log:
+holds from before it started are not its business) and gives each of :data:`MAX_HOLD_MS` or more a
+user (:func:`attribute`): the one of the connection at its address if it is still open, else the
+learner whose key it names (the output-buffer limit closed it). A hold counts when there is work
+behind it, one of the learner's keys it names holds :data:`BIG_KEY` bytes or more (:func:`weigh`):
+the duration is wall-clock, which a loaded machine stretches. The guard suspends the learners
+among them, as past its quota; a hold under the limit is allowed, however often."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .. import keys
+from .users import ALLOWED_COMMANDS
+
+#: A command that held the server this long (ms) or more suspends its learner. Measured with SLOWLOG on
+#: Valkey 8.0, a 2-core machine: the course's heaviest calls take at most 9 ms (a drain's tick of 1,000
+#: rows 7.5-9.0, a tick of 1,000 6.8-7.4, register_many of 1,000 5.6-6.6, a fast-forward's hundred
+#: ticks 1.8-2.5, the overview of 30 learners under 0.1), and at most 36 ms with three more processes
+#: spinning on its two cores; the LRANGE of all of a 2,000,000-entry list 100-160 ms (1,000,000: 66-80),
+#: 0.53-0.63 s so loaded. Well under 0.5 s, so a loop of holds just under it leaves the class answering.
+MAX_HOLD_MS = 100
+#: A hold counts only on a key of the learner's of this many bytes or more (``MEMORY USAGE``): the work
+#: behind it. SLOWLOG's duration is wall-clock, and a machine loaded past its cores stretches any call
+#: (a fast-forward's 2 ms call took 248 ms, an HSET 44 ms, with the load at 15 on two cores). The
+#: course's biggest key is about 0.1 MiB (a registry of 1,000 names, a wait list of 10,000 jobs);
+#: 100,000 waiting jobs (what the overview flags) take 0.94 MiB, 2,000,000 take 19 MiB.
+BIG_KEY = 2**20
+#: SLOWLOG entries read on each node each sweep: ``slowlog-max-len``'s default, what doctor asks for.
+SLOW_ENTRIES = 128
+#: The first word of each command a learner may send: a hold by another (the admin's EVAL) is no learner's.
+LEARNER_COMMANDS = frozenset(command.partition("|")[0] for command in ALLOWED_COMMANDS)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One ``SLOWLOG GET`` entry: id, start (server s), duration (µs), arguments, client address."""
+
+    id: int
+    start_s: int
+    duration_us: int
+    args: tuple[str, ...]
+    addr: str
+
+
+@dataclass(frozen=True)
+class Slow:
+    """A learner's command that held the server: who, what, on which key (of its ``keys``, the
+    biggest), how long, and that key's bytes (-1: a key SLOWLOG cut, which cannot be weighed)."""
+
+    user: str
+    command: str
+    key: str
+    duration_us: int
+    addr: str = ""
+    keys: tuple[str, ...] = ()
+    size: int = 0
+
+
+def check(max_hold_ms: object) -> None:
+    """A ValueError unless ``max_hold_ms`` is an int of 1 ms or more."""
+    if isinstance(max_hold_ms, bool) or not isinstance(max_hold_ms, int) or max_hold_ms < 1:
+        raise ValueError(f"max_hold_ms: expected an int of at least 1 ms, got {max_hold_ms!r}")
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def parse(reply: Iterable[Any]) -> list[Entry]:
+    """``SLOWLOG GET``'s raw reply (each entry ``[id, start, duration, [args], addr, name]``) as entries,
+    newest first; a malformed entry is skipped."""
+    entries = []
+    for raw in reply:
+        try:
+            ident, start, duration, args = int(raw[0]), int(raw[1]), int(raw[2]), tuple(map(_text, raw[3]))
+        except (TypeError, ValueError, IndexError):
+            continue
+        entries.append(Entry(ident, start, duration, args, _text(raw[4]) if len(raw) > 4 else ""))
+    return entries
+
+
+def new(entries: Sequence[Entry], last: int | None) -> list[Entry]:
+    """The entries after id ``last``, the one kept at the last sweep: none when nothing is kept (a
+    guard's first sweep), all of them when the newest is older than ``last`` (the server restarted)."""
+    if last is None or not entries:
+        return []
+    if max(entry.id for entry in entries) < last:
+        return list(entries)
+    return [entry for entry in entries if entry.id > last]
+
+
+def namespace(arg: str) -> str | None:
+    """The namespace of a namespaced key (``emq:ns:{ns:q}:rest``), also of one SLOWLOG cut at 128
+    bytes (a namespace holds no ``:`` and at most 64 characters, so its end is still there)."""
+    head = f"{keys.PREFIX}:ns:{{"
+    name, colon, _ = arg[len(head) :].partition(":") if arg.startswith(head) else ("", "", "")
+    return name if name and colon else None
+
+
+def owner(args: Sequence[str], *, learner: Callable[[str], bool]) -> str | None:
+    """The learner whose namespaced key is among ``args`` (a learner's ACL user is its namespace),
+    when the command is one a learner may send; else None."""
+    if not args or args[0].lower() not in LEARNER_COMMANDS:
+        return None
+    return next((name for name in map(namespace, args[1:]) if name is not None and learner(name)), None)
+
+
+def attribute(
+    entries: Iterable[Entry],
+    clients: Iterable[dict[str, Any]],
+    *,
+    learner: Callable[[str], bool],
+    now_s: int,
+    max_hold_ms: int = MAX_HOLD_MS,
+) -> list[Slow]:
+    """The holds of ``max_hold_ms`` or more among ``entries`` and whose they are, from ``CLIENT
+    LIST`` (parsed) of the same sweep: the user of the connection at the entry's address when it
+    was open at the entry's start (an ``age`` that reaches back to it; a newer one only reuses the
+    port); when it is gone (the output-buffer limit closed it), the learner whose key the command
+    names. A hold by a user not a learner (the admin, the observer, the guard) is no one's; so is
+    one whose connection is gone and that names no learner's key."""
+    by_addr = {str(entry.get("addr", "")): entry for entry in clients}
+    held = []
+    for entry in entries:
+        if entry.duration_us < max_hold_ms * 1000:
+            continue
+        client = by_addr.get(entry.addr)
+        if client is not None and _age(client) + 1 >= now_s - entry.start_s:
+            user: str | None = str(client.get("user", ""))
+        else:
+            user = owner(entry.args, learner=learner)
+        if user and learner(user):
+            named = tuple(dict.fromkeys(arg for arg in entry.args[1:] if namespace(arg) == user))[:8]
+            command = entry.args[0].upper() if entry.args else "?"
+            held.append(Slow(user, command, named[0] if named else "", entry.duration_us, entry.addr, named))
+    return held
+
+
+def cut(key: str) -> bool:
+    """Whether SLOWLOG cut ``key`` (past 128 bytes it keeps the start and says ``... (N more bytes)``)."""
+    return key.endswith(" more bytes)") and "... (" in key
+
+
+def weigh(held: Iterable[Slow], sizes: dict[str, int | None], *, big_key: int = BIG_KEY) -> list[Slow]:
+    """The holds with work behind them: one of the keys the command names holds ``big_key`` bytes or
+    more (``sizes``: MEMORY USAGE of each, None for a key gone), or SLOWLOG cut one (a name past 128
+    bytes, which no course queue has: it cannot be weighed, so the hold counts). A hold on small keys
+    only, or on none, is the machine's load stretching a call, not the learner's work."""
+    weighed = []
+    for slow in held:
+        if any(cut(key) for key in slow.keys):
+            weighed.append(replace(slow, key=next(key for key in slow.keys if cut(key)), size=-1))
+            continue
+        size, key = max(((sizes.get(key) or 0, key) for key in slow.keys), default=(0, ""))
+        if size >= big_key:
+            weighed.append(replace(slow, key=key, size=size))
+    return weighed
+
+
+def _learner(prefix: str) -> Callable[[str], bool]:
+    return lambda user: bool(prefix) and user.startswith(prefix)
+
+
+def _age(client: dict[str, Any]) -> int:
+    try:
+        return int(client.get("age", 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def holds(
+    node: Any,
+    index: int,
+    clients: list[dict[str, Any]],
+    seen: dict[str, int],
+    counted: dict[str, int],
+    prefix: str,
+    *,
+    now_s: int,
+    max_hold_ms: int = MAX_HOLD_MS,
+) -> list[Slow]:
+    """Read node ``index``'s SLOWLOG, note its newest id in ``counted`` (``slow:<index>``; when the
+    log is empty, as ``seen`` had it, or -1 at a first sweep so the first hold after it counts) and
+    return the holds since ``seen``'s id of learners (users named ``prefix...``) whose ACL user the
+    node has (``ACL SETUSER`` of a revoked one would make it again), weighed (:func:`weigh`)."""
+    field = f"slow:{index}"
+    entries = parse(node.execute_command("SLOWLOG", "GET", 1))  # a quiet sweep reads the newest only
+    if entries and seen.get(field) not in (None, entries[0].id):
+        entries = parse(node.execute_command("SLOWLOG", "GET", SLOW_ENTRIES))
+    counted[field] = max((entry.id for entry in entries), default=seen.get(field, -1))  # -1: seen empty
+    since = new(entries, seen.get(field))
+    learner = _learner(prefix)
+    held = attribute(since, clients, learner=learner, now_s=now_s, max_hold_ms=max_hold_ms)
+    if not held:
+        return []
+    users = {slow.user for slow in held}  # a key's namespace whose user is gone (revoked): no one to suspend
+    there = {user for user in users if node.execute_command("ACL", "GETUSER", user) is not None}
+    held = [slow for slow in held if slow.user in there]
+    named = sorted({key for slow in held for key in slow.keys if not cut(key)})
+    pipe = node.pipeline(transaction=False)
+    for key in named:
+        pipe.execute_command("MEMORY", "USAGE", key)  # 5 samples of a big key: a few µs
+    replies = pipe.execute(raise_on_error=False)
+    sizes = {key: size if isinstance(size, int) else None for key, size in zip(named, replies, strict=True)}
+    return weigh(held, sizes)
+
+
+def lines(when: str, held: Sequence[Slow], *, cooldown_s: int, max_hold_ms: int) -> list[str]:
+    """One line per learner, its longest hold: ``09:41:03 suspended room01 for 30 s: its LRANGE on
+    emq:ns:{room01:q}:wait (19 MiB) held the server 0.61 s (the class's limit is 0.1 s)``."""
+    longest: dict[str, Slow] = {}
+    count: dict[str, int] = {}
+    for slow in held:
+        count[slow.user] = count.get(slow.user, 0) + 1
+        if slow.user not in longest or slow.duration_us > longest[slow.user].duration_us:
+            longest[slow.user] = slow
+    said = []
+    for user, slow in sorted(longest.items()):
+        key = slow.key if len(slow.key) <= 60 else slow.key[:57] + "..."
+        on = f" on {key}" + (f" ({slow.size / 2**20:.0f} MiB)" if slow.size > 0 else "") if key else ""
+        more = f"; {count[user]} such holds since the last sweep" if count[user] > 1 else ""
+        said.append(
+            f"{when} suspended {user[:40]} for {cooldown_s} s: its {slow.command[:20]}{on} held the server "
+            f"{slow.duration_us / 1e6:.2f} s (the class's limit is {max_hold_ms / 1000:g} s){more}"
+        )
+    return said
