@@ -85,8 +85,7 @@ def guard_suspended() -> str:
 
 def guard_logins() -> str:
     """HASH: field = ``<node>:<ACL LOG entry id>``, value = that failed login's count at the last
-    sweep; ``refused:<node>``: the node's ``rejected_connections`` then; ``slow:<node>``: the id of
-    the newest SLOWLOG entry the guard read there (-1: the log was empty)."""
+    sweep; ``refused:<node>``: the node's ``rejected_connections`` then."""
     return f"{PREFIX}:classroom:logins"
 
 
@@ -126,7 +125,8 @@ def split_namespaced(key: str) -> tuple[str, str, str] | None:
 
 def namespace_of(key: str) -> str | None:
     """The namespace of any key in one (``emq:ns:{ns:...``: a queue's or the progress), else None;
-    the namespace whose pattern (:func:`namespace_pattern`) matches ``key``."""
+    the namespace whose pattern (:func:`namespace_pattern`) matches ``key``. Also of a key cut at
+    128 bytes, as SLOWLOG shows it: a namespace holds no ``:`` and at most 64 characters."""
     head = f"{PREFIX}:ns:{{"
     namespace, colon, _ = key[len(head) :].partition(":") if key.startswith(head) else ("", "", "")
     return namespace if namespace and colon else None

@@ -507,7 +507,6 @@ def test_a_learner_whose_read_of_her_own_big_list_holds_the_server_is_suspended_
     sweeping = threading.Thread(target=guard.watch, args=(watcher, stop), kwargs={"every_s": 0.2, "prefix": PREFIX})
     try:
         assert admin.eval(FILL, 1, k.wait) == 2_000_000 and admin.eval(FILL, 1, k.wait) == 4_000_000
-        guard.sweep(watcher, prefix=PREFIX)  # the guard's first sweep: the SLOWLOG's newest entry noted
         first = max((int(entry["id"]) for entry in admin.slowlog_get(1)), default=-1)
         sweeping.start()
         cadence.fast_forward(bob, "ff", occurrences=10_000)
@@ -528,20 +527,22 @@ def test_a_learner_whose_read_of_her_own_big_list_holds_the_server_is_suspended_
         stop.set()
         attacker.join()
         sweeping.join()
-        guard.sweep(admin, prefix=PREFIX)  # a hold begun before she was turned off is read too
+        guard.sweep(admin, prefix=PREFIX)  # a hold begun before she was turned off: read, not counted again
         holds = [
             entry
             for entry in admin.slowlog_get(128)
             if int(entry["id"]) > first and bytes(entry["command"]).startswith(f"LRANGE {k.wait}".encode())
         ]
         assert tries["refused"] >= 3, tries  # suspended: her AUTH refused while her loop ran
-        assert 1 <= len(holds) <= 3, (len(holds), tries)  # her first hold, and one or two while a sweep read it
+        # Her first hold, and a few more while the sweep that suspends her runs: each of its round trips
+        # may wait behind one of her reads (1-4 seen). Her loop alone would go on for 10 s, 20 reads or more.
+        assert 1 <= len(holds) <= 8, (len(holds), tries)
         assert min(int(entry["duration"]) for entry in holds) >= 100_000  # each held the server past the limit
         assert room.eve.name in guard.suspended(admin) and room.bob.name not in guard.suspended(admin)
         said = [line for line in guard.read_log(admin) if f"suspended {room.eve.name} for 30 s: its LRANGE" in line]
         named = rf"its LRANGE on {re.escape(k.wait)} \(3\d MiB\) held the server \d+\.\d\d s "
         named += r"\(the class's limit is 0\.1 s\)"
-        assert said and re.search(named, said[-1]), said
+        assert len(said) == 1 and re.search(named, said[0]), said  # once: a hold seen again names her suspended
         assert not any(room.bob.name in line for line in guard.read_log(admin, lines=50))
         view = classroom.overview(room.instructor.client, prefix=PREFIX)
         rows = {row.namespace: row for row in view.learners}

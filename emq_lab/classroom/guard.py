@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from redis import RedisCluster
-from redis.exceptions import RedisError
+from redis.exceptions import OutOfMemoryError, RedisError
 
 from .. import keys, validate
 from ..clock import hhmmss
@@ -281,6 +281,11 @@ def sweep(
     seconds, micros = _node_time(admin)
     now_ms = seconds * 1000 + micros // 1000
     resumed = _resume(admin, now_ms)
+    # Memory first: while the server is past maxmemory it refuses every write below.
+    pressed = memory.relieve(
+        admin, _nodes(admin), prefix=prefix, now_ms=now_ms, cooldown_s=cooldown_s,
+        suspend=lambda user: _suspend(admin, user, now_ms + cooldown_s * 1000),
+    )  # fmt: skip
     seen_logins = {str(k): int(v) for k, v in admin.hgetall(keys.guard_logins()).items()}
     counted: dict[str, int] = {}
     tried: dict[str, int] = {}
@@ -305,7 +310,7 @@ def sweep(
             tried[user] = tried.get(user, 0) + failures
         entries = node.client_list()
         seen += len(entries)
-        holds += slow.holds(node, index, entries, seen_logins, counted, prefix, now_s=seconds, max_hold_ms=max_hold_ms)
+        holds += slow.holds(node, entries, prefix, now_s=seconds, max_hold_ms=max_hold_ms)
         for entry in entries:
             per_user[str(entry.get("user", ""))] = per_user.get(str(entry.get("user", "")), 0) + 1
         picked = choose(
@@ -336,9 +341,12 @@ def sweep(
         pipe.delete(keys.guard_logins())
         if counted:
             pipe.hset(keys.guard_logins(), mapping=counted)
-        pipe.execute()
+        with contextlib.suppress(OutOfMemoryError):  # still full (no learner past its share): counted again
+            pipe.execute()
     killed = sockets.kill_holders(held, kill_at=kill_at) if held else []
     killed += sockets.kill_holders(trying, kill_at=1, why="password") if trying else []
+    if holds:  # a hold seen again at the next sweep: its learner suspended by then
+        holds = [hold for hold in holds if hold.user not in suspended(admin)]
     offenders = {closing.user for closing in closed if closing.why == "quota"} | {hold.user for hold in holds}
     for index, gone in enumerate(killed):
         acl = _acl_user(admin, prefix, gone.hub_user)
@@ -347,10 +355,6 @@ def sweep(
             killed[index] = dataclasses.replace(gone, suspended=acl)
     for user in sorted(offenders):
         _suspend(admin, user, now_ms + cooldown_s * 1000)
-    pressed = memory.relieve(
-        admin, _nodes(admin), prefix=prefix, now_ms=now_ms, cooldown_s=cooldown_s,
-        suspend=lambda user: _suspend(admin, user, now_ms + cooldown_s * 1000),
-    )  # fmt: skip
     done = Sweep(
         seen, per_user, tuple(closed), now_ms, quota, max_reply, grace_s=grace_s,
         suspended=tuple(sorted(offenders)), resumed=tuple(resumed), cooldown_s=cooldown_s,

@@ -4,15 +4,16 @@ No ACL rule bounds a command's work: a learner's ``LRANGE`` of all of its own 2,
 holds every learner 0.1 to 0.6 s (the output-buffer limit closes the connection only after the
 server built the reply), and a loop of them starves the class. The server's ``SLOWLOG`` names each
 command that ran ``slowlog-log-slower-than`` µs or more: its id, start, duration, arguments (cut
-at 32, each at 128 bytes) and client address, but not its user. Each sweep reads the entries newer
-than the last id it saw on that node (kept in :func:`emq_lab.keys.guard_logins` as ``slow:<node>``;
-with none kept, a guard's first sweep of a node only notes the newest id, or -1 for an empty log:
-holds from before it started are not its business) and gives each of :data:`MAX_HOLD_MS` or more a
+at 32, each at 128 bytes) and client address, but not its user. Each sweep reads the entries that
+started in the last :data:`WINDOW_S` seconds (a quiet sweep reads the newest only, and keeps
+nothing: a sweep of a quiet class writes nothing) and gives each of :data:`MAX_HOLD_MS` or more a
 user (:func:`attribute`): the one of the connection at its address if it is still open, else the
 learner whose key it names (the output-buffer limit closed it). A hold counts when there is work
 behind it, one of the learner's keys it names holds :data:`BIG_KEY` bytes or more (:func:`weigh`):
 the duration is wall-clock, which a loaded machine stretches. The guard suspends the learners
-among them, as past its quota; a hold under the limit is allowed, however often."""
+among them not suspended already, as past its quota (an entry seen again at the next sweep names a
+learner suspended by then; the window is shorter than the cooldown); a hold under the limit is
+allowed, however often."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import keys
+from .logins import number
 from .users import ALLOWED_COMMANDS
 
 #: A command that held the server this long (ms) or more suspends its learner. Measured with SLOWLOG on
@@ -36,6 +38,9 @@ MAX_HOLD_MS = 100
 #: course's biggest key is about 0.1 MiB (a registry of 1,000 names, a wait list of 10,000 jobs);
 #: 100,000 waiting jobs (what the overview flags) take 0.94 MiB, 2,000,000 take 19 MiB.
 BIG_KEY = 2**20
+#: Seconds back a sweep looks in SLOWLOG: longer than a sweep takes (a memory walk of 400,000 keys
+#: takes up to 8 s), shorter than a suspension (``guard.COOLDOWN_S``).
+WINDOW_S = 10
 #: SLOWLOG entries read on each node each sweep: ``slowlog-max-len``'s default, what doctor asks for.
 SLOW_ENTRIES = 128
 #: The first word of each command a learner may send: a hold by another (the admin's EVAL) is no learner's.
@@ -90,30 +95,12 @@ def parse(reply: Iterable[Any]) -> list[Entry]:
     return entries
 
 
-def new(entries: Sequence[Entry], last: int | None) -> list[Entry]:
-    """The entries after id ``last``, the one kept at the last sweep: none when nothing is kept (a
-    guard's first sweep), all of them when the newest is older than ``last`` (the server restarted)."""
-    if last is None or not entries:
-        return []
-    if max(entry.id for entry in entries) < last:
-        return list(entries)
-    return [entry for entry in entries if entry.id > last]
-
-
-def namespace(arg: str) -> str | None:
-    """The namespace of a namespaced key (``emq:ns:{ns:q}:rest``), also of one SLOWLOG cut at 128
-    bytes (a namespace holds no ``:`` and at most 64 characters, so its end is still there)."""
-    head = f"{keys.PREFIX}:ns:{{"
-    name, colon, _ = arg[len(head) :].partition(":") if arg.startswith(head) else ("", "", "")
-    return name if name and colon else None
-
-
 def owner(args: Sequence[str], *, learner: Callable[[str], bool]) -> str | None:
     """The learner whose namespaced key is among ``args`` (a learner's ACL user is its namespace),
     when the command is one a learner may send; else None."""
     if not args or args[0].lower() not in LEARNER_COMMANDS:
         return None
-    return next((name for name in map(namespace, args[1:]) if name is not None and learner(name)), None)
+    return next((name for name in map(keys.namespace_of, args[1:]) if name is not None and learner(name)), None)
 
 
 def attribute(
@@ -136,12 +123,12 @@ def attribute(
         if entry.duration_us < max_hold_ms * 1000:
             continue
         client = by_addr.get(entry.addr)
-        if client is not None and _age(client) + 1 >= now_s - entry.start_s:
+        if client is not None and number(client, "age") + 1 >= now_s - entry.start_s:
             user: str | None = str(client.get("user", ""))
         else:
             user = owner(entry.args, learner=learner)
         if user and learner(user):
-            named = tuple(dict.fromkeys(arg for arg in entry.args[1:] if namespace(arg) == user))[:8]
+            named = tuple(dict.fromkeys(arg for arg in entry.args[1:] if keys.namespace_of(arg) == user))[:8]
             command = entry.args[0].upper() if entry.args else "?"
             held.append(Slow(user, command, named[0] if named else "", entry.duration_us, entry.addr, named))
     return held
@@ -172,36 +159,18 @@ def _learner(prefix: str) -> Callable[[str], bool]:
     return lambda user: bool(prefix) and user.startswith(prefix)
 
 
-def _age(client: dict[str, Any]) -> int:
-    try:
-        return int(client.get("age", 0))
-    except (TypeError, ValueError):
-        return 0
-
-
 def holds(
-    node: Any,
-    index: int,
-    clients: list[dict[str, Any]],
-    seen: dict[str, int],
-    counted: dict[str, int],
-    prefix: str,
-    *,
-    now_s: int,
-    max_hold_ms: int = MAX_HOLD_MS,
+    node: Any, clients: list[dict[str, Any]], prefix: str, *, now_s: int, max_hold_ms: int = MAX_HOLD_MS
 ) -> list[Slow]:
-    """Read node ``index``'s SLOWLOG, note its newest id in ``counted`` (``slow:<index>``; when the
-    log is empty, as ``seen`` had it, or -1 at a first sweep so the first hold after it counts) and
-    return the holds since ``seen``'s id of learners (users named ``prefix...``) whose ACL user the
-    node has (``ACL SETUSER`` of a revoked one would make it again), weighed (:func:`weigh`)."""
-    field = f"slow:{index}"
+    """The holds in ``node``'s SLOWLOG that started in the last :data:`WINDOW_S` seconds (``now_s``:
+    the server's time), of learners (users named ``prefix...``) whose ACL user the node has (``ACL
+    SETUSER`` of a revoked one would make it again), weighed (:func:`weigh`)."""
     entries = parse(node.execute_command("SLOWLOG", "GET", 1))  # a quiet sweep reads the newest only
-    if entries and seen.get(field) not in (None, entries[0].id):
-        entries = parse(node.execute_command("SLOWLOG", "GET", SLOW_ENTRIES))
-    counted[field] = max((entry.id for entry in entries), default=seen.get(field, -1))  # -1: seen empty
-    since = new(entries, seen.get(field))
+    if not entries or entries[0].start_s < now_s - WINDOW_S:
+        return []
+    entries = [e for e in parse(node.execute_command("SLOWLOG", "GET", SLOW_ENTRIES)) if e.start_s >= now_s - WINDOW_S]
     learner = _learner(prefix)
-    held = attribute(since, clients, learner=learner, now_s=now_s, max_hold_ms=max_hold_ms)
+    held = attribute(entries, clients, learner=learner, now_s=now_s, max_hold_ms=max_hold_ms)
     if not held:
         return []
     users = {slow.user for slow in held}  # a key's namespace whose user is gone (revoked): no one to suspend
@@ -229,7 +198,7 @@ def lines(when: str, held: Sequence[Slow], *, cooldown_s: int, max_hold_ms: int)
     for user, slow in sorted(longest.items()):
         key = slow.key if len(slow.key) <= 60 else slow.key[:57] + "..."
         on = f" on {key}" + (f" ({slow.size / 2**20:.0f} MiB)" if slow.size > 0 else "") if key else ""
-        more = f"; {count[user]} such holds since the last sweep" if count[user] > 1 else ""
+        more = f"; {count[user]} such holds in the last {WINDOW_S} s" if count[user] > 1 else ""
         said.append(
             f"{when} suspended {user[:40]} for {cooldown_s} s: its {slow.command[:20]}{on} held the server "
             f"{slow.duration_us / 1e6:.2f} s (the class's limit is {max_hold_ms / 1000:g} s){more}"
