@@ -81,7 +81,7 @@ class Pressed:
             ]
         return [
             f"{head} suspended {over.learner} for {cooldown_s} s (it held {mib(over.held)} of keys, its share "
-            f"{mib(over.share)}) and freed {len(over.free)} key(s) ({mib(over.freeing)}), biggest first"
+            f"{mib(over.share)}) and freed {len(over.free):,} key(s) ({mib(over.freeing)}), biggest first"
             + (" (its progress kept)" if over.held - over.freeing > over.share else "")
             for over in self.freed
         ]
