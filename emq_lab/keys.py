@@ -84,14 +84,12 @@ def guard_suspended() -> str:
 
 
 def guard_logins() -> str:
-    """HASH: field = ``<node>:<ACL LOG entry id>``, value = that failed login's count at the last
-    sweep; ``refused:<node>``: the node's ``rejected_connections`` then."""
+    """HASH: ``<node>:<ACL LOG entry id>`` -> its count, ``refused:<node>`` -> the refusals, at the last sweep."""
     return f"{PREFIX}:classroom:logins"
 
 
 def guard_memory() -> str:
-    """HASH: field = a primary's index, value = ``<used_memory> <server ms>`` at the guard's last
-    walk of the learners' keys under memory pressure that found no learner past its share."""
+    """HASH: a primary's index -> ``<used_memory> <server ms>`` at the guard's last walk that freed no one."""
     return f"{PREFIX}:classroom:memory"
 
 
@@ -110,23 +108,17 @@ def namespaces_pattern(prefix: str = "") -> str:
     return f"{PREFIX}:ns:{{{_glob_escape(prefix)}*"
 
 
-def split_namespaced(key: str) -> tuple[str, str, str] | None:
-    """``emq:ns:{ns:q}:rest`` -> ``(ns, q, rest)``; None for a key of no namespace. A namespace
-    holds no ``:`` and a queue no ``}``, so the split is unambiguous."""
-    head = f"{PREFIX}:ns:{{"
-    if not key.startswith(head):
-        return None
-    namespace, colon, remainder = key[len(head) :].partition(":")
-    queue, brace, rest = remainder.partition("}:")
-    if not (namespace and colon and queue and brace):
-        return None
-    return namespace, queue, rest
-
-
 def namespace_of(key: str) -> str | None:
-    """The namespace of any key in one (``emq:ns:{ns:...``: a queue's or the progress), else None;
-    the namespace whose pattern (:func:`namespace_pattern`) matches ``key``. Also of a key cut at
-    128 bytes, as SLOWLOG shows it: a namespace holds no ``:`` and at most 64 characters."""
+    """The namespace of a key in one (a queue's, or its progress), else None; also of a key cut at
+    128 bytes, as SLOWLOG shows it (a namespace holds no ``:`` and at most 64 characters)."""
     head = f"{PREFIX}:ns:{{"
     namespace, colon, _ = key[len(head) :].partition(":") if key.startswith(head) else ("", "", "")
     return namespace if namespace and colon else None
+
+
+def split_namespaced(key: str) -> tuple[str, str, str] | None:
+    """``emq:ns:{ns:q}:rest`` -> ``(ns, q, rest)``; None for a key of no namespace. A namespace
+    holds no ``:`` and a queue no ``}``, so the split is unambiguous."""
+    namespace = namespace_of(key)
+    queue, brace, rest = key[len(f"{PREFIX}:ns:{{{namespace}:") :].partition("}:") if namespace else ("", "", "")
+    return (namespace, queue, rest) if namespace and queue and brace else None
