@@ -21,6 +21,7 @@ from emq_lab.plots.course import beside
 from emq_lab.plots.header import header
 from emq_lab.plots.registry import fired_figure, fired_marks
 from emq_lab.plots.source import lua_html, script_view
+from emq_lab.schedule import next_on_grid
 from emq_lab.scripts import FILES, source
 
 
@@ -154,7 +155,7 @@ def test_the_grid_agrees_with_bullmqs_every_whatever_the_first_runs_offset() -> 
             first = start + shift
             for late in range(0, 5 * every, 61_000):
                 now = first + every + late
-                assert cadence.next_on_grid(first, every, now) == cadence.next_bullmq_every(first, every, now), (
+                assert next_on_grid(first, every, now) == cadence.next_bullmq_every(first, every, now), (
                     every,
                     shift,
                     late,

@@ -1,10 +1,10 @@
-"""Cadence: the three ways to measure the next run, and a runner that drives the real
-scripts on a SimClock for N cycles and returns the marks a timeline draws.
+"""Cadence: the three ways to measure the next run (the pump's rules, in :mod:`emq_lab.schedule`)
+run on the real scripts, on a SimClock for N cycles, as the marks a timeline draws.
 
-The ``next_*`` functions are pure cadence math (milliseconds in, milliseconds out); the pump
-reads its clock once per tick and hands "now" to them. ``trace`` runs one lane per measure
-on the backend, each on its own queue and its own SimClock, with a simulated worker that
-finishes every run after its duration.
+``trace`` runs one lane per measure on the backend, each on its own queue and its own SimClock,
+with a simulated worker that finishes every run after its duration; ``fast_forward`` and
+``outage`` drive one name through many ticks. Two pure helpers stay here: ``next_bullmq_every``
+(BullMQ's formula, for comparison with the grid) and ``first_tick_at_or_after``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from .. import validate
 from ..clock import SimClock, duration, hhmm, hhmmss
 from ..fastforward import forward
 from ..outcome import Outcome
-from ..schedule import MINUTE_MS, Measure, next_on_grid, next_start_to_finish, next_start_to_start
+from ..schedule import MINUTE_MS, Measure
 from .common import entries_text, one_registration
 from .common import start_ms as lab_start_ms
 
@@ -25,16 +25,6 @@ if TYPE_CHECKING:
     from ..lab import Lab
     from ..pump import Pump
     from ..repeat import Repeat
-
-__all__ = [
-    "Measure",
-    "next_bullmq_every",
-    "next_on_grid",
-    "next_start_to_finish",
-    "next_start_to_start",
-    "trace",
-    "fast_forward",
-]
 
 NAME = "report"  # the one registration every lane schedules
 TEMPLATE = '{"report": "cadence"}'
@@ -282,7 +272,6 @@ class FastForward:
     registry_rows: int
     jobs: int  # jobs the run left waiting, before the clean-up
     newest_job: str
-    next_run_ms: int
     kept: int = 0  # the newest jobs kept after the clean-up (the older ones are deleted)
 
     @property
@@ -326,8 +315,7 @@ def fast_forward(
             "kernel?), so this run's counts would be wrong; run one panel per queue at a time, then click again"
         )
     jobs.trim(KEEP)
-    ((_, next_ms),) = entries
-    return FastForward(len(ids), len(entries), made, newest[0], next_ms, kept=min(KEEP, made))
+    return FastForward(len(ids), len(entries), made, newest[0], kept=min(KEEP, made))
 
 
 # -- the pump goes down: what fires when it comes back -------------------------------------------
