@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import scripts, validate
@@ -22,7 +22,6 @@ class Due:
     name: str
     every_ms: int
     template: str
-    due_ms: int = field(default=0, compare=False)  # the registry score that made it due
 
 
 Registration = tuple[str, int, str] | tuple[str, int, str, int]
@@ -97,7 +96,7 @@ class Repeat:
         """Registrations scored at or before now, by score; members without a record, and refused
         rows (a stored template over register's size, see :class:`Row`), are left out."""
         return [
-            Due(row.name, row.every_ms, row.template or "", due_ms=row.next_ms)
+            Due(row.name, row.every_ms, row.template or "")
             for row in self.rows(limit=limit)
             if row.every_ms is not None and row.template_bytes is None
         ]
