@@ -117,7 +117,7 @@ MANY = 500
 # What one call may do, whatever its ARGV (the scripts refuse more): every learner of a class
 # shares one server, and a long call holds it for all of them.
 MAX_MANY, MAX_MANY_BYTES = 1000, 4 * 1024 * 1024  # register_many.lua: names, names x template bytes
-MAX_DUE, MAX_REPLY_BYTES = 5000, 1024 * 1024  # due.lua: its limit, the bytes after which it stops adding rows
+MAX_DUE = 5000  # due.lua: its limit (it also stops adding rows past 1 MiB of names and templates)
 MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10_000, 10_000  # ticks.lua: rows a tick, ticks a call, occurrences a call
 
 

@@ -20,7 +20,7 @@
 local registry = KEYS[1]
 local now_ms, limit = ARGV[1], ARGV[2]
 local MAX_DUE = 5000  -- as scripts/__init__.py
-local MAX_REPLY_BYTES = 1048576  -- as scripts/__init__.py
+local MAX_REPLY_BYTES = 1048576  -- a reply stops adding rows past this
 local MAX_TEMPLATE_BYTES = 65536  -- as validate.py and register.lua
 
 if type(now_ms) ~= 'string' or not now_ms:match('^%-?%d+$') or #now_ms > 16 then
