@@ -187,7 +187,7 @@ SETTINGS = st.builds(
 )
 
 
-def check(fn: Callable[..., Any], lab: Lab | None = None) -> Check:
+def check(fn: Callable[..., Any]) -> Check:
     """Run ``fn`` as the pump's start-to-start rule for fixed and random settings. Whatever
     ``fn`` is or does, the answer is a Check (a failed one says why)."""
     if not callable(fn):
@@ -210,7 +210,7 @@ def _refused(reason: str) -> Check:
 def _check(fn: Callable[..., Any]) -> Check:
     mine, theirs = queues("next-run")
     budget = Budget()  # the rule's time over the whole check
-    with session(None, "next-run") as (base, _):
+    with session("next-run") as (base, _):
 
         def failure(name: str, setting: Setting) -> Check | None:
             ref = releases(base, theirs, setting, Measure.START_TO_START)
