@@ -77,7 +77,8 @@ class Repeat:
         return self.advance_to(name, self.lab.clock.now_ms() + every_ms, read_ms=read_ms)
 
     def advance_to(self, name: str, next_ms: int, *, read_ms: int | None = None) -> Outcome:
-        """The advance script with a next run the caller computed (the pump's rules do)."""
+        """The advance script with a next run the caller computed (a worker's finish under
+        start-to-finish: finish + every_ms)."""
         validate.name(name)
         validate.integer(next_ms, "next_ms", validate.MIN_INT64)
         if read_ms is not None:
