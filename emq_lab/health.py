@@ -118,10 +118,6 @@ class Health(Generic[T]):
         self._lock = threading.RLock()
 
     @property
-    def ok(self) -> bool:
-        return not self.status
-
-    @property
     def pending(self) -> bool:
         return bool(self._waiting)
 
