@@ -45,9 +45,11 @@ def test_simclock_moves_only_forward() -> None:
         clock.set("2026-01-05T08:00:00Z")
 
 
-def test_simclock_rejects_a_bad_start() -> None:
-    with pytest.raises(ValueError, match="start"):
+def test_simclock_rejects_a_bad_start_and_a_bad_instant_naming_each() -> None:
+    with pytest.raises(ValueError, match='^start: "nine o\'clock" is not an ISO-8601 instant'):
         SimClock("nine o'clock")
+    with pytest.raises(ValueError, match="^instant: 'ten' is not an ISO-8601 instant"):
+        SimClock().set("ten")
 
 
 NINE = SimClock("2026-01-05T09:00:00Z").start_ms
