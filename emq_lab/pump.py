@@ -75,6 +75,7 @@ class Pump:
 
     def run(self, *, until_ms: int, step_ms: int) -> list[Occurrence]:
         """Tick, then move a SimClock by ``step_ms``, until now passes ``until_ms``."""
+        validate.integer(until_ms, "until_ms", 0, unit=" ms")
         validate.limit(step_ms, field="step_ms")
         clock = self.lab.clock
         if not isinstance(clock, AdvancingClock):
