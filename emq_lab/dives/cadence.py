@@ -363,30 +363,32 @@ class Outage:
         )
 
 
+#: When an outage lane's pump stops, counted from the lane's start (09:22 on the course's clock).
+DOWN_AT_MS = 22 * MINUTE_MS
+
+
 def outage(
     lab: Lab,
     measure: Measure | str = Measure.START_TO_START,
     *,
     every_ms: int = 15 * MINUTE_MS,
-    down_at_ms: int = 22 * MINUTE_MS,
     down_for_ms: int = 40 * MINUTE_MS,
     after: int = 3,
     start_ms: int | None = None,
     queue: str | None = None,
 ) -> Outage:
     """Register one name on a fresh queue (``outage-<lane>``), run the real pump exactly when the
-    name is due, stop it ``down_at_ms`` after the start for ``down_for_ms``, and let it tick again:
+    name is due, stop it :data:`DOWN_AT_MS` after the start for ``down_for_ms``, and let it tick again:
     the first tick back releases the overdue name once, and the rule says where the cadence goes.
     Runs until ``after`` more releases followed the return."""
     measure = Measure(measure)
     if measure is Measure.START_TO_FINISH:
         raise ValueError("measure: an outage lane runs start-to-start or the fixed grid (the pump's own rules)")
     _check_controls(every_ms, 0, 1, 0)
-    for value, field in ((down_at_ms, "down_at_ms"), (down_for_ms, "down_for_ms")):
-        validate.integer(value, field, 1, unit=" ms")
+    validate.integer(down_for_ms, "down_for_ms", 1, unit=" ms")
     validate.limit(after, field="after")
     start = lab_start_ms(lab) if start_ms is None else start_ms
-    down, back = start + down_at_ms, start + down_at_ms + down_for_ms
+    down, back = start + DOWN_AT_MS, start + DOWN_AT_MS + down_for_ms
     queue = lane_queue(measure, "outage") if queue is None else queue
     clock, rep, pump = _one_registration(lab, queue, start_ms=start, every_ms=every_ms, rule=measure)
     runs: list[Run] = []
