@@ -1,4 +1,5 @@
-"""Jobs: the occurrences a pump produced (their ids minted inside enqueue.lua)."""
+"""Jobs: the occurrences a pump produced (fresh ``JOB-`` ids minted inside enqueue.lua, or a slot-keyed
+pump's ``<name>:<slot_ms>``)."""
 
 from __future__ import annotations
 

@@ -28,7 +28,8 @@ Registration = tuple[str, int, str] | tuple[str, int, str, int]
 
 
 class Repeat:
-    """register / cancel / due / advance / count / entries for queue ``queue``."""
+    """register(_many) / cancel / due (and the rows it reads) / advance(_to) / count / entries / record
+    for queue ``queue``."""
 
     def __init__(self, lab: Lab, queue: str) -> None:
         self.lab = lab
