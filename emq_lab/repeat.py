@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Due:
-    """A registration whose next run is at or before now (``due()``'s rows: the record is there)."""
+    """A registration whose next run is at or before now, as ``due()`` returns it: the contract's
+    three fields of a :class:`Row` whose record is there (``rows()`` gives the whole row, score included)."""
 
     name: str
     every_ms: int
