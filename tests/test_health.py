@@ -13,7 +13,7 @@ from redis import exceptions
 
 from emq_lab import BackendUnavailable
 from emq_lab.errors import BackendBusy, is_transient, translate
-from emq_lab.health import UNAVAILABLE, Health, call_later
+from emq_lab.health import MAX_WAITING, UNAVAILABLE, Health, call_later
 
 
 class Timer:
@@ -68,7 +68,7 @@ class Server:
 
 def test_an_outage_longer_than_a_minute_recovers_with_one_chain_and_says_what_it_does() -> None:
     timers, server = Timers(), Server()
-    health: Health[str] = Health(later=timers, delays=(1, 2, 5))
+    health: Health[str] = Health(later=timers)
     server.up = False
     assert health.run(server.action("boot 1")) is None
     assert health.status.startswith(UNAVAILABLE)
@@ -116,15 +116,16 @@ def test_a_click_after_recovery_runs_the_waiting_ones_first() -> None:
 
 def test_past_max_waiting_a_click_is_refused_with_words() -> None:
     timers, server = Timers(), Server()
-    health: Health[str] = Health(later=timers, max_waiting=2)
+    health: Health[str] = Health(later=timers)
     server.up = False
-    for label in ("a", "b", "c"):
+    labels = [f"click {n}" for n in range(MAX_WAITING + 1)]
+    for label in labels:
         health.run(server.action(label))
-    assert health.waiting == 2 and health.refused == 1
+    assert health.waiting == MAX_WAITING and health.refused == 1
     assert "this one was not kept" in health.note
     server.up = True
     timers.fire()
-    assert server.log == ["a", "b"]
+    assert server.log == labels[:MAX_WAITING]
 
 
 def test_a_waiting_action_that_fails_for_good_is_dropped_and_named() -> None:
