@@ -56,8 +56,7 @@ def _in_range(ms: int, field: str) -> int:
 
 
 def parse_instant(instant: str | int | datetime, field: str = "start") -> int:
-    """An ISO-8601 string, a datetime or epoch milliseconds -> epoch milliseconds; a ValueError
-    naming ``field`` for anything else."""
+    """An ISO-8601 string, a datetime or epoch ms -> epoch ms; else a ValueError naming ``field``."""
     if isinstance(instant, int | float) and not isinstance(instant, bool):
         return whole_ms(instant, field)
     if isinstance(instant, str):

@@ -1,5 +1,4 @@
-"""Jobs: the occurrences a pump produced (fresh ``JOB-`` ids minted inside enqueue.lua, or a slot-keyed
-pump's ``<name>:<slot_ms>``)."""
+"""Jobs: the occurrences a pump produced (``JOB-`` ids minted in enqueue.lua, or ``<name>:<slot_ms>``)."""
 
 from __future__ import annotations
 

@@ -169,8 +169,7 @@ class Tick:
         return TickResult(self.now_ms, list(self.rows), list(self.fired), list(self.advanced))
 
     def next_run(self, row: Row) -> int:
-        """The score this tick's advance writes for ``row``, one of the rows it read (the pump's
-        rule after this tick's release)."""
+        """The score this tick's advance writes for ``row``, one of the rows it read (by the pump's rule)."""
         if row not in self.rows:
             raise ValueError(f"row: {row.name!r} is not a row this tick read")
         nxt = next(planned for read, planned in self._plan() if read == row)

@@ -17,8 +17,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Due:
-    """A registration whose next run is at or before now, as ``due()`` returns it: the contract's
-    three fields of a :class:`Row` whose record is there (``rows()`` gives the whole row, score included)."""
+    """What ``due()`` returns for a due :class:`Row` whose record is there (``rows()``: the whole row)."""
 
     name: str
     every_ms: int
@@ -29,8 +28,7 @@ Registration = tuple[str, int, str] | tuple[str, int, str, int]
 
 
 class Repeat:
-    """register(_many) / cancel / due (and the rows it reads) / advance(_to) / count / entries / record
-    for queue ``queue``."""
+    """register(_many) / cancel / due / rows / advance(_to) / count / entries / record for ``queue``."""
 
     def __init__(self, lab: Lab, queue: str) -> None:
         self.lab = lab

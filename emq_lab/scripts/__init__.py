@@ -180,7 +180,7 @@ def ticks(
 # -- the replies, one function per script --------------------------------------------------------
 
 
-def integer_reply(reply: Reply) -> int:
+def int_reply(reply: Reply) -> int:
     """An integer reply (a Lua number; a learner's script may answer it as a string). A TypeError
     for nil or an array, a ValueError for other text, as ``int()`` raises (the exercises say which)."""
     if not isinstance(reply, int | str):
@@ -195,26 +195,26 @@ def _array(reply: Reply) -> list[Reply]:
 
 
 def registered(reply: Reply) -> Outcome:
-    return outcome_of("register", integer_reply(reply))
+    return outcome_of("register", int_reply(reply))
 
 
 def registered_many(reply: Reply) -> list[Outcome]:
     """register_many.lua's array of 1 (REGISTERED) and 0 (EXISTS), one per name."""
-    return [outcome_of("register", integer_reply(code)) for code in _array(reply)]
+    return [outcome_of("register", int_reply(code)) for code in _array(reply)]
 
 
 def cancelled(reply: Reply) -> Outcome:
-    return outcome_of("cancel", integer_reply(reply))
+    return outcome_of("cancel", int_reply(reply))
 
 
 def advanced(reply: Reply) -> Outcome:
-    return outcome_of("advance", integer_reply(reply))
+    return outcome_of("advance", int_reply(reply))
 
 
 def enqueued(reply: Reply) -> tuple[Outcome, str]:
     """enqueue.lua's ``{code, job_id}``."""
     code, job_id = _array(reply)
-    return outcome_of("enqueue", integer_reply(code)), str(job_id)
+    return outcome_of("enqueue", int_reply(code)), str(job_id)
 
 
 @dataclass(frozen=True)
@@ -238,7 +238,7 @@ def rows(reply: Reply) -> list[Row]:
         Row(
             str(name),
             int(float(str(score))),
-            None if every is None else integer_reply(every),
+            None if every is None else int_reply(every),
             None if template is None or isinstance(template, int) else str(template),
             template if isinstance(template, int) else None,
         )
@@ -276,17 +276,10 @@ def ticked(reply: Reply) -> Ticked:
         raise RuntimeError(f"ticks.lua answered {len(flat)} entries, not six a row")
 
     def coded(script: str, code: Reply) -> Outcome | None:
-        return None if integer_reply(code) == -1 else outcome_of(script, integer_reply(code))
+        return None if int_reply(code) == -1 else outcome_of(script, int_reply(code))
 
     out = [
-        TickedRow(
-            str(name),
-            str(job_id),
-            integer_reply(slot),
-            integer_reply(fired_at),
-            coded("enqueue", e),
-            coded("advance", a),
-        )
-        for name, job_id, slot, fired_at, e, a in zip(*(flat[i::6] for i in range(6)), strict=True)
+        TickedRow(str(name), str(job_id), int_reply(slot), int_reply(at), coded("enqueue", e), coded("advance", a))
+        for name, job_id, slot, at, e, a in zip(*(flat[i::6] for i in range(6)), strict=True)
     ]
-    return Ticked(out, integer_reply(next_now), bool(integer_reply(more)))
+    return Ticked(out, int_reply(next_now), bool(int_reply(more)))
