@@ -55,20 +55,20 @@ def _in_range(ms: int, field: str) -> int:
     return ms
 
 
-def parse_instant(instant: str | int | datetime) -> int:
-    """An ISO-8601 string, a datetime or epoch milliseconds -> epoch milliseconds."""
+def parse_instant(instant: str | int | datetime, field: str = "start") -> int:
+    """An ISO-8601 string, a datetime or epoch ms -> epoch ms; else a ValueError naming ``field``."""
     if isinstance(instant, int | float) and not isinstance(instant, bool):
-        return whole_ms(instant, "start")
+        return whole_ms(instant, field)
     if isinstance(instant, str):
         try:
             instant = datetime.fromisoformat(instant)
         except ValueError:
-            raise ValueError(f"start: {instant!r} is not an ISO-8601 instant") from None
+            raise ValueError(f"{field}: {instant!r} is not an ISO-8601 instant") from None
     if isinstance(instant, datetime):
         if instant.tzinfo is None:
             instant = instant.replace(tzinfo=UTC)
         return int(instant.timestamp() * 1000)
-    raise ValueError(f"start: expected an ISO-8601 string, datetime or int ms, got {instant!r}")
+    raise ValueError(f"{field}: expected an ISO-8601 string, datetime or int ms, got {instant!r}")
 
 
 # -- how the course writes a time: every instant and every span of time printed goes through these --
@@ -143,7 +143,7 @@ class SimClock:
 
     def set(self, instant: str | int | datetime) -> int:
         """Jump to an instant at or after now; returns it in ms."""
-        target = _in_range(parse_instant(instant), "instant")
+        target = _in_range(parse_instant(instant, "instant"), "instant")
         if target < self._now:
             raise ValueError(f"instant: {target} is before now ({self._now}); a SimClock only moves forward")
         self._now = target

@@ -13,7 +13,7 @@ from .backend import scored
 from .clock import AdvancingClock
 from .outcome import Outcome
 from .pump import Occurrence, Pump
-from .schedule import Measure
+from .schedule import Measure, next_start_to_finish
 
 
 def forward(
@@ -87,7 +87,8 @@ def _by_tick(
         if finish_ms is not None:  # the worker finishes each run, then advances its row
             for row in tick.rows:
                 if row.every_ms is not None:
-                    pump.lab.repeat(pump.queue).advance_to(row.name, tick.now_ms + finish_ms + row.every_ms)
+                    next_ms = next_start_to_finish(tick.now_ms + finish_ms, row.every_ms)
+                    pump.lab.repeat(pump.queue).advance_to(row.name, next_ms)
         fired += tick.fired
         clock.advance(step_ms)
         if len(fired) >= want:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
 import redis
@@ -77,9 +77,10 @@ class Health(Generic[T]):
 
     An action that fails on a transient error (server down, stalled, restarting, BUSY, a cluster
     with no serving primary) waits in line, the status says so ("backend unavailable — retrying
-    every N s — last error: …"), and one retry chain runs the line after each of ``delays`` (the
-    last repeats) until it goes through or ``close()``. A click while others wait joins the line
-    and tries it all (a "retry now"); past ``max_waiting`` it is refused with words. Any other
+    every N s — last error: …"), and one retry chain runs the line after each of
+    :data:`RETRY_DELAYS_S` (the last repeats) until it goes through or ``close()``. A click while
+    others wait joins the line and tries it all (a "retry now"); past :data:`MAX_WAITING` it is
+    refused with words. Any other
     error propagates; a waiting action that fails so when retried is dropped and named in ``note``
     (no caller is left to raise to). A retry may run an action twice when the first reply was lost:
     register and cancel answer the same; a pump with fresh ids may mint one more id.
@@ -92,23 +93,17 @@ class Health(Generic[T]):
         self,
         *,
         later: Later | None = None,
-        delays: Sequence[float] = RETRY_DELAYS_S,
-        max_waiting: int = MAX_WAITING,
         on_change: Callable[[], None] | None = None,
         probe: Callable[[], object] | None = None,
     ) -> None:
-        if not delays or any(d <= 0 for d in delays):
-            raise ValueError(f"delays: expected one or more seconds > 0, got {list(delays)!r}")
         self.later: Later = later if later is not None else call_later
-        self.delays = tuple(delays)
-        self.max_waiting = max_waiting
         self.on_change = on_change
         self.probe = probe  # a quick reachability check a scheduled retry runs before the actions
         self.status = ""
         self.note = ""  # a waiting action that failed for good, or a refused click
         self.failures = 0  # transient failures since the last success
         self.retries = 0  # scheduled retries that ran
-        self.refused = 0  # clicks refused because max_waiting actions already waited
+        self.refused = 0  # clicks refused because MAX_WAITING actions already waited
         self._waiting: deque[Callable[[], T]] = deque()
         self._last: T | None = None
         self._handle: Cancellable | None = None
@@ -116,10 +111,6 @@ class Health(Generic[T]):
         self._busy = False
         self._closed = False
         self._lock = threading.RLock()
-
-    @property
-    def ok(self) -> bool:
-        return not self.status
 
     @property
     def pending(self) -> bool:
@@ -132,7 +123,7 @@ class Health(Generic[T]):
     @property
     def every_s(self) -> float:
         """The delay of the scheduled retry."""
-        return self.delays[min(max(self._step - 1, 0), len(self.delays) - 1)]
+        return RETRY_DELAYS_S[min(max(self._step - 1, 0), len(RETRY_DELAYS_S) - 1)]
 
     def run(self, action: Callable[[], T]) -> T | None:
         """``action()``; None with a status line when the backend is down (the action waits)."""
@@ -141,7 +132,7 @@ class Health(Generic[T]):
                 return action()
             self.note = ""
             if self._waiting:
-                if len(self._waiting) >= self.max_waiting:
+                if len(self._waiting) >= MAX_WAITING:
                     self.refused += 1
                     self.note = (
                         f"{len(self._waiting)} clicks already wait for the backend; "
@@ -205,7 +196,7 @@ class Health(Generic[T]):
     def _down(self, exc: BaseException) -> None:
         self.failures += 1
         if self._handle is None and not self._closed:
-            delay = self.delays[min(self._step, len(self.delays) - 1)]
+            delay = RETRY_DELAYS_S[min(self._step, len(RETRY_DELAYS_S) - 1)]
             self._step += 1
             self._handle = self.later(delay, self._on_timer)
         waiting = f" — {len(self._waiting)} actions waiting" if len(self._waiting) > 1 else ""

@@ -1,4 +1,4 @@
-"""Jobs: the occurrences a pump produced (their ids minted inside enqueue.lua)."""
+"""Jobs: the occurrences a pump produced (``JOB-`` ids minted in enqueue.lua, or ``<name>:<slot_ms>``)."""
 
 from __future__ import annotations
 

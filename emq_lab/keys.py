@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from redis.crc import key_slot
-
 PREFIX = "emq"
 
 
@@ -96,11 +94,6 @@ def guard_memory() -> str:
 def namespace_pattern(namespace: str) -> str:
     """SCAN glob (and ACL key pattern) for every key of every queue in ``namespace``."""
     return f"{PREFIX}:ns:{{{_glob_escape(namespace)}:*"
-
-
-def slot(key: str | bytes) -> int:
-    """The cluster slot of ``key`` (redis-py's CRC16 of its hash tag, mod 16384)."""
-    return int(key_slot(key.encode() if isinstance(key, str) else key))
 
 
 def namespaces_pattern(prefix: str = "") -> str:

@@ -70,7 +70,8 @@ class Lab:
         return self.reset_all([queue])
 
     def reset_all(self, queues: Iterable[str]) -> int:
-        """``reset`` for several queues in two round trips: one reads their structures, one UNLINKs."""
+        """``reset`` for several queues in two round trips: one reads their structures, one UNLINKs
+        (on a cluster, one UNLINK per 500 keys of a queue)."""
         chunks = [
             candidates[start : start + 500]
             for candidates in self._candidates(list(queues))

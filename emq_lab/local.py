@@ -21,6 +21,7 @@ import redis
 
 ENV_BIN = "EMQ_LAB_VALKEY_BIN"
 START_TIMEOUT_S = 10.0
+START_ATTEMPTS = 3  # starts in all (a port taken between picking and binding is picked again)
 
 
 def find_binary() -> str | None:
@@ -76,10 +77,10 @@ def terminate(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def start_server(binary: str, attempts: int = 3) -> LocalServer:
+def start_server(binary: str) -> LocalServer:
     """Start ``binary`` on loopback with no persistence in a fresh temp dir and wait until it is
     ours and answers; a port taken between picking and binding is picked again."""
-    for attempt in range(1, attempts + 1):
+    for attempt in range(1, START_ATTEMPTS + 1):
         port, folder = free_port(), Path(tempfile.mkdtemp(prefix="emq-valkey-"))
         where = ["--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder)]
         args = [binary, *where, "--save", "", "--appendonly", "no"]  # persists nothing
@@ -90,7 +91,7 @@ def start_server(binary: str, attempts: int = 3) -> LocalServer:
             return server
         text = (folder / "server.log").read_text(errors="replace")[-2000:]
         server.stop()
-        if attempt == attempts:
+        if attempt == START_ATTEMPTS:
             raise RuntimeError(f"{binary} did not start on 127.0.0.1:{port}:\n{text}")
     raise AssertionError("unreachable")
 

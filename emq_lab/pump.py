@@ -75,6 +75,7 @@ class Pump:
 
     def run(self, *, until_ms: int, step_ms: int) -> list[Occurrence]:
         """Tick, then move a SimClock by ``step_ms``, until now passes ``until_ms``."""
+        validate.integer(until_ms, "until_ms", 0, unit=" ms")
         validate.limit(step_ms, field="step_ms")
         clock = self.lab.clock
         if not isinstance(clock, AdvancingClock):
@@ -168,8 +169,10 @@ class Tick:
         return TickResult(self.now_ms, list(self.rows), list(self.fired), list(self.advanced))
 
     def next_run(self, row: Row) -> int:
-        """The score the pump's rule gives the live ``row`` after this tick's release."""
-        nxt = next_run(self.pump.rule, row.next_ms, row.every_ms or 0, self.now_ms)
+        """The score this tick's advance writes for ``row``, one of the rows it read (by the pump's rule)."""
+        if row not in self.rows:
+            raise ValueError(f"row: {row.name!r} is not a row this tick read")
+        nxt = next(planned for read, planned in self._plan() if read == row)
         if nxt is None:
             raise ValueError("rule: under start-to-finish the run's finish advances the row, not the pump")
         return nxt

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import scripts, validate
@@ -17,19 +17,18 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Due:
-    """A registration whose next run is at or before now (``due()``'s rows: the record is there)."""
+    """What ``due()`` returns for a due :class:`Row` whose record is there (``rows()``: the whole row)."""
 
     name: str
     every_ms: int
     template: str
-    due_ms: int = field(default=0, compare=False)  # the registry score that made it due
 
 
 Registration = tuple[str, int, str] | tuple[str, int, str, int]
 
 
 class Repeat:
-    """register / cancel / due / advance / count / entries for queue ``queue``."""
+    """register(_many) / cancel / due / rows / advance(_to) / count / entries / record for ``queue``."""
 
     def __init__(self, lab: Lab, queue: str) -> None:
         self.lab = lab
@@ -78,7 +77,8 @@ class Repeat:
         return self.advance_to(name, self.lab.clock.now_ms() + every_ms, read_ms=read_ms)
 
     def advance_to(self, name: str, next_ms: int, *, read_ms: int | None = None) -> Outcome:
-        """The advance script with a next run the caller computed (the pump's rules do)."""
+        """The advance script with a next run the caller computed (a worker's finish under
+        start-to-finish: finish + every_ms)."""
         validate.name(name)
         validate.integer(next_ms, "next_ms", validate.MIN_INT64)
         if read_ms is not None:
@@ -97,7 +97,7 @@ class Repeat:
         """Registrations scored at or before now, by score; members without a record, and refused
         rows (a stored template over register's size, see :class:`Row`), are left out."""
         return [
-            Due(row.name, row.every_ms, row.template or "", due_ms=row.next_ms)
+            Due(row.name, row.every_ms, row.template or "")
             for row in self.rows(limit=limit)
             if row.every_ms is not None and row.template_bytes is None
         ]

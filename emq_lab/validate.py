@@ -12,7 +12,8 @@ MAX_INT64 = 2**63 - 1
 MIN_INT64 = -(2**63)
 
 
-def _short(value: object) -> str:
+def shown(value: object) -> str:
+    """``value`` as an error message shows it: its repr, cut to 60 characters (a huge int by its size)."""
     if isinstance(value, int) and not MIN_INT64 <= value <= MAX_INT64:
         return f"an int of {value.bit_length()} bits"  # repr() of a huge int is slow, or refused past 4,300 digits
     try:
@@ -25,7 +26,7 @@ def _short(value: object) -> str:
 def name(value: object, *, field: str = "name") -> str:
     """A queue or registration name: non-empty str, <= 200 chars, none of ``{}*?[]``."""
     if not isinstance(value, str):
-        raise ValueError(f"{field}: expected a str, got {type(value).__name__} {_short(value)}")
+        raise ValueError(f"{field}: expected a str, got {type(value).__name__} {shown(value)}")
     if not value:
         raise ValueError(f"{field}: must not be empty")
     if len(value) > MAX_NAME:
@@ -33,7 +34,7 @@ def name(value: object, *, field: str = "name") -> str:
     bad = sorted(FORBIDDEN.intersection(value))
     if bad:
         raise ValueError(
-            f"{field}: {_short(value)} contains {' '.join(bad)}; "
+            f"{field}: {shown(value)} contains {' '.join(bad)}; "
             "none of { } * ? [ ] is allowed (they break the hash tag or a key pattern)"
         )
     _utf8(value, field)
@@ -44,7 +45,7 @@ def _utf8(value: str, field: str) -> bytes:  # a lone surrogate cannot be sent
     try:
         return value.encode("utf-8")
     except UnicodeEncodeError:
-        raise ValueError(f"{field}: {_short(value)} cannot be encoded as UTF-8") from None
+        raise ValueError(f"{field}: {shown(value)} cannot be encoded as UTF-8") from None
 
 
 def integer(value: object, field: str, low: int, high: int | None = None, *, unit: str = "") -> int:
@@ -55,9 +56,9 @@ def integer(value: object, field: str, low: int, high: int | None = None, *, uni
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= top:
         huge = isinstance(value, int) and not MIN_INT64 <= value <= MAX_INT64  # a bool is within
         if isinstance(value, int) and value > MAX_INT64 and high is None:
-            raise ValueError(f"{field}: {_short(value)} is outside a signed 64-bit integer, the most a server takes")
+            raise ValueError(f"{field}: {shown(value)} is outside a signed 64-bit integer, the most a server takes")
         within = f">= {low:,}" if high is None else f"from {low:,} to {high:,}"
-        got = _short(value) if huge else f"{type(value).__name__} {_short(value)}"
+        got = shown(value) if huge else f"{type(value).__name__} {shown(value)}"
         raise ValueError(f"{field}: expected an int {within}{unit}, got {got}")
     return int(value)
 
@@ -75,7 +76,7 @@ def first_in_ms(value: object) -> int:
 def template(value: object) -> str:
     """The payload template: a str of at most 64 KiB in UTF-8."""
     if not isinstance(value, str):
-        raise ValueError(f"template: expected a str, got {type(value).__name__} {_short(value)}")
+        raise ValueError(f"template: expected a str, got {type(value).__name__} {shown(value)}")
     size = len(_utf8(value, "template"))
     if size > MAX_TEMPLATE_BYTES:
         raise ValueError(f"template: at most {MAX_TEMPLATE_BYTES} bytes in UTF-8, got {size}")
@@ -100,13 +101,12 @@ def namespace(value: object) -> str:
     """A classroom namespace: 1 to 64 of the letters, digits and ``_ . -`` (no ``:``, so the
     namespace and the queue in ``{ns:q}`` can never be read two ways)."""
     if not isinstance(value, str):
-        raise ValueError(f"namespace: expected a str, got {type(value).__name__} {_short(value)}")
+        raise ValueError(f"namespace: expected a str, got {type(value).__name__} {shown(value)}")
     if not value or len(value) > MAX_NAMESPACE:
         raise ValueError(f"namespace: must be 1 to {MAX_NAMESPACE} characters, got {len(value)}")
     bad = sorted(set(value) - NAMESPACE_CHARS)
     if bad:
         raise ValueError(
-            f"namespace: {_short(value)} contains {' '.join(map(repr, bad))}; "
-            "use letters, digits, '_', '.' and '-' only"
+            f"namespace: {shown(value)} contains {' '.join(map(repr, bad))}; use letters, digits, '_', '.' and '-' only"
         )
     return value

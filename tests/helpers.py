@@ -5,13 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 import redis
+from redis.crc import key_slot
 
 import emq_lab
-from emq_lab import keys
 from emq_lab.keys import QueueKeys
 
 MIN = 60_000  # a minute in ms
 START = "2026-01-05T09:00:00Z"  # where every test's SimClock starts (the course's Monday, 09:00)
+
+
+def slot(key: str) -> int:
+    """The cluster slot of ``key`` (redis-py's CRC16 of its hash tag, mod 16384)."""
+    return int(key_slot(key.encode()))
 
 
 def scanned(lab: emq_lab.Lab, queue: str) -> list[str]:
@@ -42,7 +47,7 @@ def snapshot(lab: emq_lab.Lab, queue: str) -> dict[str, object]:
             dump[key] = ("list", client.lrange(key, 0, -1))
         else:
             dump[key] = (kind, client.get(key))
-    assert all(keys.slot(k) == keys.slot(QueueKeys(queue).registry) for k in dump)
+    assert all(slot(k) == slot(QueueKeys(queue).registry) for k in dump)
     return dump
 
 

@@ -1,5 +1,5 @@
-"""emq_lab.dives.cadence: the pure next-run rules, and the lanes the real scripts produce on both
-backends, checked against closed forms worked out by hand."""
+"""The pure next-run rules (emq_lab.schedule), and the lanes emq_lab.dives.cadence gets from the
+real scripts on every backend, checked against closed forms worked out by hand."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from helpers import scanned
 import emq_lab
 from emq_lab.clock import parse_instant
 from emq_lab.dives import cadence
-from emq_lab.dives.cadence import Measure
 from emq_lab.pump import Pump
+from emq_lab.schedule import Measure, next_on_grid, next_start_to_finish, next_start_to_start
 
 S = 1000
 MIN = 60 * S
@@ -42,8 +42,8 @@ def at(*clock: str) -> list[int]:
 
 
 def test_start_to_start_and_start_to_finish_add_the_period() -> None:
-    assert cadence.next_start_to_start(at("09:00")[0], 15 * MIN) == at("09:15")[0]
-    assert cadence.next_start_to_finish(at("09:04")[0], 15 * MIN) == at("09:19")[0]
+    assert next_start_to_start(at("09:00")[0], 15 * MIN) == at("09:15")[0]
+    assert next_start_to_finish(at("09:04")[0], 15 * MIN) == at("09:19")[0]
 
 
 @pytest.mark.parametrize(
@@ -58,7 +58,7 @@ def test_start_to_start_and_start_to_finish_add_the_period() -> None:
     ],
 )
 def test_next_on_grid_skips_missed_slots(slot: str, now: str, expected: str) -> None:
-    assert cadence.next_on_grid(at(slot)[0], 15 * MIN, at(now)[0]) == at(expected)[0]
+    assert next_on_grid(at(slot)[0], 15 * MIN, at(now)[0]) == at(expected)[0]
 
 
 def test_first_tick_at_or_after() -> None:
@@ -208,8 +208,7 @@ def test_fast_forward_reports_progress_and_leaves_one_row(lab: emq_lab.Lab, queu
     result = cadence.fast_forward(lab, queue, occurrences=250, every_ms=MIN, on_progress=seen.append)
     assert seen == [100, 200, 250]
     assert (result.occurrences, result.registry_rows, result.jobs, result.newest_job) == (250, 1, 250, "JOB-000250")
-    assert result.next_run_ms == START + 250 * MIN
-    assert lab.repeat(queue).count() == 1
+    assert lab.repeat(queue).entries() == [("report", START + 250 * MIN)]
     assert lab.clock.now_ms() == START  # the fast-forward ran on a SimClock of its own
     # It leaves the newest 20 jobs and the registration, not 250 job hashes.
     assert result.kept == 20 and lab.jobs(queue).browse(limit=1000) == [f"JOB-{n:06d}" for n in range(250, 230, -1)]

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from helpers import MIN, START
+from helpers import MIN, START, slot
 from redis.exceptions import NoPermissionError, ResponseError
 from servers import ValkeyCluster
 
@@ -240,22 +240,22 @@ def test_a_learner_follows_a_slot_migration_ask_then_moved(valkey_cluster: Valke
     lab = emq_lab.connect(learner.url(valkey_cluster.url), clock=emq_lab.SimClock(START), namespace=learner.namespace)
     rep = lab.repeat("q")
     assert rep.register("a", MIN, "t") is emq_lab.Outcome.REGISTERED
-    slot = keys.slot(lab.keyspace("q").registry)
+    q_slot = slot(lab.keyspace("q").registry)
     source = admin.get_node_from_key(lab.keyspace("q").registry).port
     target = next(node.port for node in valkey_cluster.nodes if node.port != source)
     try:
-        _move_slot(valkey_cluster, slot, source, target, finish=False)
+        _move_slot(valkey_cluster, q_slot, source, target, finish=False)
         assert rep.record("a") == {"every_ms": str(MIN), "template": "t"}  # ASK, then ASKING + HGETALL
         assert rep.register("a", MIN, "t") is emq_lab.Outcome.EXISTS  # ASK for a script's keys
         # A new key cannot be written mid-move (the server answers TRYAGAIN): a transient fault.
         with pytest.raises(BackendUnavailable, match="moving this queue's keys to another node"):
             rep.register("b", MIN, "t")
-        _move_slot(valkey_cluster, slot, source, target, finish=True)
+        _move_slot(valkey_cluster, q_slot, source, target, finish=True)
         assert rep.register("b", MIN, "t") is emq_lab.Outcome.REGISTERED  # MOVED: the client follows
         assert rep.count() == 2
     finally:
         lab.reset("q")
-        _move_slot(valkey_cluster, slot, target, source, finish=True)  # leave the shared cluster as found
+        _move_slot(valkey_cluster, q_slot, target, source, finish=True)  # leave the shared cluster as found
         lab.close()
         classroom.revoke_users(admin, prefix=prefix)
         admin.close()

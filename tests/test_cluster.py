@@ -7,11 +7,11 @@ from collections.abc import Callable
 
 import pytest
 import redis
-from helpers import MIN, scanned
+from helpers import MIN, scanned, slot
 from servers import ValkeyCluster, kill
 
 import emq_lab
-from emq_lab import Outcome, SimClock, keys
+from emq_lab import Outcome, SimClock
 from emq_lab.keys import QueueKeys
 
 QUEUES = [f"cq{i}" for i in range(24)]
@@ -43,7 +43,7 @@ def test_queues_spread_over_the_primaries(
             # record, registry, two jobs, wait list (+ the id counter unless slot-keyed)
             assert len(found) == (5 if q.endswith("1") else 6)
             node = lab.client.get_node_from_key(QueueKeys(q).registry)
-            assert {int(lab.client.cluster_keyslot(k)) for k in found} == {keys.slot(QueueKeys(q).registry)}
+            assert {int(lab.client.cluster_keyslot(k)) for k in found} == {slot(QueueKeys(q).registry)}
             assert {lab.client.get_node_from_key(k).port for k in found} == {node.port}
         figure("cluster", f"{len(QUEUES)} queues over {len(ports)} primaries, 0 CROSSSLOT")
     finally:
@@ -82,7 +82,7 @@ def test_a_cross_slot_call_would_be_refused(cluster_lab: emq_lab.Lab) -> None:
     lab = cluster_lab
     try:
         crossed = [QueueKeys("cq0").registry, QueueKeys("cq1").record("n")]
-        assert keys.slot(crossed[0]) != keys.slot(crossed[1])
+        assert slot(crossed[0]) != slot(crossed[1])
         with pytest.raises(redis.RedisClusterException, match="slot"):
             lab.scripts.register(keys=crossed, args=["n", 1000, "t", 0])
         assert scanned(lab, "cq0") == scanned(lab, "cq1") == []

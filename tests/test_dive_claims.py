@@ -21,6 +21,7 @@ from emq_lab.plots.course import beside
 from emq_lab.plots.header import header
 from emq_lab.plots.registry import fired_figure, fired_marks
 from emq_lab.plots.source import lua_html, script_view
+from emq_lab.schedule import next_on_grid
 from emq_lab.scripts import FILES, source
 
 
@@ -53,7 +54,7 @@ def test_a_naive_row_carries_its_own_record_and_lights_its_write(lab: emq_lab.La
 
 @pytest.mark.parametrize("measure", ["start-to-start", "fixed grid"])
 def test_an_outage_fires_once_on_return_and_says_where_the_cadence_lands(lab: emq_lab.Lab, measure: str) -> None:
-    out = cadence.outage(lab, measure, down_at_ms=22 * MIN, down_for_ms=40 * MIN, after=2)
+    out = cadence.outage(lab, measure, down_for_ms=40 * MIN, after=2)
     assert hhmm(out.down_ms) == "09:22" and hhmm(out.back_ms) == "10:02"
     assert [hhmm(r.release_ms) for r in out.before] == ["09:00", "09:15"]
     assert len(out.on_return) == 1 and hhmm(out.on_return[0].slot_ms) == "09:30"
@@ -154,7 +155,7 @@ def test_the_grid_agrees_with_bullmqs_every_whatever_the_first_runs_offset() -> 
             first = start + shift
             for late in range(0, 5 * every, 61_000):
                 now = first + every + late
-                assert cadence.next_on_grid(first, every, now) == cadence.next_bullmq_every(first, every, now), (
+                assert next_on_grid(first, every, now) == cadence.next_bullmq_every(first, every, now), (
                     every,
                     shift,
                     late,

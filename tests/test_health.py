@@ -13,7 +13,7 @@ from redis import exceptions
 
 from emq_lab import BackendUnavailable
 from emq_lab.errors import BackendBusy, is_transient, translate
-from emq_lab.health import UNAVAILABLE, Health, call_later
+from emq_lab.health import MAX_WAITING, UNAVAILABLE, Health, call_later
 
 
 class Timer:
@@ -68,7 +68,7 @@ class Server:
 
 def test_an_outage_longer_than_a_minute_recovers_with_one_chain_and_says_what_it_does() -> None:
     timers, server = Timers(), Server()
-    health: Health[str] = Health(later=timers, delays=(1, 2, 5))
+    health: Health[str] = Health(later=timers)
     server.up = False
     assert health.run(server.action("boot 1")) is None
     assert health.status.startswith(UNAVAILABLE)
@@ -77,12 +77,12 @@ def test_an_outage_longer_than_a_minute_recovers_with_one_chain_and_says_what_it
     while timers.elapsed <= 75:
         timers.fire()
         assert len(timers.live) == 1
-        assert health.pending and not health.ok
+        assert health.pending and health.status
     assert "retrying every 5 s" in health.status
     assert health.retries > 15
     server.up = True
     timers.fire()
-    assert health.ok and not health.pending and not timers.live
+    assert not health.status and not health.pending and not timers.live
     assert server.log == ["boot 1"]
 
 
@@ -98,7 +98,7 @@ def test_clicks_while_down_wait_in_order_and_each_runs_once() -> None:
     server.up = True
     timers.fire()
     assert server.log == ["boot 1", "reset", "boot 2"]
-    assert health.ok and not timers.live
+    assert not health.status and not timers.live
 
 
 def test_a_click_after_recovery_runs_the_waiting_ones_first() -> None:
@@ -109,22 +109,23 @@ def test_a_click_after_recovery_runs_the_waiting_ones_first() -> None:
     server.up = True
     assert health.run(server.action("boot 2")) is None  # joined the line, which ran now
     assert server.log == ["boot 1", "boot 2"]
-    assert health.ok
+    assert not health.status
     assert all(t.cancelled for t in timers.made)  # the chain stopped
     assert health.run(server.action("boot 3")) == "boot 3"
 
 
 def test_past_max_waiting_a_click_is_refused_with_words() -> None:
     timers, server = Timers(), Server()
-    health: Health[str] = Health(later=timers, max_waiting=2)
+    health: Health[str] = Health(later=timers)
     server.up = False
-    for label in ("a", "b", "c"):
+    labels = [f"click {n}" for n in range(MAX_WAITING + 1)]
+    for label in labels:
         health.run(server.action(label))
-    assert health.waiting == 2 and health.refused == 1
+    assert health.waiting == MAX_WAITING and health.refused == 1
     assert "this one was not kept" in health.note
     server.up = True
     timers.fire()
-    assert server.log == ["a", "b"]
+    assert server.log == labels[:MAX_WAITING]
 
 
 def test_a_waiting_action_that_fails_for_good_is_dropped_and_named() -> None:
@@ -144,7 +145,7 @@ def test_a_waiting_action_that_fails_for_good_is_dropped_and_named() -> None:
     timers.fire()
     assert server.log == ["a", "c"]
     assert "'advance' is not allowed now" in health.note
-    assert health.ok
+    assert not health.status
 
 
 def test_a_first_attempt_that_fails_for_good_raises_and_nothing_waits() -> None:
@@ -155,7 +156,7 @@ def test_a_first_attempt_that_fails_for_good_raises_and_nothing_waits() -> None:
 
     with pytest.raises(ValueError, match="minutes"):
         health.run(bad)
-    assert health.ok and not health.pending
+    assert not health.status and not health.pending
 
 
 def test_close_stops_the_chain() -> None:
@@ -214,7 +215,7 @@ def test_a_busy_server_is_a_retry_line_not_an_outage() -> None:
     assert health.status == "the server is busy running a script — retrying every 2 s"
     busy[0] = False
     timers.fire()
-    assert health.ok and health.retries == 2
+    assert not health.status and health.retries == 2
     with pytest.raises(
         BackendBusy, match=r"the server is busy running a script — retrying is safe \(redis://:\*\*\*@h"
     ):

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 import redis
-from helpers import records, scanned, snapshot
+from helpers import records, scanned, slot, snapshot
 from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 
 import emq_lab
-from emq_lab import Outcome, keys
+from emq_lab import Outcome
 from emq_lab.keys import QueueKeys
 from emq_lab.schedule import Measure
 from emq_lab.scripts import ticked
@@ -192,7 +192,7 @@ def test_queue_names_refuse_or_stay_in_their_slot(lab: emq_lab.Lab, queue: str, 
         lab.pump(queue_name).tick()
         found = lab.keys(queue_name)
         assert len(found) == 5
-        assert {keys.slot(k) for k in found} == {keys.slot(QueueKeys(queue_name).registry)}
+        assert {slot(k) for k in found} == {slot(QueueKeys(queue_name).registry)}
         assert lab.reset(queue_name) == 5
     assert snapshot(lab, queue) == before
 

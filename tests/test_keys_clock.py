@@ -1,28 +1,15 @@
-"""Pure parts: the slot function, the simulated clock and how a time is written."""
+"""Pure parts: the key builders, the simulated clock and how a time is written."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from helpers import slot
 
 from emq_lab import SimClock, keys
 from emq_lab.clock import duration, hhmm, hhmmss, moment, utc
 from emq_lab.keys import QueueKeys
-
-
-@pytest.mark.parametrize(
-    ("key", "expected"),
-    # Reference values from the Redis Cluster specification and CLUSTER KEYSLOT.
-    [("123456789", 0x31C3 % 16384), ("foo", 12182), ("bar", 5061), ("{user1000}.following", 3443)],
-)
-def test_slot_matches_the_cluster(key: str, expected: int) -> None:
-    assert keys.slot(key) == expected
-
-
-def test_slot_uses_only_the_hash_tag() -> None:
-    assert keys.slot("emq:{reports}:repeat") == keys.slot("reports") == keys.slot("x{reports}y")
-    assert keys.slot("a{}b") != keys.slot("")  # empty tag: the whole key is hashed
 
 
 def test_every_key_builder_carries_the_tag() -> None:
@@ -38,9 +25,9 @@ def test_a_namespace_goes_inside_the_tag_and_never_meets_another() -> None:
     assert alice.registry == "emq:ns:{alice:reports}:repeat"
     for k in (alice, bob):
         built = [k.registry, k.record("n"), k.counter, k.job("J"), k.wait, k.delayed]
-        assert {keys.slot(key) for key in built} == {keys.slot(k.tag)}
+        assert {slot(key) for key in built} == {slot(k.tag)}
         assert all(key.startswith(keys.namespace_pattern(k.namespace or "")[:-1]) for key in built)
-    assert keys.slot(alice.registry) != keys.slot(bob.registry)  # a class spreads over slots
+    assert slot(alice.registry) != slot(bob.registry)  # a class spreads over slots
     # A queue named like a namespaced one, outside any namespace, still has keys of its own.
     assert not keys.QueueKeys("alice:reports").registry.startswith(keys.namespace_pattern("alice")[:-1])
 
@@ -58,9 +45,11 @@ def test_simclock_moves_only_forward() -> None:
         clock.set("2026-01-05T08:00:00Z")
 
 
-def test_simclock_rejects_a_bad_start() -> None:
-    with pytest.raises(ValueError, match="start"):
+def test_simclock_rejects_a_bad_start_and_a_bad_instant_naming_each() -> None:
+    with pytest.raises(ValueError, match='^start: "nine o\'clock" is not an ISO-8601 instant'):
         SimClock("nine o'clock")
+    with pytest.raises(ValueError, match="^instant: 'ten' is not an ISO-8601 instant"):
+        SimClock().set("ten")
 
 
 NINE = SimClock("2026-01-05T09:00:00Z").start_ms

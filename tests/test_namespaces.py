@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Iterator
 
 import pytest
-from helpers import MIN, START
+from helpers import MIN, START, slot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -63,7 +63,7 @@ def test_each_verb_stays_in_its_namespace(pair: tuple[emq_lab.Lab, ...], queue: 
     a_keys, b_keys = alice.keys(queue), bob.keys(queue)
     assert a_keys and b_keys and not set(a_keys) & set(b_keys)
     assert all(k.startswith(keys.namespace_pattern(alice.namespace or "")[:-1]) for k in a_keys)
-    assert all(keys.slot(k) == keys.slot(alice.keyspace(queue).registry) for k in a_keys)
+    assert all(slot(k) == slot(alice.keyspace(queue).registry) for k in a_keys)
     assert plain.keys(queue) == []
 
     assert bob.reset(queue) == len(b_keys)

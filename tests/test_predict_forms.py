@@ -164,7 +164,7 @@ UNITS = {
 def truths(dive: str) -> dict[str, Any]:
     """Each question's answer, read off the package exactly as ``predict`` reads it."""
     found = {}
-    with session(None, "predict") as (base, _):
+    with session("predict") as (base, _):
         for question in QUESTIONS[dive]:
             sim = base.with_clock(SimClock(f"{questions.DAY}T{question.clock}:00Z"))
             found[question.key] = question.kind.read(question.truth(sim))

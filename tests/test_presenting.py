@@ -30,7 +30,8 @@ def test_a_figure_is_shown_without_the_logo_or_the_share_button(renderer: str) -
     shown = bundle.get("application/vnd.plotly.v1+json", {}).get("config") or pio.renderers[renderer].config
     assert shown["displaylogo"] is False and shown["showSendToCloud"] is False
     assert "lasso2d" in shown["modeBarButtonsToRemove"]
-    view = FigureView(go.Figure())
+    view = FigureView()
+    view.show(go.Figure())
     assert view.widget.outputs[0]["data"]["application/vnd.plotly.v1+json"]["config"] == config.CONFIG
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from helpers import MIN, snapshot
+from helpers import MIN, slot, snapshot
 
 import emq_lab
-from emq_lab import Due, Outcome, keys
+from emq_lab import Due, Outcome
 from emq_lab.keys import QueueKeys
 
 
@@ -70,7 +70,6 @@ def test_first_in_delays_the_first_run(lab: emq_lab.Lab, queue: str) -> None:
     assert rep.due() == []
     lab.clock.advance(seconds=1)
     assert rep.due() == [Due("later", 15 * MIN, "t")]
-    assert rep.due()[0].due_ms == start + 5 * MIN
 
 
 def test_due_is_in_score_order_and_bounded(lab: emq_lab.Lab, queue: str) -> None:
@@ -110,7 +109,7 @@ def test_every_key_of_a_queue_shares_one_slot(lab: emq_lab.Lab, queue: str) -> N
     lab.pump(queue).tick()
     found = lab.keys(queue)
     assert len(found) >= 5
-    assert {keys.slot(k) for k in found} == {keys.slot(QueueKeys(queue).registry)}
+    assert {slot(k) for k in found} == {slot(QueueKeys(queue).registry)}
 
 
 def test_due_reads_at_most_what_one_call_carries(lab: emq_lab.Lab, queue: str) -> None:

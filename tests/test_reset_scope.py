@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from helpers import RoundTrips, scanned
+from helpers import RoundTrips, scanned, slot
 
 import emq_lab
-from emq_lab import keys
 from emq_lab.keys import QueueKeys
 
 FOREIGN = 10_000
@@ -59,7 +58,7 @@ def test_reset_among_ten_thousand_foreign_keys(
             pipe.get(f"{prefix}{i}")
         survivors += sum(value == str(i) for i, value in zip(range(start, FOREIGN), pipe.execute(), strict=False))
     assert survivors == FOREIGN
-    assert all(keys.slot(k) == keys.slot(QueueKeys(other).registry) for k in before_other)
+    assert all(slot(k) == slot(QueueKeys(other).registry) for k in before_other)
     figure("scoped reset: foreign keys kept / own keys deleted", f"{FOREIGN + len(near)} / {len(own)}")
     # Clean up what this test made: the other queue and the foreign keys (never FLUSHDB).
     lab.reset(other)

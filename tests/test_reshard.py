@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from helpers import MIN, START
+from helpers import MIN, START, slot
 from servers import ValkeyCluster
 
 import emq_lab
-from emq_lab import BackendUnavailable, Outcome, SimClock, classroom, keys
+from emq_lab import BackendUnavailable, Outcome, SimClock, classroom
 from emq_lab.scripts import cluster
 from emq_lab.widgets import CrashPanel
 
@@ -37,7 +37,7 @@ class Move:
     def __init__(self, cluster: ValkeyCluster, lab: emq_lab.Lab, queue: str) -> None:
         self.cluster = cluster
         self.lab = lab
-        self.slot = keys.slot(lab.keyspace(queue).registry)
+        self.slot = slot(lab.keyspace(queue).registry)
         self.source = lab.client.nodes_manager.get_node_from_slot(self.slot).port
         self.target = next(node.port for node in cluster.nodes if node.port != self.source)
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 import redis
-from helpers import MIN, START, snapshot
+from helpers import MIN, START, slot, snapshot
 
 import emq_lab
-from emq_lab import Occurrence, Outcome, SimClock, SystemClock, classroom, keys, scripts
+from emq_lab import Occurrence, Outcome, SimClock, SystemClock, classroom, scripts
 from emq_lab.fastforward import forward
 from emq_lab.keys import QueueKeys
 
@@ -357,11 +357,11 @@ def test_a_malformed_ticks_call_names_the_problem_and_writes_nothing(
 def same_slot(queue: str) -> str:
     """Another queue whose keys hash to the slot of ``queue``'s (so a cluster runs the call and
     the script itself must refuse it)."""
-    target = keys.slot(QueueKeys(queue).registry)
+    target = slot(QueueKeys(queue).registry)
     # CRC16 over "<queue>-<i>" is not uniform: some queue names need past 100,000 of them (t103:
     # 127,978). Queues t0 to t2999 all find one, the farthest in half a second.
     for i in range(10_000_000):
-        if keys.slot(QueueKeys(q := f"{queue}-{i}").registry) == target:
+        if slot(QueueKeys(q := f"{queue}-{i}").registry) == target:
             return q
     raise AssertionError(f"no queue <{queue}-i> shares the slot of {queue!r} for i below 10,000,000")
 

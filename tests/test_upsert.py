@@ -129,9 +129,9 @@ def test_deploy_day_guard_keeps_the_old_period_upsert_applies_the_new(lab: emq_l
 
 def test_boots_are_a_restart_apart_and_leave_the_lab_clock_alone(lab: emq_lab.Lab, queue: str) -> None:
     start = lab.clock.now_ms()
-    service = Service(lab, queue, restart_ms=7 * MIN)
-    assert service.boot_until(3).at_ms == start + 14 * MIN
-    assert [b.at_ms for b in service.history] == [start, start + 7 * MIN, start + 14 * MIN]
+    service = Service(lab, queue)
+    assert service.boot_until(3).at_ms == start + 10 * MIN
+    assert [b.at_ms for b in service.history] == [start, start + 5 * MIN, start + 10 * MIN]
     assert service.boot_until(2) is service.history[1]  # an earlier boot is not re-run
     assert len(service.history) == 3
     assert lab.clock.now_ms() == start

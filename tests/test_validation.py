@@ -77,6 +77,8 @@ BAD_CALLS: list[tuple[str, Callable[[emq_lab.Lab, str], object]]] = [
     ("limit", lambda lab, q: lab.repeat(q).due(limit=0)),
     ("limit", lambda lab, q: lab.jobs(q).browse(limit=-1)),
     ("batch", lambda lab, q: lab.pump(q, batch=0)),
+    ("until_ms", lambda lab, q: lab.pump(q).run(until_ms="10:00", step_ms=1000)),  # type: ignore[arg-type]
+    ("step_ms", lambda lab, q: lab.pump(q).run(until_ms=0, step_ms=0)),
 ]
 
 

@@ -1,10 +1,10 @@
-"""Cadence: the three ways to measure the next run, and a runner that drives the real
-scripts on a SimClock for N cycles and returns the marks a timeline draws.
+"""Cadence: the three ways to measure the next run (the pump's rules, in :mod:`emq_lab.schedule`)
+run on the real scripts, on a SimClock for N cycles, as the marks a timeline draws.
 
-The ``next_*`` functions are pure cadence math (milliseconds in, milliseconds out); the pump
-reads its clock once per tick and hands "now" to them. ``trace`` runs one lane per measure
-on the backend, each on its own queue and its own SimClock, with a simulated worker that
-finishes every run after its duration.
+``trace`` runs one lane per measure on the backend, each on its own queue and its own SimClock,
+with a simulated worker that finishes every run after its duration; ``fast_forward`` and
+``outage`` drive one name through many ticks. Two pure helpers stay here: ``next_bullmq_every``
+(BullMQ's formula, for comparison with the grid) and ``first_tick_at_or_after``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from .. import validate
 from ..clock import SimClock, duration, hhmm, hhmmss
 from ..fastforward import forward
 from ..outcome import Outcome
-from ..schedule import MINUTE_MS, Measure, next_on_grid, next_start_to_finish, next_start_to_start
+from ..schedule import MINUTE_MS, Measure
 from .common import entries_text, one_registration
 from .common import start_ms as lab_start_ms
 
@@ -25,16 +25,6 @@ if TYPE_CHECKING:
     from ..lab import Lab
     from ..pump import Pump
     from ..repeat import Repeat
-
-__all__ = [
-    "Measure",
-    "next_bullmq_every",
-    "next_on_grid",
-    "next_start_to_finish",
-    "next_start_to_start",
-    "trace",
-    "fast_forward",
-]
 
 NAME = "report"  # the one registration every lane schedules
 TEMPLATE = '{"report": "cadence"}'
@@ -282,7 +272,6 @@ class FastForward:
     registry_rows: int
     jobs: int  # jobs the run left waiting, before the clean-up
     newest_job: str
-    next_run_ms: int
     kept: int = 0  # the newest jobs kept after the clean-up (the older ones are deleted)
 
     @property
@@ -326,8 +315,7 @@ def fast_forward(
             "kernel?), so this run's counts would be wrong; run one panel per queue at a time, then click again"
         )
     jobs.trim(KEEP)
-    ((_, next_ms),) = entries
-    return FastForward(len(ids), len(entries), made, newest[0], next_ms, kept=min(KEEP, made))
+    return FastForward(len(ids), len(entries), made, newest[0], kept=min(KEEP, made))
 
 
 # -- the pump goes down: what fires when it comes back -------------------------------------------
@@ -375,30 +363,32 @@ class Outage:
         )
 
 
+#: When an outage lane's pump stops, counted from the lane's start (09:22 on the course's clock).
+DOWN_AT_MS = 22 * MINUTE_MS
+
+
 def outage(
     lab: Lab,
     measure: Measure | str = Measure.START_TO_START,
     *,
     every_ms: int = 15 * MINUTE_MS,
-    down_at_ms: int = 22 * MINUTE_MS,
     down_for_ms: int = 40 * MINUTE_MS,
     after: int = 3,
     start_ms: int | None = None,
     queue: str | None = None,
 ) -> Outage:
     """Register one name on a fresh queue (``outage-<lane>``), run the real pump exactly when the
-    name is due, stop it ``down_at_ms`` after the start for ``down_for_ms``, and let it tick again:
+    name is due, stop it :data:`DOWN_AT_MS` after the start for ``down_for_ms``, and let it tick again:
     the first tick back releases the overdue name once, and the rule says where the cadence goes.
     Runs until ``after`` more releases followed the return."""
     measure = Measure(measure)
     if measure is Measure.START_TO_FINISH:
         raise ValueError("measure: an outage lane runs start-to-start or the fixed grid (the pump's own rules)")
     _check_controls(every_ms, 0, 1, 0)
-    for value, field in ((down_at_ms, "down_at_ms"), (down_for_ms, "down_for_ms")):
-        validate.integer(value, field, 1, unit=" ms")
+    validate.integer(down_for_ms, "down_for_ms", 1, unit=" ms")
     validate.limit(after, field="after")
     start = lab_start_ms(lab) if start_ms is None else start_ms
-    down, back = start + down_at_ms, start + down_at_ms + down_for_ms
+    down, back = start + DOWN_AT_MS, start + DOWN_AT_MS + down_for_ms
     queue = lane_queue(measure, "outage") if queue is None else queue
     clock, rep, pump = _one_registration(lab, queue, start_ms=start, every_ms=every_ms, rule=measure)
     runs: list[Run] = []

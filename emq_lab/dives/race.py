@@ -254,12 +254,13 @@ class Race:
         when = f", first run {hhmm(first)}" if first is not None else ""
         return f"{outcome.tuple}: {self.name} every {duration(REREGISTER_EVERY_MS)}{when}", outcome
 
-    def _held(self) -> Tick:
+    def held(self) -> Tick:
+        """The pump's tick this round, begun at the read (enqueue and advance come after it)."""
         assert self._tick is not None  # why_not: enqueue and advance come after the read
         return self._tick
 
     def _enqueue(self, before: Snapshot) -> tuple[str, Outcome | None]:
-        tick = self._held()
+        tick = self.held()
         fired = tick.enqueue()
         if not tick.rows:
             return "the pump holds nothing: no occurrence", None
@@ -276,7 +277,7 @@ class Race:
         return "; ".join(notes), Outcome.ENQUEUED if fired else None
 
     def _advance(self, before: Snapshot) -> tuple[str, Outcome | None]:
-        tick = self._held()
+        tick = self.held()
         outcomes = dict(tick.advance())
         if not tick.rows:
             return "the pump holds nothing: no advance", None
@@ -419,7 +420,7 @@ def without_compare_and_set(lab: Lab, queue: str, *, name: str = "report") -> li
     race = Race(lab, queue, name=name)
     for step in EXTRA_PRESETS["re-register"][:-1]:
         race.step(step)
-    tick = race._held()
+    tick = race.held()
     assert tick.rows  # the read held the name
     row = tick.rows[0]
     fresh = dict(race.repeat.entries())[name]

@@ -175,25 +175,19 @@ class Boot:
         return f"boot #{self.number} → {steps}, {self.tuple}, {size}"
 
 
+#: The time between two boots of a Service (a simulated restart).
+RESTART_MS = 5 * MINUTE_MS
+
+
 class Service:
-    """A service that registers ``schedule`` on queue ``queue`` at every boot, under one strategy.
+    """A service that registers its :class:`Schedule` on queue ``queue`` at every boot, under one
+    strategy. Boot #1 happens at the lab clock's now; each later boot :data:`RESTART_MS` after the
+    one before (a simulated restart; the lab's clock is not moved)."""
 
-    The scripts are loaded once here. Boot #1 happens at the lab clock's now; each later boot is
-    ``restart_ms`` after the one before (a simulated restart; the lab's clock is not moved)."""
-
-    def __init__(
-        self,
-        lab: Lab,
-        queue: str,
-        *,
-        schedule: Schedule | None = None,
-        strategy: Strategy | str = Strategy.GUARD,
-        restart_ms: int = 5 * MINUTE_MS,
-    ) -> None:
+    def __init__(self, lab: Lab, queue: str, *, strategy: Strategy | str = Strategy.GUARD) -> None:
         self.lab = lab
         self.queue = validate.name(queue, field="queue")
-        self.schedule = schedule if schedule is not None else Schedule()
-        self.restart_ms = validate.first_in_ms(restart_ms)
+        self.schedule = Schedule()
         self.strategy = Strategy(strategy)
         self.history: list[Boot] = []
 
@@ -223,7 +217,7 @@ class Service:
         """Run the next boot: one real script call registering the schedule (with ``every_ms``
         as its period when given, as on a deploy day)."""
         schedule = self.schedule if every_ms is None else replace(self.schedule, every_ms=every_ms)
-        now = self.history[-1].at_ms + self.restart_ms if self.history else self.lab.clock.now_ms()
+        now = self.history[-1].at_ms + RESTART_MS if self.history else self.lab.clock.now_ms()
         first_ms = now + schedule.every_ms
         before = self.state()
         raw = self._call(schedule, first_ms)
@@ -262,7 +256,7 @@ class Service:
             call = scripts.register(k, *args)
         else:
             call = scripts.contrast("naive" if self.strategy is Strategy.NAIVE else "upsert", k, *args)
-        return scripts.integer(scripts.run(lab.scripts, call, lab.client))
+        return scripts.int_reply(scripts.run(lab.scripts, call, lab.client))
 
 
 def report(boot: Boot, *, queue: str, of: int, lab: Lab) -> list[str]:

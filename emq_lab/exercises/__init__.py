@@ -66,7 +66,7 @@ def _why(error: Exception) -> str:
 def _recording(checker: Callable[..., Check]) -> Callable[..., Check]:
     @functools.wraps(checker)
     def run(answer: Any, lab: Lab | None = None) -> Check:
-        return _recorded(checker(answer, lab), lab)
+        return _recorded(checker(answer), lab)  # the check runs in the sandbox; ``lab`` records it
 
     return run
 

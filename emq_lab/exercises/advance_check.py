@@ -150,9 +150,9 @@ def _name(order: tuple[str, ...]) -> str:
     return " -> ".join(LABELS[s] for s in order)
 
 
-def check(lua_source: str, lab: Lab | None = None) -> Check:
+def check(lua_source: str) -> Check:
     """Replay the cancel race in every order with ``lua_source`` as advance.lua."""
-    return lua_check("advance", lua_source, lab, lambda learner, ref: _sweep_first(_replay_all(learner, ref)))
+    return lua_check("advance", lua_source, lambda learner, ref: _sweep_first(_replay_all(learner, ref)))
 
 
 def _sweep_first(found: Check) -> Check:

@@ -95,7 +95,7 @@ def with_scripts(lab: Lab, **sources: str) -> Lab:
     return Lab(client, lab.clock, "a sandbox (private fakeredis)", namespace=lab.namespace, scripts=scripts)
 
 
-def lua_check(exercise: str, lua_source: object, lab: Lab | None, compare: Callable[[Lab, Lab], Check]) -> Check:
+def lua_check(exercise: str, lua_source: object, compare: Callable[[Lab, Lab], Check]) -> Check:
     """The frame of a check of a learner's ``<exercise>.lua``: an answer that is not Lua text is
     refused; else ``compare(learner, reference)`` runs in the sandbox (:func:`session`), the
     learner's lab running the script; whatever the script does, the answer is a Check."""
@@ -103,7 +103,7 @@ def lua_check(exercise: str, lua_source: object, lab: Lab | None, compare: Calla
     if refused is not None:
         return refused
     assert isinstance(lua_source, str)
-    with session(lab, exercise, lua=True) as (sandboxed, reference):
+    with session(exercise, lua=True) as (sandboxed, reference):
         try:
             return compare(with_scripts(sandboxed, **{exercise: lua_source}), reference)
         except Exception as error:  # noqa: BLE001 - no answer may break the checker
@@ -177,13 +177,13 @@ def queues(exercise: str) -> tuple[str, str]:
 
 
 @contextmanager
-def session(lab: Lab | None, exercise: str, *, lua: bool = False) -> Iterator[tuple[Lab, Lab]]:
+def session(exercise: str, *, lua: bool = False) -> Iterator[tuple[Lab, Lab]]:
     """The two labs a checker runs on, reading now from START: the kernel's sandbox
     (:func:`emq_lab.sandbox.for_checks`, wiped; with ``lua``, the check of a learner's Lua, its
     scripts all stop after :data:`~emq_lab.sandbox.CHECK_S`), where the learner's script runs, and the
     reference's: a private fakeredis of this check's own in this process, where no learner's
-    script ever runs, so nothing a script plants in its Lua state can reach the reference. The
-    learner's ``lab`` is not touched: nothing is read from it or written to it, whatever its
+    script ever runs, so nothing a script plants in its Lua state can reach the reference. No
+    check touches the learner's own lab: nothing is read from it or written to it, whatever its
     server (one that refuses a learner's EVAL included)."""
     import fakeredis
 

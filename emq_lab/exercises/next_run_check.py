@@ -157,7 +157,7 @@ def instant(answer: object) -> int:
     elif isinstance(answer, float):
         answer = float.__float__(answer)
     if isinstance(answer, bool) or not isinstance(answer, int | float):
-        got = f"{type(answer).__name__} {validate._short(answer)}"
+        got = f"{type(answer).__name__} {validate.shown(answer)}"
         raise RuleError(
             f"your rule's answer is not a time in whole milliseconds: expected milliseconds as an int, got {got}"
         )
@@ -168,7 +168,7 @@ def instant(answer: object) -> int:
         raise RuleError(f"your rule's answer is not a time in whole milliseconds: {said}") from None
     if not MIN_INSTANT_MS <= ms <= MAX_INSTANT_MS:
         raise RuleError(
-            f"your rule's answer ({validate._short(answer)}) is not an instant in ms the clock can reach "
+            f"your rule's answer ({validate.shown(answer)}) is not an instant in ms the clock can reach "
             f"(1970-01-01 to 9999-12-31 UTC, {MIN_INSTANT_MS} to {MAX_INSTANT_MS} ms)"
         )
     return ms
@@ -187,11 +187,11 @@ SETTINGS = st.builds(
 )
 
 
-def check(fn: Callable[..., Any], lab: Lab | None = None) -> Check:
+def check(fn: Callable[..., Any]) -> Check:
     """Run ``fn`` as the pump's start-to-start rule for fixed and random settings. Whatever
     ``fn`` is or does, the answer is a Check (a failed one says why)."""
     if not callable(fn):
-        said = f"got {type(fn).__name__} {validate._short(fn)}"
+        said = f"got {type(fn).__name__} {validate.shown(fn)}"
         return _refused(f"your answer must be a function (release_ms, every_ms[, finish_ms]) -> next_ms; {said}")
     try:
         _arity(fn)
@@ -210,7 +210,7 @@ def _refused(reason: str) -> Check:
 def _check(fn: Callable[..., Any]) -> Check:
     mine, theirs = queues("next-run")
     budget = Budget()  # the rule's time over the whole check
-    with session(None, "next-run") as (base, _):
+    with session("next-run") as (base, _):
 
         def failure(name: str, setting: Setting) -> Check | None:
             ref = releases(base, theirs, setting, Measure.START_TO_START)

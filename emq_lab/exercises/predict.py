@@ -74,7 +74,7 @@ class Predictions:
             except ValueError as exc:
                 unread[key] = f"{key}: could not read {_quoted(value)} as {kind.unit} ({exc}); try {kind.example}"
         lines, right = [_misnamed(key, self._questions) for key in misnamed], not unread and not misnamed
-        with session(lab, "predict") as (base, _):
+        with session("predict") as (base, _):
             for key in answer:
                 if key in unread:
                     lines.append(unread[key])

@@ -214,10 +214,10 @@ _ops = st.one_of(
 INTERLEAVINGS = st.lists(_ops, min_size=1, max_size=8).map(tuple)
 
 
-def check(lua_source: str, lab: Lab | None = None) -> Check:
+def check(lua_source: str) -> Check:
     """Run ``lua_source`` as register.lua against every scenario; the first, smallest that fails
     is explained, with the keyspace before and after."""
-    return lua_check("register", lua_source, lab, _search)
+    return lua_check("register", lua_source, _search)
 
 
 def _search(learner: Lab, reference: Lab) -> Check:

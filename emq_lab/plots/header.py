@@ -11,7 +11,8 @@ from ..scripts import source
 
 @dataclass(frozen=True)
 class Slot:
-    """One KEYS or ARGV entry of a script's header: ``KEYS[1]``, its local name, what it holds."""
+    """One KEYS or ARGV entry of a script's header: ``KEYS[1]``, the name the header gives it (the
+    script's local, or the local's long form: ``every_ms`` for ``every``), what it holds."""
 
     slot: str
     name: str

@@ -4,7 +4,7 @@ script's ``redis.call`` / ``redis.pcall`` pass through.
 
 A script may run :data:`SCRIPT_COMMANDS`: what a scheduler's script of this course could use on
 Valkey (strings, hashes, lists, sets, sorted sets, a key's existence, type and TTL, the server's
-clock). The clients of the sandbox (the checkers, ``Lab.with_scripts``) may also run
+clock). The clients of the sandbox (the checkers, ``exercises.with_scripts``) may also run
 :data:`CLIENT_COMMANDS` (running and loading scripts, transactions, listing a queue's keys).
 Anything else, RESTORE and DUMP (fakeredis's emulation unpickles and pickles), the module
 commands fakeredis emulates (JSON.*, BF.*, TS.*, ...), the server's administration, blocking

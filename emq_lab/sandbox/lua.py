@@ -12,7 +12,7 @@ from typing import Any
 
 from . import libs
 
-#: Seconds a script may run before the hook stops it.
+#: Seconds a script may run before the hook stops it (on the clock ``server``'s ``tick`` answers: CPU time).
 LIMIT_S = 1.0
 #: Bytes of Lua memory a script may hold before the hook stops it; lupa's allocator refuses any
 #: allocation past twice that (fengari has no such bound).
@@ -89,8 +89,9 @@ def _runner() -> str:
 
 def server(tick: Callable[[int], float] | None = None, check_s: float | None = None) -> Any:
     """A new FakeServer whose scripts run sandboxed; ``tick(line)`` hears the line a script is on
-    (at every line it runs) and answers the wall clock in seconds (None: Lua's os.clock). With
-    ``check_s``, every script from now on stops ``check_s`` seconds from now (one check's time)."""
+    (at every line it runs) and answers the clock the limits count, in seconds (the worker's: its
+    CPU time; None: Lua's os.clock). With ``check_s``, every script from now on stops ``check_s``
+    seconds of that clock from now (one check's time)."""
     import fakeredis
     from fakeredis.commands_mixins import scripting_mixin
 

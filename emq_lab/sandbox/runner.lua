@@ -4,9 +4,10 @@
 -- the state's own globals still whole; it keeps what it needs in locals, so nothing a script
 -- later does to a global reaches it. Not a server script: it has no KEYS, and it is never EVAL'd.
 --
--- ...[1] tick       tick(line): hands the current line to the parent process, returns the wall
---                   clock in seconds (nil: os.clock, as in the browser, where there is no parent)
--- ...[2] limit_s    seconds a script may run before the hook stops it
+-- ...[1] tick       tick(line): hands the current line to the parent process, returns the clock
+--                   the limits count, in seconds: the worker's CPU time (nil: os.clock, as in the
+--                   browser, where there is no parent)
+-- ...[2] limit_s    seconds of that clock a script may run before the hook stops it
 -- ...[3] memory_kb  KB of Lua memory a script may hold before the hook stops it
 -- ...[4] describe   describe(error): the text of an error raised by a Python function
 -- ...[5] check_s    seconds every script of one check may take together, from now (nil: no limit)

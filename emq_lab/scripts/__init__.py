@@ -117,7 +117,7 @@ MANY = 500
 # What one call may do, whatever its ARGV (the scripts refuse more): every learner of a class
 # shares one server, and a long call holds it for all of them.
 MAX_MANY, MAX_MANY_BYTES = 1000, 4 * 1024 * 1024  # register_many.lua: names, names x template bytes
-MAX_DUE, MAX_REPLY_BYTES = 5000, 1024 * 1024  # due.lua: its limit, the bytes after which it stops adding rows
+MAX_DUE = 5000  # due.lua: its limit (it also stops adding rows past 1 MiB of names and templates)
 MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10_000, 10_000  # ticks.lua: rows a tick, ticks a call, occurrences a call
 
 
@@ -180,7 +180,7 @@ def ticks(
 # -- the replies, one function per script --------------------------------------------------------
 
 
-def integer(reply: Reply) -> int:
+def int_reply(reply: Reply) -> int:
     """An integer reply (a Lua number; a learner's script may answer it as a string). A TypeError
     for nil or an array, a ValueError for other text, as ``int()`` raises (the exercises say which)."""
     if not isinstance(reply, int | str):
@@ -195,26 +195,26 @@ def _array(reply: Reply) -> list[Reply]:
 
 
 def registered(reply: Reply) -> Outcome:
-    return outcome_of("register", integer(reply))
+    return outcome_of("register", int_reply(reply))
 
 
 def registered_many(reply: Reply) -> list[Outcome]:
     """register_many.lua's array of 1 (REGISTERED) and 0 (EXISTS), one per name."""
-    return [outcome_of("register", integer(code)) for code in _array(reply)]
+    return [outcome_of("register", int_reply(code)) for code in _array(reply)]
 
 
 def cancelled(reply: Reply) -> Outcome:
-    return outcome_of("cancel", integer(reply))
+    return outcome_of("cancel", int_reply(reply))
 
 
 def advanced(reply: Reply) -> Outcome:
-    return outcome_of("advance", integer(reply))
+    return outcome_of("advance", int_reply(reply))
 
 
 def enqueued(reply: Reply) -> tuple[Outcome, str]:
     """enqueue.lua's ``{code, job_id}``."""
     code, job_id = _array(reply)
-    return outcome_of("enqueue", integer(code)), str(job_id)
+    return outcome_of("enqueue", int_reply(code)), str(job_id)
 
 
 @dataclass(frozen=True)
@@ -238,7 +238,7 @@ def rows(reply: Reply) -> list[Row]:
         Row(
             str(name),
             int(float(str(score))),
-            None if every is None else integer(every),
+            None if every is None else int_reply(every),
             None if template is None or isinstance(template, int) else str(template),
             template if isinstance(template, int) else None,
         )
@@ -276,10 +276,10 @@ def ticked(reply: Reply) -> Ticked:
         raise RuntimeError(f"ticks.lua answered {len(flat)} entries, not six a row")
 
     def coded(script: str, code: Reply) -> Outcome | None:
-        return None if integer(code) == -1 else outcome_of(script, integer(code))
+        return None if int_reply(code) == -1 else outcome_of(script, int_reply(code))
 
     out = [
-        TickedRow(str(name), str(job_id), integer(slot), integer(at), coded("enqueue", e), coded("advance", a))
+        TickedRow(str(name), str(job_id), int_reply(slot), int_reply(at), coded("enqueue", e), coded("advance", a))
         for name, job_id, slot, at, e, a in zip(*(flat[i::6] for i in range(6)), strict=True)
     ]
-    return Ticked(out, integer(next_now), bool(integer(more)))
+    return Ticked(out, int_reply(next_now), bool(int_reply(more)))

@@ -10,8 +10,8 @@
 --   every_ms and template are nil when the record is gone (a dangling member, which the
 --   advance sweeps). Nothing is written.
 --   template is an integer, the stored template's bytes, when that is over MAX_TEMPLATE_BYTES
---   (65536, what register allows; a learner's own HSET can store more): the row is refused
---   (Outcome.OVERSIZED), its template never read (HSTRLEN first), so no reply carries it.
+--   (65536, what register allows; a learner's own HSET can store more): the row is refused (the
+--   pump stores no job, then advances it), its template never read (HSTRLEN first).
 --   Fewer than limit rows when their names and templates pass MAX_REPLY_BYTES (1 MiB): the
 --   rows stop after the one that passes it (so at least one row when any is due). A reply stays
 --   about 1 MiB whatever a learner stores, and so does the time it holds the server; the rows
@@ -20,7 +20,7 @@
 local registry = KEYS[1]
 local now_ms, limit = ARGV[1], ARGV[2]
 local MAX_DUE = 5000  -- as scripts/__init__.py
-local MAX_REPLY_BYTES = 1048576  -- as scripts/__init__.py
+local MAX_REPLY_BYTES = 1048576  -- a reply stops adding rows past this
 local MAX_TEMPLATE_BYTES = 65536  -- as validate.py and register.lua
 
 if type(now_ms) ~= 'string' or not now_ms:match('^%-?%d+$') or #now_ms > 16 then

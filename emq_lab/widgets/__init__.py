@@ -1,5 +1,5 @@
-"""Widgets: views over emq_lab, one per dive. Each has programmatic twins of its
-controls and a ``readout`` string.
+"""Widgets: the dives' panels (and the instructor's), views over emq_lab. Each has programmatic
+twins of its controls and a ``readout`` string.
 
 Each panel's module is imported when the panel is first named (``from emq_lab.widgets import
 BootPanel``): the boot panel needs no plotly, and in the browser edition every package costs its

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from ..clock import duration, hhmm
-from ..dives.upsert import MINUTE_MS, Boot, Registry, Service, Strategy, report, tally, tally_text
+from ..dives.upsert import Boot, Registry, Service, Strategy, report, tally, tally_text
+from ..schedule import MINUTE_MS
 from ..scripts import source
 from .note import Note
 from .view import View, html_part, whole

@@ -24,15 +24,13 @@ PLOTLY_MIME = "application/vnd.plotly.v1+json"
 
 
 class FigureView:
-    """Shows ``figure``; ``show(figure)`` replaces it. ``plotted`` is what the page is sent:
-    the traces as plain dicts (``name``, ``x``, ``y``, ...), for tests and readouts."""
+    """Empty until ``show(figure)``, which replaces what it shows. ``plotted`` is what the page is
+    sent: the traces as plain dicts (``name``, ``x``, ``y``, ...), for tests and readouts."""
 
-    def __init__(self, figure: go.Figure | None = None) -> None:
+    def __init__(self) -> None:
         self.widget = widgets.Output(layout=widgets.Layout(width="100%"))
         self.widget.add_class("emq-figure")
         self._spec: dict[str, Any] = {"data": [], "layout": {}}
-        if figure is not None:
-            self.show(figure)
 
     def show(self, figure: go.Figure) -> None:
         """Send ``figure`` whole: the one output of the Output widget is replaced."""

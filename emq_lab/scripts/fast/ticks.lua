@@ -41,8 +41,9 @@
 --                2 refused (OVERSIZED): the stored template is over MAX_TEMPLATE_BYTES (65536, what
 --                register allows; a learner's own HSET can store more), so it is never read
 --                (HSTRLEN first) and no job is stored; the row still advances by the rule
---   advanced     1 moved (Outcome.ADVANCED), 0 record gone: member swept (ABSENT), -1 left
---                for its finish
+--   advanced     1 advanced by the rule (Outcome.ADVANCED), 0 record gone: member swept
+--                (ABSENT), -1 left for its finish; never 2 (MOVED): nothing runs beside a
+--                script, so a row still holds the score this call read
 --   error reply when the KEYS are not one queue's or ARGV is malformed; nothing is written
 local registry, counter, wait, jobs = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local ids, rule, finish = ARGV[6], ARGV[7], ARGV[8]
