@@ -44,7 +44,7 @@ def prepare(lab: Lab, *, prefix: str | None = None) -> Setting:
         chosen = validate.namespace(prefix or os.environ.get(ENV_PREFIX, "").strip() or "learner")
         admin = _is_admin(lab)
         note = f"The class on {lab.describe()}: the learners are its ACL users named {chosen}…; this page only reads"
-        note += " (its class guard closes connections past a learner's quota)." if admin else "."
+        note += " (its class guard stops what one learner holds past the class's limits)." if admin else "."
         return Setting(lab, chosen, (), False, note, admin)
     demo = lab.with_clock(SimClock(START))
     _play(demo)

@@ -310,7 +310,8 @@ def sweep(
             tried[user] = tried.get(user, 0) + failures
         entries = node.client_list()
         seen += len(entries)
-        holds += slow.holds(node, entries, prefix, now_s=seconds, max_hold_ms=max_hold_ms)
+        window = min(slow.WINDOW_S, cooldown_s)
+        holds += slow.holds(node, entries, prefix, now_s=seconds, max_hold_ms=max_hold_ms, window_s=window)
         for entry in entries:
             per_user[str(entry.get("user", ""))] = per_user.get(str(entry.get("user", "")), 0) + 1
         picked = choose(

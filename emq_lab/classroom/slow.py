@@ -160,15 +160,22 @@ def _learner(prefix: str) -> Callable[[str], bool]:
 
 
 def holds(
-    node: Any, clients: list[dict[str, Any]], prefix: str, *, now_s: int, max_hold_ms: int = MAX_HOLD_MS
+    node: Any,
+    clients: list[dict[str, Any]],
+    prefix: str,
+    *,
+    now_s: int,
+    max_hold_ms: int = MAX_HOLD_MS,
+    window_s: int = WINDOW_S,
 ) -> list[Slow]:
-    """The holds in ``node``'s SLOWLOG that started in the last :data:`WINDOW_S` seconds (``now_s``:
-    the server's time), of learners (users named ``prefix...``) whose ACL user the node has (``ACL
-    SETUSER`` of a revoked one would make it again), weighed (:func:`weigh`)."""
+    """The holds in ``node``'s SLOWLOG that started in the last ``window_s`` seconds (``now_s``: the
+    server's time; the guard passes its cooldown when shorter, so a learner back from a suspension
+    is not suspended again for the same hold), of learners (users named ``prefix...``) whose ACL
+    user the node has (``ACL SETUSER`` of a revoked one would make it again), weighed (:func:`weigh`)."""
     entries = parse(node.execute_command("SLOWLOG", "GET", 1))  # a quiet sweep reads the newest only
-    if not entries or entries[0].start_s < now_s - WINDOW_S:
+    if not entries or entries[0].start_s < now_s - window_s:
         return []
-    entries = [e for e in parse(node.execute_command("SLOWLOG", "GET", SLOW_ENTRIES)) if e.start_s >= now_s - WINDOW_S]
+    entries = [e for e in parse(node.execute_command("SLOWLOG", "GET", SLOW_ENTRIES)) if e.start_s >= now_s - window_s]
     learner = _learner(prefix)
     held = attribute(entries, clients, learner=learner, now_s=now_s, max_hold_ms=max_hold_ms)
     if not held:
@@ -198,7 +205,7 @@ def lines(when: str, held: Sequence[Slow], *, cooldown_s: int, max_hold_ms: int)
     for user, slow in sorted(longest.items()):
         key = slow.key if len(slow.key) <= 60 else slow.key[:57] + "..."
         on = f" on {key}" + (f" ({slow.size / 2**20:.0f} MiB)" if slow.size > 0 else "") if key else ""
-        more = f"; {count[user]} such holds in the last {WINDOW_S} s" if count[user] > 1 else ""
+        more = f"; {count[user]} such holds" if count[user] > 1 else ""
         said.append(
             f"{when} suspended {user[:40]} for {cooldown_s} s: its {slow.command[:20]}{on} held the server "
             f"{slow.duration_us / 1e6:.2f} s (the class's limit is {max_hold_ms / 1000:g} s){more}"
