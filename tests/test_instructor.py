@@ -64,7 +64,8 @@ def test_the_notebook_shows_the_class_on_the_server_and_writes_nothing(
         if cell.cell_type == "code"
         for output in cell.outputs
     )
-    assert "The class on server at 127.0.0.1" in printed and "only reads (its class guard stops what one learner holds" in printed
+    assert "The class on server at 127.0.0.1" in printed
+    assert "only reads (its class guard stops what one learner holds" in printed
     assert "demo-" not in printed and ADMIN_PASSWORD not in printed and "S3cret" not in printed
     assert "room01: 1 queue(s) · dives: 01 upsert · checks passed 1/6" in printed
     assert "room02: 0 queue(s) · dives: no dive yet · checks passed 0/6" in printed
