@@ -180,6 +180,51 @@ def test_replies_never_read_are_cut_off_and_the_class_goes_on(room: Class) -> No
         bob.close()
 
 
+def test_memory_behind_tiny_sampled_members_or_in_her_progress_hash_is_counted_and_freed(room: Class) -> None:
+    """The outside check's two ways to keep the server full for good. A sorted set of eve's whose
+    lowest members, the ones MEMORY USAGE samples by default, are tiny while 1 MiB members follow
+    (the sample reports a fraction): the guard counts every element (SAMPLES 0) and frees it, her
+    progress kept. Then 1 MiB junk fields in her progress hash (inside her key pattern): with
+    nothing else to free, her progress goes too. Each time the server is no longer pressed."""
+    eve = room.eve
+    admin = room.server.admin()
+    mine = redis.Redis(port=room.server.server.port, username=eve.name, password=eve.password, retry=None)
+    progress, hidden = keys.progress(eve.namespace), keys.QueueKeys("hide", eve.namespace).registry
+    limit = used_memory(room) + 36 * 2**20
+
+    def freed() -> tuple[str, ...]:
+        (pressed,) = guard.sweep(admin, prefix=PREFIX).memory
+        (over,) = pressed.freed
+        assert over.learner == eve.name and over.held - over.freeing <= over.share
+        assert used_memory(room) < memory.PRESSURE * limit
+        return over.free
+
+    try:
+        admin.config_set("maxmemory", limit)
+        mine.hset(progress, "register", "passed 1")
+        for start in range(0, 20_000, 5_000):
+            mine.zadd(hidden, {f"s{i}": i for i in range(start, start + 5_000)})
+        for i in range(36):  # one command each (a 1 MiB query buffer at a time), until the pressure line
+            if used_memory(room) >= 0.85 * limit:
+                break
+            mine.zadd(hidden, {f"big{i}-" + "x" * 2**20: 10**6 + i})
+        assert admin.memory_usage(hidden) < 8 * 2**20 < admin.memory_usage(hidden, samples=0)  # the sample hides it
+        assert freed() == (hidden,) and admin.hget(progress, "register") == "passed 1"
+        admin.hset(keys.guard_suspended(), eve.name, 0)
+        guard.sweep(admin, prefix=PREFIX)  # eve back
+        mine = redis.Redis(port=room.server.server.port, username=eve.name, password=eve.password, retry=None)
+        for i in range(36):  # bounded: until the guard's pressure line, with room left
+            if used_memory(room) >= 0.85 * limit:
+                break
+            mine.hset(progress, f"junk{i}", "y" * 2**20)
+        assert freed() == (progress,)
+    finally:
+        mine.close()
+        admin.config_set("maxmemory", MAXMEMORY)
+        admin.unlink(hidden, progress, keys.guard_memory())
+        eve_back(room, admin)
+
+
 def test_a_learner_meets_an_out_of_memory_server_with_backend_unavailable_and_the_guard_frees_it(
     room: Class,
 ) -> None:
@@ -689,6 +734,29 @@ def test_a_socket_trying_passwords_is_closed_by_the_guard_counting_failures_and_
         for sock in (guesser, second, idle, kernel):
             sock.close()
         bob.close()
+        admin.delete(keys.guard_log(), keys.guard_logins())
+        admin.close()
+
+
+def test_passwords_tried_each_on_a_new_connection_are_said_though_there_is_nothing_to_close(room: Class) -> None:
+    """30 wrong passwords for bob, each on a connection of its own closed at once (the outside
+    check's 280,000 in 30 s went unseen): the sweep finds no connection to close, and still says
+    how many logins failed and for whom; the next sweep, with no new failure, says nothing."""
+    from class_server import resp
+
+    admin = room.server.admin()
+    try:
+        guard.sweep(admin, prefix=PREFIX)  # the counts taken before
+        for i in range(30):
+            with socket.create_connection(("127.0.0.1", room.server.server.port), timeout=5) as sock:
+                sock.sendall(resp(["AUTH", room.bob.name, f"guess-{i}"]))
+                assert sock.recv(256).startswith(b"-WRONGPASS")
+        swept = guard.sweep(admin, prefix=PREFIX)
+        assert not swept.closed and swept.failed_logins == {room.bob.name: 30}
+        line = f"30 failed logins since the last sweep: {room.bob.name} 30, each connection gone before the sweep"
+        assert any(line in said for said in swept.lines()) and any(line in said for said in guard.read_log(admin))
+        assert guard.sweep(admin, prefix=PREFIX).lines() == []
+    finally:
         admin.delete(keys.guard_log(), keys.guard_logins())
         admin.close()
 

@@ -138,14 +138,14 @@ def test_the_hubs_guard_kills_only_for_a_server_on_this_machine_and_the_guard_co
 MIB = 2**20
 
 
-def test_memory_plan_frees_a_learner_past_its_share_biggest_first_never_its_progress_nor_anyone_elses() -> None:
+def test_memory_plan_frees_a_learner_past_its_share_biggest_first_its_progress_last_never_anyone_elses() -> None:
     eve, bob = keys.QueueKeys("q", "room01"), keys.QueueKeys("q", "room02")
     sizes = {
         eve.wait: 60 * MIB,
         eve.registry: 30 * MIB,
         eve.job("JOB-000001"): 8 * MIB,
         eve.counter: 1 * MIB,
-        keys.progress("room01"): 70 * MIB,  # her own, but never freed
+        keys.progress("room01"): 70 * MIB,  # her own, freed last
         bob.wait: 20 * MIB,  # under the share: untouched
         keys.QueueKeys("q", "room09").wait: 500 * MIB,  # no such learner (revoked): not the guard's
         keys.QueueKeys("q").wait: 500 * MIB,  # no namespace
@@ -154,9 +154,11 @@ def test_memory_plan_frees_a_learner_past_its_share_biggest_first_never_its_prog
     assert [(over.learner, over.held, over.free, over.freeing) for over in planned] == [
         ("room01", 169 * MIB, (eve.wait, eve.registry), 90 * MIB)  # 169 - 90 = 79 MiB: under 85
     ]
-    # Only the progress left to free: every other key freed, still past the share.
+    # Every other key freed and still past the share (junk in her progress hash): the progress goes too,
+    # else the server would stay full for good.
     alone = memory.plan(sizes, learners=["room01"], share=10 * MIB)
-    assert alone[0].free == (eve.wait, eve.registry, eve.job("JOB-000001"), eve.counter)
+    assert alone[0].free == (eve.wait, eve.registry, eve.job("JOB-000001"), eve.counter, keys.progress("room01"))
+    assert memory.plan(sizes, learners=["room01"], share=80 * MIB)[0].free == (eve.wait, eve.registry)
     assert memory.plan(sizes, learners=["room02"], share=20 * MIB) == []  # at its share is not past it
     assert memory.holdings(sizes, ["room02", "room03"]) == {"room02": 20 * MIB, "room03": 0}
     with pytest.raises(ValueError, match="share"):

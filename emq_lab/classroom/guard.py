@@ -166,13 +166,14 @@ class Sweep:
                 f"{when} the server refused {self.refused:,} new connection(s) at maxclients since the last sweep "
                 f"({self.unlogged:,} connection(s) not logged in now)"
             )
+        tried = ", ".join(f"{user[:40]} {count:,}" for user, count in sorted(self.failed_logins.items())[:5])
+        failures = f"{sum(self.failed_logins.values()):,} failed logins since the last sweep: {tried}"
         if guessers:
             hosts = ", ".join(f"{host} ({count})" for host, count in sorted(guessers.items())[:5])
-            tried = ", ".join(f"{user[:40]} {count:,}" for user, count in sorted(self.failed_logins.items())[:5])
-            lines.append(
-                f"{when} closed {sum(guessers.values())} connection(s) trying passwords "
-                f"({sum(self.failed_logins.values()):,} failed logins since the last sweep: {tried}), from {hosts}"
-            )
+            shut = sum(guessers.values())
+            lines.append(f"{when} closed {shut} connection(s) trying passwords ({failures}), from {hosts}")
+        elif self.failed_logins:  # each try on a connection of its own, gone before the sweep: said, not stopped
+            lines.append(f"{when} {failures}, each connection gone before the sweep (nothing to close)")
         for gone in self.killed:
             whose = f" of hub user {gone.hub_user[:40]}" if gone.hub_user else ""
             doing = f"not logged in after {self.grace_s} s" if gone.why == "login" else "trying passwords"
@@ -356,14 +357,20 @@ def sweep(
             killed[index] = dataclasses.replace(gone, suspended=acl)
     for user in sorted(offenders):
         _suspend(admin, user, now_ms + cooldown_s * 1000)
+    # Failed logins said when a connection was closed for them, or when they reach max_failed in all; a
+    # suspended learner's are not counted (its notebooks keep trying to log in until it is back).
+    if tried:
+        off = suspended(admin)
+        tried = {user: count for user, count in tried.items() if user not in off}
+    guessed = any(c.why == "password" for c in closed) or sum(tried.values()) >= max_failed
     done = Sweep(
         seen, per_user, tuple(closed), now_ms, quota, max_reply, grace_s=grace_s,
         suspended=tuple(sorted(offenders)), resumed=tuple(resumed), cooldown_s=cooldown_s,
-        failed_logins=tried if any(c.why == "password" for c in closed) else {}, max_failed=max_failed,
+        failed_logins=tried if guessed else {}, max_failed=max_failed,
         refused=refused, unlogged=per_user.get("default", 0) if login_open else 0, killed=tuple(killed),
         memory=pressed, held=tuple(holds), max_hold_ms=max_hold_ms,
     )  # fmt: skip
-    if log and (closed or resumed or refused or pressed or holds):
+    if log and (closed or resumed or refused or pressed or holds or guessed):
         done = _log(admin, done)
     return done
 
