@@ -210,10 +210,8 @@ def choose(
     login failed; a learner's (``learner(user)``) past ``quota``, the newest first; unauthenticated
     ones when ``login_open`` and their ``age`` is past ``grace_s`` (the server counts whole seconds
     from the second of the accept, so an ``age`` of ``grace_s`` may be a few ms)."""
-    if isinstance(quota, bool) or not isinstance(quota, int) or quota < 1:
-        raise ValueError(f"quota: expected an int of at least 1 connection, got {quota!r}")
-    if isinstance(max_reply, bool) or not isinstance(max_reply, int) or max_reply < 1:
-        raise ValueError(f"max_reply: expected an int of at least 1 byte, got {max_reply!r}")
+    validate.integer(quota, "quota", 1, unit=" connection(s)")
+    validate.integer(max_reply, "max_reply", 1, unit=" byte(s)")
     closing: dict[int, Closed] = {}
     mine: dict[str, list[dict[str, Any]]] = {}
     entries = list(entries)
@@ -272,9 +270,8 @@ def sweep(
     runs on this machine: a loopback address is then this machine's), under memory pressure free
     and suspend each learner past its share (:func:`memory.relieve`), and log it all; returns what
     it saw and did."""
-    if isinstance(kill_at, bool) or not isinstance(kill_at, int) or kill_at < 1:
-        raise ValueError(f"kill_at: expected an int of at least 1 socket, got {kill_at!r}")
-    slow.check(max_hold_ms)
+    validate.integer(kill_at, "kill_at", 1, unit=" socket(s)")
+    validate.integer(max_hold_ms, "max_hold_ms", 1, unit=" ms")
     seen = 0
     per_user: dict[str, int] = {}
     closed: list[Closed] = []

@@ -277,8 +277,7 @@ def limit_open_files(limit: int = OPEN_FILES) -> Callable[[], None]:
     process and all it starts may hold at most ``limit`` files and sockets open, and a process not
     privileged cannot raise it again. Its next ``socket()`` past it fails with ``OSError`` EMFILE,
     "Too many open files"."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 64:
-        raise ValueError(f"open_files: expected an int of at least 64 (a kernel alone holds about 70), got {limit!r}")
+    validate.integer(limit, "open_files", 64, unit=" (a kernel alone holds about 70)")
     import resource  # here, not in the child: no import between fork and exec
 
     def preexec() -> None:

@@ -28,7 +28,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from .. import keys
+from .. import keys, validate
 from .logins import number
 from .users import acl_users
 
@@ -105,8 +105,7 @@ def plan(sizes: Mapping[str, int], *, learners: Collection[str], share: int) -> 
     with its keys to free, biggest first (ties in the order given), until it holds ``share`` or
     less; its progress (:func:`emq_lab.keys.progress`) last, so only when the rest does not bring it
     under its share (junk in the progress hash); never a key outside the learners' namespaces."""
-    if isinstance(share, bool) or not isinstance(share, int) or share < 0:
-        raise ValueError(f"share: expected an int of bytes, 0 or more, got {share!r}")
+    validate.integer(share, "share", 0, unit=" byte(s)")
     held = dict.fromkeys(learners, 0)
     mine: dict[str, list[tuple[int, str]]] = {learner: [] for learner in learners}
     for key, size in sizes.items():

@@ -72,12 +72,6 @@ class Slow:
     size: int = 0
 
 
-def check(max_hold_ms: object) -> None:
-    """A ValueError unless ``max_hold_ms`` is an int of 1 ms or more."""
-    if isinstance(max_hold_ms, bool) or not isinstance(max_hold_ms, int) or max_hold_ms < 1:
-        raise ValueError(f"max_hold_ms: expected an int of at least 1 ms, got {max_hold_ms!r}")
-
-
 def _text(value: Any) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 

@@ -117,8 +117,7 @@ class Learner:
 
 def learner_names(prefix: str, learners: int) -> list[str]:
     """``prefix01`` ... (zero-padded to the width of ``learners``, at least two digits)."""
-    if isinstance(learners, bool) or not isinstance(learners, int) or not 1 <= learners <= MAX_LEARNERS:
-        raise ValueError(f"learners: expected an int from 1 to {MAX_LEARNERS}, got {learners!r}")
+    validate.integer(learners, "learners", 1, MAX_LEARNERS)
     width = max(2, len(str(learners)))
     names = [f"{prefix}{i:0{width}d}" for i in range(1, learners + 1)]
     for name in names:
