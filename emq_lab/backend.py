@@ -248,10 +248,11 @@ def _connect_error(exc: Exception, url: str, timeout_s: float) -> BaseException:
 
 
 def _refuse_cluster_node(client: Client, url: str) -> None:
-    """A plain client on a cluster node half-works (keys on other nodes answer MOVED): refuse it."""
+    """A plain client on a cluster node half-works (keys on other nodes answer MOVED): refuse it.
+    ``CLUSTER SLOTS`` asks (a class's learners may run it, not ``INFO``, whose refusal the server's
+    ``ACL LOG`` would keep): a plain server answers that it has no cluster support."""
     try:
-        info = client.info("cluster")
+        client.execute_command("CLUSTER", "SLOTS")
     except redis.ResponseError:
-        return  # INFO is not allowed for this user: the first MOVED says it instead
-    if str(info.get("cluster_enabled", 0)) == "1":
-        raise ValueError(f"url: {redact(url)} is a node of a cluster; {errors.cluster_fix(url)}")
+        return  # a plain server, or a user who may not ask: then the first MOVED says it instead
+    raise ValueError(f"url: {redact(url)} is a node of a cluster; {errors.cluster_fix(url)}")

@@ -111,6 +111,26 @@ def test_no_learner_lua_reaches_the_server(class_server: ClassServer, learners: 
     mine.close()
 
 
+def test_the_course_sends_a_learner_nothing_the_acl_refuses(
+    class_server: ClassServer, learners: list[classroom.Learner]
+) -> None:
+    """The server's ACL LOG keeps every refusal: the guard reads its failed logins there, and the
+    instructor reads it. A learner using the course adds nothing to it."""
+    url = class_server.admin_url
+    learner = learners[0]
+    admin = class_server.admin()
+    admin.execute_command("ACL", "LOG", "RESET")
+    lab = emq_lab.connect(learner.url(url), clock=emq_lab.SimClock(START), namespace=learner.namespace)
+    queue = lab.repeat("q")
+    assert queue.register("digest", MIN, "t") is emq_lab.Outcome.REGISTERED
+    lab.clock.advance(MIN)  # type: ignore[attr-defined]
+    assert len(lab.pump("q").tick()) == 1
+    assert lab.keys("q")
+    lab.close()
+    assert [entry for entry in admin.acl_log() if entry.get("username") == learner.name] == []
+    admin.close()
+
+
 def test_after_a_restart_a_learner_reads_the_command_that_loads_the_scripts(
     class_server: ClassServer, learners: list[classroom.Learner], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -352,13 +352,13 @@ def test_tls_to_a_tls_server_still_connects(tmp_path: Path) -> None:
         server.close()
 
 
-def test_without_info_the_first_moved_says_use_the_cluster_url(valkey_cluster: object) -> None:
-    """A user who may not run INFO passes the connect check; the first key on another node's
+def test_without_cluster_slots_the_first_moved_says_use_the_cluster_url(valkey_cluster: object) -> None:
+    """A user who may not run CLUSTER SLOTS passes the connect check; the first key on another node's
     slot answers MOVED, which says the same as the check."""
     nodes = valkey_cluster.nodes  # type: ignore[attr-defined]
     admins = [redis.Redis(host="127.0.0.1", port=node.port, decode_responses=True) for node in nodes]
     for admin in admins:
-        admin.execute_command("ACL", "SETUSER", "noinfo", "on", ">pw", "~*", "+@all", "-info")
+        admin.execute_command("ACL", "SETUSER", "noinfo", "on", ">pw", "~*", "+@all", "-cluster|slots")
     try:
         port = nodes[0].port
         lab = emq_lab.connect(f"valkey://noinfo:pw@127.0.0.1:{port}/0", clock=emq_lab.SimClock(START))
