@@ -189,8 +189,8 @@ def embedded_client() -> redis.Redis:
 
 def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[redis.Redis | redis.RedisCluster, str]:
     """A decoding client for ``url`` and a short description of the backend. A real server must
-    accept a connection within ``min(timeout_s, 2 s)`` and answer (a PING and INFO, or a cluster's
-    slot map) within ``timeout_s``, else :class:`emq_lab.errors.BackendUnavailable`; a plain URL to
+    accept a connection within ``min(timeout_s, 2 s)`` and answer (a PING and CLUSTER SLOTS, or a
+    cluster's slot map) within ``timeout_s``, else :class:`emq_lab.errors.BackendUnavailable`; a plain URL to
     a cluster node, or a cluster URL to a plain server, is a ValueError saying which URL to use."""
     target = resolve_url(url)
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s <= 300:

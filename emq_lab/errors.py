@@ -1,6 +1,7 @@
 """Faults in words a learner can act on: what went wrong, where (the URL, never its password),
-and what to do about it. ``translate`` is pure; :func:`emq_lab.backend.fault` is its one caller
-for a server's reply, so a verb, a panel or a batch raises the same words on every backend."""
+and what to do about it. ``translate`` is pure; :func:`emq_lab.backend.fault` calls it for a
+server's reply (and ``backend`` once more while a cluster client is made), so a verb, a panel or a
+batch raises the same words on every backend."""
 
 from __future__ import annotations
 

@@ -35,7 +35,10 @@ class Jobs:
         older = [text(job_id) for job_id in self.lab.client.lrange(self.k.wait, keep, -1)]
         for start in range(0, len(older), 500):
             self.lab.client.unlink(*(self.k.job(job_id) for job_id in older[start : start + 500]))
-        self.lab.client.ltrim(self.k.wait, 0, keep - 1)
+        if keep:
+            self.lab.client.ltrim(self.k.wait, 0, keep - 1)
+        else:  # LTRIM 0 -1 would keep the whole list
+            self.lab.client.unlink(self.k.wait)
         return len(older)
 
     def get(self, job_id: str) -> dict[str, str]:

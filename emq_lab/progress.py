@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import RedisError
 
 from . import keys
+from .clock import MAX_INSTANT_MS
 
 if TYPE_CHECKING:
     from .lab import Lab
@@ -30,8 +31,6 @@ EXERCISES: tuple[str, ...] = (
 )
 
 
-#: The last millisecond a date can show (9999-12-31 23:59:59.999 UTC): a later one is not a time.
-LAST_MS = 253_402_300_799_999
 _MS = re.compile(r"[0-9]{1,15}")  # ASCII digits only ("²".isdigit() is True, int("²") fails)
 
 
@@ -61,7 +60,7 @@ def parse(fields: dict[str, Any]) -> tuple[dict[str, Attempt], list[str]]:
     problems: list[str] = []
     for exercise, value in sorted(fields.items()):
         verdict, _, when = str(value).partition(" ")
-        if verdict not in ("passed", "failed") or not _MS.fullmatch(when) or int(when) > LAST_MS:
+        if verdict not in ("passed", "failed") or not _MS.fullmatch(when) or int(when) > MAX_INSTANT_MS:
             problems.append(f"progress field {exercise!r} holds {str(value)[:40]!r}, not 'passed|failed <ms>'")
             continue
         attempts[exercise] = Attempt(exercise, verdict == "passed", int(when))

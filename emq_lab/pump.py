@@ -61,9 +61,7 @@ class Pump:
         if self.batch > scripts.MAX_BATCH:
             raise ValueError(f"batch: at most {scripts.MAX_BATCH} rows a tick, got {batch}")
         self.rule = rule_of(rule)
-        if not isinstance(slot_keyed, bool):
-            raise ValueError(f"slot_keyed: expected True or False, got {slot_keyed!r}")
-        self.slot_keyed = slot_keyed
+        self.slot_keyed = validate.switch(slot_keyed, "slot_keyed")
 
     def begin(self) -> Tick:
         """A tick, its "now" read from the lab's clock; take its phases or ``run()`` it."""
@@ -169,7 +167,8 @@ class Tick:
         return TickResult(self.now_ms, list(self.rows), list(self.fired), list(self.advanced))
 
     def next_run(self, row: Row) -> int:
-        """The score this tick's advance writes for ``row``, one of the rows it read (by the pump's rule)."""
+        """The score this tick's advance sends for ``row``, one of the rows it read (by the pump's
+        rule); for a member whose record is gone it is now, and the advance writes none: it sweeps it."""
         if row not in self.rows:
             raise ValueError(f"row: {row.name!r} is not a row this tick read")
         nxt = next(planned for read, planned in self._plan() if read == row)

@@ -48,6 +48,13 @@ def _utf8(value: str, field: str) -> bytes:  # a lone surrogate cannot be sent
         raise ValueError(f"{field}: {shown(value)} cannot be encoded as UTF-8") from None
 
 
+def switch(value: object, field: str) -> bool:
+    """True or False itself (not 1, not "yes"); a ValueError naming ``field`` for anything else."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{field}: expected True or False, got {value!r}")
+    return value
+
+
 def integer(value: object, field: str, low: int, high: int | None = None, *, unit: str = "") -> int:
     """An int (not a bool) from ``low`` to ``high`` (None: as high as the protocol carries, 2**63 - 1),
     in ``unit`` (" ms", say); a ValueError naming ``field`` for anything else. An IntEnum member

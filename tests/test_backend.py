@@ -64,6 +64,23 @@ def test_reset_deletes_only_its_own_queue(lab: emq_lab.Lab, queue: str) -> None:
     lab.reset(other)
 
 
+def test_trim_keeps_the_newest_jobs_and_deletes_the_rest_with_their_hashes(lab: emq_lab.Lab, queue: str) -> None:
+    clock = lab.clock
+    assert isinstance(clock, SimClock)
+    lab.repeat(queue).register("n", 1000, "t")
+    fired = []
+    for _ in range(5):
+        clock.advance(1000)
+        fired += lab.pump(queue).tick()
+    jobs = lab.jobs(queue)
+    assert jobs.trim(2) == 3
+    assert jobs.count() == 2
+    assert [bool(jobs.get(each.job_id)) for each in fired] == [False, False, False, True, True]
+    assert jobs.trim(0) == 2
+    assert jobs.count() == 0
+    assert not any(jobs.get(each.job_id) for each in fired)
+
+
 def test_a_server_error_reads_the_same_from_a_single_call_a_batch_and_a_pipeline(lab: emq_lab.Lab, queue: str) -> None:
     # One fault, WRONGTYPE (another program wrote the registry's key), by every path to the
     # server: a script call, a batch of them (on a cluster, its own MULTI batch) with the failing

@@ -128,12 +128,6 @@ class CrashTick:
         return f"{at}: {enqueued}; advance {advance}" + (f", {upcoming}" if upcoming else "")
 
 
-def _switch(value: object, field: str) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"{field}: expected True or False, got {value!r}")
-    return value
-
-
 class CrashBench:
     """One name on a queue of its own, ticked one click at a time, with a fault switch.
 
@@ -163,8 +157,8 @@ class CrashBench:
         self.name, self.every_ms, self.template = validate.registration(name, every_ms, template)
         # below every_ms, so the restart meets the same slot
         self.restart_after_ms = validate.integer(restart_after_ms, "restart_after_ms", 0, every_ms - 1, unit=" ms")
-        self.crash = _switch(crash, "crash")
-        self.slot_keyed = _switch(slot_keyed, "slot_keyed")
+        self.crash = validate.switch(crash, "crash")
+        self.slot_keyed = validate.switch(slot_keyed, "slot_keyed")
         self.ticks: list[CrashTick] = []
         self.restart_pending = False  # the last tick crashed: the next one is the restarted pump's
         self.reset()
@@ -173,8 +167,8 @@ class CrashBench:
 
     def set(self, *, crash: bool | None = None, slot_keyed: bool | None = None) -> None:
         """Flip the fault switch and/or the id mode. A new id mode starts a new round (reset)."""
-        new_crash = self.crash if crash is None else _switch(crash, "crash")
-        if slot_keyed is not None and _switch(slot_keyed, "slot_keyed") != self.slot_keyed:
+        new_crash = self.crash if crash is None else validate.switch(crash, "crash")
+        if slot_keyed is not None and validate.switch(slot_keyed, "slot_keyed") != self.slot_keyed:
             self.reset()  # first, so a failed reset leaves the old mode in place
             self.slot_keyed = slot_keyed
         self.crash = new_crash

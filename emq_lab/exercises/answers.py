@@ -12,6 +12,7 @@ from typing import Any
 
 from ..clock import hhmmss
 from ..outcome import Outcome
+from ..schedule import MINUTE_MS
 
 
 @dataclass(frozen=True)
@@ -228,12 +229,12 @@ def minutes(value: Any) -> int | Said:
         if found % 60:  # a readable answer, and not the right one: said as the seconds it is
             return Said(round(found / 60, 3), f"read {found:g} s as minutes")
         return _whole(found // 60)
-    if unit or (abs(found) >= 60_000 and found % 60_000 == 0):
-        if found % 60_000:
+    if unit or (abs(found) >= MINUTE_MS and found % MINUTE_MS == 0):
+        if found % MINUTE_MS:
             raise ValueError(f"{found:g} ms is not a whole number of minutes")
         return Said(
-            _whole(found // 60_000),
-            f"read {found:,.0f} as milliseconds, {found // 60_000:.0f} min; the question wants minutes",
+            _whole(found // MINUTE_MS),
+            f"read {found:,.0f} as milliseconds, {found // MINUTE_MS:.0f} min; the question wants minutes",
         )
     return _whole(found)
 

@@ -118,7 +118,9 @@ MANY = 500
 # shares one server, and a long call holds it for all of them.
 MAX_MANY, MAX_MANY_BYTES = 1000, 4 * 1024 * 1024  # register_many.lua: names, names x template bytes
 MAX_DUE = 5000  # due.lua: its limit (it also stops adding rows past 1 MiB of names and templates)
-MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10_000, 10_000  # ticks.lua: rows a tick, ticks a call, occurrences a call
+# Rows a tick (the pump's batch and ticks.lua's; due.lua's own bound is MAX_DUE), ticks a ticks.lua call,
+# occurrences a ticks.lua call.
+MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10_000, 10_000
 
 
 def register_many(k: QueueKeys, names: Sequence[str], every_ms: int, template: str, first_ms: int) -> Call:
