@@ -12,7 +12,7 @@
 --
 -- Each call writes four things: the name's record; a registry row whose id is
 -- <name>:<first_ms>, scored first_ms; that row's own record, KEYS[1] .. ':' .. <row id> (HASH:
--- every_ms, template, on KEYS[1]'s slot as it carries the same hash tag; it is the key the
+-- every_ms, template, on KEYS[1]'s hash slot as it carries the same hash tag; it is the key the
 -- pump's due read looks up for a member); and a pending occurrence repeat:<name>:<first_ms>.
 --
 -- Returns

@@ -4,7 +4,7 @@
 -- same thing one step at a time; the equivalence tests keep this file in step with them.
 --
 -- KEYS[1]  registry  emq:{q}:repeat         ZSET, member = name, score = next run (ms)
---                    (each member's record is KEYS[1] .. ':' .. name, on the same slot)
+--                    (each member's record is KEYS[1] .. ':' .. name, on the same hash slot)
 -- KEYS[2]  counter   emq:{q}:id             STRING, the last fresh job number
 -- KEYS[3]  wait      emq:{q}:wait           LIST of job ids, newest at the head
 -- KEYS[4]  jobs      emq:{q}:job:           prefix of the job hashes; a job's key is KEYS[4] .. job_id
