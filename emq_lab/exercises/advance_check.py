@@ -175,7 +175,7 @@ def _replay_all(learner_lab: Lab, reference_lab: Lab) -> Check:
     reference, _ = sim(reference_lab)
     yours, ref = CheckRace(learner, mine), CheckRace(reference, theirs)
     for order in every:
-        ref_start, ref_steps, _ = replay(ref, order)
+        _, ref_steps, _ = replay(ref, order)
         try:
             start, steps, error = replay(yours, order)
         except Stopped as stop:
