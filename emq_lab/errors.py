@@ -66,7 +66,7 @@ def _waiting(exc: BaseException) -> str | None:
     if isinstance(exc, exceptions.TryAgainError):
         return RESHARDING
     if isinstance(exc, exceptions.ClusterDownError):
-        return "the cluster has no serving primary for this queue's slot (a failover under way?)"
+        return "the cluster has no serving primary for this queue's hash slot (a failover under way?)"
     if busy(exc):
         return f"{BUSY} — retrying"
     # redis-py 5 when no node of a cluster answers ("not enabled": a cluster URL to a plain server)
@@ -75,7 +75,7 @@ def _waiting(exc: BaseException) -> str | None:
             return "the cluster client knows no live node yet (it reads the slot map again)"
         if "cannot be connected" in text:
             return "no node of the cluster answers"
-    if isinstance(exc, exceptions.ClusterError) and "TTL exhausted" in text:  # it gave up following a moving slot
+    if isinstance(exc, exceptions.ClusterError) and "TTL exhausted" in text:  # it gave up following a moving hash slot
         return RESHARDING
     return None
 

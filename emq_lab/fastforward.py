@@ -61,7 +61,7 @@ def _in_script(
         rule=str(pump.rule),
         finish_ms=finish_ms,
     )
-    done = scripts.ticked(scripts.run(pump.lab.scripts, call, pump.lab.client))
+    done = scripts.ticked(scripts.send(pump.lab.scripts, call, pump.lab.client))
     clock.advance(done.next_now_ms - clock.now_ms())
     fired = [
         Occurrence(r.job_id, r.name, r.fired_at_ms, r.slot_ms) for r in done.rows if r.enqueued is Outcome.ENQUEUED

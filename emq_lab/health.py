@@ -15,6 +15,7 @@ import redis
 from ._browser import platform
 from .backend import Client, fault
 from .errors import BUSY, BackendUnavailable, busy, is_transient, reason
+from .validate import shorten
 
 UNAVAILABLE = "backend unavailable"
 RETRY_DELAYS_S: tuple[float, ...] = (1, 2, 5)  # then the last one, for as long as the panel lives
@@ -187,7 +188,7 @@ class Health(Generic[T]):
                 if is_transient(exc):
                     self._down(exc)
                     return False
-                said = str(exc) if len(str(exc)) <= 200 else str(exc)[:199] + "…"
+                said = shorten(str(exc), 200)
                 self.note = f"a waiting action failed and was dropped: {said}"
             self._waiting.popleft()
         self._up()

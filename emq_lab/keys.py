@@ -1,7 +1,7 @@
 """The keyspace of a queue; every key name is built here. Every key of a queue carries one hash
-tag, so the queue lives on one cluster slot: ``emq:{q}:...``, or in a namespace ``ns`` (a
+tag, so the queue lives on one cluster hash slot: ``emq:{q}:...``, or in a namespace ``ns`` (a
 classroom: one per learner) ``emq:ns:{ns:q}:...``, so a class using the same queue names spreads
-over the slots, and a learner's ACL key pattern ``emq:ns:{ns:*`` matches no other learner's key."""
+over the hash slots, and a learner's ACL key pattern ``emq:ns:{ns:*`` matches no other learner's key."""
 
 from __future__ import annotations
 

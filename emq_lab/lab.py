@@ -77,7 +77,7 @@ class Lab:
             for candidates in self._candidates(list(queues))
             for start in range(0, len(candidates), 500)
         ]
-        if isinstance(self.client, RedisCluster):  # its pipeline refuses a many-key UNLINK; each chunk is one slot
+        if isinstance(self.client, RedisCluster):  # its pipeline refuses a many-key UNLINK; each chunk is one hash slot
             return sum(int(self.client.unlink(*chunk)) for chunk in chunks)
         pipe = self.client.pipeline(transaction=False)
         for chunk in chunks:

@@ -126,7 +126,7 @@ class Tick:
         self._enter("read")
         p = self.pump
         try:
-            self.rows = scripts.rows(scripts.run(p.lab.scripts, scripts.due(p.k, self.now_ms, p.batch), p.lab.client))
+            self.rows = scripts.rows(scripts.send(p.lab.scripts, scripts.due(p.k, self.now_ms, p.batch), p.lab.client))
         except RedisError as exc:
             carrying(exc, [], [])
             raise
@@ -215,7 +215,7 @@ class Tick:
             if "advance" in phases and nxt is not None:
                 calls.append((row, scripts.advance(p.k, row.name, nxt, row.next_ms, row.every_ms)))
         try:
-            replies = scripts.run_all(p.lab.client, p.lab.scripts, [call for _, call in calls])
+            replies = scripts.send_all(p.lab.client, p.lab.scripts, [call for _, call in calls])
         except RedisError as exc:
             carrying(exc, list(self.fired), [row.name for row, call in calls if call.script == "enqueue"])
             raise

@@ -40,7 +40,7 @@ class Repeat:
         name, every_ms, template, first_in_ms = _checked((name, every_ms, template, first_in_ms))
         first_ms = self.lab.clock.now_ms() + first_in_ms
         call = scripts.register(self.k, name, every_ms, template, first_ms)
-        return scripts.registered(scripts.run(self.lab.scripts, call, self.lab.client))
+        return scripts.registered(scripts.send(self.lab.scripts, call, self.lab.client))
 
     def register_many(self, items: Iterable[Registration]) -> list[Outcome]:
         """``register`` for many names in one round trip, one Outcome each, in order; one bad item
@@ -53,7 +53,7 @@ class Repeat:
         lab, k = self.lab, self.k
         if not lab.scripts.stock("register"):
             calls = [scripts.register(k, name, every, text, now + first) for name, every, text, first in checked]
-            return [scripts.registered(reply) for reply in scripts.run_all(lab.client, lab.scripts, calls)]
+            return [scripts.registered(reply) for reply in scripts.send_all(lab.client, lab.scripts, calls)]
         groups: list[tuple[list[str], int, str, int]] = []
         for name, every_ms, template, first_in_ms in checked:
             last = groups[-1] if groups else None
@@ -62,13 +62,13 @@ class Repeat:
             else:
                 groups.append(([name], every_ms, template, now + first_in_ms))
         many = [scripts.register_many(k, *group) for group in groups]
-        replies = scripts.run_all(lab.client, lab.scripts, many)
+        replies = scripts.send_all(lab.client, lab.scripts, many)
         return [outcome for reply in replies for outcome in scripts.registered_many(reply)]
 
     def cancel(self, name: str) -> Outcome:
         """Remove the registry row and the record; afterwards ``name`` registers as fresh."""
         validate.name(name)
-        return scripts.cancelled(scripts.run(self.lab.scripts, scripts.cancel(self.k, name), self.lab.client))
+        return scripts.cancelled(scripts.send(self.lab.scripts, scripts.cancel(self.k, name), self.lab.client))
 
     def advance(self, name: str, every_ms: int, *, read_ms: int | None = None) -> Outcome:
         """Start-to-start: next run = now + every_ms. A missing record sweeps the member. With
@@ -84,14 +84,14 @@ class Repeat:
         if read_ms is not None:
             validate.integer(read_ms, "read_ms", validate.MIN_INT64)
         call = scripts.advance(self.k, name, next_ms, read_ms)
-        return scripts.advanced(scripts.run(self.lab.scripts, call, self.lab.client))
+        return scripts.advanced(scripts.send(self.lab.scripts, call, self.lab.client))
 
     def rows(self, *, limit: int | None = None) -> list[Row]:
         """The rows due (scored at or before now) by score, with their records (None where gone):
         what a tick reads, at most ``limit`` (due.lua reads at most MAX_DUE a call)."""
         most = scripts.MAX_DUE if limit is None else validate.integer(limit, "limit", 1, scripts.MAX_DUE)
         call = scripts.due(self.k, self.lab.clock.now_ms(), most)
-        return scripts.rows(scripts.run(self.lab.scripts, call, self.lab.client))
+        return scripts.rows(scripts.send(self.lab.scripts, call, self.lab.client))
 
     def due(self, limit: int = 100) -> list[Due]:
         """Registrations scored at or before now, by score; members without a record, and refused

@@ -7,6 +7,8 @@ import re
 import socket
 from urllib.parse import SplitResult, parse_qsl, unquote_plus, urlsplit, urlunsplit
 
+from .validate import shorten
+
 #: Query options whose values an error may show; every other value is shown as ``***`` (a
 #: password may hide behind any name: ``%70assword``, a misspelt ``pasword``).
 SHOWN_PARAMS = frozenset(
@@ -14,14 +16,8 @@ SHOWN_PARAMS = frozenset(
      "socket_timeout", "socket_connect_timeout", "retry_on_timeout", "health_check_interval", "timeout")
 )  # fmt: skip
 _QUERY_PARTS = re.compile(r"([&;])")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 MAX_SHOWN = 200  # characters of a URL an error shows
-
-
-def shown_text(text: str, most: int = 40) -> str:
-    """``text`` one line (control characters escaped) and at most ``most`` characters."""
-    text = _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", str(text))
-    return text if len(text) <= most else text[: most - 1] + "…"
+SHOWN_PART = 40  # characters of a query option or a database an error shows
 
 
 def redact(url: str) -> str:
@@ -42,7 +38,7 @@ def redact(url: str) -> str:
             name, eq, _ = part.partition("=")
             parts.append(f"{name}=***" if eq and unquote_plus(name).strip().lower() not in SHOWN_PARAMS else part)
         text = f"{head}?{''.join(parts)}"
-    return shown_text(text, MAX_SHOWN)
+    return shorten(text, MAX_SHOWN)
 
 
 MAX_DB = 2**31 - 1  # the largest database number a server reads (SELECT refuses more)
@@ -98,7 +94,7 @@ def parse(target: str, *, timeout_s: float) -> tuple[SplitResult, str, bool]:
     for option, _ in pairs:
         if option not in URL_OPTIONS and option not in TIMEOUT_OPTIONS:
             raise ValueError(
-                f"url: its query sets '{shown_text(option)}', which is not an option emq-lab takes; "
+                f"url: its query sets '{shorten(option, SHOWN_PART)}', which is not an option emq-lab takes; "
                 f"the options are {', '.join(URL_OPTIONS)}"
             )
     if len(options) < len(pairs):
@@ -118,7 +114,7 @@ def parse(target: str, *, timeout_s: float) -> tuple[SplitResult, str, bool]:
     chosen = path or db
     if chosen and int(chosen) > MAX_DB:
         raise ValueError(
-            f"url: {shown} names database {shown_text(chosen)}; a server numbers its databases from 0 "
+            f"url: {shown} names database {shorten(chosen, SHOWN_PART)}; a server numbers its databases from 0 "
             "(16 of them by default, 0 to 15): write /0"
         )
     tls = [option for option in options if option.startswith("ssl_")]

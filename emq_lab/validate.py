@@ -12,15 +12,29 @@ MAX_INT64 = 2**63 - 1
 MIN_INT64 = -(2**63)
 
 
-def shown(value: object) -> str:
-    """``value`` as an error message shows it: its repr, cut to 60 characters (a huge int by its size)."""
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with every character that is not printable (but those in ``keep``) escaped: ``\\n``,
+    ``\\x1b``, ``\\u202e``; a name or a script's text cannot forge a line or send a terminal escape."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch in keep else repr(ch)[1:-1] for ch in text)
+
+
+def shorten(text: str, most: int) -> str:
+    """``text`` :func:`printable` and at most ``most`` characters, a cut one ending in ``…``."""
+    head = printable(text[:most])  # a long text is escaped only as far as it is shown
+    return head if len(text) <= most and len(head) <= most else head[: most - 1] + "…"
+
+
+def shown(value: object, most: int = 60) -> str:
+    """``value`` as an error message shows it: its repr, :func:`shorten` (a huge int by its size)."""
     if isinstance(value, int) and not MIN_INT64 <= value <= MAX_INT64:
         return f"an int of {value.bit_length()} bits"  # repr() of a huge int is slow, or refused past 4,300 digits
     try:
         text = repr(value)
     except Exception:  # noqa: BLE001 - a value whose repr fails is named by its type
         text = f"<{type(value).__name__}>"
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shorten(text, most)
 
 
 def name(value: object, *, field: str = "name") -> str:

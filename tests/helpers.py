@@ -82,3 +82,10 @@ def shown(obj: object) -> dict[str, Any]:
 
     data, _ = format_display_data(obj)
     return data
+
+
+def clickable(panel: Any) -> dict[str, bool]:
+    """Which step buttons of a cancel panel a learner can click now (read off the buttons)."""
+    from emq_lab.dives.race import LABELS, STEPS
+
+    return {step: not panel.control(LABELS[step]).disabled for step in STEPS}

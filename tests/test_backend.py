@@ -91,9 +91,9 @@ def test_a_server_error_reads_the_same_from_a_single_call_a_batch_and_a_pipeline
     enqueue = scripts.enqueue(k, "n", 0, "t")
     try:
         with pytest.raises(redis.ResponseError) as single:
-            scripts.run(lab.scripts, due, lab.client)
+            scripts.send(lab.scripts, due, lab.client)
         with pytest.raises(redis.ResponseError) as batch:
-            scripts.run_all(lab.client, lab.scripts, [enqueue, due])
+            scripts.send_all(lab.client, lab.scripts, [enqueue, due])
         with pytest.raises(redis.ResponseError) as pipeline:
             lab.keys(queue)
     finally:

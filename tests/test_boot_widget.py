@@ -55,7 +55,7 @@ def test_guard_boot_one_then_two_shows_what_ran(lab: emq_lab.Lab, queue: str) ->
     panel.boot(1)
     assert lit_in_view(panel) == [
         "if redis.call('EXISTS', record) == 1 then",
-        "redis.call('HSET', record, 'every_ms', every, 'template', template)",
+        "redis.call('HSET', record, 'every_ms', every_ms, 'template', template)",
         "redis.call('ZADD', registry, first_ms, name)",
         "return 1",
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from helpers import MIN, START, shown
+from helpers import MIN, START, clickable, shown
 
 import emq_lab
 from emq_lab.clock import parse_instant
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.embedded_only  # the logic is the package's; the backen
 
 def test_only_read_and_cancel_can_start_a_round(lab: emq_lab.Lab, queue: str) -> None:
     panel = CancelPanel(lab, queue)
-    assert panel.enabled == {"read": True, "cancel": True, "enqueue": False, "advance": False}
+    assert clickable(panel) == {"read": True, "cancel": True, "enqueue": False, "advance": False}
     assert "steps: (none yet)" in panel.readout
     assert "registry: report @ 09:00" in panel.readout
 
@@ -42,10 +42,10 @@ def test_reset_replays_the_round_at_the_instant_the_panel_was_made(lab: emq_lab.
 def test_a_click_takes_the_step_and_unlocks_the_next(lab: emq_lab.Lab, queue: str) -> None:
     panel = CancelPanel(lab, queue)
     panel.click("pump reads due")
-    assert panel.enabled == {"read": False, "cancel": True, "enqueue": True, "advance": False}
+    assert clickable(panel) == {"read": False, "cancel": True, "enqueue": True, "advance": False}
     panel.click("pump enqueues")
     assert "JOB-000001" in panel.html()
-    assert panel.enabled["advance"]
+    assert clickable(panel)["advance"]
 
 
 def test_a_disabled_step_raises_from_the_twin(lab: emq_lab.Lab, queue: str) -> None:
@@ -73,7 +73,7 @@ def test_each_preset_reads_out_its_outcome(lab: emq_lab.Lab, queue: str, preset:
     assert f"advance outcome: {advance}" in text
     assert "registry: (empty)" in text
     assert "invariant: every registry member has a record - holds" in text
-    assert not any(panel.enabled.values())
+    assert not any(clickable(panel).values())
     assert panel.preset == preset
 
 
@@ -90,7 +90,7 @@ def test_reset_starts_a_fresh_round(lab: emq_lab.Lab, queue: str) -> None:
     panel.click("reset")
     assert "steps: (none yet)" in panel.readout
     assert "jobs:     (none)" in panel.readout
-    assert panel.enabled["read"] and not panel.enabled["advance"]
+    assert clickable(panel)["read"] and not clickable(panel)["advance"]
 
 
 def test_displayed_text_is_the_readout(lab: emq_lab.Lab, queue: str) -> None:

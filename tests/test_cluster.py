@@ -1,5 +1,5 @@
 """Valkey Cluster: three primaries on loopback. Queues spread over the primaries, every key of a
-queue stays on one slot (no CROSSSLOT anywhere), and reset/keys scan every primary."""
+queue stays on one hash slot (no CROSSSLOT anywhere), and reset/keys scan every primary."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def test_keys_and_reset_scan_every_primary(cluster_lab: emq_lab.Lab, valkey_clus
 
 def test_a_cross_slot_call_would_be_refused(cluster_lab: emq_lab.Lab) -> None:
     """The guard is real: keys of two queues in one script call are refused, so our calls, which
-    never fail this way, really do keep each call on one slot."""
+    never fail this way, really do keep each call on one hash slot."""
     lab = cluster_lab
     try:
         crossed = [QueueKeys("cq0").registry, QueueKeys("cq1").record("n")]

@@ -114,7 +114,7 @@ def test_the_password_never_shows() -> None:
     )
     # A password holding "/", "#", "?" or "@" breaks the parse; the text is redacted all the same.
     assert redact("redis://admin:a/b#c?d@e@127.0.0.1:6379/0") == "redis://admin:***@127.0.0.1:6379/0"
-    assert redact("redis://h/0\n\x1b[2J") == "redis://h/0\\x0a\\x1b[2J"  # one line, no terminal escape
+    assert redact("redis://h/0\n\x1b[2J") == "redis://h/0\\n\\x1b[2J"  # one line, no terminal escape
     # B5: a query's names are read percent-decoded, and only known harmless values are shown
     assert (
         redact("redis://h:1/0?%70assword=hunter2&PASS%57ORD=x&db=2")

@@ -50,7 +50,7 @@ def test_ticks_answers_refused_for_an_oversized_template_and_moves_on(lab: emq_l
         lab.keyspace(queue), now_ms=lab.clock.now_ms(), tick_ms=MIN, batch=10, reads=3, want=100,
         slot_keyed=False, rule="start-to-start", finish_ms=None,
     )  # fmt: skip
-    done = scripts.ticked(scripts.run(lab.scripts, call, lab.client))
+    done = scripts.ticked(scripts.send(lab.scripts, call, lab.client))
     by_name = {(row.name, row.enqueued) for row in done.rows}
     assert by_name == {("big", Outcome.OVERSIZED), ("small", Outcome.ENQUEUED)}
     assert all(row.advanced is Outcome.ADVANCED for row in done.rows)

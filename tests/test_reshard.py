@@ -1,4 +1,4 @@
-"""A reshard moves a queue's slot to another primary of the three-node cluster while the lab works
+"""A reshard moves a queue's hash slot to another primary of the three-node cluster while the lab works
 on it. A batch (``register_many``, a tick's enqueues and advances, a drain's, a panel's tick) and a
 single call either complete or raise ``BackendUnavailable`` while the slot is on the move; once it
 has moved, the next call follows it, and every later one goes straight to the new owner."""
@@ -32,7 +32,7 @@ def quick(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 class Move:
-    """The queue's slot, its owner and the primary it moves to (and back to, at the end)."""
+    """The queue's hash slot, its owner and the primary it moves to (and back to, at the end)."""
 
     def __init__(self, cluster: ValkeyCluster, lab: emq_lab.Lab, queue: str) -> None:
         self.cluster = cluster

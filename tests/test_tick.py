@@ -94,7 +94,7 @@ def test_register_many_checks_every_item_before_writing(lab: emq_lab.Lab, queue:
 def test_ids_are_minted_in_the_script_and_a_refused_call_burns_none(lab: emq_lab.Lab, queue: str) -> None:
     def enqueue(name: str, fired_at_ms: int, template: str, *, job_id: str | None = None) -> tuple[Outcome, str]:
         call = scripts.enqueue(lab.keyspace(queue), name, fired_at_ms, template, job_id)
-        return scripts.enqueued(scripts.run(lab.scripts, call, lab.client))
+        return scripts.enqueued(scripts.send(lab.scripts, call, lab.client))
 
     assert enqueue("report", 1, "t") == (Outcome.ENQUEUED, "JOB-000001")
     k = lab.keyspace(queue)

@@ -55,7 +55,7 @@ def test_guard_lights_probe_and_writes_then_probe_and_early_return(lab: emq_lab.
     first, second = service.boot(), service.boot()
     assert first.lit_text == (
         "if redis.call('EXISTS', record) == 1 then",
-        "redis.call('HSET', record, 'every_ms', every, 'template', template)",
+        "redis.call('HSET', record, 'every_ms', every_ms, 'template', template)",
         "redis.call('ZADD', registry, first_ms, name)",
         "return 1",
     )

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from enum import IntEnum
 
 import pytest
-from helpers import START, shown
+from helpers import START, clickable, shown
 from servers import ValkeyServer, required, server_binary
 from test_health import Timers
 
@@ -169,7 +169,7 @@ def test_a_panel_made_and_shown_while_down_shows_its_status_then_starts(
     assert not panel.health.status and not timers.live
     assert UNAVAILABLE not in shown(panel)["text/plain"]
     if isinstance(panel, CancelPanel):
-        assert panel.race.repeat.count() == 1 and panel.enabled["read"]
+        assert panel.race.repeat.count() == 1 and clickable(panel)["read"]
     elif isinstance(panel, CrashPanel):
         assert panel.bench.lab.repeat(queue).count() == 1
     elif isinstance(panel, CadenceExplorer):

@@ -21,6 +21,7 @@ from redis.exceptions import RedisError
 from .. import keys, progress, validate
 from ..clock import hhmm, hhmmss
 from ..dives import QUEUES
+from ..validate import printable
 from .guard import LOG_LINES, read_log, suspended
 from .search import Found, Search, walk
 from .users import acl_users
@@ -48,17 +49,13 @@ DIVES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
 COURSE_QUEUES: tuple[str, ...] = tuple(queue for _, queues in DIVES for queue in queues)
 
 
-def shown(text: str) -> str:
-    """``text`` with every character that is not printable escaped (``\\n``, ``\\x1b``): a name
-    can never forge a line of the overview or send a terminal escape."""
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
-
-
 def cut(name: str, most: int = SHOWN_NAME) -> str:
-    """``name`` shown, at most ``most`` characters of it, and its length when it was longer."""
+    """``name`` :func:`~emq_lab.validate.printable`, at most ``most`` characters of it, and its length
+    when it was longer. Not :func:`~emq_lab.validate.shorten`: the instructor is also told how long a
+    cut name is (a learner's may be megabytes)."""
     if len(name) <= most:
-        return shown(name)
-    return f"{shown(name[:most])}… ({len(name):,} characters)"
+        return printable(name)
+    return f"{printable(name[:most])}… ({len(name):,} characters)"
 
 
 @dataclass(frozen=True)
@@ -73,7 +70,7 @@ class QueueSummary:
 
     def text(self) -> str:
         if self.problem:
-            return f"{cut(self.queue)} ⚠ {shown(self.problem)}"
+            return f"{cut(self.queue)} ⚠ {printable(self.problem)}"
         return f"{cut(self.queue)} (registry {self.registrations}, waiting {self.waiting})"
 
 
@@ -113,7 +110,7 @@ class LearnerSummary:
 
     def progress_text(self) -> str:
         """``register passed 09:15, advance failed 09:40`` (the checks tried), or ``no check tried``."""
-        tried = [f"{shown(name)} {state} {hhmm(at)}" for name, state, at in self.exercises() if at is not None]
+        tried = [f"{printable(name)} {state} {hhmm(at)}" for name, state, at in self.exercises() if at is not None]
         return ", ".join(tried) or "no check tried"
 
     @property
@@ -129,7 +126,7 @@ class LearnerSummary:
     def lines(self) -> list[str]:
         """One line (and one per problem): name, dives, checks, queues."""
         name = cut(self.namespace) + (f" ({self.guard_mark})" if self.guard_mark else "")
-        guarded = [f"  guard: {shown(self.guarded)}"] if self.guarded else []
+        guarded = [f"  guard: {printable(self.guarded)}"] if self.guarded else []
         if self.mark == "not started":
             return [f"{name}: not started", *guarded]
         if self.mark == "not seen":
@@ -144,7 +141,7 @@ class LearnerSummary:
             f"{label}: {count} queue(s) · dives: {', '.join(self.dives) or 'no dive yet'} · "
             f"checks passed {passed}/{len(progress.EXERCISES)}: {self.progress_text()}"
         )
-        return [line + (f" · {queues}" if queues else ""), *(f"  ⚠ {shown(p)}" for p in self.problems), *guarded]
+        return [line + (f" · {queues}" if queues else ""), *(f"  ⚠ {printable(p)}" for p in self.problems), *guarded]
 
 
 @dataclass(frozen=True)
@@ -190,13 +187,13 @@ class Overview:
         if self.learners:
             lines += ["learners:", *(line for learner in self.learners for line in learner.lines())]
         if self.users_note:
-            lines.append(f"({shown(self.users_note)})")
+            lines.append(f"({printable(self.users_note)})")
         if not self.complete:
             lines.append(
                 f"(stopped looking for other namespaces and queues after {self.scanned} keys: "
                 "the list may be incomplete" + ("; the next refresh looks further)" if self.goes_on else ")")
             )
-        return lines + [f"guard: {shown(line)}" for line in self.guard]
+        return lines + [f"guard: {printable(line)}" for line in self.guard]
 
     @property
     def readout(self) -> str:

@@ -256,7 +256,7 @@ class Service:
             call = scripts.register(k, *args)
         else:
             call = scripts.contrast("naive" if self.strategy is Strategy.NAIVE else "upsert", k, *args)
-        return scripts.int_reply(scripts.run(lab.scripts, call, lab.client))
+        return scripts.int_reply(scripts.send(lab.scripts, call, lab.client))
 
 
 def report(boot: Boot, *, queue: str, of: int, lab: Lab) -> list[str]:

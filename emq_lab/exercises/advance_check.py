@@ -19,7 +19,8 @@ from ..dives.race import ALL_LABELS, REGISTER, REREGISTER_EVERY_MS, STEPS, Race,
 from ..outcome import Outcome
 from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
-from .check import Check, clear, failed, key_differences, keyspace, lua_check, passed, printable, queues, sim
+from ..validate import printable
+from .check import Check, clear, failed, key_differences, keyspace, lua_check, passed, queues, sim
 from .explain import attempt, explain_error
 
 if TYPE_CHECKING:
@@ -174,7 +175,7 @@ def _replay_all(learner_lab: Lab, reference_lab: Lab) -> Check:
     reference, _ = sim(reference_lab)
     yours, ref = CheckRace(learner, mine), CheckRace(reference, theirs)
     for order in every:
-        ref_start, ref_steps, _ = replay(ref, order)
+        _, ref_steps, _ = replay(ref, order)
         try:
             start, steps, error = replay(yours, order)
         except Stopped as stop:

@@ -5,7 +5,6 @@ runs a learner's Lua in place of the course's scripts."""
 from __future__ import annotations
 
 import atexit
-import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -24,6 +23,7 @@ from ..clock import SimClock
 from ..keys import QueueKeys
 from ..lab import Lab
 from ..scripts import Scripts
+from ..validate import printable, shorten, shown
 
 T = TypeVar("T")
 
@@ -133,7 +133,7 @@ def lua_text(exercise: str, script: str, answer: object) -> Check | None:
     """None when ``answer`` can be run as a Lua script; else the failed Check that says why (not
     text, empty, or text that cannot be sent: a lone surrogate has no UTF-8 form)."""
     if not isinstance(answer, str):
-        got = f"{type(answer).__name__} {short_value(repr_of(answer))}"
+        got = f"{type(answer).__name__} {shown(answer)}"
         why = f"your answer must be the Lua text of {script} (a str); got {got}"
     elif not answer.strip():
         why = f"your answer is empty; write the Lua text of {script}"
@@ -148,27 +148,6 @@ def lua_text(exercise: str, script: str, answer: object) -> Check | None:
                 "cannot be sent to a server; remove it"
             )
     return Check(exercise, False, f"{exercise}: FAILED: {why}")
-
-
-def repr_of(value: object) -> str:
-    try:
-        return repr(value)
-    except Exception:  # noqa: BLE001 - a repr that fails (a huge int, a broken __repr__)
-        return f"<{type(value).__name__}>"
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def printable(text: str, keep: str = "") -> str:
-    """``text`` with its control characters (but those in ``keep``) escaped: ``\\x1b``, ``\\n``;
-    a script's text cannot clear the screen or forge a line of the explanation."""
-
-    def escape(found: re.Match[str]) -> str:
-        char = found.group()
-        return char if char in keep else repr(char)[1:-1]
-
-    return _CONTROL.sub(escape, text)
 
 
 def queues(exercise: str) -> tuple[str, str]:
@@ -303,13 +282,8 @@ def key_differences(mine: tuple[Key, ...], reference: tuple[Key, ...]) -> list[s
             else:
                 said.append(f"removed the TTL of {what}")
         elif a.value != b.value:
-            said.append(f"changed {what}: it holds {short_value(a.value)}; it should hold {short_value(b.value)}")
+            said.append(f"changed {what}: it holds {shorten(a.value, 60)}; it should hold {shorten(b.value, 60)}")
     return said
-
-
-def short_value(text: str, width: int = 60) -> str:
-    text = printable(text)
-    return text if len(text) <= width else f"{text[: width - 3]}..."
 
 
 def clear(lab: Lab) -> None:

@@ -15,7 +15,7 @@ from typing import TypeVar
 from redis.exceptions import ResponseError
 
 from ..sandbox import CHECK_S, LIMIT_S, MEMORY_BYTES, Stopped
-from .check import printable
+from ..validate import printable
 
 T = TypeVar("T")
 

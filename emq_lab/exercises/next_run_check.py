@@ -20,7 +20,7 @@ from ..clock import MAX_INSTANT_MS, MIN_INSTANT_MS, duration, moment, parse_inst
 from ..dives.cadence import first_tick_at_or_after
 from ..dives.common import one_registration
 from ..schedule import MINUTE_MS, Measure
-from .check import START, Check, passed, printable, queues, search, session, sim, unexpected
+from .check import START, Check, passed, queues, search, session, sim, unexpected
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -143,7 +143,7 @@ def _wrapped(fn: Callable[..., Any], setting: Setting, budget: Budget | None = N
 
 def _said(exc: BaseException) -> str:
     try:
-        return printable(str(exc))[:300]
+        return validate.shorten(str(exc), 300)
     except Exception:  # noqa: BLE001 - an exception whose str() fails
         return "(its message cannot be shown)"
 

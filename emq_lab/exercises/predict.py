@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .. import validate
 from ..clock import SimClock
 from . import answers
 from .check import Check, session
@@ -72,7 +73,9 @@ class Predictions:
                 said = answers.on_the_clock(value, question.minutes_from or question.clock)
                 given[key] = answers.plain(kind.read(said))
             except ValueError as exc:
-                unread[key] = f"{key}: could not read {_quoted(value)} as {kind.unit} ({exc}); try {kind.example}"
+                unread[key] = (
+                    f"{key}: could not read {validate.shown(value, 80)} as {kind.unit} ({exc}); try {kind.example}"
+                )
         lines, right = [_misnamed(key, self._questions) for key in misnamed], not unread and not misnamed
         with session("predict") as (base, _):
             for key in answer:
@@ -124,12 +127,6 @@ def _misnamed(key: str, questions: dict[str, Question]) -> str:
     if near:
         return f"{key} is not a question; did you mean {near[0]}?"
     return f"{key} is not a question of this dive; ask one of {', '.join(questions)}"
-
-
-def _quoted(value: Any) -> str:
-    """An answer as the learner typed it, short enough for one line."""
-    shown = repr(value)
-    return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
 def _differs(said: Any, truth: Any) -> str:

@@ -15,7 +15,8 @@ from ..clock import duration, moment
 from ..outcome import Outcome
 from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
-from .check import Check, clear, failed, key_differences, keyspace, lua_check, passed, queues, search, short_value, sim
+from ..validate import shorten
+from .check import Check, clear, failed, key_differences, keyspace, lua_check, passed, queues, search, sim
 from .explain import attempt, explain_error
 
 if TYPE_CHECKING:
@@ -72,9 +73,9 @@ class State:
     keys: tuple[Key, ...] = ()  # every key of the server: types, TTLs, the wait list, anything else
 
     def text(self) -> str:
-        rows = ", ".join(f"{short_value(member, 40)} @ {moment(score)}" for member, score in self.registry) or "(empty)"
+        rows = ", ".join(f"{shorten(member, 40)} @ {moment(score)}" for member, score in self.registry) or "(empty)"
         records = [
-            f"{name} {{{', '.join(f'{short_value(field, 40)}={short_value(value, 40)}' for field, value in fields)}}}"
+            f"{name} {{{', '.join(f'{shorten(field, 40)}={shorten(value, 40)}' for field, value in fields)}}}"
             for name, fields in self.records
             if fields
         ]

@@ -72,7 +72,7 @@ return 1                                    -- fresh name → {:ok, :registered}
     last="return 1",
     differs=(
         "the guard, the two writes and the replies 1 and 0 are the page's, move for move",
-        "KEYS and ARGV get local names (registry, record, name, every, template, first_ms)",
+        "KEYS and ARGV get local names (registry, record, name, every_ms, template, first_ms)",
         "above the guard, the arguments are checked (ARGV[1] names KEYS[2]'s record, every_ms and "
         "first_ms are integers): a bad call gets an error reply and writes nothing. The page's script "
         "trusts its Elixir caller; this lab's is called from notebooks, so it checks",

@@ -1,6 +1,6 @@
 """The Lua scripts, one file per verb, and the one place that knows each script's interface (as
 BullMQ's ``scripts.ts``): a function per script builds its :class:`Call` (KEYS in header order,
-ARGV encoded), :func:`run` hands it to redis-py's ``Script`` (EVALSHA, loading the script when the
+ARGV encoded), :func:`send` hands it to redis-py's ``Script`` (EVALSHA, loading the script when the
 server lacks it), and a function per reply decodes the answer. A call whose reply was lost is never
 sent again; only a cluster's batch that a node refused whole (a reshard) goes again (:mod:`.cluster`).
 """
@@ -20,9 +20,9 @@ from ..keys import QueueKeys
 from ..outcome import Outcome, outcome_of
 from . import cluster
 
-#: A client (fakeredis's is a ``Redis``), and what a call runs on: a client or a pipeline.
+#: A client (fakeredis's is a ``Redis``), and what a call is sent on: a client or a pipeline.
 Client = Redis | RedisCluster
-Runner = Client | Pipeline
+Target = Client | Pipeline
 #: What redis-py hands back for a call (``decode_responses=True``).
 Reply = int | str | list["Reply"] | None
 
@@ -81,26 +81,26 @@ class Call:
     args: tuple[str | int, ...]
 
 
-def run(scripts: Scripts, call: Call, runner: Runner) -> Reply:
+def send(scripts: Scripts, call: Call, target: Target) -> Reply:
     """Send ``call`` on a client (its reply) or queue it on a pipeline (the reply comes at execute())."""
     script: Script = getattr(scripts, call.script)
-    return script(keys=list(call.keys), args=list(call.args), client=runner)
+    return script(keys=list(call.keys), args=list(call.args), client=target)
 
 
-def run_all(client: Client, scripts: Scripts, calls: Sequence[Call]) -> list[Reply]:
+def send_all(client: Client, scripts: Scripts, calls: Sequence[Call]) -> list[Reply]:
     """``calls`` in one pipeline, their replies in order; the first error reply raises, as a single
-    call's would. Every call is on one queue, so on one slot: on a cluster the batch goes to that
-    slot's node (:mod:`.cluster`)."""
+    call's would. Every call is on one queue, so on one hash slot: on a cluster the batch goes
+    to that hash slot's node (:mod:`.cluster`)."""
     if not calls:
         return []
     if isinstance(client, RedisCluster):
-        slots = {client.keyslot(key) for call in calls for key in call.keys}
-        if len(slots) > 1:
-            raise ValueError(f"calls: a batch is one queue's, on one slot; these keys span slots {sorted(slots)}")
-        return cluster.pipelined(client, slots.pop(), lambda pipe: [run(scripts, call, pipe) for call in calls])
+        hash_slots = {client.keyslot(key) for call in calls for key in call.keys}
+        if len(hash_slots) > 1:
+            raise ValueError(f"calls: a batch is one queue's, on one hash slot; these keys span {sorted(hash_slots)}")
+        return cluster.pipelined(client, hash_slots.pop(), lambda pipe: [send(scripts, call, pipe) for call in calls])
     pipe = client.pipeline(transaction=False)
     for call in calls:
-        run(scripts, call, pipe)
+        send(scripts, call, pipe)
     return list(pipe.execute())
 
 

@@ -1,8 +1,8 @@
-"""A batch of script calls on a cluster. Its calls are on one queue, so on one slot: the batch goes
-to that slot's node as one MULTI/EXEC, which runs all of them or none (without it, a node mid-
+"""A batch of script calls on a cluster. Its calls are on one queue, so on one hash slot: the batch
+goes to that hash slot's node as one MULTI/EXEC, which runs all of them or none (without it, a node mid-
 reshard would run a tick's advance and refuse its enqueue: a lost run). A node refuses a batch whole
-(EXECABORT) with ``MOVED`` (the slot has moved: correct the slot map and send it to the new owner)
-or ``ASK``/``TRYAGAIN`` (the slot is on the move: wait and send it again). Nothing of a refused
+(EXECABORT) with ``MOVED`` (the hash slot has moved: correct the slot map and send it to the new owner)
+or ``ASK``/``TRYAGAIN`` (the hash slot is on the move: wait and send it again). Nothing of a refused
 batch ran, so it may go again; one whose reply was lost may have run and never goes again (which
 is why redis-py's cluster pipeline, which also refuses EVALSHA, is not used). A move that outlasts
 :data:`ROUNDS` tries is a :class:`emq_lab.BackendUnavailable`; other faults raise through ``fault``."""
@@ -21,15 +21,16 @@ from .. import errors
 from ..backend import fault
 from ..urls import redact
 
-#: Tries of a batch before it gives up on a slot on the move, a pause after each ASK or TRYAGAIN.
+#: Tries of a batch before it gives up on a hash slot on the move, a pause after each ASK or TRYAGAIN.
 ROUNDS = 16
 PAUSE_S = 0.2
 
 
-def pipelined(client: RedisCluster, slot: int, queue: Callable[[Pipeline], object]) -> list[Any]:
-    """The replies, in order, of the calls ``queue(pipe)`` puts on a pipeline to ``slot``'s node."""
+def pipelined(client: RedisCluster, hash_slot: int, queue: Callable[[Pipeline], object]) -> list[Any]:
+    """The replies, in order, of the calls ``queue(pipe)`` puts on a pipeline to ``hash_slot``'s node."""
     for _ in range(ROUNDS):
-        pipe = client.get_redis_connection(client.nodes_manager.get_node_from_slot(slot)).pipeline(transaction=True)
+        node = client.nodes_manager.get_node_from_slot(hash_slot)
+        pipe = client.get_redis_connection(node).pipeline(transaction=True)
         queue(pipe)
         commands = [args for args, _ in pipe.command_stack]
         try:

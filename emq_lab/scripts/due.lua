@@ -2,7 +2,7 @@
 -- each with its record, in one call.
 --
 -- KEYS[1]  registry  emq:{q}:repeat         ZSET, member = name, score = next run (ms)
---                    (each member's record is KEYS[1] .. ':' .. name, on the same slot)
+--                    (each member's record is KEYS[1] .. ':' .. name, on the same hash slot)
 -- ARGV[1]  now_ms    the tick's "now" in milliseconds
 -- ARGV[2]  limit     the most rows to return, an integer from 1 to 5000 (bounds the call's work)
 --

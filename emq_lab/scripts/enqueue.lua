@@ -4,7 +4,7 @@
 -- KEYS[2]  wait      emq:{q}:wait           LIST of job ids, newest at the head
 -- KEYS[3]  jobs      emq:{q}:job:           prefix of the job hashes (HASH: id, name, fired_at_ms,
 --                                           template); the job's key is KEYS[3] .. job_id, on the
---                                           same slot as KEYS[1] and KEYS[2] (same hash tag)
+--                                           same hash slot as KEYS[1] and KEYS[2] (same hash tag)
 -- ARGV[1]  job_id    "" = mint a fresh id JOB-000001 from the counter (INCR, here, after every
 --                    check, so a refused call never burns a number); or the slot-keyed id
 --                    <name>:<slot_ms>

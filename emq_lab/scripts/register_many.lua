@@ -17,7 +17,7 @@
 --   error reply when ARGV is malformed or a name is not the one whose record KEYS holds;
 --   everything is checked before the first write, so then nothing is written.
 local registry = KEYS[1]
-local every, template, first = ARGV[1], ARGV[2], ARGV[3]
+local every_ms, template, first_ms = ARGV[1], ARGV[2], ARGV[3]
 local n = #KEYS - 1
 local MAX_EVERY_MS = '315360000000'  -- ten years of 365 days, as validate.py (text: exact in any Lua)
 local MAX_MANY, MAX_TEMPLATE, MAX_BYTES = 1000, 65536, 4 * 1024 * 1024  -- as scripts/__init__.py
@@ -32,10 +32,10 @@ if #template > MAX_TEMPLATE or n * #template > MAX_BYTES then
   return redis.error_reply('ERR emq register_many: template must be at most ' .. MAX_TEMPLATE
     .. ' bytes, and the names times its size at most ' .. MAX_BYTES)
 end
-if not every:match('^[1-9]%d*$') or #every > #MAX_EVERY_MS or (#every == #MAX_EVERY_MS and every > MAX_EVERY_MS) then
+if not every_ms:match('^[1-9]%d*$') or #every_ms > #MAX_EVERY_MS or (#every_ms == #MAX_EVERY_MS and every_ms > MAX_EVERY_MS) then
   return redis.error_reply('ERR emq register_many: every_ms must be an integer from 1 to ' .. MAX_EVERY_MS)
 end
-if not first:match('^%-?%d+$') or #first > 16 then
+if not first_ms:match('^%-?%d+$') or #first_ms > 16 then
   return redis.error_reply('ERR emq register_many: first_ms must be an integer')
 end
 for i = 1, n do
@@ -44,14 +44,14 @@ for i = 1, n do
   end
 end
 
-local first_ms = tonumber(first)
+first_ms = tonumber(first_ms)  -- checked: now the score as a number
 local replies = {}
 for i = 1, n do
   local record = KEYS[1 + i]
   if redis.call('EXISTS', record) == 1 then
     replies[i] = 0
   else
-    redis.call('HSET', record, 'every_ms', every, 'template', template)
+    redis.call('HSET', record, 'every_ms', every_ms, 'template', template)
     redis.call('ZADD', registry, first_ms, ARGV[3 + i])
     replies[i] = 1
   end

@@ -152,11 +152,6 @@ class CancelPanel(_Round[Race]):
         self._said_reset()
 
     @property
-    def enabled(self) -> dict[str, bool]:
-        """Which step buttons can be clicked now."""
-        return {step: not button.disabled for step, button in self._buttons.items()}
-
-    @property
     def preset(self) -> str:
         """What the preset menu shows: a preset's key, or ``manual`` after steps of your own."""
         return str(self._preset.value)

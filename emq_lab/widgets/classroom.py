@@ -16,8 +16,9 @@ import ipywidgets as widgets
 
 from .. import classroom
 from ..classroom import guard as class_guard
-from ..classroom.overview import LearnerSummary, Search, cut, shown
+from ..classroom.overview import LearnerSummary, Search, cut
 from ..clock import hhmm, hhmmss
+from ..validate import printable
 from .view import View
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ _GREY = "color:#57606a"
 
 def _h(text: str) -> str:
     """Escaped for HTML, with control characters shown as escapes."""
-    return escape(shown(text))
+    return escape(printable(text))
 
 
 def _summary_html(view: classroom.Overview) -> str:

@@ -12,18 +12,18 @@
 --
 -- Each call writes four things: the name's record; a registry row whose id is
 -- <name>:<first_ms>, scored first_ms; that row's own record, KEYS[1] .. ':' .. <row id> (HASH:
--- every_ms, template, on KEYS[1]'s slot as it carries the same hash tag; it is the key the
+-- every_ms, template, on KEYS[1]'s hash slot as it carries the same hash tag; it is the key the
 -- pump's due read looks up for a member); and a pending occurrence repeat:<name>:<first_ms>.
 --
 -- Returns
 --   1  always: the writes above were made  -> {:ok, :registered}
 local registry, record, delayed = KEYS[1], KEYS[2], KEYS[3]
-local name, every, template, first = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local first_n = tonumber(first)
-local stamp = string.format('%.0f', first_n)
+local name, every_ms, template, first_ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+first_ms = tonumber(first_ms)
+local stamp = string.format('%.0f', first_ms)
 local row = name .. ':' .. stamp
-redis.call('HSET', record, 'every_ms', every, 'template', template)
-redis.call('ZADD', registry, first_n, row)
-redis.call('HSET', registry .. ':' .. row, 'every_ms', every, 'template', template)
-redis.call('ZADD', delayed, first_n, 'repeat:' .. row)
+redis.call('HSET', record, 'every_ms', every_ms, 'template', template)
+redis.call('ZADD', registry, first_ms, row)
+redis.call('HSET', registry .. ':' .. row, 'every_ms', every_ms, 'template', template)
+redis.call('ZADD', delayed, first_ms, 'repeat:' .. row)
 return 1

@@ -8,7 +8,7 @@
 -- ARGV[1]  name      the registration name (the registry member)
 -- ARGV[2]  every_ms  the period in milliseconds, a positive integer
 -- ARGV[3]  template  the payload template, stored verbatim
--- ARGV[4]  next_ms   the next-run score in milliseconds (host: now + first_in_ms)
+-- ARGV[4]  first_ms  the next-run score in milliseconds (host: now + first_in_ms)
 --
 -- ZSCORE probes the prior score; when there is one, the pending occurrence the previous call
 -- queued (repeat:<name>:<prev_ms>) is removed before the same member is stored again.
@@ -17,15 +17,15 @@
 --   1  the name was fresh: record, row and pending occurrence written      -> {:ok, :registered}
 --   0  the name was live: stale occurrence removed, row and record rewritten -> {:ok, :updated}
 local registry, record, delayed = KEYS[1], KEYS[2], KEYS[3]
-local name, every, template, first = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local first_n = tonumber(first)
+local name, every_ms, template, first_ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+first_ms = tonumber(first_ms)
 local prev_ms = redis.call('ZSCORE', registry, name)
 if prev_ms then
   redis.call('ZREM', delayed, 'repeat:' .. name .. ':' .. string.format('%.0f', tonumber(prev_ms)))
 end
-redis.call('HSET', record, 'every_ms', every, 'template', template)
-redis.call('ZADD', registry, first_n, name)
-redis.call('ZADD', delayed, first_n, 'repeat:' .. name .. ':' .. string.format('%.0f', first_n))
+redis.call('HSET', record, 'every_ms', every_ms, 'template', template)
+redis.call('ZADD', registry, first_ms, name)
+redis.call('ZADD', delayed, first_ms, 'repeat:' .. name .. ':' .. string.format('%.0f', first_ms))
 if prev_ms then
   return 0
 end

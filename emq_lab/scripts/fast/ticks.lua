@@ -4,7 +4,7 @@
 -- same thing one step at a time; the equivalence tests keep this file in step with them.
 --
 -- KEYS[1]  registry  emq:{q}:repeat         ZSET, member = name, score = next run (ms)
---                    (each member's record is KEYS[1] .. ':' .. name, on the same slot)
+--                    (each member's record is KEYS[1] .. ':' .. name, on the same hash slot)
 -- KEYS[2]  counter   emq:{q}:id             STRING, the last fresh job number
 -- KEYS[3]  wait      emq:{q}:wait           LIST of job ids, newest at the head
 -- KEYS[4]  jobs      emq:{q}:job:           prefix of the job hashes; a job's key is KEYS[4] .. job_id
@@ -133,14 +133,14 @@ local function ms(n)
 end
 
 -- The score the rule gives a row read at slot after a release at now (nil: left for its finish).
-local function next_run(slot, every)
+local function next_run(slot, every_ms)
   if rule == 'start-to-start' then
-    return now + every
+    return now + every_ms
   elseif rule == 'fixed grid' then
-    if slot + every >= now then
-      return slot + every
+    if slot + every_ms >= now then
+      return slot + every_ms
     end
-    return slot + (math.floor((now - slot) / every) + 1) * every
+    return slot + (math.floor((now - slot) / every_ms) + 1) * every_ms
   end
   return nil
 end
@@ -195,9 +195,9 @@ local function one_tick(members)
       end
       records[name] = record
     end
-    local every, template = record[1], record[2]
+    local every_ms, template = record[1], record[2]
     local id, enqueued, advanced = '', -1, 0
-    if every then
+    if every_ms then
       if record[3] then
         enqueued = 2  -- refused: no job; the row advances so that it does not hold the front
       else
@@ -206,13 +206,13 @@ local function one_tick(members)
         fired = fired + 1
         copied = copied + #(template or '') + #name
       end
-      local score = next_run(slot, tonumber(every))
+      local score = next_run(slot, tonumber(every_ms))
       if score then
         move(name, score)
         advanced = 1
       else
         advanced = -1
-        released[#released + 1] = {name, tonumber(every)}
+        released[#released + 1] = {name, tonumber(every_ms)}
       end
     else
       redis.call('ZREM', registry, name)  -- the record is gone: sweep the member
