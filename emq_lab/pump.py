@@ -95,14 +95,14 @@ class Pump:
             tick = Tick(self, now)
             try:
                 rows = tick.read()
-                if not rows or any((row.name, row.next_ms) in slots for row in rows):
+                if not rows or any((row.name, row.slot_ms) in slots for row in rows):
                     return fired
                 tick.fire()
             except RedisError as exc:
                 carrying(exc, fired + tick.fired)
                 raise
             fired += tick.fired
-            slots.update((row.name, row.next_ms) for row in rows)
+            slots.update((row.name, row.slot_ms) for row in rows)
 
 
 PHASES = ("read", "enqueue", "advance")
@@ -191,7 +191,7 @@ class Tick:
         if self.planned is None:
             rule, now = self.pump.rule, self.now_ms
             nexts = [
-                now if row.every_ms is None else next_run(rule, row.next_ms, row.every_ms, now) for row in self.rows
+                now if row.every_ms is None else next_run(rule, row.slot_ms, row.every_ms, now) for row in self.rows
             ]
             self.planned = [
                 (row, None if nxt is None else whole_ms(nxt, "rule: the next run"))
@@ -210,10 +210,10 @@ class Tick:
         for row, nxt in self._plan():
             # a gone record or a refused row (its template over register's size) stores no job
             if "enqueue" in phases and row.every_ms is not None and row.template_bytes is None:
-                job_id = f"{row.name}:{row.next_ms}" if p.slot_keyed else None  # a replayed slot collides
+                job_id = f"{row.name}:{row.slot_ms}" if p.slot_keyed else None  # a replayed slot collides
                 calls.append((row, scripts.enqueue(p.k, row.name, self.now_ms, row.template or "", job_id)))
             if "advance" in phases and nxt is not None:
-                calls.append((row, scripts.advance(p.k, row.name, nxt, row.next_ms, row.every_ms)))
+                calls.append((row, scripts.advance(p.k, row.name, nxt, row.slot_ms, row.every_ms)))
         try:
             replies = scripts.send_all(p.lab.client, p.lab.scripts, [call for _, call in calls])
         except RedisError as exc:
@@ -225,7 +225,7 @@ class Tick:
                 continue
             outcome, job_id = scripts.enqueued(reply)
             if outcome is Outcome.ENQUEUED:
-                self.fired.append(Occurrence(job_id, row.name, self.now_ms, row.next_ms))
+                self.fired.append(Occurrence(job_id, row.name, self.now_ms, row.slot_ms))
 
 
 def carrying(error: RedisError, fired: list[Occurrence], in_doubt: list[str] | None = None) -> None:

@@ -162,7 +162,7 @@ class RegistryMachine(RuleBasedStateMachine):
         if name in self.model.dangling:
             return  # a member without a record is the sweep's story (the cancel dive), not this one
         tick = self.lab.pump(self.queue, slot_keyed=self.slot_keyed).begin()
-        read = {row.name: (row.next_ms, row.every_ms) for row in tick.read()}
+        read = {row.name: (row.slot_ms, row.every_ms) for row in tick.read()}
         due_slots, expected, advanced = self._expect_tick(crash=False)
         self.cancel(name)
         self._register(name, every_ms, first_in_ms)

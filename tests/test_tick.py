@@ -18,7 +18,7 @@ def test_a_stale_advance_leaves_a_fresh_registration_alone(lab: emq_lab.Lab, que
     rep = lab.repeat(queue)
     rep.register("report", 15 * MIN, "t")
     tick = lab.pump(queue).begin()
-    assert [(row.name, hhmm(row.next_ms)) for row in tick.read()] == [("report", "09:00")]
+    assert [(row.name, hhmm(row.slot_ms)) for row in tick.read()] == [("report", "09:00")]
     assert rep.cancel("report") is Outcome.CANCELLED
     assert rep.register("report", 60 * MIN, "t", first_in_ms=30 * MIN) is Outcome.REGISTERED
     assert [o.name for o in tick.enqueue()] == ["report"]  # what the read held still fires

@@ -236,7 +236,7 @@ class Race:
             return "nothing due: the pump holds nothing this tick", None
         row = held[0]
         every = "no record" if row.every_ms is None else f"every {duration(row.every_ms)}"
-        return f"due: {row.name} @ {hhmm(row.next_ms)} ({every}); the pump now holds it", None
+        return f"due: {row.name} @ {hhmm(row.slot_ms)} ({every}); the pump now holds it", None
 
     def _cancel(self, before: Snapshot) -> tuple[str, Outcome | None]:
         outcome = self.repeat.cancel(self.name)
@@ -273,7 +273,7 @@ class Race:
                 continue
             cancelled = any(s.step == "cancel" for s in self._taken)
             late = " (from what the read held; the cancel came too late)" if cancelled else ""
-            notes.append(f"{occurrence.job_id} enqueued for the {hhmm(row.next_ms)} slot{late}")
+            notes.append(f"{occurrence.job_id} enqueued for the {hhmm(row.slot_ms)} slot{late}")
         return "; ".join(notes), Outcome.ENQUEUED if fired else None
 
     def _advance(self, before: Snapshot) -> tuple[str, Outcome | None]:
@@ -290,7 +290,7 @@ class Race:
             elif outcome is Outcome.MOVED:
                 now = hhmm(members[row.name]) if row.name in members else "?"
                 notes.append(
-                    f"{outcome.tuple}: the row holds {row.name} @ {now}, not the {hhmm(row.next_ms)} the read saw;"
+                    f"{outcome.tuple}: the row holds {row.name} @ {now}, not the {hhmm(row.slot_ms)} the read saw;"
                     " the compare-and-set wrote nothing"
                 )
             elif row.name in members:

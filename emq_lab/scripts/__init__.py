@@ -226,7 +226,7 @@ class Row:
     past register's check) is refused: ``template`` None, ``template_bytes`` its size, no job."""
 
     name: str
-    next_ms: int
+    slot_ms: int  # its score as read: the run this row is due for
     every_ms: int | None
     template: str | None
     template_bytes: int | None = None
