@@ -180,6 +180,32 @@ def test_forward_stops_when_every_tick_only_replays_slots_already_enqueued(
     assert_same_queues(forwarded, queue, stepped, other)
 
 
+def test_forward_counts_only_new_jobs_so_replayed_slots_never_end_it_early(
+    lab: emq_lab.Lab, queue: str, other: str
+) -> None:
+    # Slot ids: the jobs of 09:00 to 09:04 are stored, then the row is registered anew at 09:00 (a
+    # replay). Its first five ticks only meet their own jobs; forward goes on to three new ones.
+    def replayed(q: str) -> tuple[emq_lab.Lab, SimClock]:
+        first = lab.with_clock(SimClock(START))
+        first.repeat(q).register("n", MIN, "t")
+        for _ in range(5):
+            first.pump(q, slot_keyed=True).tick()
+            first.clock.advance(MIN)  # type: ignore[attr-defined]
+        clock = SimClock(START)  # back at 09:00
+        again = lab.with_clock(clock)
+        again.repeat(q).cancel("n")
+        again.repeat(q).register("n", MIN, "t")
+        return again, clock
+
+    forwarded, _ = replayed(queue)
+    fired = [o for chunk in forward(forwarded.pump(queue, slot_keyed=True), 3, step_ms=MIN, per_call=3) for o in chunk]
+    assert [o.job_id for o in fired] == [f"n:{at(minute)}" for minute in (5, 6, 7)]
+    stepped, clock = replayed(other)
+    ticked = [o for chunk in by_ticks(stepped.pump(other, slot_keyed=True), clock, 3, MIN) for o in chunk]
+    assert ticked == fired
+    assert_same_queues(forwarded, queue, stepped, other)
+
+
 @pytest.mark.parametrize("slot_keyed", [False, True], ids=["fresh", "slot"])
 def test_forward_with_a_finish_in_one_call_fires_what_ticks_and_finishes_fire(
     lab: emq_lab.Lab, queue: str, other: str, slot_keyed: bool

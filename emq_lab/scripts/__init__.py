@@ -272,7 +272,7 @@ class Ticked:
 
 
 def ticked(reply: Reply) -> Ticked:
-    """ticks.lua's ``{next_now, more, then name, job_id, slot, fired_at, enqueued, advanced a row}``."""
+    """ticks.lua's ``{next_now, more, then name, job_id, slot_ms, fired_at_ms, enqueued, advanced a row}``."""
     next_now, more, *flat = _array(reply)
     if len(flat) % 6:
         raise RuntimeError(f"ticks.lua answered {len(flat)} entries, not six a row")

@@ -9,7 +9,7 @@
 --                    check, so a refused call never burns a number); or the slot-keyed id
 --                    <name>:<slot_ms>
 -- ARGV[2]  name      the registration that produced the occurrence
--- ARGV[3]  fired_at  the pump's "now" for the tick, in milliseconds
+-- ARGV[3]  fired_at_ms  the pump's "now" for the tick, in milliseconds
 -- ARGV[4]  template  the registration's payload template, at most 65536 bytes
 --
 -- Returns {code, job_id}
@@ -17,7 +17,7 @@
 --   {0, id}  a job with this id exists (a replayed slot): nothing written  -> Outcome.DUPLICATE
 --   error reply when ARGV is malformed or the KEYS are not one queue's; nothing written
 local counter, wait, jobs = KEYS[1], KEYS[2], KEYS[3]
-local job_id, name, fired_at, template = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local job_id, name, fired_at_ms, template = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 
 local tag = wait:sub(1, -6)  -- emq:{q} of <tag>:wait
 local bad
@@ -25,7 +25,7 @@ if wait:sub(-5) ~= ':wait' or counter ~= tag .. ':id' or jobs ~= tag .. ':job:' 
   bad = 'KEYS must be one queue\'s counter, wait list and job prefix'
 elseif type(name) ~= 'string' or name == '' then
   bad = 'name must be a non-empty string'
-elseif type(fired_at) ~= 'string' or not fired_at:match('^%-?%d+$') or #fired_at > 16 then
+elseif type(fired_at_ms) ~= 'string' or not fired_at_ms:match('^%-?%d+$') or #fired_at_ms > 16 then
   bad = 'fired_at_ms must be an integer'
 elseif type(template) ~= 'string' or #template > 65536 then
   bad = 'template must be text of at most 65536 bytes'
@@ -44,6 +44,6 @@ local job = jobs .. job_id
 if redis.call('EXISTS', job) == 1 then
   return {0, job_id}  -- a replayed slot: the job is there already
 end
-redis.call('HSET', job, 'id', job_id, 'name', name, 'fired_at_ms', fired_at, 'template', template)
+redis.call('HSET', job, 'id', job_id, 'name', name, 'fired_at_ms', fired_at_ms, 'template', template)
 redis.call('LPUSH', wait, job_id)
 return {1, job_id}

@@ -14,7 +14,8 @@
 --                    write nothing)
 -- ARGV[3]  batch     the most rows one tick takes, an integer from 1 to 1000
 -- ARGV[4]  reads     the most ticks this call takes, an integer from 1 to 10000
--- ARGV[5]  want      stop after the tick at which this many occurrences have fired, 1 to 10000
+-- ARGV[5]  want      stop after the tick at which this many occurrences have fired (jobs stored,
+--                    not replayed slots), 1 to 10000
 --
 -- One call's work is bounded whatever its ARGV, so that it never holds the server (every
 -- learner of a class shares it) for long: larger batch, reads or want are refused, and the call
@@ -67,7 +68,7 @@ local minted, counted
 -- Store one occurrence (arguments checked): 1, id when stored; 0, id when a job with this id
 -- exists (a replayed slot), nothing written. job_id "" mints a fresh id. As enqueue.lua,
 -- except that the id is appended to pushed: the call pushes them all at its end.
-local function enqueue_one(jobs, job_id, name, fired_at, template, pushed)
+local function enqueue_one(jobs, job_id, name, fired_at_ms, template, pushed)
   if job_id == '' then
     minted = minted + 1
     job_id = string.format('JOB-%06d', minted)
@@ -76,7 +77,7 @@ local function enqueue_one(jobs, job_id, name, fired_at, template, pushed)
   if redis.call('EXISTS', job) == 1 then
     return 0, job_id
   end
-  redis.call('HSET', job, 'id', job_id, 'name', name, 'fired_at_ms', fired_at, 'template', template)
+  redis.call('HSET', job, 'id', job_id, 'name', name, 'fired_at_ms', fired_at_ms, 'template', template)
   pushed[#pushed + 1] = job_id
   return 1, job_id
 end
@@ -203,8 +204,10 @@ local function one_tick(members)
       else
         local job_id = ids == 'slot' and name .. ':' .. ms(slot) or ''
         enqueued, id = enqueue_one(jobs, job_id, name, at, template or '', pushed)
-        fired = fired + 1
-        copied = copied + #(template or '') + #name
+        if enqueued == 1 then  -- a replayed slot (the job exists) fires nothing new and copies nothing
+          fired = fired + 1
+          copied = copied + #(template or '') + #name
+        end
       end
       local score = next_run(slot, tonumber(every_ms))
       if score then
