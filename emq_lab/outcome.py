@@ -33,7 +33,9 @@ _REPLIES: dict[str, dict[int, Outcome]] = {
     "register": {1: Outcome.REGISTERED, 0: Outcome.EXISTS},
     "advance": {1: Outcome.ADVANCED, 0: Outcome.ABSENT, 2: Outcome.MOVED},
     "cancel": {1: Outcome.CANCELLED, 0: Outcome.ABSENT},
-    "enqueue": {1: Outcome.ENQUEUED, 0: Outcome.DUPLICATE, 2: Outcome.OVERSIZED},  # 2: ticks.lua only
+    # 2 is ticks.lua's answer only (its enqueued column); enqueue.lua never sees such a row: the tick
+    # leaves it out before enqueue (Row.template_bytes)
+    "enqueue": {1: Outcome.ENQUEUED, 0: Outcome.DUPLICATE, 2: Outcome.OVERSIZED},
     "contrast/naive": {1: Outcome.REGISTERED},
     "contrast/upsert": {1: Outcome.REGISTERED, 0: Outcome.UPDATED},
 }

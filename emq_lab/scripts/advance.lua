@@ -6,7 +6,7 @@
 -- ARGV[1]  name      the registration name
 -- ARGV[2]  next_ms   the next run in milliseconds, computed by the host (e.g. now + every_ms)
 -- ARGV[3]  read_ms   the score the caller read for the row (the tick's due read); "" = no check
--- ARGV[4]  read_every  the every_ms the caller read in the record; "" = no check. With read_ms it
+-- ARGV[4]  read_every  the every_ms the caller read in the record; "" (or absent) = no check. With read_ms it
 --                    tells a registration made anew at the same score but another period
 --                    (whose next run the caller's next_ms, computed from the old one, would spoil)
 --
