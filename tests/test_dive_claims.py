@@ -282,7 +282,14 @@ def test_the_sweep_passes_its_orders_and_the_stretch_is_the_compare_and_set() ->
         "if not score or tonumber(score) ~= tonumber(read_ms)"
         " or redis.call('HGET', record, 'every_ms') ~= read_every then\n  return 2\nend\n"
     )
-    assert exercises.advance(mine.replace(sweep, sweep + cas)).passed
+    told = exercises.advance(mine.replace(sweep, sweep + cas))  # compares with "" too: rep.advance sends it
+    assert not told.passed and 'sends ARGV[3] (read_ms) and ARGV[4] (read_every) as "": no check' in str(told)
+    checked = (
+        "local score = redis.call('ZSCORE', registry, name)\n"
+        "if read_ms ~= '' and (not score or tonumber(score) ~= tonumber(read_ms)) then\n  return 2\nend\n"
+        "if read_every ~= '' and redis.call('HGET', record, 'every_ms') ~= read_every then\n  return 2\nend\n"
+    )
+    assert exercises.advance(mine.replace(sweep, sweep + checked)).passed
 
 
 def test_the_course_advance_is_not_handed_out_as_the_buggy_one() -> None:
