@@ -18,8 +18,7 @@ from ..clock import SimClock, duration, hhmm, hhmmss
 from ..fastforward import forward
 from ..outcome import Outcome
 from ..schedule import MINUTE_MS, Measure
-from .common import entries_text, one_registration
-from .common import start_ms as lab_start_ms
+from .common import entries_text, lab_start_ms, one_registration
 
 if TYPE_CHECKING:
     from ..lab import Lab
