@@ -5,6 +5,7 @@ over the hash slots, and a learner's ACL key pattern ``emq:ns:{ns:*`` matches no
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 PREFIX = "emq"
@@ -99,6 +100,26 @@ def namespace_pattern(namespace: str) -> str:
 def namespaces_pattern(prefix: str = "") -> str:
     """SCAN glob of every key in the namespaces that start with ``prefix`` (all of them for "")."""
     return f"{PREFIX}:ns:{{{_glob_escape(prefix)}*"
+
+
+def namespaces_glob(head: str, chars: Iterable[str], *, negate: bool = False) -> str:
+    """SCAN glob of every key in the namespaces that start with ``head`` and then one character of
+    ``chars`` (``negate``: any character but those); ``:``, what follows a namespace in its keys,
+    stands for the namespace ``head`` itself."""
+    members = "".join("\\" + c if c in "-^]\\" else c for c in chars)  # ``-`` escaped: it would make a range
+    return f"{PREFIX}:ns:{{{_glob_escape(head)}[{'^' if negate else ''}{members}]*"
+
+
+def no_key_glob() -> str:
+    """A SCAN glob no emq-lab key matches (a namespace is never empty): a SCAN step that only moves
+    its cursor."""
+    return f"{PREFIX}:ns:{{}}"
+
+
+def observer_pattern() -> str:
+    """The ACL key pattern of the instructor's observer: read access (``%R~``) to every emq-lab key,
+    every learner's namespace included, and to no other key."""
+    return f"%R~{PREFIX}:*"
 
 
 def namespace_of(key: str) -> str | None:

@@ -12,6 +12,7 @@ from helpers import scanned
 import emq_lab
 from emq_lab.clock import parse_instant
 from emq_lab.dives import cadence
+from emq_lab.dives.common import one_registration
 from emq_lab.pump import Pump
 from emq_lab.schedule import Measure, next_on_grid, next_start_to_finish, next_start_to_start
 
@@ -257,10 +258,37 @@ SETTINGS = [  # (period, run, cycles, tick) in minutes, minutes, -, seconds: the
     (15, 10, 4, 0),
     (15, 4, 6, 120),
     (1, 0, 8, 90),
+    (2, 0, 6, 90),  # exercises.cadence.predict: lane_that_keeps_up
     (60, 30, 24, 7),
     (1, 30, 3, 120),
     (7, 0, 1, 0),
 ]
+
+
+def tick_by_tick(
+    lab: emq_lab.Lab, measure: Measure, queue: str, *, every_ms: int, run_ms: int, cycles: int, tick_ms: int
+) -> cadence.Lane:
+    """The oracle for ``cadence.trace``: one lane, the pump ticked one tick at a time (no fast-forward).
+    Its clock jumps to the first tick at or after the row's score (ticks in between find nothing due); a
+    worker finishes each run ``run_ms`` after its release and, under start-to-finish, advances the row."""
+    clock = emq_lab.SimClock(START)
+    sim = lab.with_clock(clock)
+    rep = one_registration(sim, queue, cadence.NAME, every_ms, cadence.TEMPLATE)
+    pump = sim.pump(queue, rule=measure)
+    runs: list[cadence.Run] = []
+    last_tick: int | None = None
+    while len(runs) < cycles:
+        ((_, score),) = rep.entries()
+        earliest = score if last_tick is None or tick_ms == 0 else max(score, last_tick + 1)
+        last_tick = cadence.first_tick_at_or_after(earliest, start_ms=START, tick_ms=tick_ms)
+        clock.set(max(clock.now_ms(), last_tick))
+        for occurrence in pump.tick():
+            release = occurrence.fired_at_ms
+            runs.append(cadence.Run(occurrence.job_id, score, release, release + run_ms))
+        if measure is Measure.START_TO_FINISH:
+            clock.set(runs[-1].finish_ms)  # the worker finishes the run ...
+            rep.advance(cadence.NAME, every_ms)  # ... and advances: next = now (the finish) + period
+    return cadence.Lane(measure, queue, every_ms, tuple(runs))
 
 
 @pytest.mark.parametrize(("period", "run", "cycles", "tick"), SETTINGS)
@@ -273,9 +301,7 @@ def test_the_lanes_side_by_side_run_as_each_lane_alone(
     alone = f"{queue}-alone"
     try:
         for lane in together.lanes:
-            one = cadence.run_lane(
-                lab, lane.measure, start_ms=start, queue=cadence.lane_queue(lane.measure, alone), **controls
-            )
+            one = tick_by_tick(lab, lane.measure, cadence.lane_queue(lane.measure, alone), **controls)
             assert one.runs == lane.runs
             assert len(lane.runs) == cycles
             assert lab.repeat(lane.queue).entries() == lab.repeat(one.queue).entries()

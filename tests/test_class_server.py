@@ -29,7 +29,7 @@ from servers import ValkeyServer
 import emq_lab
 from emq_lab import classroom, keys, progress, scripts
 from emq_lab.classroom import cli as classroom_cli
-from emq_lab.classroom.doctor import Row
+from emq_lab.classroom.doctor import Row, lua_fixed
 from emq_lab.classroom.overview import MAX_QUEUES_SHOWN
 from emq_lab.errors import BackendBusy, BackendUnavailable
 from emq_lab.exercises import with_scripts
@@ -213,8 +213,8 @@ def test_doctor_names_what_is_wrong_and_the_fix(
         for name, value in before.items():
             admin.config_set(name, value)
         admin.close()
-    assert classroom.doctor_lua_fixed("valkey", "8.0.1") is False
-    assert classroom.doctor_lua_fixed("valkey", "8.0.6") is True and classroom.doctor_lua_fixed("valkey", "9.0.0")
+    assert lua_fixed("valkey", "8.0.1") is False
+    assert lua_fixed("valkey", "8.0.6") is True and lua_fixed("valkey", "9.0.0")
 
 
 def test_busy_is_a_retry_for_calls_and_panels(class_server: ClassServer, learners: list[classroom.Learner]) -> None:

@@ -15,7 +15,7 @@ from helpers import MIN, shown
 import emq_lab
 from emq_lab import dives
 from emq_lab.clock import hhmm, moment
-from emq_lab.dives import cadence, upsert
+from emq_lab.dives import cadence, storm, upsert
 from emq_lab.dives.upsert import Strategy
 from emq_lab.plots.course import beside
 from emq_lab.plots.header import header
@@ -77,7 +77,7 @@ def test_an_outage_refuses_start_to_finish_and_bad_windows(lab: emq_lab.Lab) -> 
 
 
 def test_concurrent_boots_of_the_same_names_leave_one_row_each(lab: emq_lab.Lab, queue: str) -> None:
-    result = upsert.stampede(lab, queue, boots=4, names=120)
+    result = storm.stampede(lab, queue, boots=4, names=120)
     assert (result.registered, result.exists, result.won_twice) == (120, 360, 0)
     assert result.registry_rows == result.records == 120
     assert "one each: yes" in str(result)
@@ -85,7 +85,7 @@ def test_concurrent_boots_of_the_same_names_leave_one_row_each(lab: emq_lab.Lab,
 
 
 def test_a_register_split_into_commands_tells_both_boots_they_won(lab: emq_lab.Lab, queue: str) -> None:
-    lines = upsert.split_register(lab, queue)
+    lines = storm.split_register(lab, queue)
     assert sum("-> 0" in line for line in lines) == 2 and sum("thinks it registered" in line for line in lines) == 2
     assert lab.repeat(queue).record("digest")["every_ms"] == str(30 * MIN)
     lab.reset(queue)
@@ -282,7 +282,14 @@ def test_the_sweep_passes_its_orders_and_the_stretch_is_the_compare_and_set() ->
         "if not score or tonumber(score) ~= tonumber(read_ms)"
         " or redis.call('HGET', record, 'every_ms') ~= read_every then\n  return 2\nend\n"
     )
-    assert exercises.advance(mine.replace(sweep, sweep + cas)).passed
+    told = exercises.advance(mine.replace(sweep, sweep + cas))  # compares with "" too: rep.advance sends it
+    assert not told.passed and 'sends ARGV[3] (read_ms) and ARGV[4] (read_every) as "": no check' in str(told)
+    checked = (
+        "local score = redis.call('ZSCORE', registry, name)\n"
+        "if read_ms ~= '' and (not score or tonumber(score) ~= tonumber(read_ms)) then\n  return 2\nend\n"
+        "if read_every ~= '' and redis.call('HGET', record, 'every_ms') ~= read_every then\n  return 2\nend\n"
+    )
+    assert exercises.advance(mine.replace(sweep, sweep + checked)).passed
 
 
 def test_the_course_advance_is_not_handed_out_as_the_buggy_one() -> None:

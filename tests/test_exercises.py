@@ -13,7 +13,7 @@ from helpers import MIN, snapshot
 
 import emq_lab
 from emq_lab import exercises
-from emq_lab.exercises import explain
+from emq_lab.exercises import explain, with_scripts
 
 REGISTER = exercises.solution("register")
 ADVANCE = exercises.solution("advance")
@@ -254,10 +254,16 @@ def test_next_run_text_is_the_same_on_every_backend(lab: emq_lab.Lab) -> None:
 # -- advance -------------------------------------------------------------------------------------
 
 SWEEP = "  redis.call('ZREM', registry, name)\n"
+SCORE_CAS = "if read_ms ~= '' and (not score or tonumber(score) ~= tonumber(read_ms)) then\n  return 2\nend\n"
+PERIOD_CAS = "if read_every ~= '' and every ~= read_every then\n  return 2\nend\n"
 CAS = (
     "local score = redis.call('ZSCORE', registry, name)\n"
-    "local every = redis.call('HGET', record, 'every_ms')\n"
-    "if not score or tonumber(score) ~= tonumber(read_ms) or every ~= read_every then\n  return 2\nend\n"
+    "local every = redis.call('HGET', record, 'every_ms')\n" + SCORE_CAS + PERIOD_CAS
+)
+# What a compare with ARGV[3] or ARGV[4] = "" (rep.advance: no check) is told.
+NO_CHECK = (
+    "rep.advance(name, every_ms) reads nothing before it advances, so it sends ARGV[3] (read_ms) and ARGV[4] "
+    '(read_every) as "": no check'
 )
 SAME_SCORE = "registered anew at the same score"
 PERIOD = "only the period (ARGV[4], the every_ms the tick read) tells it from the old one"
@@ -274,7 +280,7 @@ ADVANCE_VARIANTS: dict[str, tuple[str, list[str]]] = {
         ],
     ),
     "without the period compare": (
-        mutant(ADVANCE, " or every ~= read_every", ""),
+        mutant(ADVANCE, PERIOD_CAS, ""),
         [
             f"pump reads due -> cancel lands -> {SAME_SCORE}",
             "it overwrote a newer registration: report was registered anew (first run 09:00) after the read, "
@@ -284,9 +290,47 @@ ADVANCE_VARIANTS: dict[str, tuple[str, list[str]]] = {
     ),
     "a period check that never fires": (
         mutant(
-            mutant(ADVANCE, "'every_ms')", "'every')"), "or every ~= read_every", "or (every and every ~= read_every)"
+            mutant(ADVANCE, "'every_ms')", "'every')"), "and every ~= read_every", "and every and every ~= read_every"
         ),
         [SAME_SCORE, PERIOD, "before:   registry = report @ 09:00", "expected: registry = report @ 09:00"],
+    ),
+    'compares with ARGV[3] and ARGV[4] = ""': (  # the reference solution before it said "" = no check
+        mutant(ADVANCE, SCORE_CAS + PERIOD_CAS, SCORE_CAS.replace("read_ms ~= '' and ", "") + PERIOD_CAS),
+        [
+            "advance: the sweep passes all 10 of its orders",
+            "FAILED in the order rep.advance\n",
+            NO_CHECK,
+            "The advance answered {:ok, :moved}; here it should answer {:ok, :advanced}",
+            "expected: registry = report @ 10:05",  # the late pump (50 min) came first
+        ],
+    ),
+    'compares the period with ARGV[4] = ""': (
+        mutant(ADVANCE, PERIOD_CAS, PERIOD_CAS.replace("read_every ~= '' and ", "")),
+        ["FAILED in the order rep.advance\n", NO_CHECK, "Compare the score only when ARGV[3] is not"],
+    ),
+    'skips the compare only when ARGV[3] and ARGV[4] are both ""': (
+        mutant(
+            ADVANCE,
+            SCORE_CAS + PERIOD_CAS,
+            "if read_ms ~= '' or read_every ~= '' then\n"
+            + SCORE_CAS.replace("read_ms ~= '' and ", "")
+            + PERIOD_CAS.replace("read_every ~= '' and ", "")
+            + "end\n",
+        ),
+        [
+            "FAILED in the order rep.advance(read_ms=)\n",
+            'sends the score it read as ARGV[3], but ARGV[4] (read_every) as "": no check of the period',
+            "expected: registry = report @ 10:05",  # the late pump (50 min) came first
+        ],
+    ),
+    "rep.advance skips the sweep": (
+        mutant(
+            ADVANCE,
+            "if redis.call('EXISTS'",
+            "if read_ms == '' then\n  redis.call('ZADD', registry, next_ms, name)\n"
+            "  return 1\nend\nif redis.call('EXISTS'",
+        ),
+        ["FAILED in the order record deleted out of band -> rep.advance", "it left a dangling member"],
     ),
     "without the sweep": (
         mutant(ADVANCE, SWEEP, ""),
@@ -314,7 +358,7 @@ ADVANCE_VARIANTS: dict[str, tuple[str, list[str]]] = {
         ["cancel lands", "the advance answered {:ok, :advanced}; here it should answer {:ok, :absent}"],
     ),
     "answers an unknown code": (
-        mutant(ADVANCE, "  return 2\n", "  return 3\n"),
+        mutant(ADVANCE, SCORE_CAS, SCORE_CAS.replace("return 2", "return 3")),
         ["registered anew", "the script returned 3; advance returns 1 (advanced), 0 (absent) or 2 (moved)"],
     ),
     "a typo": (
@@ -338,7 +382,29 @@ def test_advance_catches_each_wrong_variant(lab: emq_lab.Lab, variant: str) -> N
 def test_advance_reference_passes_every_order(lab: emq_lab.Lab) -> None:
     check = exercises.advance(ADVANCE, lab)
     assert check.passed, str(check)
-    assert "passed all 22 orders" in str(check)
+    assert "passed all 25 orders" in str(check)
+
+
+@pytest.mark.embedded_only  # learner Lua runs in the sandbox, never on the lab's server
+def test_the_reference_advance_runs_the_verbs_under_with_scripts(lab: emq_lab.Lab, queue: str) -> None:
+    """``with_scripts(lab, advance=<the solution>)``: ``rep.advance`` sends ARGV[3] and ARGV[4] as "" (it
+    read nothing) and advances, as with the course's own advance.lua; with ``read_ms`` it still compares."""
+    learner = with_scripts(lab, advance=ADVANCE)
+    rep = learner.repeat(queue)
+    try:
+        assert rep.register("report", 15 * MIN, "t") is emq_lab.Outcome.REGISTERED
+        now = lab.clock.now_ms()
+        assert rep.advance("report", 15 * MIN) is emq_lab.Outcome.ADVANCED
+        assert rep.entries() == [("report", now + 15 * MIN)]
+        assert rep.advance_to("report", now + 30 * MIN) is emq_lab.Outcome.ADVANCED
+        assert rep.advance("report", 15 * MIN, read_ms=now + 30 * MIN) is emq_lab.Outcome.ADVANCED
+        assert rep.advance("report", 5 * MIN, read_ms=now + 30 * MIN) is emq_lab.Outcome.MOVED  # it holds now + 15 min
+        assert rep.entries() == [("report", now + 15 * MIN)]
+        assert rep.cancel("report") is emq_lab.Outcome.CANCELLED
+        assert rep.advance("report", 15 * MIN) is emq_lab.Outcome.ABSENT
+        assert rep.entries() == []
+    finally:
+        learner.reset(queue)
 
 
 @ON_SERVERS

@@ -174,3 +174,27 @@ def test_auto_namespace(monkeypatch: pytest.MonkeyPatch) -> None:
     assert namespace.resolve_namespace("auto") == "x" * 64
     monkeypatch.setenv(ENV_NAMESPACE, "auto")
     assert emq_lab.connect("embedded").namespace == "x" * 64
+
+
+def test_the_search_globs_match_the_namespaces_they_name(lab: emq_lab.Lab, queue: str) -> None:
+    """The instructor's search halves the class by the character after a namespace's head
+    (classroom/search.py): each glob keys.py gives it matches the namespaces it names, on the server."""
+    head = f"{queue}x"  # namespaces no other test makes
+    spaces = [head, f"{head}-", f"{head}0", f"{head}4", f"{head}a", f"{head}ab", f"{head}^", f"{head}]", f"{head}\\"]
+    made = [keys.QueueKeys("q", ns).wait for ns in spaces]
+    for key in made:
+        lab.client.set(key, 1)  # SCAN matches names, whatever a key holds
+
+    def matched(pattern: str) -> set[str]:
+        return {keys.namespace_of(key) or "" for key in lab.client.scan_iter(match=pattern, count=1000)}
+
+    try:
+        assert matched(keys.namespaces_glob(head, ["-", "0"])) == {f"{head}-", f"{head}0"}  # "-" is no range
+        assert matched(keys.namespaces_glob(head, [":", "a"])) == {head, f"{head}a", f"{head}ab"}  # ":": head itself
+        assert matched(keys.namespaces_glob(head, ["^", "]", "\\"])) == {f"{head}^", f"{head}]", f"{head}\\"}
+        unknown = matched(keys.namespaces_glob(head, [":", "-", "0", "a", "^", "]", "\\"], negate=True))
+        assert unknown == {f"{head}4"}
+        assert not {key for key in lab.client.scan_iter(match=keys.no_key_glob(), count=1000)}
+    finally:
+        for key in made:
+            lab.client.delete(key)

@@ -268,6 +268,7 @@ def printed_forms() -> dict[str, dict[str, list[Any]]]:
     and the hand-written forms are only those the pages and a learner write (units, words)."""
     from emq_lab.clock import hhmmss
     from emq_lab.dives import cadence, crash, race
+    from emq_lab.dives import storm as storm_dive
     from emq_lab.dives import upsert as upsert_dive
     from emq_lab.plots.registry import fired_marks
     from emq_lab.schedule import MINUTE_MS, Measure
@@ -312,7 +313,7 @@ def printed_forms() -> dict[str, dict[str, list[Any]]]:
     up["period_after_redeploy_min"] = [
         kept, kept.removeprefix("every "), _after(shown, "record").split()[2], "900000", 900_000, "15m", "15 minutes",
     ]  # fmt: skip
-    storm = str(upsert_dive.boot_storm(lab, "forms-storm", names=1_000))
+    storm = str(storm_dive.boot_storm(lab, "forms-storm", names=1_000))
     up["writes_on_boot_2_of_1000"] = [_after(storm, "boot #2").split("->")[1].strip(), "none", "zero", "0 writes"]
 
     rep, pump = lab.repeat("forms-live"), lab.pump("forms-live")

@@ -47,7 +47,7 @@ import js
 from pyodide.code import run_js
 from pyodide.ffi import create_proxy, to_js
 
-__all__ = ["LuaError", "LuaRuntime", "WorkLimit", "allow_lua_module_loading", "charge", "lua_type", "work_left"]
+__all__ = ["LuaError", "LuaRuntime", "WorkLimit", "allow_lua_module_loading", "charge", "lua_type"]
 
 LUA_VERSION = (5, 3)
 # fengari's lua_Integer range; a Python int outside it goes to Lua as a float.
@@ -95,11 +95,6 @@ def charge(units: float) -> None:
     bounded runtime runs one); raises :class:`WorkLimit` once its fuel is spent."""
     if _bundle is not None and _bundle.meter.charge(units):
         raise WorkLimit()
-
-
-def work_left() -> float:
-    """Units of work the script that runs now may still do (unbounded: about 2**52)."""
-    return float(_fengari().meter.left())
 
 
 class LuaSyntaxError(LuaError):

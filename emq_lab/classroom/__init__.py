@@ -18,7 +18,6 @@ from . import guard
 from .cli import main
 from .demo import prepare
 from .doctor import apply_limits, doctor
-from .doctor import lua_fixed as doctor_lua_fixed
 from .overview import DIVES, LearnerSummary, Overview, overview
 from .users import (
     Learner,
@@ -33,6 +32,6 @@ from .users import (
 
 __all__ = [
     "DIVES", "Learner", "LearnerSummary", "Overview", "acl_rules", "apply_limits", "create_users", "doctor",
-    "doctor_lua_fixed", "existing_users", "guard", "learner_names", "load_scripts", "main", "overview", "prepare",
+    "existing_users", "guard", "learner_names", "load_scripts", "main", "overview", "prepare",
     "revoke_users", "script_commands",
 ]  # fmt: skip

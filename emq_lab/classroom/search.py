@@ -64,10 +64,9 @@ class Search:
 
     def add(self, batch: list[str], per: int) -> None:
         """Count each key of ``batch`` on its namespace (up to ``per`` a namespace)."""
-        head = f"{keys.PREFIX}:ns:{{"
         for key in batch:
-            namespace, colon, _ = key[len(head) :].partition(":")
-            if key.startswith(head) and namespace and colon:
+            namespace = keys.namespace_of(key)
+            if namespace is not None:
                 self.found.setdefault(namespace, Found()).add(key, per)
 
 
@@ -90,11 +89,6 @@ def _scan_step(node: Any, conn: Any, cursor: int, pattern: str, count: int) -> t
         reply = node.scan(cursor=cursor, match=pattern, count=count)
     cursor_reply, batch = reply
     return int(cursor_reply), [key.decode("utf-8", "replace") if isinstance(key, bytes) else str(key) for key in batch]
-
-
-def _class(chars: list[str], *, negate: bool = False) -> str:
-    """A glob character class of ``chars`` (``-`` escaped: it would make a range)."""
-    return "[" + ("^" if negate else "") + "".join("\\" + c if c in "-^]\\" else c for c in chars) + "]"
 
 
 def _next(name: str, head: str) -> str:
@@ -131,7 +125,7 @@ class _Apart:
         chars = sorted({_next(name, head) for name in names})
         if not chars:  # no namespace known under it: nothing to take apart
             return
-        self.scan(f"{keys.PREFIX}:ns:{{{head}{_class(chars, negate=True)}*")  # those no one knows yet
+        self.scan(keys.namespaces_glob(head, chars, negate=True))  # those no one knows yet
         self.halves(head, names, chars)
 
     def halves(self, head: str, names: list[str], chars: list[str]) -> None:
@@ -144,14 +138,14 @@ class _Apart:
             return
         middle = len(chars) // 2
         for part in (chars[:middle], chars[middle:]):
-            if not self.scan(f"{keys.PREFIX}:ns:{{{head}{_class(part)}*"):
+            if not self.scan(keys.namespaces_glob(head, part)):
                 self.halves(head, [name for name in names if _next(name, head) in part], part)
 
     def step(self, prefix: str, namespaces: list[str]) -> tuple[int, int]:
         """The whole step for the namespaces starting with ``prefix``: the next cursor and the keys examined."""
         self.split(prefix, [name for name in namespaces if name.startswith(prefix)])
         if self.after is None:  # every part was cut off: only the cursor, with a pattern no key matches
-            self.after, _ = _scan_step(self.node, self.conn, self.cursor, f"{keys.PREFIX}:ns:{{}}", self.count)
+            self.after, _ = _scan_step(self.node, self.conn, self.cursor, keys.no_key_glob(), self.count)
             self.calls += 1
         return self.after, self.count * self.calls
 

@@ -66,7 +66,7 @@ ALLOWED_COMMANDS: tuple[str, ...] = tuple(
 #: command that writes, no script (``-@scripting``), nothing ``@dangerous`` (``KEYS``, ``DEBUG``),
 #: ``INFO`` for the server's load and kind.
 OBSERVER_RULES: tuple[str, ...] = (
-    f"%R~{keys.PREFIX}:*", "resetchannels", "-@all", "+@read", "-@dangerous", "-@scripting",
+    keys.observer_pattern(), "resetchannels", "-@all", "+@read", "-@dangerous", "-@scripting",
     "+ping", "+hello", "+client|setinfo", "+acl|users", "+acl|whoami", "+info",
     "+cluster|slots", "+cluster|shards", "+cluster|nodes", "+command", "+readonly", "+asking",
 )  # fmt: skip

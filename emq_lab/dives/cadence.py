@@ -18,8 +18,7 @@ from ..clock import SimClock, duration, hhmm, hhmmss
 from ..fastforward import forward
 from ..outcome import Outcome
 from ..schedule import MINUTE_MS, Measure
-from .common import entries_text, one_registration
-from .common import start_ms as lab_start_ms
+from .common import entries_text, lab_start_ms, one_registration
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -170,47 +169,6 @@ def _one_registration(
     return clock, rep, sim.pump(queue, rule=rule)
 
 
-def run_lane(
-    lab: Lab,
-    measure: Measure | str,
-    *,
-    every_ms: int,
-    run_ms: int,
-    cycles: int,
-    tick_ms: int = 0,
-    start_ms: int,
-    queue: str | None = None,
-) -> Lane:
-    """Register one name on a fresh queue and drive the pump until it released ``cycles`` runs.
-
-    The pump ticks every ``tick_ms`` from ``start_ms``; the clock jumps to the first tick at
-    or after the registry's score (ticks in between would find nothing due). A simulated worker
-    finishes each run ``run_ms`` after its release. Start-to-start and the grid are pump rules;
-    for start-to-finish the pump leaves the row alone and the worker's finish advances it with
-    the advance script (next = finish + period). One worker: while that run is in flight, the
-    finish is the next thing that happens to the lane.
-    """
-
-    measure = Measure(measure)
-    _check_controls(every_ms, run_ms, cycles, tick_ms)
-    queue = lane_queue(measure) if queue is None else queue
-    clock, rep, pump = _one_registration(lab, queue, start_ms=start_ms, every_ms=every_ms, rule=measure)
-    runs: list[Run] = []
-    last_tick: int | None = None
-    while len(runs) < cycles:
-        ((_, score),) = rep.entries()
-        earliest = score if last_tick is None or tick_ms == 0 else max(score, last_tick + 1)
-        last_tick = first_tick_at_or_after(earliest, start_ms=start_ms, tick_ms=tick_ms)
-        clock.set(max(clock.now_ms(), last_tick))
-        for occurrence in pump.tick():
-            release = occurrence.fired_at_ms
-            runs.append(Run(occurrence.job_id, score, release, release + run_ms))
-        if measure is Measure.START_TO_FINISH:
-            clock.set(runs[-1].finish_ms)  # the worker finishes the run ...
-            rep.advance(NAME, every_ms)  # ... and advances: next = now (the finish) + period
-    return Lane(measure, queue, every_ms, tuple(runs))
-
-
 def trace(
     lab: Lab,
     *,
@@ -222,10 +180,11 @@ def trace(
     prefix: str = "cadence",
 ) -> Trace:
     """Run every measure for ``cycles`` cycles on the queues ``<prefix>-s2s``, ``<prefix>-s2f``
-    and ``<prefix>-grid``: the runs :func:`run_lane` gives each lane, fast-forwarded. Each lane
-    registers its name due at the start and hands its pump to ``fastforward.forward``: a tick
-    every ``tick_ms`` that finds the row due, the rule's advance, and under start-to-finish the
-    worker's finish ``run_ms`` after each release, which advances the row (next = finish + period)."""
+    and ``<prefix>-grid``. Each lane registers its name due at the start and hands its pump to
+    ``fastforward.forward``: a tick every ``tick_ms`` from the start that finds the row due, the rule's
+    advance, and under start-to-finish the worker's finish ``run_ms`` after each release, which
+    advances the row (next = finish + period). (tests/test_cadence.py holds every lane equal to the
+    same pump ticked one tick at a time.)"""
     _check_controls(every_ms, run_ms, cycles, tick_ms)
     if start_ms is None:
         start_ms = lab_start_ms(lab)

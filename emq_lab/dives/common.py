@@ -26,7 +26,7 @@ def one_registration(lab: Lab, queue: str, name: str, every_ms: int, template: s
     return rep
 
 
-def start_ms(lab: Lab) -> int:
+def lab_start_ms(lab: Lab) -> int:
     """Where a demo starts: a SimClock's start instant, else now."""
     clock = lab.clock
     return clock.start_ms if isinstance(clock, AdvancingClock) else clock.now_ms()
@@ -42,4 +42,4 @@ def move_to(lab: Lab, target_ms: int) -> None:
 def now_text(lab: Lab) -> str:
     """The lab clock's now as the dives print it: ``09:15`` on the first day of a SimClock,
     with the date on any later day (``2026-01-06 09:15``)."""
-    return moment(lab.clock.now_ms(), day_ms=start_ms(lab))
+    return moment(lab.clock.now_ms(), day_ms=lab_start_ms(lab))

@@ -15,10 +15,6 @@ from ..outcome import Outcome, outcome_of
 from ..pump import Occurrence
 from ..schedule import MINUTE_MS
 from ..scripts import source
-from . import storm
-
-# The boots at scale live in dives/storm.py; notebook 01 calls these three as upsert.<name>.
-split_register, stampede, boot_storm = storm.split_register, storm.stampede, storm.boot_storm
 
 if TYPE_CHECKING:
     from ..lab import Lab

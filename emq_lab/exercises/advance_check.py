@@ -4,7 +4,8 @@ phases, a cancel, a cancel split into DEL and ZREM, a registration anew) is repl
 the pump allows, the sweep's orders first, with their script as the advance and, on a second
 queue, with the package's own. The first step where the two keyspaces part is explained: a
 dangling member, a cancelled name brought back, a newer registration overwritten (one made at
-another first run, or at the very score the tick read with another period)."""
+another first run, or at the very score the tick read with another period), or a ``rep.advance``
+(which read nothing: ARGV[3] and ARGV[4] are "", no check) answered moved."""
 
 from __future__ import annotations
 
@@ -37,11 +38,23 @@ SAME_SCORE = "register_same_score"
 # A cancel split into its two commands, as 01 splits register: DEL the record, then ZREM the member.
 # A tick that lands between them holds a member whose record is gone: the sweep's real work.
 SPLIT_DEL, SPLIT_ZREM = "cancel_record", "cancel_member"
+# Outside any tick: the verb ``Repeat.advance``. ``rep.advance(name, every_ms)`` read nothing, so it
+# sends ARGV[3] and ARGV[4] as "" (no check); given ``read_ms`` it sends that, and ARGV[4] as "". A
+# compare against "" answers moved every time.
+VERB, VERB_READ = "rep_advance", "rep_advance_read"
+SENT = {
+    VERB: "rep.advance(name, every_ms) reads nothing before it advances, so it sends ARGV[3] (read_ms) and "
+    'ARGV[4] (read_every) as "": no check',
+    VERB_READ: "rep.advance(name, every_ms, read_ms=...) sends the score it read as ARGV[3], but ARGV[4] "
+    '(read_every) as "": no check of the period',
+}
 LABELS = {
     **ALL_LABELS,
     SAME_SCORE: "registered anew at the same score",
     SPLIT_DEL: "cancel's DEL",
     SPLIT_ZREM: "cancel's ZREM",
+    VERB: "rep.advance",
+    VERB_READ: "rep.advance(read_ms=)",
     VANISHED: "record deleted out of band",
     OTHER: f"{OTHER_NAME} registered too",
     LATE: f"the pump {duration(LATE_MS)} late",
@@ -54,10 +67,14 @@ BEFORE_THE_TICK: dict[str, Callable[[Race], object]] = {
 
 
 class CheckRace(Race):
-    """The dive's race with one step more: :data:`SAME_SCORE`, after the cancel, in place of
-    the dive's registration anew (first run in 30 min)."""
+    """The dive's race with steps more: :data:`SAME_SCORE`, after the cancel, in place of the
+    dive's registration anew (first run in 30 min); the split cancel; :data:`VERB`, an advance
+    outside the tick."""
 
     def why_not(self, step: str) -> str | None:
+        if step in SENT:
+            done = {s.step for s in self.taken}
+            return f"{step}: once a round, outside the tick" if done else None
         if step in (SPLIT_DEL, SPLIT_ZREM):
             done = {s.step for s in self.taken}
             if step in done or "cancel" in done:
@@ -81,6 +98,17 @@ class CheckRace(Race):
         removed = self.lab.client.zrem(self.lab.keyspace(self.queue).registry, self.name)
         return ("member removed" if removed else "no member left to remove"), None
 
+    def _rep_advance(self, before: Snapshot, *, read: bool = False) -> tuple[str, Outcome | None]:
+        read_ms = dict(before.registry).get(self.name) if read else None
+        outcome = self.repeat.advance(self.name, self.every_ms, read_ms=read_ms)
+        said = f'{outcome.tuple}: ARGV[3] = {"" if read_ms is None else read_ms!r}, ARGV[4] = ""'
+        if outcome is Outcome.ADVANCED:
+            said += f", next run of {self.name} @ {hhmm(dict(self.repeat.entries())[self.name])}"
+        return said, outcome
+
+    def _rep_advance_read(self, before: Snapshot) -> tuple[str, Outcome | None]:
+        return self._rep_advance(before, read=True)
+
     def _register_same_score(self, before: Snapshot) -> tuple[str, Outcome | None]:
         outcome = self.repeat.register(self.name, REREGISTER_EVERY_MS, self.template)
         first = dict(self.repeat.entries()).get(self.name)
@@ -103,8 +131,10 @@ def sweep_orders() -> list[tuple[str, ...]]:
 
 
 def stretch_orders() -> list[tuple[str, ...]]:
-    """The orders only the compare-and-set passes (the stretch): cancel and register anew anywhere
-    in the tick (register after cancel), then anew at the score the tick read with another period."""
+    """The orders of the compare-and-set (the stretch): cancel and register anew anywhere in the tick
+    (register after cancel), then anew at the score the tick read with another period, then
+    ``rep.advance`` outside a tick (ARGV[3] and ARGV[4] "": no check), given the score it read (ARGV[4]
+    ""), and on a record deleted before it. A sweep that writes without a compare passes the last three."""
     tick = ("read", "enqueue", "advance")
     out = [
         order
@@ -115,14 +145,17 @@ def stretch_orders() -> list[tuple[str, ...]]:
         ("read", "cancel", SAME_SCORE, "enqueue", "advance"),
         ("read", "enqueue", "cancel", SAME_SCORE, "advance"),
     ]
-    return [*out, *same_score]
+    return [*out, *same_score, (VERB,), (VERB_READ,), (VANISHED, VERB)]
 
 
 def orders() -> list[tuple[str, ...]]:
-    """Every order the pump allows: the sweep's, then the compare-and-set's; the late tick last (it
-    moves the race's clock on for good)."""
+    """Every order the pump allows: the sweep's, then the compare-and-set's; the late tick after them
+    (it moves the race's clock on for good); ``rep.advance`` outside a tick last, so that an answer
+    wrong in a tick is shown the tick (a ZINCRBY by ARGV[4] is told of the late pump, not of ARGV[4] "")."""
     every = [*sweep_orders(), *stretch_orders()]
-    return [order for order in every if LATE not in order] + [order for order in every if LATE in order]
+    ticks = [order for order in every if not set(order) & set(SENT)]
+    verbs = [order for order in every if set(order) & set(SENT)]
+    return [order for order in ticks if LATE not in order] + [order for order in ticks if LATE in order] + verbs
 
 
 def replay(race: Race, order: tuple[str, ...]) -> tuple[Snapshot, list[Step], str | None]:
@@ -193,10 +226,12 @@ def _replay_all(learner_lab: Lab, reference_lab: Lab) -> Check:
         "advance",
         f"advance: passed all {len(every)} orders of the race (a plain tick, a cancel anywhere in the tick, "
         "a cancel split into DEL and ZREM around the advance, a vanished record, a cancel and a "
-        "registration anew anywhere in the tick, one anew at the score the tick read with another period)",
+        "registration anew anywhere in the tick, one anew at the score the tick read with another period, "
+        "rep.advance outside a tick)",
         "no order leaves a registry member without its record (the sweep)",
         "no cancelled name comes back (the record guard)",
         "a registration made after the tick's read keeps its own first run and period (the compare-and-set)",
+        'an advance that read nothing (rep.advance: ARGV[3], ARGV[4] "") moves the row unchecked',
         "the answers: 1 advanced, 0 absent (swept), 2 moved (nothing written)",
     )
 
@@ -257,6 +292,13 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
         if "cancel" in taken and REGISTER not in taken:
             return f"it resurrected the cancelled {name}: its row is back with no record (a dangling member)"
         return f"it left a dangling member: {name} has a registry row but no record"
+    if mine.step in SENT and theirs.outcome is Outcome.ADVANCED and (mine.outcome, rows) != (theirs.outcome, want):
+        said = mine.outcome.tuple if mine.outcome else "nothing"
+        return (
+            f"{SENT[mine.step]}. The advance answered {said}; here it should answer {theirs.outcome.tuple} and "
+            'move the row to its next run. Compare the score only when ARGV[3] is not "", the period only when '
+            'ARGV[4] is not "" (tonumber(\'\') is nil: a compare with "" never holds)'
+        )
     if {REGISTER, SAME_SCORE} & set(taken) and name in want and rows.get(name) != want[name]:
         first = moment(want[name])
         got = moment(rows[name]) if name in rows else "no row"

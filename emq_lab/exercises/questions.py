@@ -153,13 +153,20 @@ UPSERT = (
 # -- dive 2: the cadence ---------------------------------------------------------------------------
 
 
-def _lane(
-    lab: Lab, measure: Measure, *, every_min: int = 15, run_ms: int = 4 * MINUTE_MS, cycles: int = 4, tick_ms: int = 0
-) -> cadence_dive.Lane:
-    return cadence_dive.run_lane(
-        lab, measure, every_ms=every_min * MINUTE_MS, run_ms=run_ms, cycles=cycles, tick_ms=tick_ms,
-        start_ms=lab.clock.now_ms(), queue=QUEUE,
+def _trace(
+    lab: Lab, *, every_min: int = 15, run_ms: int = 4 * MINUTE_MS, cycles: int = 4, tick_ms: int = 0
+) -> cadence_dive.Trace:
+    """The dive's three lanes from the lab's now, on this module's queues (emptied afterwards)."""
+    traced = cadence_dive.trace(
+        lab, every_ms=every_min * MINUTE_MS, run_ms=run_ms, cycles=cycles, tick_ms=tick_ms,
+        start_ms=lab.clock.now_ms(), prefix=QUEUE,
     )  # fmt: skip
+    lab.reset_all(lane.queue for lane in traced.lanes)
+    return traced
+
+
+def _lane(lab: Lab, measure: Measure, **controls: int) -> cadence_dive.Lane:
+    return _trace(lab, **controls).lane(measure)
 
 
 def _releases(lab: Lab, measure: Measure) -> tuple[str, ...]:
@@ -168,7 +175,7 @@ def _releases(lab: Lab, measure: Measure) -> tuple[str, ...]:
 
 def _keeps_up(lab: Lab) -> str:
     """Every 2 min, runs of 0 s, a tick every 90 s, 6 cycles: the lane that falls least behind."""
-    lanes = [_lane(lab, m, every_min=2, run_ms=0, cycles=6, tick_ms=90_000) for m in Measure]
+    lanes = _trace(lab, every_min=2, run_ms=0, cycles=6, tick_ms=90_000).lanes
     return min(lanes, key=lambda lane: lane.drift_ms).measure.value
 
 

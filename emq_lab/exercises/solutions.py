@@ -49,12 +49,13 @@ HINTS: dict[str, tuple[str, str]] = {
         "The tick may advance a name whose record is gone: a cancel split into DEL the record and ZREM "
         "the member, with the advance between the two, or a record deleted behind the scripts' back. What "
         "must the script look at before it writes, and what must it remove so that no registry member is "
-        "left without its record? (The stretch: a name cancelled and registered anew since the read.)",
+        "left without its record? (The stretch: a name cancelled and registered anew since the read; and "
+        'rep.advance, which read nothing and sends ARGV[3] and ARGV[4] as "": no check.)',
         "1) if redis.call('EXISTS', record) == 0 then redis.call('ZREM', registry, name) return 0 end - "
         "the sweep, the course's own @advance (R4.02.3). 2) redis.call('ZADD', registry, next_ms, name) and "
         "return 1. The stretch, between them: local score = redis.call('ZSCORE', registry, name) and local "
-        "every = redis.call('HGET', record, 'every_ms'); if not score or tonumber(score) ~= tonumber(read_ms) "
-        "or every ~= read_every then return 2 end.",
+        "every = redis.call('HGET', record, 'every_ms'); if read_ms ~= '' and (not score or tonumber(score) ~= "
+        "tonumber(read_ms)) then return 2 end; if read_every ~= '' and every ~= read_every then return 2 end.",
     ),
 }
 

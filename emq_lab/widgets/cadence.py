@@ -12,7 +12,7 @@ import ipywidgets as widgets
 from .. import validate
 from .._browser import platform
 from ..dives import cadence
-from ..dives.common import start_ms as dive_start_ms
+from ..dives.common import lab_start_ms
 from ..plots.timeline import timeline
 from .figure import FigureView
 from .note import BUSY, Note
@@ -53,7 +53,7 @@ class CadenceExplorer(View):
     ) -> None:
         self.lab = lab
         self.prefix = prefix
-        self.start_ms = start_ms if start_ms is not None else dive_start_ms(lab)
+        self.start_ms = start_ms if start_ms is not None else lab_start_ms(lab)
         initial = dict(period_minutes=period_minutes, run_minutes=run_minutes, cycles=cycles, tick_seconds=tick_seconds)
         self._sliders: dict[str, widgets.IntSlider] = {}
         for key, (label, low, high, _) in CONTROLS.items():

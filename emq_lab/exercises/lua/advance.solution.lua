@@ -6,11 +6,13 @@
 -- KEYS[2]  record    emq:{q}:repeat:<name>  HASH: every_ms, template
 -- ARGV[1]  name        the registration name
 -- ARGV[2]  next_ms     the next run in milliseconds (the host computed it)
--- ARGV[3]  read_ms     the score the tick read for the row
--- ARGV[4]  read_every  the every_ms the tick read in the record
+-- ARGV[3]  read_ms     the score the tick read for the row; "" = no check
+-- ARGV[4]  read_every  the every_ms the tick read in the record; "" = no check
+--          (rep.advance(...) reads nothing before it advances: it sends both "")
 --
 -- Returns
---   1  the row held read_ms and the record read_every: its score is now next_ms -> advanced
+--   1  the row held read_ms and the record read_every (each "" skips its check):
+--      its score is now next_ms                                                 -> advanced
 --   0  the record is gone: the dangling member is removed                       -> absent
 --   2  the record exists but the row or the period is not what the tick read
 --      (cancelled and registered again): nothing written                        -> moved
@@ -23,7 +25,10 @@ if redis.call('EXISTS', record) == 0 then
 end
 local score = redis.call('ZSCORE', registry, name)
 local every = redis.call('HGET', record, 'every_ms')
-if not score or tonumber(score) ~= tonumber(read_ms) or every ~= read_every then
+if read_ms ~= '' and (not score or tonumber(score) ~= tonumber(read_ms)) then
+  return 2
+end
+if read_every ~= '' and every ~= read_every then
   return 2
 end
 redis.call('ZADD', registry, next_ms, name)
