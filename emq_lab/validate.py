@@ -1,4 +1,5 @@
-"""Input checks that run before any write; each error names the field and the value."""
+"""Input checks that run before any write; each error names the field and the value. And how any
+message or view shows a value or a text: :func:`printable`, :func:`shorten`, :func:`shown`."""
 
 from __future__ import annotations
 

@@ -215,7 +215,7 @@ def _problem(reply: Any, key: str, kind: str) -> str:
         text = str(reply.args[0]) if reply.args else str(reply)
         if "WRONGTYPE" in text:
             return f"{cut(key, 80)} is not a {kind}"
-        return f"{cut(key, 80)}: {text[:80]}"
+        return f"{cut(key, 80)}: {validate.shorten(text, 80)}"
     return ""
 
 
