@@ -13,7 +13,7 @@ from .backend import scored
 from .clock import AdvancingClock
 from .outcome import Outcome
 from .pump import Occurrence, Pump
-from .schedule import Measure, next_start_to_finish
+from .schedule import Measure, first_tick_at_or_after, next_start_to_finish
 
 
 def forward(
@@ -78,9 +78,9 @@ def _by_tick(
         first = scored(pump.lab.client.zrange(pump.k.registry, 0, 0, withscores=True))
         if not first:
             return fired, False
-        ahead = first[0][1] - clock.now_ms()
-        if ahead > 0:  # the ticks before the first row falls due would find nothing: pass them over
-            clock.advance(ahead if step_ms == 0 else -(-ahead // step_ms) * step_ms)
+        now = clock.now_ms()
+        if first[0][1] > now:  # the ticks before the first row falls due would find nothing: pass them over
+            clock.advance(first_tick_at_or_after(first[0][1], start_ms=now, tick_ms=step_ms) - now)
         tick = pump.begin().run()
         if not tick.rows:  # a row is due, but the (learner's) due answers none: so would the next ticks
             return fired, False

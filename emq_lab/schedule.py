@@ -40,6 +40,15 @@ def next_on_grid(slot_ms: int, every_ms: int, now_ms: int) -> int:
 Rule = Measure | str | Callable[[int, int], int]
 
 
+def first_tick_at_or_after(instant_ms: int, *, start_ms: int, tick_ms: int) -> int:
+    """The first pump tick at or after ``instant_ms`` for a pump ticking every ``tick_ms``
+    from ``start_ms`` (``tick_ms == 0``: an ideal pump that ticks exactly when a run is due)."""
+    if tick_ms == 0 or instant_ms <= start_ms:
+        return max(instant_ms, start_ms)
+    ticks = -((start_ms - instant_ms) // tick_ms)  # ceiling division
+    return start_ms + ticks * tick_ms
+
+
 def rule_of(rule: Rule) -> Measure | Callable[[int, int], int]:
     """``rule`` as a Measure or a function; a ValueError naming the measures for anything else."""
     if callable(rule):

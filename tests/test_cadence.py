@@ -14,7 +14,7 @@ from emq_lab.clock import parse_instant
 from emq_lab.dives import cadence
 from emq_lab.dives.common import one_registration
 from emq_lab.pump import Pump
-from emq_lab.schedule import Measure, next_on_grid, next_start_to_finish, next_start_to_start
+from emq_lab.schedule import Measure, first_tick_at_or_after, next_on_grid, next_start_to_finish, next_start_to_start
 
 S = 1000
 MIN = 60 * S
@@ -63,9 +63,9 @@ def test_next_on_grid_skips_missed_slots(slot: str, now: str, expected: str) -> 
 
 
 def test_first_tick_at_or_after() -> None:
-    assert cadence.first_tick_at_or_after(START + 61 * S, start_ms=START, tick_ms=0) == START + 61 * S
-    assert cadence.first_tick_at_or_after(START + 61 * S, start_ms=START, tick_ms=30 * S) == START + 90 * S
-    assert cadence.first_tick_at_or_after(START + 60 * S, start_ms=START, tick_ms=30 * S) == START + 60 * S
+    assert first_tick_at_or_after(START + 61 * S, start_ms=START, tick_ms=0) == START + 61 * S
+    assert first_tick_at_or_after(START + 61 * S, start_ms=START, tick_ms=30 * S) == START + 90 * S
+    assert first_tick_at_or_after(START + 60 * S, start_ms=START, tick_ms=30 * S) == START + 60 * S
 
 
 # -- the lanes, from the real scripts --------------------------------------------------------------
@@ -280,7 +280,7 @@ def tick_by_tick(
     while len(runs) < cycles:
         ((_, score),) = rep.entries()
         earliest = score if last_tick is None or tick_ms == 0 else max(score, last_tick + 1)
-        last_tick = cadence.first_tick_at_or_after(earliest, start_ms=START, tick_ms=tick_ms)
+        last_tick = first_tick_at_or_after(earliest, start_ms=START, tick_ms=tick_ms)
         clock.set(max(clock.now_ms(), last_tick))
         for occurrence in pump.tick():
             release = occurrence.fired_at_ms

@@ -3,8 +3,8 @@ run on the real scripts, on a SimClock for N cycles, as the marks a timeline dra
 
 ``trace`` runs one lane per measure on the backend, each on its own queue and its own SimClock,
 with a simulated worker that finishes every run after its duration; ``fast_forward`` and
-``outage`` drive one name through many ticks. Two pure helpers stay here: ``next_bullmq_every``
-(BullMQ's formula, for comparison with the grid) and ``first_tick_at_or_after``.
+``outage`` drive one name through many ticks. One pure helper stays here: ``next_bullmq_every``
+(BullMQ's formula, for comparison with the grid).
 """
 
 from __future__ import annotations
@@ -39,15 +39,6 @@ def lane_queue(measure: Measure | str, prefix: str = "cadence") -> str:
 
 
 # -- pure cadence math --------------------------------------------------------------------------
-
-
-def first_tick_at_or_after(instant_ms: int, *, start_ms: int, tick_ms: int) -> int:
-    """The first pump tick at or after ``instant_ms`` for a pump ticking every ``tick_ms``
-    from ``start_ms`` (``tick_ms == 0``: an ideal pump that ticks exactly when a run is due)."""
-    if tick_ms == 0 or instant_ms <= start_ms:
-        return max(instant_ms, start_ms)
-    ticks = -((start_ms - instant_ms) // tick_ms)  # ceiling division
-    return start_ms + ticks * tick_ms
 
 
 def next_bullmq_every(prev_ms: int, every_ms: int, now_ms: int, *, offset_ms: int | None = None) -> int:

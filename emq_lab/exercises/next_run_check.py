@@ -17,9 +17,8 @@ from hypothesis import strategies as st
 
 from .. import validate
 from ..clock import MAX_INSTANT_MS, MIN_INSTANT_MS, duration, moment, parse_instant, whole_ms
-from ..dives.cadence import first_tick_at_or_after
 from ..dives.common import one_registration
-from ..schedule import MINUTE_MS, Measure
+from ..schedule import MINUTE_MS, Measure, first_tick_at_or_after
 from .check import START, Check, passed, queues, search, session, sim, unexpected
 
 if TYPE_CHECKING:

@@ -241,7 +241,7 @@ for _ = 1, reads do
     break
   end
   local first = tonumber(members[2])
-  if first > now then  -- the ticks before it would find nothing due: pass them over
+  if first > now then  -- the ticks before it would find nothing due: pass them over (schedule.first_tick_at_or_after)
     now = tick == 0 and first or now + math.ceil((first - now) / tick) * tick
   end
   local released, cut = one_tick(members)
