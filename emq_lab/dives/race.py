@@ -13,6 +13,7 @@ from itertools import permutations
 from typing import TYPE_CHECKING
 
 from .. import validate
+from ..backend import scored
 from ..clock import SimClock, duration, hhmm
 from ..outcome import Outcome
 from ..pump import Occurrence, Tick
@@ -103,7 +104,7 @@ def snapshot(lab: Lab, queue: str) -> Snapshot:
     pipe.lrange(k.wait, 0, -1)
     members, jobs = pipe.execute()
     return Snapshot(
-        registry=tuple((name, int(score)) for name, score in members),
+        registry=tuple(scored(members)),
         records=tuple(records),
         jobs=tuple(jobs),
     )
