@@ -154,7 +154,7 @@ class Race:
         self.queue = validate.name(queue, field="queue")
         self.name, self.every_ms, self.template = validate.registration(name, every_ms, template)
         self.repeat = lab.repeat(queue)
-        self.pump: Pump = lab.pump(queue)
+        self.pump: Pump  # a fresh one each round: reset() makes it
         self._taken: list[Step] = []
         self._tick: Tick | None = None  # the pump's tick, begun at the read
         self.preset: str | None = None
