@@ -18,8 +18,8 @@ from emq_lab.clock import hhmm, moment
 from emq_lab.dives import cadence, storm, upsert
 from emq_lab.dives.upsert import Strategy
 from emq_lab.plots.course import beside
+from emq_lab.plots.fired import fired_figure, fired_marks
 from emq_lab.plots.header import header
-from emq_lab.plots.registry import fired_figure, fired_marks
 from emq_lab.plots.source import lua_html, script_view
 from emq_lab.schedule import next_on_grid
 from emq_lab.scripts import FILES, source
