@@ -359,3 +359,16 @@ def test_doctor_keeps_each_fix_for_the_next_start_as_the_server_was_started() ->
     flag = keep("", "client-output-buffer-limit", "normal 8mb 2mb 10")
     assert flag.startswith('CONFIG SET client-output-buffer-limit "normal 8mb 2mb 10" ; at the next start: ')
     assert "--client-output-buffer-limit normal 8mb 2mb 10" in flag and "REWRITE" not in flag
+
+
+def test_the_package_says_what_each_subcommand_does() -> None:
+    """``python -m emq_lab.classroom``'s subcommands, each named in the package's docstring."""
+    import argparse
+
+    from emq_lab import classroom
+    from emq_lab.classroom import cli
+
+    (commands,) = [a for a in cli._parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    assert set(commands.choices) >= {"doctor", "users", "guard", "hub"}
+    missing = [name for name in commands.choices if f"``{name}``" not in (classroom.__doc__ or "")]
+    assert not missing, f"classroom/__init__.py's docstring does not name: {missing}"

@@ -18,8 +18,8 @@ from emq_lab.clock import hhmm, moment
 from emq_lab.dives import cadence, storm, upsert
 from emq_lab.dives.upsert import Strategy
 from emq_lab.plots.course import beside
+from emq_lab.plots.fired import fired_figure, fired_marks
 from emq_lab.plots.header import header
-from emq_lab.plots.registry import fired_figure, fired_marks
 from emq_lab.plots.source import lua_html, script_view
 from emq_lab.schedule import next_on_grid
 from emq_lab.scripts import FILES, source
@@ -106,11 +106,20 @@ def test_setup_empties_a_dives_queues_and_nothing_else(lab: emq_lab.Lab, queue: 
 def test_every_header_names_the_keys_the_body_uses(name: str) -> None:
     head = header(name)
     body = "\n".join(line for line in source(name).splitlines() if not line.startswith("--"))
-    used_keys = {int(n) for n in re.findall(r"KEYS\[(\d+)\]", body)}
-    used_argv = {int(n) for n in re.findall(r"ARGV\[(\d+)\]", body)}
-    assert [s.slot for s in head.keys] == [f"KEYS[{i}]" for i in sorted(used_keys)]
-    assert [s.slot for s in head.argv] == [f"ARGV[{i}]" for i in sorted(used_argv)]
+    for kind, named in (("KEYS", head.keys), ("ARGV", head.argv)):
+        used = set(re.findall(kind + r"\[([^\]']+)\]", body))  # KEYS[2], and a batch's KEYS[1 + i]
+        in_order = sorted(used, key=lambda index: (int(re.findall(r"\d+", index)[0]), len(index)))
+        assert [s.slot for s in named] == [f"{kind}[{index}]" for index in in_order], kind
     assert head.purpose.startswith(name.rpartition("/")[2] + ":") and head.returns
+
+
+def test_a_header_line_the_view_cannot_read_is_refused_not_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    from emq_lab.plots import header as module
+
+    lua = "-- x: a script\n--\n-- KEYS[1]  registry  the ZSET\n-- ARGV[1 + i]\nreturn 1\n"
+    monkeypatch.setattr(module, "source", lambda name: lua)
+    with pytest.raises(ValueError, match=r"x\.lua's header line 'ARGV\[1 \+ i\]'"):
+        module.header("x")
 
 
 def test_the_script_view_shows_every_line_and_the_table() -> None:

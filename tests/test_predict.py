@@ -270,7 +270,7 @@ def printed_forms() -> dict[str, dict[str, list[Any]]]:
     from emq_lab.dives import cadence, crash, race
     from emq_lab.dives import storm as storm_dive
     from emq_lab.dives import upsert as upsert_dive
-    from emq_lab.plots.registry import fired_marks
+    from emq_lab.plots.fired import fired_marks
     from emq_lab.schedule import MINUTE_MS, Measure
     from emq_lab.widgets import BootPanel, CancelPanel
 

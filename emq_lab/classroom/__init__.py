@@ -8,8 +8,10 @@ write or delete another's keys, by hand or from a script. ``users`` prints one s
 learner; that printout is the only place the random passwords appear. ``scripts`` loads the
 scripts again after a restart, ``revoke`` removes the users, ``reconcile`` the ACL users of hub
 users that are gone, ``overview`` prints what the instructor's panel shows. ``users`` also sets
-the server's limits for the class (``doctor`` checks them) and :mod:`.guard` closes a learner's
-connections past its quota.
+the server's limits for the class (``doctor`` checks them). ``guard`` runs the class guard
+(:mod:`.guard`) until Ctrl-C: it closes a learner's connections past its quota. ``hub`` runs the
+class's JupyterHub (:mod:`.hub`): each learner's server gets its own ACL user, the instructor a
+read-only observer.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The dives' logic, one module each (upsert, cadence, race, crash), driving the core's real
-phases; ``common`` holds what they share. Widgets and notebooks call these.
+"""The dives' logic, one module each (upsert, cadence, race, crash; ``storm``, dive 1's boots at
+scale), driving the core's real phases; ``common`` holds what they share. Widgets and notebooks
+call these.
 
 ``setup(lab, dive)`` empties every queue a dive's notebook uses, in one call."""
 

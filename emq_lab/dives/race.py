@@ -13,6 +13,7 @@ from itertools import permutations
 from typing import TYPE_CHECKING
 
 from .. import validate
+from ..backend import scored
 from ..clock import SimClock, duration, hhmm
 from ..outcome import Outcome
 from ..pump import Occurrence, Tick
@@ -103,7 +104,7 @@ def snapshot(lab: Lab, queue: str) -> Snapshot:
     pipe.lrange(k.wait, 0, -1)
     members, jobs = pipe.execute()
     return Snapshot(
-        registry=tuple((name, int(score)) for name, score in members),
+        registry=tuple(scored(members)),
         records=tuple(records),
         jobs=tuple(jobs),
     )
@@ -153,7 +154,7 @@ class Race:
         self.queue = validate.name(queue, field="queue")
         self.name, self.every_ms, self.template = validate.registration(name, every_ms, template)
         self.repeat = lab.repeat(queue)
-        self.pump: Pump = lab.pump(queue)
+        self.pump: Pump  # a fresh one each round: reset() makes it
         self._taken: list[Step] = []
         self._tick: Tick | None = None  # the pump's tick, begun at the read
         self.preset: str | None = None

@@ -31,13 +31,15 @@ class Header:
 
 
 _RETURN_START = re.compile(r"^(-?\d|\{|error reply|a flat array)")
-_SLOT = re.compile(r"^(KEYS|ARGV)\[(\d+)\]\s+(\S+)\s*(.*)$")
+# ``KEYS[2]``, or a slot of a batch: ``KEYS[1 + i]`` (register_many.lua)
+_SLOT = re.compile(r"^(KEYS|ARGV)\[([^\]]+)\]\s+(\S+)\s*(.*)$")
 
 
 def header(name: str) -> Header:
     """Parse the comment block that opens ``<name>.lua`` (see ``source``): the first line's
-    purpose, each ``KEYS[i]`` / ``ARGV[i]`` line (continuation lines joined to it) and the
-    lines under ``Returns``. A script whose header names no KEYS is refused (ValueError)."""
+    purpose, each ``KEYS[i]`` / ``ARGV[i]`` line (``KEYS[1 + i]`` too; continuation lines joined to
+    it) and the lines under ``Returns``. A script whose header names no KEYS, or holds a KEYS or ARGV
+    line that does not read as slot, name and meaning, is refused (ValueError)."""
     comments = []
     for line in source(name).splitlines():
         if not line.startswith("--"):
@@ -57,6 +59,8 @@ def header(name: str) -> Header:
             kind, number, local, meaning = found.groups()
             slots.append(Slot(f"{kind}[{number}]", local, _joined(meaning)))
             section = "slot"
+        elif line.startswith(("KEYS[", "ARGV[")):
+            raise ValueError(f"name: {name}.lua's header line {line!r} is not KEYS[i] or ARGV[i], a name, a meaning")
         elif line.startswith("Returns"):
             section = "returns"
             if line.removeprefix("Returns").strip():

@@ -36,9 +36,10 @@ class ScriptView:
 
     def __repr__(self) -> str:
         head = self.header
-        width = max(len(s.name) for s in (*head.keys, *head.argv))
+        slots = (*head.keys, *head.argv)
+        wide, width = max(8, *(len(s.slot) for s in slots)), max(len(s.name) for s in slots)
         lines = [f"{self.name}.lua ({len(self.text.splitlines())} lines): {head.purpose}"]
-        lines += [f"  {s.slot:<8} {s.name:<{width}}  {s.meaning}" for s in (*head.keys, *head.argv)]
+        lines += [f"  {s.slot:<{wide}} {s.name:<{width}}  {s.meaning}" for s in slots]
         lines.append("  returns:")
         lines += [f"    {line.strip()}" for line in head.returns]
         return "\n".join(lines)
