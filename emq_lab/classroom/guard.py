@@ -68,7 +68,7 @@ from .. import keys, validate
 from ..clock import hhmmss
 from . import memory, slow, sockets
 from .logins import ACL_LOG_ENTRIES, MAX_FAILED, failed_logins, number
-from .users import default_user
+from .users import default_user, learner_test
 
 #: Connections one learner may hold: a dive's kernel holds up to 7 (bench/README.md), and a learner
 #: may have four notebooks open.
@@ -279,11 +279,6 @@ def sweep(
     seconds, micros = _node_time(admin)
     now_ms = seconds * 1000 + micros // 1000
     resumed = _resume(admin, now_ms)
-    # Memory first: while the server is past maxmemory it refuses every write below.
-    pressed = memory.relieve(
-        admin, _nodes(admin), prefix=prefix, now_ms=now_ms, cooldown_s=cooldown_s,
-        suspend=lambda user: _suspend(admin, user, now_ms + cooldown_s * 1000),
-    )  # fmt: skip
     seen_logins = {str(k): int(v) for k, v in admin.hgetall(keys.guard_logins()).items()}
     counted: dict[str, int] = {}
     tried: dict[str, int] = {}
@@ -315,7 +310,7 @@ def sweep(
         picked = choose(
             entries,
             me=me,
-            learner=lambda user: bool(prefix) and user.startswith(prefix),
+            learner=learner_test(prefix),
             quota=quota,
             max_reply=max_reply,
             login_open=login_open,
@@ -335,6 +330,12 @@ def sweep(
                 pipe.execute_command("CLIENT", "KILL", "ID", closing.id)
             pipe.execute(raise_on_error=False)  # one already gone is no fault
             closed += picked
+    # Memory after the connections closed above (no writes: a flood is not left waiting behind a long
+    # walk), before every write below: while the server is past maxmemory it refuses them.
+    pressed = memory.relieve(
+        admin, _nodes(admin), prefix=prefix, now_ms=now_ms, cooldown_s=cooldown_s,
+        suspend=lambda user: _suspend(admin, user, now_ms + cooldown_s * 1000),
+    )  # fmt: skip
     if counted != seen_logins:
         pipe = admin.pipeline(transaction=False)
         pipe.delete(keys.guard_logins())

@@ -17,13 +17,14 @@ allowed, however often."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import keys
 from .logins import number
-from .users import ALLOWED_COMMANDS
+from .users import ALLOWED_COMMANDS, learner_test
 
 #: A command that held the server this long (ms) or more suspends its learner. Measured with SLOWLOG on
 #: Valkey 8.0, a 2-core machine: the course's heaviest calls take at most 9 ms (a drain's tick of 1,000
@@ -38,6 +39,11 @@ MAX_HOLD_MS = 100
 #: course's biggest key is about 0.1 MiB (a registry of 1,000 names, a wait list of 10,000 jobs);
 #: 100,000 waiting jobs (what the overview flags) take 0.94 MiB, 2,000,000 take 19 MiB.
 BIG_KEY = 2**20
+#: A hold counts, whatever its keys, when its command had this many arguments or more: parsing them is
+#: the work (a learner's ``EXISTS`` of one small key a million times held the server 0.7 s). The course
+#: sends at most 2,007 (a register_many of 1,000 names: EVALSHA, the sha, the key count, 1,001 keys and
+#: 1,003 arguments); a reset's UNLINK 500.
+MAX_ARGS = 20_000
 #: Seconds back a sweep looks in SLOWLOG: longer than a sweep takes (a memory walk of 400,000 keys
 #: takes up to 8 s), shorter than a suspension (``guard.COOLDOWN_S``).
 WINDOW_S = 10
@@ -61,7 +67,8 @@ class Entry:
 @dataclass(frozen=True)
 class Slow:
     """A learner's command that held the server: who, what, on which key (of its ``keys``, the
-    biggest), how long, and that key's bytes (-1: a key SLOWLOG cut, which cannot be weighed)."""
+    biggest), how long, that key's bytes (-1: a key SLOWLOG cut, which cannot be weighed) and how
+    many arguments it had."""
 
     user: str
     command: str
@@ -70,6 +77,7 @@ class Slow:
     addr: str = ""
     keys: tuple[str, ...] = ()
     size: int = 0
+    argc: int = 0  # the command's arguments, its name included (SLOWLOG shows 32 at most: :func:`argc`)
 
 
 def _text(value: Any) -> str:
@@ -87,6 +95,16 @@ def parse(reply: Iterable[Any]) -> list[Entry]:
             continue
         entries.append(Entry(ident, start, duration, args, _text(raw[4]) if len(raw) > 4 else ""))
     return entries
+
+
+def argc(args: Sequence[str]) -> int:
+    """The arguments of a SLOWLOG entry's command, its name included: past 32 the server keeps 31 and
+    says ``... (N more arguments)`` in the last."""
+    more = _MORE.fullmatch(args[-1]) if len(args) == 32 else None
+    return 31 + int(more.group(1)) if more else len(args)
+
+
+_MORE = re.compile(r"\.\.\. \((\d+) more arguments\)")
 
 
 def owner(args: Sequence[str], *, learner: Callable[[str], bool]) -> str | None:
@@ -124,7 +142,8 @@ def attribute(
         if user and learner(user):
             named = tuple(dict.fromkeys(arg for arg in entry.args[1:] if keys.namespace_of(arg) == user))[:8]
             command = entry.args[0].upper() if entry.args else "?"
-            held.append(Slow(user, command, named[0] if named else "", entry.duration_us, entry.addr, named))
+            key = named[0] if named else ""
+            held.append(Slow(user, command, key, entry.duration_us, entry.addr, named, argc=argc(entry.args)))
     return held
 
 
@@ -133,24 +152,26 @@ def cut(key: str) -> bool:
     return key.endswith(" more bytes)") and "... (" in key
 
 
-def weigh(held: Iterable[Slow], sizes: dict[str, int | None], *, big_key: int = BIG_KEY) -> list[Slow]:
+def weigh(
+    held: Iterable[Slow], sizes: dict[str, int | None], *, big_key: int = BIG_KEY, max_args: int = MAX_ARGS
+) -> list[Slow]:
     """The holds with work behind them: one of the keys the command names holds ``big_key`` bytes or
     more (``sizes``: MEMORY USAGE of each, None for a key gone), or SLOWLOG cut one (a name past 128
-    bytes, which no course queue has: it cannot be weighed, so the hold counts). A hold on small keys
-    only, or on none, is the machine's load stretching a call, not the learner's work."""
+    bytes, which no course queue has: it cannot be weighed, so the hold counts), or it had
+    ``max_args`` arguments or more (far more than the course sends). A hold on small keys only, or on
+    none, with as many arguments as the course's, is the machine's load stretching a call, not the
+    learner's work."""
     weighed = []
     for slow in held:
-        if any(cut(key) for key in slow.keys):
+        if slow.argc >= max_args:
+            weighed.append(slow)
+        elif any(cut(key) for key in slow.keys):
             weighed.append(replace(slow, key=next(key for key in slow.keys if cut(key)), size=-1))
             continue
         size, key = max(((sizes.get(key) or 0, key) for key in slow.keys), default=(0, ""))
         if size >= big_key:
             weighed.append(replace(slow, key=key, size=size))
     return weighed
-
-
-def _learner(prefix: str) -> Callable[[str], bool]:
-    return lambda user: bool(prefix) and user.startswith(prefix)
 
 
 def holds(
@@ -170,7 +191,7 @@ def holds(
     if not entries or entries[0].start_s < now_s - window_s:
         return []
     entries = [e for e in parse(node.execute_command("SLOWLOG", "GET", SLOW_ENTRIES)) if e.start_s >= now_s - window_s]
-    learner = _learner(prefix)
+    learner = learner_test(prefix)
     held = attribute(entries, clients, learner=learner, now_s=now_s, max_hold_ms=max_hold_ms)
     if not held:
         return []
@@ -200,8 +221,9 @@ def lines(when: str, held: Sequence[Slow], *, cooldown_s: int, max_hold_ms: int)
         key = slow.key if len(slow.key) <= 60 else slow.key[:57] + "..."
         on = f" on {key}" + (f" ({slow.size / 2**20:.0f} MiB)" if slow.size > 0 else "") if key else ""
         more = f"; {count[user]} such holds" if count[user] > 1 else ""
+        args = f" of {slow.argc:,} arguments" if slow.argc > 32 else ""
         said.append(
-            f"{when} suspended {user[:40]} for {cooldown_s} s: its {slow.command[:20]}{on} held the server "
+            f"{when} suspended {user[:40]} for {cooldown_s} s: its {slow.command[:20]}{args}{on} held the server "
             f"{slow.duration_us / 1e6:.2f} s (the class's limit is {max_hold_ms / 1000:g} s){more}"
         )
     return said
