@@ -351,6 +351,88 @@ def test_a_learner_filling_maxmemory_with_her_own_keys_is_freed_and_suspended_by
         eve_back(room, admin)
 
 
+SMALL_FILL = "for i = 1, ARGV[1] do redis.call('SET', ARGV[2 + i % 20] .. i, 'y') end return tonumber(ARGV[1])"
+
+
+def test_a_learner_holding_400_000_small_keys_loses_them_all_but_her_progress_in_one_sweep(room: Class) -> None:
+    """Eve fills the server with 400,000 small keys of her own beside two lists of about 1 MiB: one guard
+    sweep walks them in the server (a batch of keys a call: bob's PING stays under 0.5 s), frees her two
+    lists biggest first and, still past her share, every other key of hers but her progress, suspends
+    her and says so; bob's and cy's keys untouched, the server no longer pressed."""
+    eve = room.eve
+    admin = room.server.admin()
+    mine = redis.Redis(port=room.server.server.port, username=eve.name, password=eve.password, retry=None)
+    progress = keys.progress(eve.namespace)
+    lists = [keys.QueueKeys(f"big{i}", eve.namespace).wait for i in range(2)]
+    small = 400_000
+    try:
+        before = {
+            k: admin.dump(k) for n in (room.bob, room.cy) for k in admin.scan_iter(keys.namespace_pattern(n.name))
+        }
+        mine.hset(progress, "register", "passed 1")
+        for i, key in enumerate(lists):
+            mine.lpush(key, *["x" * 1000] * (1000 + 200 * i))  # the second the bigger
+        prefixes = [keys.QueueKeys(f"q{i}", eve.namespace).job_prefix for i in range(20)]  # written by the admin
+        assert admin.eval(SMALL_FILL, 0, small, *prefixes) == small  # for speed: 0.5 s, not 8 s of pipelined SETs
+        limit = int(used_memory(room) / 0.9)  # at 90%: pressed
+        admin.config_set("maxmemory", limit)
+        with Watch(room) as watch:
+            swept = guard.sweep(admin, prefix=PREFIX)
+        watch.assert_held()
+        (pressed,) = swept.memory
+        (over,) = pressed.freed
+        assert pressed.keys >= small + 3
+        assert over.learner == eve.name and over.free == (lists[1], lists[0]) and over.rest == small
+        assert over.held - over.freeing <= over.share and used_memory(room) < memory.PRESSURE * limit
+        assert [k for k in admin.scan_iter(keys.namespace_pattern(eve.name))] == [progress]
+        assert admin.hget(progress, "register") == "passed 1"
+        assert swept.lines()[-1].endswith(
+            f"and freed {small + 2:,} key(s) ({memory.mib(over.freeing)}), its 2 of 64 KiB or more biggest first, "
+            "then every other key but its progress"
+        )
+        assert eve.name in guard.suspended(admin)
+        after = {k: admin.dump(k) for n in (room.bob, room.cy) for k in admin.scan_iter(keys.namespace_pattern(n.name))}
+        assert after == before
+    finally:
+        mine.close()
+        admin.config_set("maxmemory", MAXMEMORY)
+        doomed = list(admin.scan_iter(keys.namespace_pattern(eve.name), count=10_000))
+        for start in range(0, len(doomed), 10_000):
+            admin.unlink(*doomed[start : start + 10_000])
+        admin.delete(keys.guard_memory())
+        eve_back(room, admin)
+
+
+def test_a_learners_command_of_a_million_arguments_on_a_tiny_key_is_her_hold(room: Class) -> None:
+    """Eve's EXISTS of one tiny key of hers 1,000,000 times: SLOWLOG times only its running (tens of ms,
+    under the guard's limit) and shows 32 arguments, the last saying how many more; reading them held
+    the server far longer. The guard's next sweep counts it as her hold (far more arguments than the
+    course ever sends), suspends her and says why."""
+    eve = room.eve
+    admin = room.server.admin()
+    tiny = keys.QueueKeys("q", eve.namespace).counter
+    sock = None
+    try:
+        admin.set(tiny, 1)
+        name = tiny.encode()
+        command = b"*1000001\r\n$6\r\nEXISTS\r\n" + b"$%d\r\n%s\r\n" % (len(name), name) * 1_000_000
+        sock = send_unread(room.server.server.port, eve.name, eve.password, [])
+        sock.sendall(command)
+        sock.settimeout(60)
+        assert sock.recv(64) == b":1000000\r\n"
+        (entry,) = admin.slowlog_get(1)
+        assert bytes(entry["command"]).endswith(b"... (999970 more arguments)")
+        swept = guard.sweep(admin, prefix=PREFIX)
+        assert swept.suspended == (eve.name,)
+        assert [(h.user, h.command, h.key, h.argc) for h in swept.held] == [(eve.name, "EXISTS", tiny, 1_000_001)]
+        assert any("and longer to read its 1,000,001 arguments" in line for line in guard.read_log(admin))
+    finally:
+        if sock is not None:
+            sock.close()
+        admin.delete(tiny)
+        eve_back(room, admin)
+
+
 def test_connections_up_to_maxclients_refuse_newcomers_until_the_guard_closes_the_extra(room: Class) -> None:
     """Eve opens connections (logged in, and not) until maxclients refuses them: bob and the
     instructor, already connected, go on; cy, connecting now, hears BackendUnavailable "too many

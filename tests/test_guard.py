@@ -320,3 +320,30 @@ def test_a_hold_counts_only_with_work_behind_it_a_big_key_of_the_learners_not_a_
     assert [(w.user, w.key, w.size) for w in weighed] == [("room01", wait, 19_707_512), ("room02", cut_key, -1)]
     assert slow.cut(cut_key) and not slow.cut(wait)
     assert slow.BIG_KEY == 2**20 and not slow.weigh(held[:1], {wait: 2**20 - 1})
+
+
+def test_a_command_of_far_more_arguments_than_the_course_sends_is_a_hold_whatever_its_key_and_time() -> None:
+    """SLOWLOG keeps 32 arguments, the last saying how many more, and times the running only, not the
+    reading of the arguments: a learner's EXISTS of one tiny key 1,000,000 times held the server 0.7 s
+    and SLOWLOG said 76 ms. Such a command (MAX_ARGS arguments or more) is its learner's hold; the
+    course's biggest, a register_many of 1,000 names (2,007 arguments), stretched on a loaded
+    machine, is not."""
+    tiny, registry = "emq:ns:{room01:q}:id", "emq:ns:{room02:q}:repeat"
+    shown = ["EXISTS", *[tiny] * 30, "... (999970 more arguments)"]
+    course = ["EVALSHA", "ab" * 20, "1001", registry, *[registry + ":n"] * 27, "... (1976 more arguments)"]
+    reply = [
+        _slowlog(3, 76_000, shown, "127.0.0.1:5001"),
+        _slowlog(2, 250_000, course, "127.0.0.1:5002"),
+        _slowlog(1, 76_000, ["EXISTS", *[tiny] * 31], "127.0.0.1:5001"),  # 32 arguments, all shown: not cut
+    ]
+    entries = slow.parse(reply)
+    assert [slow.argc(entry.args) for entry in entries] == [1_000_001, 2_007, 32]
+    held = slow.attribute(entries, [], learner=lambda user: user.startswith("room"), now_s=1005, max_hold_ms=100)
+    assert [(h.user, h.argc) for h in held] == [("room01", 1_000_001), ("room02", 2_007)]
+    weighed = slow.weigh(held, {tiny: 56, registry: 92_200})
+    assert [(w.user, w.command, w.key) for w in weighed] == [("room01", "EXISTS", tiny)]
+    assert 2_007 * 10 < slow.MAX_ARGS <= 1_000_001
+    assert slow.lines("09:00:00", weighed, cooldown_s=30, max_hold_ms=100) == [
+        "09:00:00 suspended room01 for 30 s: its EXISTS on emq:ns:{room01:q}:id held the server 0.08 s and longer "
+        "to read its 1,000,001 arguments (the class's limit is 0.1 s, or 100,000 arguments)"
+    ]

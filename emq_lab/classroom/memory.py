@@ -115,6 +115,8 @@ def _order(over: Over) -> str:
     progress = keys.progress(over.learner)
     named = sum(key != progress for key in over.free)
     last = ", its progress last" if progress in over.free else " but its progress"
+    if not named:
+        return f"every key{last}"
     return f"its {named:,} of {BIG // 2**10} KiB or more biggest first, then every other key{last}"
 
 
