@@ -365,6 +365,7 @@ def test_a_learner_holding_400_000_small_keys_loses_them_all_but_her_progress_in
     progress = keys.progress(eve.namespace)
     lists = [keys.QueueKeys(f"big{i}", eve.namespace).wait for i in range(2)]
     small = 400_000
+    held: list[redis.Redis] = []
     try:
         before = {
             k: admin.dump(k) for n in (room.bob, room.cy) for k in admin.scan_iter(keys.namespace_pattern(n.name))
@@ -376,9 +377,15 @@ def test_a_learner_holding_400_000_small_keys_loses_them_all_but_her_progress_in
         assert admin.eval(SMALL_FILL, 0, small, *prefixes) == small  # for speed: 0.5 s, not 8 s of pipelined SETs
         limit = int(used_memory(room) / 0.9)  # at 90%: pressed
         admin.config_set("maxmemory", limit)
+        calls = _evalsha_calls(admin)
+        flood = threading.Thread(target=_flood_once_walking, args=(room, calls, held))
+        flood.start()
         with Watch(room) as watch:
             swept = guard.sweep(admin, prefix=PREFIX)
+        flood.join()
         watch.assert_held()
+        # Her connections past the quota, opened while the guard walked, closed before its walk was over
+        assert len(held) == guard.QUOTA + 7 and [c.why for c in swept.closed if c.user == eve.name] == ["quota"] * 8
         (pressed,) = swept.memory
         (over,) = pressed.freed
         assert pressed.keys >= small + 3
@@ -395,12 +402,35 @@ def test_a_learner_holding_400_000_small_keys_loses_them_all_but_her_progress_in
         assert after == before
     finally:
         mine.close()
+        for client in held:
+            client.close()
         admin.config_set("maxmemory", MAXMEMORY)
         doomed = list(admin.scan_iter(keys.namespace_pattern(eve.name), count=10_000))
         for start in range(0, len(doomed), 10_000):
             admin.unlink(*doomed[start : start + 10_000])
         admin.delete(keys.guard_memory())
         eve_back(room, admin)
+
+
+def _evalsha_calls(admin: redis.Redis) -> int:
+    return int(admin.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0))
+
+
+def _flood_once_walking(room: Class, calls: int, held: list[redis.Redis]) -> None:
+    """Once the guard's walk has begun (the server's EVALSHA count past ``calls``), eve opens connections
+    up to 8 past her quota, each logged in (bounded: 10 s of waiting)."""
+    admin = room.server.admin()
+    try:
+        for _ in range(1000):
+            if _evalsha_calls(admin) > calls:
+                break
+            time.sleep(0.01)
+        for _ in range(guard.QUOTA + 8 - 1):  # her own `mine` is one
+            client = redis.Redis(port=room.server.server.port, username=room.eve.name, password=room.eve.password)
+            client.ping()
+            held.append(client)
+    finally:
+        admin.close()
 
 
 def test_a_learners_command_of_a_million_arguments_on_a_tiny_key_is_her_hold(room: Class) -> None:
@@ -430,6 +460,7 @@ def test_a_learners_command_of_a_million_arguments_on_a_tiny_key_is_her_hold(roo
         if sock is not None:
             sock.close()
         admin.delete(tiny)
+        admin.slowlog_reset()  # else the sweep that turns her on again reads her hold again
         eve_back(room, admin)
 
 

@@ -324,17 +324,20 @@ def sweep(
             ):
                 for pid, count in _local_holders(entries, chosen).items():
                     into[pid] = into.get(pid, 0) + count
-        if picked:
-            pipe = node.pipeline(transaction=False)
-            for closing in picked:
-                pipe.execute_command("CLIENT", "KILL", "ID", closing.id)
-            pipe.execute(raise_on_error=False)  # one already gone is no fault
-            closed += picked
-    # Memory after the connections closed above (no writes: a flood is not left waiting behind a long
-    # walk), before every write below: while the server is past maxmemory it refuses them.
+        closed += _close(node, picked)
+
+    def meanwhile() -> None:  # during a long memory walk: what choose picks now (no writes, no ACL LOG)
+        for node in _nodes(admin):
+            me = int(node.client_id())
+            picked = choose(node.client_list(), me=me, learner=learner_test(prefix), quota=quota,
+                            max_reply=max_reply, login_open=login_open, grace_s=grace_s)  # fmt: skip
+            closed.extend(_close(node, picked))
+
+    # Memory after the connections closed above (no writes), before every write below: while the
+    # server is past maxmemory it refuses them. A long walk closes connections meanwhile.
     pressed = memory.relieve(
         admin, _nodes(admin), prefix=prefix, now_ms=now_ms, cooldown_s=cooldown_s,
-        suspend=lambda user: _suspend(admin, user, now_ms + cooldown_s * 1000),
+        suspend=lambda user: _suspend(admin, user, now_ms + cooldown_s * 1000), meanwhile=meanwhile,
     )  # fmt: skip
     if counted != seen_logins:
         pipe = admin.pipeline(transaction=False)
@@ -371,6 +374,16 @@ def sweep(
     if log and (closed or resumed or refused or pressed or holds or guessed):
         done = _log(admin, done)
     return done
+
+
+def _close(node: Any, picked: list[Closed]) -> list[Closed]:
+    """``CLIENT KILL ID`` each of ``picked`` on ``node`` (one already gone is no fault); ``picked``."""
+    if picked:
+        pipe = node.pipeline(transaction=False)
+        for closing in picked:
+            pipe.execute_command("CLIENT", "KILL", "ID", closing.id)
+        pipe.execute(raise_on_error=False)
+    return picked
 
 
 def _local_holders(entries: list[dict[str, Any]], closing: list[Closed]) -> dict[int, int]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import itertools
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
@@ -42,6 +43,9 @@ PRESSURE = 0.8
 RISE = 0.02
 #: Keys asked for per ``SCAN`` (one call of ``walk.lua`` or ``unlink.lua``: a few ms of the server).
 SCAN_COUNT = 1000
+#: Calls of ``walk.lua`` or ``unlink.lua`` between two calls of :func:`relieve`'s ``meanwhile`` (the guard
+#: closes connections then): a long walk does not leave a flood of connections waiting.
+MEANWHILE = 100
 #: Keys of this many bytes or more come back from the walk by name, to be freed biggest first; the
 #: smaller ones only as their learner's count and bytes (the course's keys are at most about 0.1 MiB).
 BIG = 64 * 2**10
@@ -188,16 +192,19 @@ def _source(name: str) -> str:
     return resources.files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")
 
 
-def walk(node: Any, *, prefix: str, big: int = BIG) -> Walk:
+def walk(node: Any, *, prefix: str, big: int = BIG, meanwhile: Callable[[], object] = lambda: None) -> Walk:
     """The learners' keys on ``node`` (a plain client on one primary), walked by ``walk.lua``, a
-    batch of :data:`SCAN_COUNT` a call: the one place that knows its ARGV and its reply."""
+    batch of :data:`SCAN_COUNT` a call (``meanwhile()`` after each :data:`MEANWHILE`): the one place
+    that knows its ARGV and its reply."""
     script = node.register_script(_source("walk"))
     pattern, head = keys.namespaces_pattern(prefix), keys.namespace_head()
     held: dict[str, int] = {}
     counts: dict[str, int] = {}
     sized: dict[str, int] = {}
     cursor = "0"
-    while True:
+    for call in itertools.count(1):
+        if call % MEANWHILE == 0:
+            meanwhile()
         cursor, totals, found = script(args=[cursor, pattern, SCAN_COUNT, big, head, keys.PROGRESS_TAIL])
         for at in range(0, len(totals), 3):
             namespace = str(totals[at])
@@ -206,20 +213,24 @@ def walk(node: Any, *, prefix: str, big: int = BIG) -> Walk:
         for at in range(0, len(found), 2):
             sized[str(found[at])] = int(found[at + 1])
         if str(cursor) == "0":
-            return Walk(held, counts, sized)
+            break
+    return Walk(held, counts, sized)
 
 
-def free_rest(node: Any, learner: str) -> int:
+def free_rest(node: Any, learner: str, *, meanwhile: Callable[[], object] = lambda: None) -> int:
     """``UNLINK`` every key of ``learner``'s namespace on ``node`` but its progress, by ``unlink.lua``
-    (a batch of :data:`SCAN_COUNT` a call); the keys freed."""
+    (a batch of :data:`SCAN_COUNT` a call, ``meanwhile()`` after each :data:`MEANWHILE`); the keys freed."""
     script = node.register_script(_source("unlink"))
     pattern, kept = keys.namespace_pattern(learner), keys.progress(learner)
     cursor, unlinked = "0", 0
-    while True:
+    for call in itertools.count(1):
+        if call % MEANWHILE == 0:
+            meanwhile()
         cursor, count = script(args=[cursor, pattern, SCAN_COUNT, kept])
         unlinked += int(count)
         if str(cursor) == "0":
-            return unlinked
+            break
+    return unlinked
 
 
 def relieve(
@@ -231,10 +242,12 @@ def relieve(
     cooldown_s: int,
     suspend: Callable[[str], None],
     pressure: float = PRESSURE,
+    meanwhile: Callable[[], object] = lambda: None,
 ) -> tuple[Pressed, ...]:
     """On each primary of ``nodes`` under ``pressure`` (and due a walk: :func:`walk_again`), walk the
     learners' keys, free each learner past its share (:func:`plan`) with ``UNLINK``, then
-    ``suspend`` it; what each walk saw and did. Nothing but ``INFO memory`` when no primary is pressed."""
+    ``suspend`` it; what each walk saw and did. Nothing but ``INFO memory`` when no primary is pressed.
+    A long walk or freeing calls ``meanwhile()`` every :data:`MEANWHILE` batches."""
     infos = [node.info("memory") for node in nodes]
     if not prefix or not any(pressed(info, pressure=pressure) for info in infos):
         return ()
@@ -246,14 +259,14 @@ def relieve(
             continue
         if not walk_again(info, kept.get(str(index)), now_ms=now_ms, cooldown_s=cooldown_s):
             continue
-        walked = walk(node, prefix=prefix)
+        walked = walk(node, prefix=prefix, meanwhile=meanwhile)
         maxmemory = number(info, "maxmemory")
         share = maxmemory // len(learners)
         over = plan(walked, learners=learners, share=share)
         for at, each in enumerate(over):
             _unlink(node, each.free)
             if each.rest:  # the count the server freed, not the walk's
-                over[at] = dataclasses.replace(each, rest=free_rest(node, each.learner))
+                over[at] = dataclasses.replace(each, rest=free_rest(node, each.learner, meanwhile=meanwhile))
         if over:
             _freed(node)
         for each in over:
