@@ -20,9 +20,12 @@ A sweep reads ``CLIENT LIST`` (as an admin) and closes, with ``CLIENT KILL ID``:
   It counts failures, not time: a learner whose old password fails a few times is left alone.
 
 Under memory pressure (a primary's ``used_memory`` at 80% of its ``maxmemory`` or more) it walks the
-learners' keys there, and each learner holding more than its share (``maxmemory`` divided by the
-learners) is freed of its biggest keys (``UNLINK``) until it holds no more, never its progress, and
-suspended like a learner past its quota (:mod:`emq_lab.classroom.memory`).
+learners' keys there (in the server, a Lua call per 1,000 keys), and each learner holding more than its
+share (``maxmemory`` divided by the learners) is freed of its biggest keys (``UNLINK``) until it holds
+no more (if those are not enough, of all its keys but its progress; its progress last), and suspended
+like a learner past its quota (:mod:`emq_lab.classroom.memory`). The walk comes after the connections
+are closed and before any write (a full server refuses them); a long one closes connections again
+every 100 calls.
 A learner whose one command on a big key of its own held the server
 :data:`~emq_lab.classroom.slow.MAX_HOLD_MS` ms or more (the server's ``SLOWLOG``: a read of all of
 a huge list, which no ACL rule bounds) is suspended too, so such a hold happens once, not in a loop

@@ -5,13 +5,18 @@ Valkey has no quota of memory per user: with ``noeviction`` (what ``doctor`` ask
 who fills ``maxmemory`` with their own keys (a long list, many registrations) gets every other
 learner's writes refused until memory is freed. Each sweep reads ``INFO memory`` of every primary
 (cheap); only on a primary at :data:`PRESSURE` of its ``maxmemory`` or more (none without a
-``maxmemory``) does it walk the learners' keys there (``SCAN MATCH emq:ns:{<prefix>*``,
-:data:`SCAN_COUNT` a batch, ``MEMORY USAGE ... SAMPLES 0`` of each: every element counted) and sum them per learner (a
-namespace is its learner's ACL user). A learner's fair share is that ``maxmemory`` divided by the
-number of learners (the ACL users named ``<prefix>...``); each learner holding more is freed
-(``UNLINK``, lazy, so the server is not held) of its biggest keys first until it holds no more than
-its share (its progress last), then suspended like a learner past its connection quota. Freeing
-comes first: while the server is past ``maxmemory`` it refuses the write that records a suspension.
+``maxmemory``) does it walk the learners' keys there. The walk runs in the server: ``walk.lua``
+(beside this module, never among the learners' scripts) takes :data:`SCAN_COUNT` keys a call
+(``SCAN MATCH emq:ns:{<prefix>*``), sizes each (``MEMORY USAGE ... SAMPLES 0``: every element
+counted), and answers with each namespace's bytes and keys, and by name only the keys of
+:data:`BIG` bytes or more and the progress hashes (a namespace is its learner's ACL user). A
+learner's fair share is that ``maxmemory`` divided by the number of learners (the ACL users named
+``<prefix>...``); each learner holding more is freed (``UNLINK``, lazy, so the server is not held)
+of its big keys, biggest first, until it holds no more than its share; if that is not enough, of
+every other key of its namespace but its progress (``unlink.lua``, :data:`SCAN_COUNT` keys a call);
+its progress last. It is then suspended like a learner past its connection quota. Freeing comes
+first: while the server is past ``maxmemory`` it refuses the write that records a suspension.
+Every :data:`MEANWHILE` calls of a long walk or freeing, the guard closes connections (``meanwhile``).
 
 A walk that finds no learner past its share is said once, and kept (:func:`emq_lab.keys.guard_memory`):
 that primary is walked again only after the cooldown, or once its memory has grown by :data:`RISE`

@@ -6,11 +6,13 @@ server built the reply), and a loop of them starves the class. The server's ``SL
 command that ran ``slowlog-log-slower-than`` µs or more: its id, start, duration, arguments (cut
 at 32, each at 128 bytes) and client address, but not its user. Each sweep reads the entries that
 started in the last :data:`WINDOW_S` seconds (a quiet sweep reads the newest only, and keeps
-nothing: a sweep of a quiet class writes nothing) and gives each of :data:`MAX_HOLD_MS` or more a
-user (:func:`attribute`): the one of the connection at its address if it is still open, else the
+nothing: a sweep of a quiet class writes nothing) and gives each of :data:`MAX_HOLD_MS` or more, or
+of :data:`MAX_ARGS` arguments or more (SLOWLOG times the running, not the reading of the arguments),
+a user (:func:`attribute`): the one of the connection at its address if it is still open, else the
 learner whose key it names (the output-buffer limit closed it). A hold counts when there is work
-behind it, one of the learner's keys it names holds :data:`BIG_KEY` bytes or more (:func:`weigh`):
-the duration is wall-clock, which a loaded machine stretches. The guard suspends the learners
+behind it, one of the learner's keys it names holds :data:`BIG_KEY` bytes or more, or its
+arguments are that many (:func:`weigh`): the duration is wall-clock, which a loaded machine
+stretches. The guard suspends the learners
 among them not suspended already, as past its quota (an entry seen again at the next sweep names a
 learner suspended by then; the window is shorter than the cooldown); a hold under the limit is
 allowed, however often."""
@@ -45,8 +47,9 @@ BIG_KEY = 2**20
 #: times what the course sends at most: 2,007 (a register_many of 1,000 names: EVALSHA, the sha, the key
 #: count, 1,001 keys and 1,003 arguments).
 MAX_ARGS = 100_000
-#: Seconds back a sweep looks in SLOWLOG: longer than a sweep takes (a memory walk of 400,000 keys
-#: takes up to 8 s), shorter than a suspension (``guard.COOLDOWN_S``).
+#: Seconds back a sweep looks in SLOWLOG: longer than most sweeps take (a memory walk and freeing of
+#: 400,000 keys: 1-3 s; of 2,600,000: 18 s, when a hold at its start may go unseen), shorter than a
+#: suspension (``guard.COOLDOWN_S``).
 WINDOW_S = 10
 #: SLOWLOG entries read on each node each sweep: ``slowlog-max-len``'s default, what doctor asks for.
 SLOW_ENTRIES = 128
