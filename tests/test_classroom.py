@@ -9,9 +9,11 @@ user, the default user off). The overview runs on all three backends.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import time
 from collections.abc import Iterator
+from importlib import resources
 
 import pytest
 import redis
@@ -144,6 +146,12 @@ def test_the_guards_walk_reads_each_keys_namespace_as_keys_namespace_of_and_free
         assert named == set(spaced) and len(counts) > 5
         assert walked(memory.BIG)[1] == {keys.progress(me), keys.progress(bob.namespace)}
         assert sum(memory.free_rest(node, me) for node in nodes) == sum(keys.namespace_of(k) == me for k in spaced) - 1
+        # The guard's scripts are in the server's cache now, and still no learner's: SCAN and MEMORY are none of hers.
+        assert not {"scan", "memory", "memory|usage"} & set(classroom.users.ALLOWED_COMMANDS)
+        for name in ("walk", "unlink"):
+            sha = hashlib.sha1(resources.files("emq_lab.classroom").joinpath(f"{name}.lua").read_bytes()).hexdigest()
+            with pytest.raises((NoPermissionError, ResponseError), match=r"(?i)permission"):
+                _raw(alice.url(url)).evalsha(sha, 0, "0", keys.namespaces_pattern(), 1000, 0, head, me)
         left = [key for key in tricky + elsewhere if admin.exists(key)]
         assert left == [key for key in tricky + elsewhere if keys.namespace_of(key) != me or key == keys.progress(me)]
     finally:
