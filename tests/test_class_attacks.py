@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 import redis
-from class_server import ClassServer, closed_by_server, send_unread, started_class_server
+from class_server import ADMIN_PASSWORD, ClassServer, closed_by_server, send_unread, started_class_server
 from helpers import MIN, START
 from redis.backoff import NoBackoff
 from redis.retry import Retry
@@ -442,7 +442,9 @@ def test_a_learners_command_of_a_million_arguments_on_a_tiny_key_is_her_hold(roo
     admin = room.server.admin()
     tiny = keys.QueueKeys("q", eve.namespace).counter
     sock = None
+    slower = admin.config_get("slowlog-log-slower-than")["slowlog-log-slower-than"]
     try:
+        admin.config_set("slowlog-log-slower-than", 1000)  # logged on a fast machine too: it ran 13-76 ms here
         admin.set(tiny, 1)
         name = tiny.encode()
         command = b"*1000001\r\n$6\r\nEXISTS\r\n" + b"$%d\r\n%s\r\n" % (len(name), name) * 1_000_000
@@ -460,7 +462,42 @@ def test_a_learners_command_of_a_million_arguments_on_a_tiny_key_is_her_hold(roo
         if sock is not None:
             sock.close()
         admin.delete(tiny)
+        admin.config_set("slowlog-log-slower-than", slower)
         admin.slowlog_reset()  # else the sweep that turns her on again reads her hold again
+        eve_back(room, admin)
+
+
+def test_a_username_or_an_argument_that_is_not_utf8_does_not_stop_the_guard(room: Class) -> None:
+    """Anyone may try to log in with a username of any bytes (it lands in ACL LOG), and a learner's
+    command may carry any bytes (in SLOWLOG): the guard reads both raw, so its sweep goes on and still
+    finds her hold (a decoding error used to end every sweep, and the guard's thread with it)."""
+    eve = room.eve
+    admin = room.server.admin()
+    stranger = socket.create_connection(("127.0.0.1", room.server.server.port), timeout=5)
+    raw = redis.Redis(port=room.server.server.port, username="admin", password=ADMIN_PASSWORD)
+    slower = admin.config_get("slowlog-log-slower-than")["slowlog-log-slower-than"]
+    try:
+        admin.config_set("slowlog-log-slower-than", 1000)  # logged on a fast machine too
+        stranger.sendall(b"*3\r\n$4\r\nAUTH\r\n$2\r\n\xff\xfe\r\n$1\r\nx\r\n")
+        assert stranger.recv(64).startswith(b"-WRONGPASS")
+        name = keys.QueueKeys("q", eve.namespace).wait.encode() + b"\xff"
+        raw.set(name, 1)
+        command = b"*1000001\r\n$6\r\nEXISTS\r\n" + b"$%d\r\n%s\r\n" % (len(name), name) * 1_000_000
+        sock = send_unread(room.server.server.port, eve.name, eve.password, [])
+        sock.sendall(command)
+        sock.settimeout(60)
+        assert sock.recv(64) == b":1000000\r\n"
+        sock.close()
+        swept = guard.sweep(admin, prefix=PREFIX)
+        assert [(h.user, h.command, h.argc) for h in swept.held] == [(eve.name, "EXISTS", 1_000_001)]
+        assert swept.suspended == (eve.name,)
+    finally:
+        stranger.close()
+        raw.delete(keys.QueueKeys("q", eve.namespace).wait.encode() + b"\xff")
+        raw.close()
+        admin.config_set("slowlog-log-slower-than", slower)
+        admin.slowlog_reset()  # else the sweep that turns her on again reads her hold again
+        admin.acl_log_reset()
         eve_back(room, admin)
 
 

@@ -298,9 +298,10 @@ def sweep(
             counted[f"refused:{index}"] = rejected
         before = seen_logins.get(f"refused:{index}", 0)
         refused += rejected - before if rejected >= before else rejected  # smaller: the server restarted
-        guessing, failed, now = failed_logins(
-            node.acl_log(count=ACL_LOG_ENTRIES), seen_logins, node=index, max_failed=max_failed
-        )
+        # Read raw, and decoded with U+FFFD for what is not UTF-8 (redis-py's ACL LOG parser does): anyone
+        # may try a username of any bytes, and a decoding error would stop every sweep.
+        acl_entries = node.acl_log(count=ACL_LOG_ENTRIES, NEVER_DECODE=True)
+        guessing, failed, now = failed_logins(acl_entries, seen_logins, node=index, max_failed=max_failed)
         counted.update(now)
         for user, failures in failed.items():
             tried[user] = tried.get(user, 0) + failures

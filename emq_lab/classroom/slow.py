@@ -193,10 +193,12 @@ def holds(
     server's time; the guard passes its cooldown when shorter, so a learner back from a suspension
     is not suspended again for the same hold), of learners (users named ``prefix...``) whose ACL
     user the node has (``ACL SETUSER`` of a revoked one would make it again), weighed (:func:`weigh`)."""
-    entries = parse(node.execute_command("SLOWLOG", "GET", 1))  # a quiet sweep reads the newest only
+    # Raw (parse decodes, U+FFFD for what is not UTF-8): a learner's arguments may be any bytes.
+    entries = parse(node.execute_command("SLOWLOG", "GET", 1, NEVER_DECODE=True))  # a quiet sweep: the newest only
     if not entries or entries[0].start_s < now_s - window_s:
         return []
-    entries = [e for e in parse(node.execute_command("SLOWLOG", "GET", SLOW_ENTRIES)) if e.start_s >= now_s - window_s]
+    raw = node.execute_command("SLOWLOG", "GET", SLOW_ENTRIES, NEVER_DECODE=True)
+    entries = [entry for entry in parse(raw) if entry.start_s >= now_s - window_s]
     learner = learner_test(prefix)
     held = attribute(entries, clients, learner=learner, now_s=now_s, max_hold_ms=max_hold_ms)
     if not held:
