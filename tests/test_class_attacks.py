@@ -501,6 +501,34 @@ def test_a_username_or_an_argument_that_is_not_utf8_does_not_stop_the_guard(room
         eve_back(room, admin)
 
 
+def test_her_big_key_named_with_bytes_that_are_not_utf8_is_walked_and_freed(room: Class) -> None:
+    """Eve's big list whose name ends in a byte that is not UTF-8: the guard's walk (its
+    reply read raw) finds it, frees it by its exact name and suspends her; the sweep goes on."""
+    eve = room.eve
+    admin = room.server.admin()
+    mine = redis.Redis(port=room.server.server.port, username=eve.name, password=eve.password, retry=None)
+    raw = redis.Redis(port=room.server.server.port, username="admin", password=ADMIN_PASSWORD)
+    name = keys.QueueKeys("q", eve.namespace).wait.encode() + b"\xff"
+    limit = used_memory(room) + 24 * 2**20
+    try:
+        admin.config_set("maxmemory", limit)
+        for _ in range(40):  # bounded: until the guard's pressure line, with room left
+            if used_memory(room) >= 0.85 * limit:
+                break
+            mine.lpush(name, *["x" * 1000] * 500)
+        (pressed,) = guard.sweep(admin, prefix=PREFIX).memory
+        (over,) = pressed.freed
+        assert over.learner == eve.name and over.free == (name.decode("utf-8", "surrogateescape"),)
+        assert not raw.exists(name) and eve.name in guard.suspended(admin)
+    finally:
+        mine.close()
+        admin.config_set("maxmemory", MAXMEMORY)
+        raw.delete(name)
+        raw.close()
+        admin.delete(keys.guard_memory())
+        eve_back(room, admin)
+
+
 def test_connections_up_to_maxclients_refuse_newcomers_until_the_guard_closes_the_extra(room: Class) -> None:
     """Eve opens connections (logged in, and not) until maxclients refuses them: bob and the
     instructor, already connected, go on; cy, connecting now, hears BackendUnavailable "too many

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from redis.exceptions import RedisError
+from redis.commands.core import Script
+from redis.exceptions import NoScriptError, RedisError
 
 from .. import keys, validate
 from .logins import number
@@ -203,6 +204,7 @@ def walk(node: Any, *, prefix: str, big: int = BIG, meanwhile: Callable[[], obje
     that knows its ARGV and its reply."""
     script = node.register_script(_source("walk"))
     pattern, head = keys.namespaces_pattern(prefix), keys.namespace_head()
+    args = (pattern, SCAN_COUNT, big, head, keys.PROGRESS_TAIL)
     held: dict[str, int] = {}
     counts: dict[str, int] = {}
     sized: dict[str, int] = {}
@@ -210,16 +212,32 @@ def walk(node: Any, *, prefix: str, big: int = BIG, meanwhile: Callable[[], obje
     for call in itertools.count(1):
         if call % MEANWHILE == 0:
             meanwhile()
-        cursor, totals, found = script(args=[cursor, pattern, SCAN_COUNT, big, head, keys.PROGRESS_TAIL])
+        cursor, totals, found = _raw(node, script, cursor, *args)
         for at in range(0, len(totals), 3):
-            namespace = str(totals[at])
+            namespace = _name(totals[at])
             held[namespace] = held.get(namespace, 0) + int(totals[at + 1])
             counts[namespace] = counts.get(namespace, 0) + int(totals[at + 2])
         for at in range(0, len(found), 2):
-            sized[str(found[at])] = int(found[at + 1])
-        if str(cursor) == "0":
+            sized[_name(found[at])] = int(found[at + 1])
+        if cursor == b"0":
             break
     return Walk(held, counts, sized)
+
+
+def _raw(node: Any, script: Script, *args: Any) -> Any:
+    """EVALSHA of ``script`` with no KEYS, its reply not decoded: a learner's key may be any bytes, and a
+    name that is not UTF-8 must not stop the walk. (redis-py's ``Script`` cannot ask for a raw reply, so
+    this loads the script when the server lacks it, as ``Script`` does.)"""
+    try:
+        return node.execute_command("EVALSHA", script.sha, 0, *args, NEVER_DECODE=True)
+    except NoScriptError:
+        node.script_load(script.script)
+        return node.execute_command("EVALSHA", script.sha, 0, *args, NEVER_DECODE=True)
+
+
+def _name(raw: bytes) -> str:
+    """A key's name as str, bytes that are not UTF-8 kept (``surrogateescape``: :func:`_unlink` sends them back)."""
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def free_rest(node: Any, learner: str, *, meanwhile: Callable[[], object] = lambda: None) -> int:
@@ -299,7 +317,7 @@ def _unlink(node: Any, doomed: tuple[str, ...]) -> None:
     pipe = node.pipeline(transaction=False)
     for slotted in by_tag.values():
         for start in range(0, len(slotted), SCAN_COUNT):
-            pipe.unlink(*slotted[start : start + SCAN_COUNT])
+            pipe.unlink(*(key.encode("utf-8", "surrogateescape") for key in slotted[start : start + SCAN_COUNT]))
     pipe.execute(raise_on_error=False)
 
 
