@@ -28,8 +28,10 @@ are closed and before any write (a full server refuses them); a long one closes 
 every 100 calls.
 A learner whose one command on a big key of its own held the server
 :data:`~emq_lab.classroom.slow.MAX_HOLD_MS` ms or more (the server's ``SLOWLOG``: a read of all of
-a huge list, which no ACL rule bounds) is suspended too, so such a hold happens once, not in a loop
-(:mod:`emq_lab.classroom.slow`).
+a huge list, which no ACL rule bounds), or whose command had :data:`~emq_lab.classroom.slow.MAX_ARGS`
+arguments or more, is suspended too, so such a hold happens once, not in a loop
+(:mod:`emq_lab.classroom.slow`). ``ACL LOG`` and ``SLOWLOG`` are read raw (anyone may try a username,
+and a learner may send arguments, of bytes that are not UTF-8).
 
 With ``kill_local`` (the ``hub`` command's guard on a class server on this machine; ``guard
 --kill-local``), it also stops the processes behind the sockets it closes unlogged: for those from a
