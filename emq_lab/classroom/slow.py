@@ -48,7 +48,7 @@ BIG_KEY = 2**20
 #: count, 1,001 keys and 1,003 arguments).
 MAX_ARGS = 100_000
 #: Seconds back a sweep looks in SLOWLOG: longer than most sweeps take (a memory walk and freeing of
-#: 400,000 keys: 1-3 s; of 2,600,000: 18 s, when a hold at its start may go unseen), shorter than a
+#: 400,000 keys: 1-3 s; of 2,600,000: 11-19 s, when a hold at its start may go unseen), shorter than a
 #: suspension (``guard.COOLDOWN_S``).
 WINDOW_S = 10
 #: SLOWLOG entries read on each node each sweep: ``slowlog-max-len``'s default, what doctor asks for.
