@@ -64,11 +64,21 @@ class QueueKeys:
         return f"{self.tag}:delayed"
 
 
+#: What follows the namespace in the name of its progress hash (:func:`progress`).
+PROGRESS_TAIL = ":}:progress"
+
+
+def namespace_head() -> str:
+    """What every key in a namespace starts with (``emq:ns:{``); the namespace runs from there to
+    the next ``:``."""
+    return f"{PREFIX}:ns:{{"
+
+
 def progress(namespace: str | None) -> str:
     """HASH of a learner's exercise results: field = the check (``register``, ``upsert.predict``),
     value = ``passed <ms>`` or ``failed <ms>``. In a namespace it is ``emq:ns:{ns:}:progress``:
     inside the learner's key pattern, and no queue's key (a queue name is never empty)."""
-    return f"{PREFIX}:progress" if namespace is None else f"{PREFIX}:ns:{{{namespace}:}}:progress"
+    return f"{PREFIX}:progress" if namespace is None else f"{namespace_head()}{namespace}{PROGRESS_TAIL}"
 
 
 # A class server's guard (an admin) writes these, outside every learner's key pattern.
@@ -125,7 +135,7 @@ def observer_pattern() -> str:
 def namespace_of(key: str) -> str | None:
     """The namespace of a key in one (a queue's, or its progress), else None; also of a key cut at
     128 bytes, as SLOWLOG shows it (a namespace holds no ``:`` and at most 64 characters)."""
-    head = f"{PREFIX}:ns:{{"
+    head = namespace_head()
     namespace, colon, _ = key[len(head) :].partition(":") if key.startswith(head) else ("", "", "")
     return namespace if namespace and colon else None
 

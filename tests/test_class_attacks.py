@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 import redis
-from class_server import ClassServer, closed_by_server, send_unread, started_class_server
+from class_server import ADMIN_PASSWORD, ClassServer, closed_by_server, send_unread, started_class_server
 from helpers import MIN, START
 from redis.backoff import NoBackoff
 from redis.retry import Retry
@@ -348,6 +348,184 @@ def test_a_learner_filling_maxmemory_with_her_own_keys_is_freed_and_suspended_by
         for lab in labs.values():
             lab.reset("q")
             lab.close()
+        eve_back(room, admin)
+
+
+SMALL_FILL = "for i = 1, ARGV[1] do redis.call('SET', ARGV[2 + i % 20] .. i, 'y') end return tonumber(ARGV[1])"
+
+
+def test_a_learner_holding_400_000_small_keys_loses_them_all_but_her_progress_in_one_sweep(room: Class) -> None:
+    """Eve fills the server with 400,000 small keys of her own beside two lists of about 1 MiB: one guard
+    sweep walks them in the server (a batch of keys a call: bob's PING stays under 0.5 s), frees her two
+    lists biggest first and, still past her share, every other key of hers but her progress, suspends
+    her and says so; bob's and cy's keys untouched, the server no longer pressed."""
+    eve = room.eve
+    admin = room.server.admin()
+    mine = redis.Redis(port=room.server.server.port, username=eve.name, password=eve.password, retry=None)
+    progress = keys.progress(eve.namespace)
+    lists = [keys.QueueKeys(f"big{i}", eve.namespace).wait for i in range(2)]
+    small = 400_000
+    held: list[redis.Redis] = []
+    try:
+        before = {
+            k: admin.dump(k) for n in (room.bob, room.cy) for k in admin.scan_iter(keys.namespace_pattern(n.name))
+        }
+        mine.hset(progress, "register", "passed 1")
+        for i, key in enumerate(lists):
+            mine.lpush(key, *["x" * 1000] * (1000 + 200 * i))  # the second the bigger
+        prefixes = [keys.QueueKeys(f"q{i}", eve.namespace).job_prefix for i in range(20)]  # written by the admin
+        assert admin.eval(SMALL_FILL, 0, small, *prefixes) == small  # for speed: 0.5 s, not 8 s of pipelined SETs
+        limit = int(used_memory(room) / 0.9)  # at 90%: pressed
+        admin.config_set("maxmemory", limit)
+        calls = _evalsha_calls(admin)
+        flood = threading.Thread(target=_flood_once_walking, args=(room, calls, held))
+        flood.start()
+        with Watch(room) as watch:
+            swept = guard.sweep(admin, prefix=PREFIX)
+        flood.join()
+        watch.assert_held()
+        # Her connections past the quota, opened while the guard walked, closed before its walk was over
+        assert len(held) == guard.QUOTA + 7 and [c.why for c in swept.closed if c.user == eve.name] == ["quota"] * 8
+        (pressed,) = swept.memory
+        (over,) = pressed.freed
+        assert pressed.keys >= small + 3
+        assert over.learner == eve.name and over.free == (lists[1], lists[0]) and over.rest == small
+        assert over.held - over.freeing <= over.share and used_memory(room) < memory.PRESSURE * limit
+        assert [k for k in admin.scan_iter(keys.namespace_pattern(eve.name))] == [progress]
+        assert admin.hget(progress, "register") == "passed 1"
+        assert swept.lines()[-1].endswith(
+            f"and freed {small + 2:,} key(s) ({memory.mib(over.freeing)}), its 2 of 64 KiB or more biggest first, "
+            "then every other key but its progress"
+        )
+        assert eve.name in guard.suspended(admin)
+        after = {k: admin.dump(k) for n in (room.bob, room.cy) for k in admin.scan_iter(keys.namespace_pattern(n.name))}
+        assert after == before
+    finally:
+        mine.close()
+        for client in held:
+            client.close()
+        admin.config_set("maxmemory", MAXMEMORY)
+        doomed = list(admin.scan_iter(keys.namespace_pattern(eve.name), count=10_000))
+        for start in range(0, len(doomed), 10_000):
+            admin.unlink(*doomed[start : start + 10_000])
+        admin.delete(keys.guard_memory())
+        eve_back(room, admin)
+
+
+def _evalsha_calls(admin: redis.Redis) -> int:
+    return int(admin.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0))
+
+
+def _flood_once_walking(room: Class, calls: int, held: list[redis.Redis]) -> None:
+    """Once the guard's walk has begun (the server's EVALSHA count past ``calls``), eve opens connections
+    up to 8 past her quota, each logged in (bounded: 10 s of waiting)."""
+    admin = room.server.admin()
+    try:
+        for _ in range(1000):
+            if _evalsha_calls(admin) > calls:
+                break
+            time.sleep(0.01)
+        for _ in range(guard.QUOTA + 8 - 1):  # her own `mine` is one
+            client = redis.Redis(port=room.server.server.port, username=room.eve.name, password=room.eve.password)
+            client.ping()
+            held.append(client)
+    finally:
+        admin.close()
+
+
+def test_a_learners_command_of_a_million_arguments_on_a_tiny_key_is_her_hold(room: Class) -> None:
+    """Eve's EXISTS of one tiny key of hers 1,000,000 times: SLOWLOG times only its running (tens of ms,
+    under the guard's limit) and shows 32 arguments, the last saying how many more; reading them held
+    the server far longer. The guard's next sweep counts it as her hold (far more arguments than the
+    course ever sends), suspends her and says why."""
+    eve = room.eve
+    admin = room.server.admin()
+    tiny = keys.QueueKeys("q", eve.namespace).counter
+    sock = None
+    slower = admin.config_get("slowlog-log-slower-than")["slowlog-log-slower-than"]
+    try:
+        admin.config_set("slowlog-log-slower-than", 1000)  # logged on a fast machine too: it ran 13-76 ms here
+        admin.set(tiny, 1)
+        name = tiny.encode()
+        command = b"*1000001\r\n$6\r\nEXISTS\r\n" + b"$%d\r\n%s\r\n" % (len(name), name) * 1_000_000
+        sock = send_unread(room.server.server.port, eve.name, eve.password, [])
+        sock.sendall(command)
+        sock.settimeout(60)
+        assert sock.recv(64) == b":1000000\r\n"
+        (entry,) = admin.slowlog_get(1)
+        assert bytes(entry["command"]).endswith(b"... (999970 more arguments)")
+        swept = guard.sweep(admin, prefix=PREFIX)
+        assert swept.suspended == (eve.name,)
+        assert [(h.user, h.command, h.key, h.argc) for h in swept.held] == [(eve.name, "EXISTS", tiny, 1_000_001)]
+        assert any("and longer to read its 1,000,001 arguments" in line for line in guard.read_log(admin))
+    finally:
+        if sock is not None:
+            sock.close()
+        admin.delete(tiny)
+        admin.config_set("slowlog-log-slower-than", slower)
+        admin.slowlog_reset()  # else the sweep that turns her on again reads her hold again
+        eve_back(room, admin)
+
+
+def test_a_username_or_an_argument_that_is_not_utf8_does_not_stop_the_guard(room: Class) -> None:
+    """Anyone may try to log in with a username of any bytes (it lands in ACL LOG), and a learner's
+    command may carry any bytes (in SLOWLOG): the guard reads both raw, so its sweep goes on and still
+    finds her hold (a decoding error used to end every sweep, and the guard's thread with it)."""
+    eve = room.eve
+    admin = room.server.admin()
+    stranger = socket.create_connection(("127.0.0.1", room.server.server.port), timeout=5)
+    raw = redis.Redis(port=room.server.server.port, username="admin", password=ADMIN_PASSWORD)
+    slower = admin.config_get("slowlog-log-slower-than")["slowlog-log-slower-than"]
+    try:
+        admin.config_set("slowlog-log-slower-than", 1000)  # logged on a fast machine too
+        stranger.sendall(b"*3\r\n$4\r\nAUTH\r\n$2\r\n\xff\xfe\r\n$1\r\nx\r\n")
+        assert stranger.recv(64).startswith(b"-WRONGPASS")
+        name = keys.QueueKeys("q", eve.namespace).wait.encode() + b"\xff"
+        raw.set(name, 1)
+        command = b"*1000001\r\n$6\r\nEXISTS\r\n" + b"$%d\r\n%s\r\n" % (len(name), name) * 1_000_000
+        sock = send_unread(room.server.server.port, eve.name, eve.password, [])
+        sock.sendall(command)
+        sock.settimeout(60)
+        assert sock.recv(64) == b":1000000\r\n"
+        sock.close()
+        swept = guard.sweep(admin, prefix=PREFIX)
+        assert [(h.user, h.command, h.argc) for h in swept.held] == [(eve.name, "EXISTS", 1_000_001)]
+        assert swept.suspended == (eve.name,)
+    finally:
+        stranger.close()
+        raw.delete(keys.QueueKeys("q", eve.namespace).wait.encode() + b"\xff")
+        raw.close()
+        admin.config_set("slowlog-log-slower-than", slower)
+        admin.slowlog_reset()  # else the sweep that turns her on again reads her hold again
+        admin.acl_log_reset()
+        eve_back(room, admin)
+
+
+def test_her_big_key_named_with_bytes_that_are_not_utf8_is_walked_and_freed(room: Class) -> None:
+    """Eve's big list whose name ends in a byte that is not UTF-8: the guard's walk (its
+    reply read raw) finds it, frees it by its exact name and suspends her; the sweep goes on."""
+    eve = room.eve
+    admin = room.server.admin()
+    mine = redis.Redis(port=room.server.server.port, username=eve.name, password=eve.password, retry=None)
+    raw = redis.Redis(port=room.server.server.port, username="admin", password=ADMIN_PASSWORD)
+    name = keys.QueueKeys("q", eve.namespace).wait.encode() + b"\xff"
+    limit = used_memory(room) + 24 * 2**20
+    try:
+        admin.config_set("maxmemory", limit)
+        for _ in range(40):  # bounded: until the guard's pressure line, with room left
+            if used_memory(room) >= 0.85 * limit:
+                break
+            mine.lpush(name, *["x" * 1000] * 500)
+        (pressed,) = guard.sweep(admin, prefix=PREFIX).memory
+        (over,) = pressed.freed
+        assert over.learner == eve.name and over.free == (name.decode("utf-8", "surrogateescape"),)
+        assert not raw.exists(name) and eve.name in guard.suspended(admin)
+    finally:
+        mine.close()
+        admin.config_set("maxmemory", MAXMEMORY)
+        raw.delete(name)
+        raw.close()
+        admin.delete(keys.guard_memory())
         eve_back(room, admin)
 
 

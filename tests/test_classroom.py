@@ -9,9 +9,11 @@ user, the default user off). The overview runs on all three backends.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import time
 from collections.abc import Iterator
+from importlib import resources
 
 import pytest
 import redis
@@ -21,6 +23,7 @@ from servers import ValkeyCluster
 
 import emq_lab
 from emq_lab import classroom, keys
+from emq_lab.classroom import memory
 from emq_lab.errors import BackendUnavailable
 from emq_lab.widgets import ClassroomPanel
 
@@ -101,6 +104,59 @@ def test_a_learner_cannot_touch_another_namespace(two_learners: tuple[str, list[
     assert a.keys("q") == theirs
     assert a.repeat("q").record("digest") == {"every_ms": str(MIN), "template": "alice's"}
     node.close()
+
+
+def test_the_guards_walk_reads_each_keys_namespace_as_keys_namespace_of_and_frees_one_namespace_only(
+    two_learners: tuple[str, list[classroom.Learner]],
+) -> None:
+    """The guard's walk (walk.lua, on every primary) finds each key's namespace as
+    ``keys.namespace_of`` does, on keys meant to tell them apart, and names every progress hash;
+    freeing the rest of Alice's keys (unlink.lua) leaves her progress and every key of any other
+    namespace, on one node or spread over a cluster's slots."""
+    url, (alice, bob) = two_learners
+    admin, _ = emq_lab.backend.open_client(url)
+    nodes = [admin.get_redis_connection(node) for node in admin.get_primaries()] if "cluster" in url else [admin]
+    head, me = keys.namespace_head(), alice.namespace
+    tricky = [
+        *(keys.QueueKeys(queue, me).wait for queue in "qrst"), keys.progress(me), keys.progress(bob.namespace),
+        keys.QueueKeys("q", bob.namespace).wait, f"{head}{me}", f"{head}{me}:", f"{head}{me}::q}}", f"{head}{me}}}",
+        f"{head}{me}}}:x:y", f"{head}{me}%a:q}}:x", f"{head}{me}\\:q}}", f"{head}{me}é:q}}", f"{head}{me}\n:q}}:x",
+        f"{head}{me}.-[*]:q}}", f"{head}{me}{{x}}:y", f"{head}{me[:-1]}:q}}",
+    ]  # fmt: skip
+    elsewhere = [keys.QueueKeys("q").wait, f"emq:ns:{{other{me}:q}}:wait", keys.progress("other")]  # not walked
+    for key in tricky + elsewhere:
+        admin.set(key, "x" * 10)
+    try:
+
+        def walked(big: int) -> tuple[dict[str, int], set[str]]:
+            counts: dict[str, int] = {}
+            named: set[str] = set()
+            for node in nodes:
+                walk = memory.walk(node, prefix=alice.name[:-2], big=big)  # the class's prefix: <prefix>01, 02
+                for namespace, count in walk.counts.items():
+                    counts[namespace] = counts.get(namespace, 0) + count
+                named |= set(walk.sized)
+            return counts, named
+
+        counts, named = walked(0)  # every key by name
+        spaced = [key for key in tricky if keys.namespace_of(key) is not None]
+        assert counts == {
+            space: sum(keys.namespace_of(key) == space for key in spaced) for space in map(keys.namespace_of, spaced)
+        }
+        assert named == set(spaced) and len(counts) > 5
+        assert walked(memory.BIG)[1] == {keys.progress(me), keys.progress(bob.namespace)}
+        assert sum(memory.free_rest(node, me) for node in nodes) == sum(keys.namespace_of(k) == me for k in spaced) - 1
+        # The guard's scripts are in the server's cache now, and still no learner's: SCAN and MEMORY are none of hers.
+        assert not {"scan", "memory", "memory|usage"} & set(classroom.users.ALLOWED_COMMANDS)
+        for name in ("walk", "unlink"):
+            sha = hashlib.sha1(resources.files("emq_lab.classroom").joinpath(f"{name}.lua").read_bytes()).hexdigest()
+            with pytest.raises((NoPermissionError, ResponseError), match=r"(?i)permission"):
+                _raw(alice.url(url)).evalsha(sha, 0, "0", keys.namespaces_pattern(), 1000, 0, head, me)
+        left = [key for key in tricky + elsewhere if admin.exists(key)]
+        assert left == [key for key in tricky + elsewhere if keys.namespace_of(key) != me or key == keys.progress(me)]
+    finally:
+        admin.delete(*tricky, *elsewhere)
+        admin.close()
 
 
 def test_cli_help(capsys: pytest.CaptureFixture[str]) -> None:

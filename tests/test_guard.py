@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,20 @@ def test_the_hubs_guard_kills_only_for_a_server_on_this_machine_and_the_guard_co
 MIB = 2**20
 
 
+def walked(sizes: dict[str, int], *, big: int = 0) -> memory.Walk:
+    """What walk.lua answers for keys of these sizes: each namespace's bytes and keys, and by name the
+    keys of ``big`` bytes or more and the progress hashes."""
+    held: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    for key, size in sizes.items():
+        namespace = keys.namespace_of(key)
+        if namespace is not None:
+            held[namespace] = held.get(namespace, 0) + size
+            counts[namespace] = counts.get(namespace, 0) + 1
+    named = {k: n for k, n in sizes.items() if keys.namespace_of(k) and (n >= big or k.endswith(keys.PROGRESS_TAIL))}
+    return memory.Walk(held, counts, named)
+
+
 def test_memory_plan_frees_a_learner_past_its_share_biggest_first_its_progress_last_never_anyone_elses() -> None:
     eve, bob = keys.QueueKeys("q", "room01"), keys.QueueKeys("q", "room02")
     sizes = {
@@ -150,19 +165,38 @@ def test_memory_plan_frees_a_learner_past_its_share_biggest_first_its_progress_l
         keys.QueueKeys("q", "room09").wait: 500 * MIB,  # no such learner (revoked): not the guard's
         keys.QueueKeys("q").wait: 500 * MIB,  # no namespace
     }
-    planned = memory.plan(sizes, learners=["room01", "room02", "room03"], share=85 * MIB)
-    assert [(over.learner, over.held, over.free, over.freeing) for over in planned] == [
-        ("room01", 169 * MIB, (eve.wait, eve.registry), 90 * MIB)  # 169 - 90 = 79 MiB: under 85
+    planned = memory.plan(walked(sizes), learners=["room01", "room02", "room03"], share=85 * MIB)
+    assert [(over.learner, over.held, over.free, over.freeing, over.rest) for over in planned] == [
+        ("room01", 169 * MIB, (eve.wait, eve.registry), 90 * MIB, 0)  # 169 - 90 = 79 MiB: under 85
     ]
     # Every other key freed and still past the share (junk in her progress hash): the progress goes too,
     # else the server would stay full for good.
-    alone = memory.plan(sizes, learners=["room01"], share=10 * MIB)
+    alone = memory.plan(walked(sizes), learners=["room01"], share=10 * MIB)
     assert alone[0].free == (eve.wait, eve.registry, eve.job("JOB-000001"), eve.counter, keys.progress("room01"))
-    assert memory.plan(sizes, learners=["room01"], share=80 * MIB)[0].free == (eve.wait, eve.registry)
-    assert memory.plan(sizes, learners=["room02"], share=20 * MIB) == []  # at its share is not past it
-    assert memory.holdings(sizes, ["room02", "room03"]) == {"room02": 20 * MIB, "room03": 0}
+    assert memory.plan(walked(sizes), learners=["room01"], share=80 * MIB)[0].free == (eve.wait, eve.registry)
+    assert memory.plan(walked(sizes), learners=["room02"], share=20 * MIB) == []  # at its share is not past it
+    assert memory.holdings(walked(sizes), ["room02", "room03"]) == {"room02": 20 * MIB, "room03": 0}
     with pytest.raises(ValueError, match="share"):
-        memory.plan(sizes, learners=["room01"], share=-1)
+        memory.plan(walked(sizes), learners=["room01"], share=-1)
+
+
+def test_memory_plan_frees_a_learners_small_keys_unnamed_once_its_big_ones_are_not_enough() -> None:
+    """Keys under the walk's BIG come back only as a count and bytes: a learner still past its share
+    once its big keys are freed loses every other key but its progress, and its progress last."""
+    eve = keys.QueueKeys("q", "room01")
+    small = {eve.job(f"JOB-{i:06d}"): MIB for i in range(40)}  # 40 MiB, none named
+    sizes = {eve.wait: 50 * MIB, **small, keys.progress("room01"): 5 * MIB, keys.QueueKeys("q", "room02").wait: MIB}
+    walk = walked(sizes, big=2 * MIB)
+    assert set(walk.sized) == {eve.wait, keys.progress("room01")} and walk.keys == 43
+    assert memory.plan(walk, learners=["room01", "room02"], share=50 * MIB) == [
+        memory.Over("room01", 95 * MIB, 50 * MIB, (eve.wait,), 50 * MIB)  # 45 MiB left: its big key was enough
+    ]
+    assert memory.plan(walk, learners=["room01", "room02"], share=30 * MIB) == [
+        memory.Over("room01", 95 * MIB, 30 * MIB, (eve.wait,), 90 * MIB, rest=40)  # its progress kept
+    ]
+    assert memory.plan(walk, learners=["room01"], share=4 * MIB) == [
+        memory.Over("room01", 95 * MIB, 4 * MIB, (eve.wait, keys.progress("room01")), 95 * MIB, rest=40)
+    ]
 
 
 def test_memory_is_walked_only_under_pressure_and_a_quiet_walk_only_again_after_the_cooldown_or_growth() -> None:
@@ -183,6 +217,16 @@ def test_a_sweep_under_memory_pressure_says_whom_it_freed_or_that_no_learner_is_
     assert guard.Sweep(10, at_ms=at, memory=(freed,)).lines() == [
         "09:00:00 the server at 92% of maxmemory: suspended room01 for 30 s (it held 210 MiB of keys, "
         "its share 85 MiB) and freed 3 key(s) (205 MiB), biggest first"
+    ]
+    rest = memory.Over("room01", 210 * MIB, 85 * MIB, ("a",), 200 * MIB, rest=2_600_000)
+    everything = memory.Over("room01", 210 * MIB, 1 * MIB, ("a", keys.progress("room01")), 210 * MIB, rest=9)
+    assert guard.Sweep(10, at_ms=at, memory=(replace(freed, freed=(rest, everything)),)).lines() == [
+        "09:00:00 the server at 92% of maxmemory: suspended room01 for 30 s (it held 210 MiB of keys, "
+        "its share 85 MiB) and freed 2,600,001 key(s) (200 MiB), its 1 of 64 KiB or more biggest first, then every "
+        "other key but its progress",
+        "09:00:00 the server at 92% of maxmemory: suspended room01 for 30 s (it held 210 MiB of keys, "
+        "its share 1.0 MiB) and freed 11 key(s) (210 MiB), its 1 of 64 KiB or more biggest first, then every "
+        "other key, its progress last",
     ]
     quiet = memory.Pressed("the server", 230 * MIB, 256 * MIB, 3, 85 * MIB, 1_204, most=("room02", 3 * MIB))
     assert guard.Sweep(10, at_ms=at, memory=(quiet,)).lines() == [
@@ -276,3 +320,30 @@ def test_a_hold_counts_only_with_work_behind_it_a_big_key_of_the_learners_not_a_
     assert [(w.user, w.key, w.size) for w in weighed] == [("room01", wait, 19_707_512), ("room02", cut_key, -1)]
     assert slow.cut(cut_key) and not slow.cut(wait)
     assert slow.BIG_KEY == 2**20 and not slow.weigh(held[:1], {wait: 2**20 - 1})
+
+
+def test_a_command_of_far_more_arguments_than_the_course_sends_is_a_hold_whatever_its_key_and_time() -> None:
+    """SLOWLOG keeps 32 arguments, the last saying how many more, and times the running only, not the
+    reading of the arguments: a learner's EXISTS of one tiny key 1,000,000 times held the server 0.7 s
+    and SLOWLOG said 76 ms. Such a command (MAX_ARGS arguments or more) is its learner's hold; the
+    course's biggest, a register_many of 1,000 names (2,007 arguments), stretched on a loaded
+    machine, is not."""
+    tiny, registry = "emq:ns:{room01:q}:id", "emq:ns:{room02:q}:repeat"
+    shown = ["EXISTS", *[tiny] * 30, "... (999970 more arguments)"]
+    course = ["EVALSHA", "ab" * 20, "1001", registry, *[registry + ":n"] * 27, "... (1976 more arguments)"]
+    reply = [
+        _slowlog(3, 76_000, shown, "127.0.0.1:5001"),
+        _slowlog(2, 250_000, course, "127.0.0.1:5002"),
+        _slowlog(1, 76_000, ["EXISTS", *[tiny] * 31], "127.0.0.1:5001"),  # 32 arguments, all shown: not cut
+    ]
+    entries = slow.parse(reply)
+    assert [slow.argc(entry.args) for entry in entries] == [1_000_001, 2_007, 32]
+    held = slow.attribute(entries, [], learner=lambda user: user.startswith("room"), now_s=1005, max_hold_ms=100)
+    assert [(h.user, h.argc) for h in held] == [("room01", 1_000_001), ("room02", 2_007)]
+    weighed = slow.weigh(held, {tiny: 56, registry: 92_200})
+    assert [(w.user, w.command, w.key) for w in weighed] == [("room01", "EXISTS", tiny)]
+    assert 2_007 * 10 < slow.MAX_ARGS <= 1_000_001
+    assert slow.lines("09:00:00", weighed, cooldown_s=30, max_hold_ms=100) == [
+        "09:00:00 suspended room01 for 30 s: its EXISTS on emq:ns:{room01:q}:id held the server 0.08 s and longer "
+        "to read its 1,000,001 arguments (the class's limit is 0.1 s, or 100,000 arguments)"
+    ]

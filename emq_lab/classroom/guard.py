@@ -20,13 +20,18 @@ A sweep reads ``CLIENT LIST`` (as an admin) and closes, with ``CLIENT KILL ID``:
   It counts failures, not time: a learner whose old password fails a few times is left alone.
 
 Under memory pressure (a primary's ``used_memory`` at 80% of its ``maxmemory`` or more) it walks the
-learners' keys there, and each learner holding more than its share (``maxmemory`` divided by the
-learners) is freed of its biggest keys (``UNLINK``) until it holds no more, never its progress, and
-suspended like a learner past its quota (:mod:`emq_lab.classroom.memory`).
+learners' keys there (in the server, a Lua call per 1,000 keys), and each learner holding more than its
+share (``maxmemory`` divided by the learners) is freed of its biggest keys (``UNLINK``) until it holds
+no more (if those are not enough, of all its keys but its progress; its progress last), and suspended
+like a learner past its quota (:mod:`emq_lab.classroom.memory`). The walk comes after the connections
+are closed and before any write (a full server refuses them); a long one closes connections again
+every 100 calls.
 A learner whose one command on a big key of its own held the server
 :data:`~emq_lab.classroom.slow.MAX_HOLD_MS` ms or more (the server's ``SLOWLOG``: a read of all of
-a huge list, which no ACL rule bounds) is suspended too, so such a hold happens once, not in a loop
-(:mod:`emq_lab.classroom.slow`).
+a huge list, which no ACL rule bounds), or whose command had :data:`~emq_lab.classroom.slow.MAX_ARGS`
+arguments or more, is suspended too, so such a hold happens once, not in a loop
+(:mod:`emq_lab.classroom.slow`). ``ACL LOG`` and ``SLOWLOG`` are read raw (anyone may try a username,
+and a learner may send arguments, of bytes that are not UTF-8).
 
 With ``kill_local`` (the ``hub`` command's guard on a class server on this machine; ``guard
 --kill-local``), it also stops the processes behind the sockets it closes unlogged: for those from a
@@ -68,7 +73,7 @@ from .. import keys, validate
 from ..clock import hhmmss
 from . import memory, slow, sockets
 from .logins import ACL_LOG_ENTRIES, MAX_FAILED, failed_logins, number
-from .users import default_user
+from .users import default_user, learner_test
 
 #: Connections one learner may hold: a dive's kernel holds up to 7 (bench/README.md), and a learner
 #: may have four notebooks open.
@@ -279,11 +284,6 @@ def sweep(
     seconds, micros = _node_time(admin)
     now_ms = seconds * 1000 + micros // 1000
     resumed = _resume(admin, now_ms)
-    # Memory first: while the server is past maxmemory it refuses every write below.
-    pressed = memory.relieve(
-        admin, _nodes(admin), prefix=prefix, now_ms=now_ms, cooldown_s=cooldown_s,
-        suspend=lambda user: _suspend(admin, user, now_ms + cooldown_s * 1000),
-    )  # fmt: skip
     seen_logins = {str(k): int(v) for k, v in admin.hgetall(keys.guard_logins()).items()}
     counted: dict[str, int] = {}
     tried: dict[str, int] = {}
@@ -300,9 +300,10 @@ def sweep(
             counted[f"refused:{index}"] = rejected
         before = seen_logins.get(f"refused:{index}", 0)
         refused += rejected - before if rejected >= before else rejected  # smaller: the server restarted
-        guessing, failed, now = failed_logins(
-            node.acl_log(count=ACL_LOG_ENTRIES), seen_logins, node=index, max_failed=max_failed
-        )
+        # Read raw, and decoded with U+FFFD for what is not UTF-8 (redis-py's ACL LOG parser does): anyone
+        # may try a username of any bytes, and a decoding error would stop every sweep.
+        acl_entries = node.acl_log(count=ACL_LOG_ENTRIES, NEVER_DECODE=True)
+        guessing, failed, now = failed_logins(acl_entries, seen_logins, node=index, max_failed=max_failed)
         counted.update(now)
         for user, failures in failed.items():
             tried[user] = tried.get(user, 0) + failures
@@ -315,7 +316,7 @@ def sweep(
         picked = choose(
             entries,
             me=me,
-            learner=lambda user: bool(prefix) and user.startswith(prefix),
+            learner=learner_test(prefix),
             quota=quota,
             max_reply=max_reply,
             login_open=login_open,
@@ -329,12 +330,21 @@ def sweep(
             ):
                 for pid, count in _local_holders(entries, chosen).items():
                     into[pid] = into.get(pid, 0) + count
-        if picked:
-            pipe = node.pipeline(transaction=False)
-            for closing in picked:
-                pipe.execute_command("CLIENT", "KILL", "ID", closing.id)
-            pipe.execute(raise_on_error=False)  # one already gone is no fault
-            closed += picked
+        closed += _close(node, picked)
+
+    def meanwhile() -> None:  # during a long memory walk: what choose picks now (no writes, no ACL LOG)
+        for node in _nodes(admin):
+            me = int(node.client_id())
+            picked = choose(node.client_list(), me=me, learner=learner_test(prefix), quota=quota,
+                            max_reply=max_reply, login_open=login_open, grace_s=grace_s)  # fmt: skip
+            closed.extend(_close(node, picked))
+
+    # Memory after the connections closed above (no writes), before every write below: while the
+    # server is past maxmemory it refuses them. A long walk closes connections meanwhile.
+    pressed = memory.relieve(
+        admin, _nodes(admin), prefix=prefix, now_ms=now_ms, cooldown_s=cooldown_s,
+        suspend=lambda user: _suspend(admin, user, now_ms + cooldown_s * 1000), meanwhile=meanwhile,
+    )  # fmt: skip
     if counted != seen_logins:
         pipe = admin.pipeline(transaction=False)
         pipe.delete(keys.guard_logins())
@@ -370,6 +380,16 @@ def sweep(
     if log and (closed or resumed or refused or pressed or holds or guessed):
         done = _log(admin, done)
     return done
+
+
+def _close(node: Any, picked: list[Closed]) -> list[Closed]:
+    """``CLIENT KILL ID`` each of ``picked`` on ``node`` (one already gone is no fault); ``picked``."""
+    if picked:
+        pipe = node.pipeline(transaction=False)
+        for closing in picked:
+            pipe.execute_command("CLIENT", "KILL", "ID", closing.id)
+        pipe.execute(raise_on_error=False)
+    return picked
 
 
 def _local_holders(entries: list[dict[str, Any]], closing: list[Closed]) -> dict[int, int]:

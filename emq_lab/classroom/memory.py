@@ -5,13 +5,18 @@ Valkey has no quota of memory per user: with ``noeviction`` (what ``doctor`` ask
 who fills ``maxmemory`` with their own keys (a long list, many registrations) gets every other
 learner's writes refused until memory is freed. Each sweep reads ``INFO memory`` of every primary
 (cheap); only on a primary at :data:`PRESSURE` of its ``maxmemory`` or more (none without a
-``maxmemory``) does it walk the learners' keys there (``SCAN MATCH emq:ns:{<prefix>*``,
-:data:`SCAN_COUNT` a batch, ``MEMORY USAGE ... SAMPLES 0`` of each: every element counted) and sum them per learner (a
-namespace is its learner's ACL user). A learner's fair share is that ``maxmemory`` divided by the
-number of learners (the ACL users named ``<prefix>...``); each learner holding more is freed
-(``UNLINK``, lazy, so the server is not held) of its biggest keys first until it holds no more than
-its share (its progress last), then suspended like a learner past its connection quota. Freeing
-comes first: while the server is past ``maxmemory`` it refuses the write that records a suspension.
+``maxmemory``) does it walk the learners' keys there. The walk runs in the server: ``walk.lua``
+(beside this module, never among the learners' scripts) takes :data:`SCAN_COUNT` keys a call
+(``SCAN MATCH emq:ns:{<prefix>*``), sizes each (``MEMORY USAGE ... SAMPLES 0``: every element
+counted), and answers with each namespace's bytes and keys, and by name only the keys of
+:data:`BIG` bytes or more and the progress hashes (a namespace is its learner's ACL user). A
+learner's fair share is that ``maxmemory`` divided by the number of learners (the ACL users named
+``<prefix>...``); each learner holding more is freed (``UNLINK``, lazy, so the server is not held)
+of its big keys, biggest first, until it holds no more than its share; if that is not enough, of
+every other key of its namespace but its progress (``unlink.lua``, :data:`SCAN_COUNT` keys a call);
+its progress last. It is then suspended like a learner past its connection quota. Freeing comes
+first: while the server is past ``maxmemory`` it refuses the write that records a suspension.
+Every :data:`MEANWHILE` calls of a long walk or freeing, the guard closes connections (``meanwhile``).
 
 A walk that finds no learner past its share is said once, and kept (:func:`emq_lab.keys.guard_memory`):
 that primary is walked again only after the cooldown, or once its memory has grown by :data:`RISE`
@@ -21,37 +26,66 @@ of its ``maxmemory`` since, so a class that fills the server evenly is not walke
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
+import itertools
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
-from redis.exceptions import RedisError
+from redis.commands.core import Script
+from redis.exceptions import NoScriptError, RedisError
 
 from .. import keys, validate
 from .logins import number
-from .users import acl_users
+from .users import acl_users, learner_test
 
 #: Share of ``maxmemory`` in use from which the guard walks the learners' keys.
 PRESSURE = 0.8
 #: Growth of used memory (a share of ``maxmemory``) after a walk that found no learner past its
 #: share, from which the next sweep walks again before the cooldown is over.
 RISE = 0.02
-#: Keys asked for per ``SCAN`` (and ``MEMORY USAGE`` calls per pipeline).
+#: Keys asked for per ``SCAN`` (one call of ``walk.lua`` or ``unlink.lua``: a few ms of the server).
 SCAN_COUNT = 1000
+#: Calls of ``walk.lua`` or ``unlink.lua`` between two calls of :func:`relieve`'s ``meanwhile`` (the guard
+#: closes connections then): a long walk does not leave a flood of connections waiting.
+MEANWHILE = 100
+#: Keys of this many bytes or more come back from the walk by name, to be freed biggest first; the
+#: smaller ones only as their learner's count and bytes (the course's keys are at most about 0.1 MiB).
+BIG = 64 * 2**10
 #: Looks at ``lazyfree_pending_objects`` (5 ms apart) after freeing, before suspending.
 FREE_CHECKS = 200
 
 
 @dataclass(frozen=True)
+class Walk:
+    """What a walk of one primary found: each namespace's bytes and keys (``MEMORY USAGE ... SAMPLES
+    0``), and by name, with its bytes, each key of :data:`BIG` bytes or more and every progress hash."""
+
+    held: Mapping[str, int]
+    counts: Mapping[str, int]
+    sized: Mapping[str, int]
+
+    @property
+    def keys(self) -> int:
+        """The keys walked."""
+        return sum(self.counts.values())
+
+
+@dataclass(frozen=True)
 class Over:
-    """A learner holding more than its share: the keys to free (biggest first) and their bytes."""
+    """A learner holding more than its share: the keys to free by name (biggest first, its progress
+    last), then ``rest``, the number of its other keys freed unnamed (every one but its progress), and
+    the bytes of all of them."""
 
     learner: str
     held: int  # bytes of its keys, by MEMORY USAGE
     share: int
     free: tuple[str, ...]
     freeing: int
+    rest: int = 0
 
 
 @dataclass(frozen=True)
@@ -80,9 +114,20 @@ class Pressed:
             ]
         return [
             f"{head} suspended {over.learner} for {cooldown_s} s (it held {mib(over.held)} of keys, its share "
-            f"{mib(over.share)}) and freed {len(over.free):,} key(s) ({mib(over.freeing)}), biggest first"
+            f"{mib(over.share)}) and freed {len(over.free) + over.rest:,} key(s) ({mib(over.freeing)}), {_order(over)}"
             for over in self.freed
         ]
+
+
+def _order(over: Over) -> str:
+    if not over.rest:
+        return "biggest first"
+    progress = keys.progress(over.learner)
+    named = sum(key != progress for key in over.free)
+    last = ", its progress last" if progress in over.free else " but its progress"
+    if not named:
+        return f"every key{last}"
+    return f"its {named:,} of {BIG // 2**10} KiB or more biggest first, then every other key{last}"
 
 
 def mib(size: int) -> str:
@@ -90,42 +135,43 @@ def mib(size: int) -> str:
     return f"{size / 2**20:.0f} MiB" if size >= 10 * 2**20 else f"{size / 2**20:.1f} MiB"
 
 
-def holdings(sizes: Mapping[str, int], learners: Collection[str]) -> dict[str, int]:
-    """Bytes per learner: the sizes of the keys in each learner's namespace, summed (others' ignored)."""
-    held = dict.fromkeys(learners, 0)
-    for key, size in sizes.items():
-        namespace = keys.namespace_of(key)
-        if namespace in held:
-            held[namespace] += size
-    return held
+def holdings(walked: Walk, learners: Collection[str]) -> dict[str, int]:
+    """Bytes per learner: its namespace's, as walked (others' ignored)."""
+    return {learner: walked.held.get(learner, 0) for learner in learners}
 
 
-def plan(sizes: Mapping[str, int], *, learners: Collection[str], share: int) -> list[Over]:
-    """From the sizes of keys (key -> bytes): each of ``learners`` holding more than ``share`` bytes,
-    with its keys to free, biggest first (ties in the order given), until it holds ``share`` or
-    less; its progress (:func:`emq_lab.keys.progress`) last, so only when the rest does not bring it
-    under its share (junk in the progress hash); never a key outside the learners' namespaces."""
+def plan(walked: Walk, *, learners: Collection[str], share: int) -> list[Over]:
+    """From a walk: each of ``learners`` holding more than ``share`` bytes, with its keys to free
+    until it holds ``share`` or less: its keys walked by name, biggest first (ties in the order
+    given); if that is not enough, every other key of its (``rest``); its progress
+    (:func:`emq_lab.keys.progress`) last, so only when the rest does not bring it under its share
+    (junk in the progress hash); never a key outside the learners' namespaces."""
     validate.integer(share, "share", 0, unit=" byte(s)")
-    held = dict.fromkeys(learners, 0)
-    mine: dict[str, list[tuple[int, str]]] = {learner: [] for learner in learners}
-    for key, size in sizes.items():
+    held = holdings(walked, learners)
+    named: dict[str, list[tuple[int, str]]] = {learner: [] for learner, total in held.items() if total > share}
+    for key, size in walked.sized.items():
         namespace = keys.namespace_of(key)
-        if namespace in held:
-            held[namespace] += size
-            mine[namespace].append((-size, key))
+        if namespace in named and key != keys.progress(namespace):
+            named[namespace].append((size, key))
     over: list[Over] = []
-    for learner in sorted(name for name, total in held.items() if total > share):
+    for learner in sorted(named):
         progress = keys.progress(learner)
         free: list[str] = []
-        freeing = 0
-        # The biggest first, the progress last: a learner whose progress hash alone holds past the share
-        # (junk fields: it is in their key pattern) loses it too, else the server stays full for good.
-        for minus, key in sorted(mine[learner], key=lambda pair: (pair[1] == progress, pair[0])):
+        freeing = rest = 0
+        for size, key in sorted(named[learner], key=lambda pair: -pair[0]):
             if held[learner] - freeing <= share:
                 break
             free.append(key)
-            freeing -= minus
-        over.append(Over(learner, held[learner], share, tuple(free), freeing))
+            freeing += size
+        if held[learner] - freeing > share:  # every key by name freed, and still past: all but its progress
+            rest = walked.counts.get(learner, 0) - len(free) - (progress in walked.sized)
+            freeing = held[learner] - walked.sized.get(progress, 0)
+        # A learner whose progress hash alone holds past the share (junk fields: it is in their key pattern)
+        # loses it too, else the server stays full for good.
+        if held[learner] - freeing > share and progress in walked.sized:
+            free.append(progress)
+            freeing = held[learner]
+        over.append(Over(learner, held[learner], share, tuple(free), freeing, rest))
     return over
 
 
@@ -147,41 +193,67 @@ def walk_again(info: Mapping[str, Any], kept: str | None, *, now_ms: int, cooldo
     return grown or now_ms - int(then_ms) >= cooldown_s * 1000
 
 
-def sizes(node: Any, *, prefix: str) -> dict[str, int]:
-    """The learners' keys on ``node`` (a plain client on one primary) and their ``MEMORY USAGE``."""
-    found: dict[str, int] = {}
-    for batch in _batches(node, keys.namespaces_pattern(prefix)):
-        for key, size in zip(batch, _memory_usage(node, batch), strict=True):
-            if isinstance(size, int):  # None: gone meanwhile
-                found[key] = size
-    return found
+@functools.cache
+def _source(name: str) -> str:
+    return resources.files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")
 
 
-def _memory_usage(node: Any, batch: list[str]) -> list[Any]:
-    """``MEMORY USAGE`` of each key, sent at once on one connection and read back in order: half the
-    CPU of a redis-py pipeline, which wraps each of 400,000 commands and its reply in objects."""
-    connection = node.connection_pool.get_connection()
+def walk(node: Any, *, prefix: str, big: int = BIG, meanwhile: Callable[[], object] = lambda: None) -> Walk:
+    """The learners' keys on ``node`` (a plain client on one primary), walked by ``walk.lua``, a
+    batch of :data:`SCAN_COUNT` a call (``meanwhile()`` after each :data:`MEANWHILE`): the one place
+    that knows its ARGV and its reply."""
+    script = node.register_script(_source("walk"))
+    pattern, head = keys.namespaces_pattern(prefix), keys.namespace_head()
+    args = (pattern, SCAN_COUNT, big, head, keys.PROGRESS_TAIL)
+    held: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    sized: dict[str, int] = {}
+    cursor = "0"
+    for call in itertools.count(1):
+        if call % MEANWHILE == 0:
+            meanwhile()
+        cursor, totals, found = _raw(node, script, cursor, *args)
+        for at in range(0, len(totals), 3):
+            namespace = _name(totals[at])
+            held[namespace] = held.get(namespace, 0) + int(totals[at + 1])
+            counts[namespace] = counts.get(namespace, 0) + int(totals[at + 2])
+        for at in range(0, len(found), 2):
+            sized[_name(found[at])] = int(found[at + 1])
+        if cursor == b"0":
+            break
+    return Walk(held, counts, sized)
+
+
+def _raw(node: Any, script: Script, *args: Any) -> Any:
+    """EVALSHA of ``script`` with no KEYS, its reply not decoded: a learner's key may be any bytes, and a
+    name that is not UTF-8 must not stop the walk. (redis-py's ``Script`` cannot ask for a raw reply, so
+    this loads the script when the server lacks it, as ``Script`` does.)"""
     try:
-        # SAMPLES 0: every element counted. The default samples 5, and a key whose few sampled elements
-        # are small hides the rest (a sorted set of 1 MiB members after 100,000 tiny ones: 9.6 MiB of 252).
-        commands = [("MEMORY", "USAGE", key, "SAMPLES", "0") for key in batch]
-        connection.send_packed_command(connection.pack_commands(commands))
-        return [connection.read_response() for _ in batch]
-    except BaseException:
-        connection.disconnect()  # replies may be left unread on it
-        raise
-    finally:
-        node.connection_pool.release(connection)
+        return node.execute_command("EVALSHA", script.sha, 0, *args, NEVER_DECODE=True)
+    except NoScriptError:
+        node.script_load(script.script)
+        return node.execute_command("EVALSHA", script.sha, 0, *args, NEVER_DECODE=True)
 
 
-def _batches(node: Any, pattern: str) -> Iterator[list[str]]:
-    cursor = 0
-    while True:
-        cursor, batch = node.scan(cursor, match=pattern, count=SCAN_COUNT)
-        if batch:
-            yield [str(key) for key in batch]
-        if int(cursor) == 0:
-            return
+def _name(raw: bytes) -> str:
+    """A key's name as str, bytes that are not UTF-8 kept (``surrogateescape``: :func:`_unlink` sends them back)."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def free_rest(node: Any, learner: str, *, meanwhile: Callable[[], object] = lambda: None) -> int:
+    """``UNLINK`` every key of ``learner``'s namespace on ``node`` but its progress, by ``unlink.lua``
+    (a batch of :data:`SCAN_COUNT` a call, ``meanwhile()`` after each :data:`MEANWHILE`); the keys freed."""
+    script = node.register_script(_source("unlink"))
+    pattern, kept = keys.namespace_pattern(learner), keys.progress(learner)
+    cursor, unlinked = "0", 0
+    for call in itertools.count(1):
+        if call % MEANWHILE == 0:
+            meanwhile()
+        cursor, count = script(args=[cursor, pattern, SCAN_COUNT, kept])
+        unlinked += int(count)
+        if str(cursor) == "0":
+            break
+    return unlinked
 
 
 def relieve(
@@ -193,34 +265,38 @@ def relieve(
     cooldown_s: int,
     suspend: Callable[[str], None],
     pressure: float = PRESSURE,
+    meanwhile: Callable[[], object] = lambda: None,
 ) -> tuple[Pressed, ...]:
     """On each primary of ``nodes`` under ``pressure`` (and due a walk: :func:`walk_again`), walk the
     learners' keys, free each learner past its share (:func:`plan`) with ``UNLINK``, then
-    ``suspend`` it; what each walk saw and did. Nothing but ``INFO memory`` when no primary is pressed."""
+    ``suspend`` it; what each walk saw and did. Nothing but ``INFO memory`` when no primary is pressed.
+    A long walk or freeing calls ``meanwhile()`` every :data:`MEANWHILE` batches."""
     infos = [node.info("memory") for node in nodes]
     if not prefix or not any(pressed(info, pressure=pressure) for info in infos):
         return ()
     kept = {str(k): str(v) for k, v in admin.hgetall(keys.guard_memory()).items()}
-    learners = sorted(user for user in acl_users(admin) if user.startswith(prefix))
+    learners = sorted(filter(learner_test(prefix), acl_users(admin)))
     done: list[Pressed] = []
     for index, (node, info) in enumerate(zip(nodes, infos, strict=True)):
         if not learners or not pressed(info, pressure=pressure):
             continue
         if not walk_again(info, kept.get(str(index)), now_ms=now_ms, cooldown_s=cooldown_s):
             continue
-        found = sizes(node, prefix=prefix)
+        walked = walk(node, prefix=prefix, meanwhile=meanwhile)
         maxmemory = number(info, "maxmemory")
         share = maxmemory // len(learners)
-        over = plan(found, learners=learners, share=share)
-        for each in over:
+        over = plan(walked, learners=learners, share=share)
+        for at, each in enumerate(over):
             _unlink(node, each.free)
+            if each.rest:  # the count the server freed, not the walk's
+                over[at] = dataclasses.replace(each, rest=free_rest(node, each.learner, meanwhile=meanwhile))
         if over:
             _freed(node)
         for each in over:
             suspend(each.learner)
-        most = ("", 0) if over else max(holdings(found, learners).items(), key=lambda item: (item[1], item[0]))
+        most = ("", 0) if over else max(holdings(walked, learners).items(), key=lambda item: (item[1], item[0]))
         where = "the server" if len(nodes) == 1 else f"primary {_address(node)}"
-        done.append(Pressed(where, number(info, "used_memory"), maxmemory, len(learners), share, len(found),
+        done.append(Pressed(where, number(info, "used_memory"), maxmemory, len(learners), share, walked.keys,
                             tuple(over), most))  # fmt: skip
         with contextlib.suppress(RedisError):  # still past maxmemory: walked again next sweep
             if over:
@@ -241,7 +317,7 @@ def _unlink(node: Any, doomed: tuple[str, ...]) -> None:
     pipe = node.pipeline(transaction=False)
     for slotted in by_tag.values():
         for start in range(0, len(slotted), SCAN_COUNT):
-            pipe.unlink(*slotted[start : start + SCAN_COUNT])
+            pipe.unlink(*(key.encode("utf-8", "surrogateescape") for key in slotted[start : start + SCAN_COUNT]))
     pipe.execute(raise_on_error=False)
 
 

@@ -6,24 +6,27 @@ server built the reply), and a loop of them starves the class. The server's ``SL
 command that ran ``slowlog-log-slower-than`` µs or more: its id, start, duration, arguments (cut
 at 32, each at 128 bytes) and client address, but not its user. Each sweep reads the entries that
 started in the last :data:`WINDOW_S` seconds (a quiet sweep reads the newest only, and keeps
-nothing: a sweep of a quiet class writes nothing) and gives each of :data:`MAX_HOLD_MS` or more a
-user (:func:`attribute`): the one of the connection at its address if it is still open, else the
+nothing: a sweep of a quiet class writes nothing) and gives each of :data:`MAX_HOLD_MS` or more, or
+of :data:`MAX_ARGS` arguments or more (SLOWLOG times the running, not the reading of the arguments),
+a user (:func:`attribute`): the one of the connection at its address if it is still open, else the
 learner whose key it names (the output-buffer limit closed it). A hold counts when there is work
-behind it, one of the learner's keys it names holds :data:`BIG_KEY` bytes or more (:func:`weigh`):
-the duration is wall-clock, which a loaded machine stretches. The guard suspends the learners
+behind it, one of the learner's keys it names holds :data:`BIG_KEY` bytes or more, or its
+arguments are that many (:func:`weigh`): the duration is wall-clock, which a loaded machine
+stretches. The guard suspends the learners
 among them not suspended already, as past its quota (an entry seen again at the next sweep names a
 learner suspended by then; the window is shorter than the cooldown); a hold under the limit is
 allowed, however often."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import keys
 from .logins import number
-from .users import ALLOWED_COMMANDS
+from .users import ALLOWED_COMMANDS, learner_test
 
 #: A command that held the server this long (ms) or more suspends its learner. Measured with SLOWLOG on
 #: Valkey 8.0, a 2-core machine: the course's heaviest calls take at most 9 ms (a drain's tick of 1,000
@@ -38,8 +41,15 @@ MAX_HOLD_MS = 100
 #: course's biggest key is about 0.1 MiB (a registry of 1,000 names, a wait list of 10,000 jobs);
 #: 100,000 waiting jobs (what the overview flags) take 0.94 MiB, 2,000,000 take 19 MiB.
 BIG_KEY = 2**20
-#: Seconds back a sweep looks in SLOWLOG: longer than a sweep takes (a memory walk of 400,000 keys
-#: takes up to 8 s), shorter than a suspension (``guard.COOLDOWN_S``).
+#: A command with this many arguments or more is a hold whatever its keys and whatever SLOWLOG says it
+#: took: SLOWLOG times the running only, and reading the arguments is the work (a learner's ``EXISTS`` of
+#: one small key 1,000,000 times held the server 0.7 s; SLOWLOG said 76 ms). About 70 ms of reading, 50
+#: times what the course sends at most: 2,007 (a register_many of 1,000 names: EVALSHA, the sha, the key
+#: count, 1,001 keys and 1,003 arguments).
+MAX_ARGS = 100_000
+#: Seconds back a sweep looks in SLOWLOG: longer than most sweeps take (a memory walk and freeing of
+#: 400,000 keys: 1-3 s; of 2,600,000: 11-19 s, when a hold at its start may go unseen), shorter than a
+#: suspension (``guard.COOLDOWN_S``).
 WINDOW_S = 10
 #: SLOWLOG entries read on each node each sweep: ``slowlog-max-len``'s default, what doctor asks for.
 SLOW_ENTRIES = 128
@@ -61,7 +71,8 @@ class Entry:
 @dataclass(frozen=True)
 class Slow:
     """A learner's command that held the server: who, what, on which key (of its ``keys``, the
-    biggest), how long, and that key's bytes (-1: a key SLOWLOG cut, which cannot be weighed)."""
+    biggest), how long, that key's bytes (-1: a key SLOWLOG cut, which cannot be weighed) and how
+    many arguments it had."""
 
     user: str
     command: str
@@ -70,6 +81,7 @@ class Slow:
     addr: str = ""
     keys: tuple[str, ...] = ()
     size: int = 0
+    argc: int = 0  # the command's arguments, its name included (SLOWLOG shows 32 at most: :func:`argc`)
 
 
 def _text(value: Any) -> str:
@@ -89,6 +101,16 @@ def parse(reply: Iterable[Any]) -> list[Entry]:
     return entries
 
 
+def argc(args: Sequence[str]) -> int:
+    """The arguments of a SLOWLOG entry's command, its name included: past 32 the server keeps 31 and
+    says ``... (N more arguments)`` in the last."""
+    more = _MORE.fullmatch(args[-1]) if len(args) == 32 else None
+    return 31 + int(more.group(1)) if more else len(args)
+
+
+_MORE = re.compile(r"\.\.\. \((\d+) more arguments\)")
+
+
 def owner(args: Sequence[str], *, learner: Callable[[str], bool]) -> str | None:
     """The learner whose namespaced key is among ``args`` (a learner's ACL user is its namespace),
     when the command is one a learner may send; else None."""
@@ -104,8 +126,10 @@ def attribute(
     learner: Callable[[str], bool],
     now_s: int,
     max_hold_ms: int = MAX_HOLD_MS,
+    max_args: int = MAX_ARGS,
 ) -> list[Slow]:
-    """The holds of ``max_hold_ms`` or more among ``entries`` and whose they are, from ``CLIENT
+    """The holds of ``max_hold_ms`` or more, or of ``max_args`` arguments or more, among ``entries`` and
+    whose they are, from ``CLIENT
     LIST`` (parsed) of the same sweep: the user of the connection at the entry's address when it
     was open at the entry's start (an ``age`` that reaches back to it; a newer one only reuses the
     port); when it is gone (the output-buffer limit closed it), the learner whose key the command
@@ -114,7 +138,7 @@ def attribute(
     by_addr = {str(entry.get("addr", "")): entry for entry in clients}
     held = []
     for entry in entries:
-        if entry.duration_us < max_hold_ms * 1000:
+        if entry.duration_us < max_hold_ms * 1000 and argc(entry.args) < max_args:
             continue
         client = by_addr.get(entry.addr)
         if client is not None and number(client, "age") + 1 >= now_s - entry.start_s:
@@ -124,7 +148,8 @@ def attribute(
         if user and learner(user):
             named = tuple(dict.fromkeys(arg for arg in entry.args[1:] if keys.namespace_of(arg) == user))[:8]
             command = entry.args[0].upper() if entry.args else "?"
-            held.append(Slow(user, command, named[0] if named else "", entry.duration_us, entry.addr, named))
+            key = named[0] if named else ""
+            held.append(Slow(user, command, key, entry.duration_us, entry.addr, named, argc=argc(entry.args)))
     return held
 
 
@@ -133,24 +158,26 @@ def cut(key: str) -> bool:
     return key.endswith(" more bytes)") and "... (" in key
 
 
-def weigh(held: Iterable[Slow], sizes: dict[str, int | None], *, big_key: int = BIG_KEY) -> list[Slow]:
+def weigh(
+    held: Iterable[Slow], sizes: dict[str, int | None], *, big_key: int = BIG_KEY, max_args: int = MAX_ARGS
+) -> list[Slow]:
     """The holds with work behind them: one of the keys the command names holds ``big_key`` bytes or
     more (``sizes``: MEMORY USAGE of each, None for a key gone), or SLOWLOG cut one (a name past 128
-    bytes, which no course queue has: it cannot be weighed, so the hold counts). A hold on small keys
-    only, or on none, is the machine's load stretching a call, not the learner's work."""
+    bytes, which no course queue has: it cannot be weighed, so the hold counts), or it had
+    ``max_args`` arguments or more (far more than the course sends). A hold on small keys only, or on
+    none, with as many arguments as the course's, is the machine's load stretching a call, not the
+    learner's work."""
     weighed = []
     for slow in held:
-        if any(cut(key) for key in slow.keys):
+        if slow.argc >= max_args:
+            weighed.append(slow)
+        elif any(cut(key) for key in slow.keys):
             weighed.append(replace(slow, key=next(key for key in slow.keys if cut(key)), size=-1))
             continue
         size, key = max(((sizes.get(key) or 0, key) for key in slow.keys), default=(0, ""))
         if size >= big_key:
             weighed.append(replace(slow, key=key, size=size))
     return weighed
-
-
-def _learner(prefix: str) -> Callable[[str], bool]:
-    return lambda user: bool(prefix) and user.startswith(prefix)
 
 
 def holds(
@@ -166,11 +193,13 @@ def holds(
     server's time; the guard passes its cooldown when shorter, so a learner back from a suspension
     is not suspended again for the same hold), of learners (users named ``prefix...``) whose ACL
     user the node has (``ACL SETUSER`` of a revoked one would make it again), weighed (:func:`weigh`)."""
-    entries = parse(node.execute_command("SLOWLOG", "GET", 1))  # a quiet sweep reads the newest only
+    # Raw (parse decodes, U+FFFD for what is not UTF-8): a learner's arguments may be any bytes.
+    entries = parse(node.execute_command("SLOWLOG", "GET", 1, NEVER_DECODE=True))  # a quiet sweep: the newest only
     if not entries or entries[0].start_s < now_s - window_s:
         return []
-    entries = [e for e in parse(node.execute_command("SLOWLOG", "GET", SLOW_ENTRIES)) if e.start_s >= now_s - window_s]
-    learner = _learner(prefix)
+    raw = node.execute_command("SLOWLOG", "GET", SLOW_ENTRIES, NEVER_DECODE=True)
+    entries = [entry for entry in parse(raw) if entry.start_s >= now_s - window_s]
+    learner = learner_test(prefix)
     held = attribute(entries, clients, learner=learner, now_s=now_s, max_hold_ms=max_hold_ms)
     if not held:
         return []
@@ -200,8 +229,13 @@ def lines(when: str, held: Sequence[Slow], *, cooldown_s: int, max_hold_ms: int)
         key = slow.key if len(slow.key) <= 60 else slow.key[:57] + "..."
         on = f" on {key}" + (f" ({slow.size / 2**20:.0f} MiB)" if slow.size > 0 else "") if key else ""
         more = f"; {count[user]} such holds" if count[user] > 1 else ""
+        if slow.argc >= MAX_ARGS:  # SLOWLOG's time leaves out the reading of the arguments
+            how = f"held the server {slow.duration_us / 1e6:.2f} s and longer to read its {slow.argc:,} arguments"
+            limit = f"{max_hold_ms / 1000:g} s, or {MAX_ARGS:,} arguments"
+        else:
+            how, limit = f"held the server {slow.duration_us / 1e6:.2f} s", f"{max_hold_ms / 1000:g} s"
         said.append(
-            f"{when} suspended {user[:40]} for {cooldown_s} s: its {slow.command[:20]}{on} held the server "
-            f"{slow.duration_us / 1e6:.2f} s (the class's limit is {max_hold_ms / 1000:g} s){more}"
+            f"{when} suspended {user[:40]} for {cooldown_s} s: its {slow.command[:20]}{on} {how} "
+            f"(the class's limit is {limit}){more}"
         )
     return said

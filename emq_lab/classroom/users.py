@@ -189,6 +189,11 @@ def acl_users(client: Any) -> list[str]:
     return [str(user) for user in users]
 
 
+def learner_test(prefix: str) -> Callable[[str], bool]:
+    """Whether an ACL user is a learner's: named ``prefix...`` (none when ``prefix`` is empty)."""
+    return lambda user: bool(prefix) and user.startswith(prefix)
+
+
 def user_fix(user: str) -> str:
     """The command that closes an open user other than the default."""
     return (
