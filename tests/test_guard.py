@@ -342,6 +342,7 @@ def test_a_command_of_far_more_arguments_than_the_course_sends_is_a_hold_whateve
     assert [(h.user, h.argc) for h in held] == [("room01", 1_000_001), ("room02", 2_007)]
     weighed = slow.weigh(held, {tiny: 56, registry: 92_200})
     assert [(w.user, w.command, w.key) for w in weighed] == [("room01", "EXISTS", tiny)]
+    assert len(slow.weigh(held[:1], {tiny: 2 * slow.BIG_KEY})) == 1  # on a big key too: one hold, one line
     assert 2_007 * 10 < slow.MAX_ARGS <= 1_000_001
     assert slow.lines("09:00:00", weighed, cooldown_s=30, max_hold_ms=100) == [
         "09:00:00 suspended room01 for 30 s: its EXISTS on emq:ns:{room01:q}:id held the server 0.08 s and longer "

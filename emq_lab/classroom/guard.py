@@ -481,7 +481,7 @@ def watch(
 ) -> None:
     """Sweep every ``every_s`` seconds until ``stop`` is set (the hub runs this in a thread, the
     ``guard`` command in the foreground), passing each line a sweep logs to ``report``; a sweep
-    that fails (the server down a moment) is tried again at the next turn. After a sweep that met
+    that fails (the server down a moment, or anything else) is tried again at the next turn. After a sweep that met
     a flood (:attr:`Sweep.flooded`) the next comes after :data:`FLOOD_EVERY_S` seconds at most, so
     sockets that never log in are closed soon after their grace, not up to a second later."""
     while not stop.is_set():
@@ -491,8 +491,8 @@ def watch(
             said = done.lines()
             if done.flooded:
                 wait = min(every_s, FLOOD_EVERY_S)
-        except RedisError as exc:
-            said = [f"sweep failed, trying again: {str(exc)[:160]}"]
+        except Exception as exc:  # noqa: BLE001 - no sweep's fault (a learner's odd input) ends the guard
+            said = [f"sweep failed ({type(exc).__name__}), trying again: {validate.shorten(str(exc), 160)}"]
         if report is not None:
             for line in said:
                 report(line)

@@ -35,8 +35,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from redis.commands.core import Script
-from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import RedisError
 
 from .. import keys, validate
 from .logins import number
@@ -212,32 +211,22 @@ def walk(node: Any, *, prefix: str, big: int = BIG, meanwhile: Callable[[], obje
     for call in itertools.count(1):
         if call % MEANWHILE == 0:
             meanwhile()
-        cursor, totals, found = _raw(node, script, cursor, *args)
+        cursor, totals, found = script(args=[cursor, *args])
         for at in range(0, len(totals), 3):
             namespace = _name(totals[at])
             held[namespace] = held.get(namespace, 0) + int(totals[at + 1])
             counts[namespace] = counts.get(namespace, 0) + int(totals[at + 2])
         for at in range(0, len(found), 2):
             sized[_name(found[at])] = int(found[at + 1])
-        if cursor == b"0":
+        if str(cursor) == "0":
             break
     return Walk(held, counts, sized)
 
 
-def _raw(node: Any, script: Script, *args: Any) -> Any:
-    """EVALSHA of ``script`` with no KEYS, its reply not decoded: a learner's key may be any bytes, and a
-    name that is not UTF-8 must not stop the walk. (redis-py's ``Script`` cannot ask for a raw reply, so
-    this loads the script when the server lacks it, as ``Script`` does.)"""
-    try:
-        return node.execute_command("EVALSHA", script.sha, 0, *args, NEVER_DECODE=True)
-    except NoScriptError:
-        node.script_load(script.script)
-        return node.execute_command("EVALSHA", script.sha, 0, *args, NEVER_DECODE=True)
-
-
-def _name(raw: bytes) -> str:
-    """A key's name as str, bytes that are not UTF-8 kept (``surrogateescape``: :func:`_unlink` sends them back)."""
-    return raw.decode("utf-8", "surrogateescape")
+def _name(hexed: str) -> str:
+    """A name walk.lua sent in hex, as str, bytes that are not UTF-8 kept (``surrogateescape``:
+    :func:`_unlink` sends them back)."""
+    return bytes.fromhex(hexed).decode("utf-8", "surrogateescape")
 
 
 def free_rest(node: Any, learner: str, *, meanwhile: Callable[[], object] = lambda: None) -> int:

@@ -171,7 +171,8 @@ def weigh(
     for slow in held:
         if slow.argc >= max_args:
             weighed.append(slow)
-        elif any(cut(key) for key in slow.keys):
+            continue
+        if any(cut(key) for key in slow.keys):
             weighed.append(replace(slow, key=next(key for key in slow.keys if cut(key)), size=-1))
             continue
         size, key = max(((sizes.get(key) or 0, key) for key in slow.keys), default=(0, ""))

@@ -15,9 +15,15 @@ per namespace, so 1,000 keys cost the guard one short reply, not 1,000.
     cursor  SCAN's next cursor ("0": the walk is over),
     totals  {namespace, bytes, keys, namespace, bytes, keys, ...}: this batch's keys per namespace,
     sized   {key, bytes, key, bytes, ...}: the keys of `big` bytes or more, and every progress hash.
+  Each name (namespace or key) in hex, two digits a byte: a learner's key may be any bytes, and
+  the guard's client reads replies as UTF-8.
   A key gone between SCAN and MEMORY USAGE, or in no namespace, is not counted. ]]
 local cursor, pattern, count = ARGV[1], ARGV[2], ARGV[3]
 local big, head, tail = tonumber(ARGV[4]), ARGV[5], ARGV[6]
+
+local function hex(name)
+    return (string.gsub(name, '.', function(byte) return string.format('%02x', string.byte(byte)) end))
+end
 
 local found = redis.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', count)
 local start = #head + 1
@@ -35,7 +41,7 @@ for _, key in ipairs(found[2]) do
             bytes[namespace] = bytes[namespace] + size
             keys[namespace] = keys[namespace] + 1
             if size >= big or key == head .. namespace .. tail then
-                sized[#sized + 1] = key
+                sized[#sized + 1] = hex(key)
                 sized[#sized + 1] = size
             end
         end
@@ -43,7 +49,7 @@ for _, key in ipairs(found[2]) do
 end
 local totals = {}
 for _, namespace in ipairs(order) do
-    totals[#totals + 1] = namespace
+    totals[#totals + 1] = hex(namespace)
     totals[#totals + 1] = bytes[namespace]
     totals[#totals + 1] = keys[namespace]
 end
