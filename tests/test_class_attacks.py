@@ -1315,7 +1315,9 @@ def test_a_learner_flooding_from_four_processes_is_killed_by_the_guard_on_this_m
     assert sorted(named) == sorted(killed["pids"]), killed["log"]
     for pid, line in named.items():
         assert f"killed process {pid} (python" in line and "of hub user 01, holding " in line, line
-        assert int(line.split(", holding ")[1].split()[0]) >= sockets.KILL_AT
+    # Each killed for what it held, or for what the hub user's processes held together (one may have
+    # held fewer at that sweep): never for less than KILL_AT sockets in all.
+    assert sum(int(line.split(", holding ")[1].split()[0]) for line in named.values()) >= sockets.KILL_AT
     assert os.getpid() not in named and bystander.pid not in named
     assert any(f"suspended {room.eve.name}" in line for line in killed["log"])
     assert eve_suspended
