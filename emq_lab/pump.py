@@ -177,11 +177,10 @@ class Tick:
         return nxt
 
     def _enter(self, phase: str) -> None:
-        expected = PHASES[len(self.done)] if len(self.done) < len(PHASES) else None
-        if phase != expected:
-            if phase in self.done:
-                raise ValueError(f"{phase}: this tick already took it; begin a new tick")
-            raise ValueError(f"{phase}: a tick goes read -> enqueue -> advance; take {expected} first")
+        if phase in self.done:
+            raise ValueError(f"{phase}: this tick already took it; begin a new tick")
+        if phase != PHASES[len(self.done)]:  # done is always a prefix of PHASES
+            raise ValueError(f"{phase}: a tick goes read -> enqueue -> advance; take {PHASES[len(self.done)]} first")
         self.done.append(phase)
 
     def _plan(self) -> list[tuple[Row, int | None]]:
@@ -189,14 +188,11 @@ class Tick:
         whose record is gone (advance.lua sweeps it), None for a run left for its finish. Worked
         out once, before the tick's first write (a rule that fails writes nothing)."""
         if self.planned is None:
-            rule, now = self.pump.rule, self.now_ms
-            nexts = [
-                now if row.every_ms is None else next_run(rule, row.slot_ms, row.every_ms, now) for row in self.rows
-            ]
-            self.planned = [
-                (row, None if nxt is None else whole_ms(nxt, "rule: the next run"))
-                for row, nxt in zip(self.rows, nexts, strict=True)
-            ]
+            rule, now, planned = self.pump.rule, self.now_ms, []
+            for row in self.rows:
+                nxt = now if row.every_ms is None else next_run(rule, row.slot_ms, row.every_ms, now)
+                planned.append((row, None if nxt is None else whole_ms(nxt, "rule: the next run")))
+            self.planned = planned
         return self.planned
 
     def _send(self, *phases: str) -> None:
