@@ -104,23 +104,19 @@ def send_all(client: Client, scripts: Scripts, calls: Sequence[Call]) -> list[Re
     return list(pipe.execute())
 
 
-# -- the calls, one function per script ----------------------------------------------------------
-
-
-def register(k: QueueKeys, name: str, every_ms: int, template: str, first_ms: int) -> Call:
-    """register.lua -> reply for :func:`registered`."""
-    return Call("register", (k.registry, k.record(name)), (name, every_ms, template, first_ms))
-
-
 #: Names per register_many.lua call: a few thousand names are a few calls in one round trip.
 MANY = 500
 # What one call may do, whatever its ARGV (the scripts refuse more): every learner of a class
 # shares one server, and a long call holds it for all of them.
 MAX_MANY, MAX_MANY_BYTES = 1000, 4 * 1024 * 1024  # register_many.lua: names, names x template bytes
 MAX_DUE = 5000  # due.lua: its limit (it also stops adding rows past 1 MiB of names and templates)
-# Rows a tick (the pump's batch and ticks.lua's; due.lua's own bound is MAX_DUE), ticks a ticks.lua call,
-# occurrences a ticks.lua call.
-MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10_000, 10_000
+MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10_000, 10_000  # rows a tick (any pump); ticks.lua: ticks, occurrences a call
+
+
+# -- the calls, one function per script ----------------------------------------------------------
+def register(k: QueueKeys, name: str, every_ms: int, template: str, first_ms: int) -> Call:
+    """register.lua -> reply for :func:`registered`."""
+    return Call("register", (k.registry, k.record(name)), (name, every_ms, template, first_ms))
 
 
 def register_many(k: QueueKeys, names: Sequence[str], every_ms: int, template: str, first_ms: int) -> Call:
@@ -160,17 +156,9 @@ def contrast(script: str, k: QueueKeys, name: str, every_ms: int, template: str,
 
 
 def ticks(
-    k: QueueKeys,
-    *,
-    now_ms: int,
-    tick_ms: int,
-    batch: int,
-    reads: int,
-    want: int,
-    slot_keyed: bool,
-    rule: str,
+    k: QueueKeys, *, now_ms: int, tick_ms: int, batch: int, reads: int, want: int, slot_keyed: bool, rule: str,
     finish_ms: int | None,
-) -> Call:
+) -> Call:  # fmt: skip
     """fast/ticks.lua: ticks from ``now_ms`` every ``tick_ms`` until ``want`` fired -> :func:`ticked`;
     ``rule`` a Measure's value (the script refuses another)."""
     ids = "slot" if slot_keyed else "fresh"
@@ -180,8 +168,6 @@ def ticks(
 
 
 # -- the replies, one function per script --------------------------------------------------------
-
-
 def int_reply(reply: Reply) -> int:
     """An integer reply (a Lua number; a learner's script may answer it as a string). A TypeError
     for nil or an array, a ValueError for other text, as ``int()`` raises (the exercises say which)."""
