@@ -54,9 +54,8 @@ class Pump:
     def __init__(
         self, lab: Lab, queue: str, *, batch: int = 100, slot_keyed: bool = False, rule: Rule = Measure.START_TO_START
     ) -> None:
-        self.lab = lab
-        self.queue = validate.name(queue, field="queue")
-        self.k = lab.keyspace(self.queue)
+        self.lab, self.k = lab, lab.keyspace(queue)  # keyspace checks the name
+        self.queue = self.k.queue
         self.batch = validate.limit(batch, field="batch")
         if self.batch > scripts.MAX_BATCH:
             raise ValueError(f"batch: at most {scripts.MAX_BATCH} rows a tick, got {batch}")
