@@ -16,12 +16,10 @@ class Clock(Protocol):
 
 
 @runtime_checkable
-class AdvancingClock(Protocol):
+class AdvancingClock(Clock, Protocol):
     """A clock that a demo can move: a :class:`SimClock`, or anything shaped like one."""
 
     start_ms: int
-
-    def now_ms(self) -> int: ...
 
     def advance(self, ms: int = 0, *, seconds: float = 0, minutes: float = 0) -> int: ...
 
