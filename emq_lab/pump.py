@@ -46,10 +46,8 @@ class TickResult:
 
 class Pump:
     """Drives one queue. ``batch`` bounds the rows a tick takes; ``slot_keyed`` names each
-    occurrence ``<name>:<slot_ms>`` so a replayed slot collides. ``rule`` measures the next run:
-    start-to-start (the default, now + every_ms), fixed grid (the slot after the one that fired,
-    missed slots skipped), start-to-finish (the pump only releases; the run's finish advances the
-    row with ``Repeat.advance``), or a function ``(release_ms, every_ms) -> next_ms``."""
+    occurrence ``<name>:<slot_ms>`` so a replayed slot collides. ``rule`` measures the next run (a
+    :data:`~emq_lab.schedule.Rule`; start-to-finish leaves the row for ``Repeat.advance`` at the run's finish)."""
 
     def __init__(
         self, lab: Lab, queue: str, *, batch: int = 100, slot_keyed: bool = False, rule: Rule = Measure.START_TO_START
@@ -166,8 +164,7 @@ class Tick:
         return TickResult(self.now_ms, list(self.rows), list(self.fired), list(self.advanced))
 
     def next_run(self, row: Row) -> int:
-        """The score this tick's advance sends for ``row``, one of the rows it read (by the pump's
-        rule); for a member whose record is gone it is now, and the advance writes none: it sweeps it."""
+        """The score this tick's advance sends for ``row``, one of the rows it read (see :meth:`_plan`)."""
         if row not in self.rows:
             raise ValueError(f"row: {row.name!r} is not a row this tick read")
         nxt = next(planned for read, planned in self._plan() if read == row)
