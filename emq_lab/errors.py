@@ -133,8 +133,7 @@ def _command(command: Sequence[object]) -> str:
     return name
 
 
-# Commands that run (or load) Lua: on a class server a learner may run none of them, only the
-# EVALSHA of the scripts the instructor loaded.
+# Commands that run (or load) Lua: a learner on a class server runs none, only EVALSHA of the instructor's scripts.
 _LUA_COMMANDS = frozenset(("EVAL", "EVAL_RO", "SCRIPT LOAD", "FCALL", "FCALL_RO", "FUNCTION LOAD"))
 
 
