@@ -59,8 +59,7 @@ class Scripts:
 
     def replacing(self, client: Client, **sources: str) -> Scripts:
         """The same scripts with some replaced by other Lua source (a learner's, say)."""
-        unknown = sorted(set(sources) - {f.name for f in fields(self)})
-        if unknown:
+        if unknown := sorted(set(sources) - {f.name for f in fields(self)}):
             raise ValueError(f"scripts: no script named {', '.join(unknown)}; use one of {', '.join(FILES)}")
         for field, text in sources.items():
             if not isinstance(text, str) or not text.strip():
@@ -106,8 +105,7 @@ def send_all(client: Client, scripts: Scripts, calls: Sequence[Call]) -> list[Re
 
 #: Names per register_many.lua call: a few thousand names are a few calls in one round trip.
 MANY = 500
-# What one call may do, whatever its ARGV (the scripts refuse more): every learner of a class
-# shares one server, and a long call holds it for all of them.
+# What one call may do, whatever its ARGV (the scripts refuse more): a long call holds a class's shared server.
 MAX_MANY, MAX_MANY_BYTES = 1000, 4 * 1024 * 1024  # register_many.lua: names, names x template bytes
 MAX_DUE = 5000  # due.lua: its limit (it also stops adding rows past 1 MiB of names and templates)
 MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10_000, 10_000  # rows a tick (any pump); ticks.lua: ticks, occurrences a call
