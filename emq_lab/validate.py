@@ -46,8 +46,7 @@ def name(value: object, *, field: str = "name") -> str:
         raise ValueError(f"{field}: must not be empty")
     if len(value) > MAX_NAME:
         raise ValueError(f"{field}: at most {MAX_NAME} characters, got {len(value)}")
-    bad = sorted(FORBIDDEN.intersection(value))
-    if bad:
+    if bad := sorted(FORBIDDEN.intersection(value)):
         raise ValueError(
             f"{field}: {shown(value)} contains {' '.join(bad)}; "
             "none of { } * ? [ ] is allowed (they break the hash tag or a key pattern)"
@@ -126,8 +125,7 @@ def namespace(value: object) -> str:
         raise ValueError(f"namespace: expected a str, got {type(value).__name__} {shown(value)}")
     if not value or len(value) > MAX_NAMESPACE:
         raise ValueError(f"namespace: must be 1 to {MAX_NAMESPACE} characters, got {len(value)}")
-    bad = sorted(set(value) - NAMESPACE_CHARS)
-    if bad:
+    if bad := sorted(set(value) - NAMESPACE_CHARS):
         raise ValueError(
             f"namespace: {shown(value)} contains {' '.join(map(repr, bad))}; use letters, digits, '_', '.' and '-' only"
         )
