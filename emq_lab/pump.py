@@ -213,7 +213,7 @@ class Tick:
             raise
         for (row, call), reply in zip(calls, replies, strict=True):
             if call.script == "advance":
-                self.advanced.append((row.name, scripts.advanced(reply)))
+                self.advanced.append((row.name, scripts.outcome("advance", reply)))
                 continue
             outcome, job_id = scripts.enqueued(reply)
             if outcome is Outcome.ENQUEUED:

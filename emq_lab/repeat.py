@@ -35,7 +35,7 @@ class Repeat:
         """Store ``name`` once, first run at now + first_in_ms; a live name answers EXISTS."""
         name, every_ms, template, first_in_ms = _checked((name, every_ms, template, first_in_ms))
         call = scripts.register(self.k, name, every_ms, template, self.lab.clock.now_ms() + first_in_ms)
-        return scripts.registered(scripts.send(self.lab.scripts, call, self.lab.client))
+        return scripts.outcome("register", scripts.send(self.lab.scripts, call, self.lab.client))
 
     def register_many(self, items: Iterable[tuple[str, int, str] | tuple[str, int, str, int]]) -> list[Outcome]:
         """``register`` for many names in one round trip, one Outcome each, in order; one bad item
@@ -47,7 +47,7 @@ class Repeat:
         lab, k, now = self.lab, self.k, self.lab.clock.now_ms()
         if not lab.scripts.stock("register"):
             calls = [scripts.register(k, name, every, text, now + first) for name, every, text, first in checked]
-            return [scripts.registered(reply) for reply in scripts.send_all(lab.client, lab.scripts, calls)]
+            return [scripts.outcome("register", reply) for reply in scripts.send_all(lab.client, lab.scripts, calls)]
         groups: list[tuple[list[str], int, str, int]] = []
         for name, every_ms, template, first_in_ms in checked:
             last = groups[-1] if groups else None
@@ -61,7 +61,7 @@ class Repeat:
     def cancel(self, name: str) -> Outcome:
         """Remove the registry row and the record; afterwards ``name`` registers as fresh."""
         validate.name(name)
-        return scripts.cancelled(scripts.send(self.lab.scripts, scripts.cancel(self.k, name), self.lab.client))
+        return scripts.outcome("cancel", scripts.send(self.lab.scripts, scripts.cancel(self.k, name), self.lab.client))
 
     def advance(self, name: str, every_ms: int, *, read_ms: int | None = None) -> Outcome:
         """Start-to-start: next run = now + every_ms. A missing record sweeps the member. With
@@ -77,7 +77,7 @@ class Repeat:
         if read_ms is not None:
             validate.integer(read_ms, "read_ms", validate.MIN_INT64)
         call = scripts.advance(self.k, name, next_ms, read_ms)
-        return scripts.advanced(scripts.send(self.lab.scripts, call, self.lab.client))
+        return scripts.outcome("advance", scripts.send(self.lab.scripts, call, self.lab.client))
 
     def rows(self, *, limit: int | None = None) -> list[Row]:
         """The rows due (scored at or before now) by score, with their records (None where gone):

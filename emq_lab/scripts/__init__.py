@@ -113,7 +113,7 @@ MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10_000, 10_000  # rows a tick (any pump);
 
 # -- the calls, one function per script ----------------------------------------------------------
 def register(k: QueueKeys, name: str, every_ms: int, template: str, first_ms: int) -> Call:
-    """register.lua -> reply for :func:`registered`."""
+    """register.lua -> reply for :func:`outcome`."""
     return Call("register", (k.registry, k.record(name)), (name, every_ms, template, first_ms))
 
 
@@ -126,13 +126,13 @@ def register_many(k: QueueKeys, names: Sequence[str], every_ms: int, template: s
 
 
 def cancel(k: QueueKeys, name: str) -> Call:
-    """cancel.lua -> reply for :func:`cancelled`."""
+    """cancel.lua -> reply for :func:`outcome`."""
     return Call("cancel", (k.registry, k.record(name)), (name,))
 
 
 def advance(k: QueueKeys, name: str, next_ms: int, read_ms: int | None = None, read_every: int | None = None) -> Call:
     """advance.lua: move ``name`` to ``next_ms`` if the row still holds ``read_ms`` and the record
-    ``read_every`` (None skips that check) -> reply for :func:`advanced`."""
+    ``read_every`` (None skips that check) -> reply for :func:`outcome`."""
     args = (name, next_ms, "" if read_ms is None else read_ms, "" if read_every is None else read_every)
     return Call("advance", (k.registry, k.record(name)), args)
 
@@ -180,27 +180,20 @@ def _array(reply: Reply) -> list[Reply]:
     return reply
 
 
-def registered(reply: Reply) -> Outcome:
-    return outcome_of("register", int_reply(reply))
+def outcome(script: str, reply: Reply) -> Outcome:
+    """The Outcome of ``script``'s integer reply (register, cancel, advance)."""
+    return outcome_of(script, int_reply(reply))
 
 
 def registered_many(reply: Reply) -> list[Outcome]:
     """register_many.lua's array of 1 (REGISTERED) and 0 (EXISTS), one per name."""
-    return [outcome_of("register", int_reply(code)) for code in _array(reply)]
-
-
-def cancelled(reply: Reply) -> Outcome:
-    return outcome_of("cancel", int_reply(reply))
-
-
-def advanced(reply: Reply) -> Outcome:
-    return outcome_of("advance", int_reply(reply))
+    return [outcome("register", code) for code in _array(reply)]
 
 
 def enqueued(reply: Reply) -> tuple[Outcome, str]:
     """enqueue.lua's ``{code, job_id}``."""
     code, job_id = _array(reply)
-    return outcome_of("enqueue", int_reply(code)), str(job_id)
+    return outcome("enqueue", code), str(job_id)
 
 
 @dataclass(frozen=True)
@@ -262,7 +255,7 @@ def ticked(reply: Reply) -> Ticked:
         raise RuntimeError(f"ticks.lua answered {len(flat)} entries, not six a row")
 
     def coded(script: str, code: Reply) -> Outcome | None:
-        return None if int_reply(code) == -1 else outcome_of(script, int_reply(code))
+        return None if int_reply(code) == -1 else outcome(script, code)
 
     out = [
         TickedRow(str(name), str(job_id), int_reply(slot), int_reply(at), coded("enqueue", e), coded("advance", a))
