@@ -200,7 +200,6 @@ class Tick:
         p = self.pump
         calls: list[tuple[Row, Call]] = []
         for row, nxt in self._plan():
-            # a gone record or a refused row (its template over register's size) stores no job
             if "enqueue" in phases and row.every_ms is not None and row.template_bytes is None:
                 job_id = f"{row.name}:{row.slot_ms}" if p.slot_keyed else None  # a replayed slot collides
                 calls.append((row, scripts.enqueue(p.k, row.name, self.now_ms, row.template or "", job_id)))
