@@ -210,8 +210,7 @@ class Row:
 
 
 def rows(reply: Reply) -> list[Row]:
-    """due.lua's flat array, four entries a row (name, score, every_ms, template); a template
-    answered as an integer is its size, too big to read (the row is refused)."""
+    """due.lua's flat array, four entries a row: name, score, every_ms, template (an int: its size; see Row)."""
     flat = _array(reply)
     return [
         Row(
