@@ -165,7 +165,7 @@ def ticks(
     return Call("ticks", (k.registry, k.counter, k.wait, k.job_prefix), args)
 
 
-# -- the replies, one function per script --------------------------------------------------------
+# -- the replies: outcome() for an integer code, one function for each other reply ---------------
 def int_reply(reply: Reply) -> int:
     """An integer reply (a Lua number; a learner's script may answer it as a string). A TypeError
     for nil or an array, a ValueError for other text, as ``int()`` raises (the exercises say which)."""
