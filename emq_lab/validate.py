@@ -98,8 +98,7 @@ def template(value: object) -> str:
     """The payload template: a str of at most 64 KiB in UTF-8."""
     if not isinstance(value, str):
         raise ValueError(f"template: expected a str, got {type(value).__name__} {shown(value)}")
-    size = len(_utf8(value, "template"))
-    if size > MAX_TEMPLATE_BYTES:
+    if (size := len(_utf8(value, "template"))) > MAX_TEMPLATE_BYTES:
         raise ValueError(f"template: at most {MAX_TEMPLATE_BYTES} bytes in UTF-8, got {size}")
     return value
 
