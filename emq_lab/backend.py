@@ -50,8 +50,6 @@ def embedded_server() -> fakeredis.FakeServer:
 
 
 # Every client here decodes replies to str, where redis-py's types say bytes | str: these narrow a reply.
-
-
 def text(reply: object) -> str:
     """A string reply."""
     if not isinstance(reply, str):
@@ -214,21 +212,24 @@ def open_client(url: object = None, *, timeout_s: float = TIMEOUT_S) -> tuple[re
         "socket_connect_timeout": connect_s,
         "retry": Retry(NoBackoff(), RETRIES),
     }
-    client: Client | ClusterClient  # cast below: redis-py's from_url is typed to return the base class
-    if cluster:
-        try:
-            client = cast(ClusterClient, ClusterClient.from_url(plain, **options))
-        except Exception as exc:
-            raise _connect_error(exc, target, connect_s) from exc
-        client.emq_url, client.emq_timeout_s = target, float(timeout_s)
+    kind: type[Client] | type[ClusterClient] = ClusterClient if cluster else Client
+    try:  # a cluster client reads its slot map here, a plain one connects at its first command
+        client = cast(Client | ClusterClient, kind.from_url(plain, **options))  # redis-py types it as the base class
+    except Exception as exc:
+        raise _connect_error(exc, target, connect_s) from exc
+    client.emq_url, client.emq_timeout_s = target, float(timeout_s)  # a plain client's PING waits the socket timeout
+    if isinstance(client, ClusterClient):
         client.emq_startup = dict(client.nodes_manager.startup_nodes)
         return client, f"cluster at {where}"
-    client = cast(Client, Client.from_url(plain, **options))
-    client.emq_url, client.emq_timeout_s = target, float(timeout_s)  # the PING waits the socket timeout
     try:
         with contextlib.suppress(redis.exceptions.NoPermissionError):  # refused, so it answered
             client.ping()
-        _refuse_cluster_node(client, target)
+        # A plain client on a cluster node half-works (keys on other nodes answer MOVED): refuse it. CLUSTER SLOTS
+        # asks (a class's learners may run it; a refused INFO would stay in ACL LOG). An error passes: a plain
+        # server, or a user who may not ask (then the first MOVED says it instead).
+        with contextlib.suppress(redis.ResponseError):
+            client.execute_command("CLUSTER", "SLOTS")
+            raise ValueError(f"url: {redact(target)} is a node of a cluster; {errors.cluster_fix(target)}")
     except BaseException:
         client.close()
         raise
@@ -245,14 +246,3 @@ def _connect_error(exc: Exception, url: str, timeout_s: float) -> BaseException:
     if type(exc).__name__.startswith("SSL"):  # ssl.SSLError; ssl is not imported (Pyodide lacks it)
         return errors.BackendUnavailable(redact(url), f"TLS failed ({exc})", "check the URL's scheme and port")
     return errors.translate(exc, url, (), timeout_s=timeout_s)
-
-
-def _refuse_cluster_node(client: Client, url: str) -> None:
-    """A plain client on a cluster node half-works (keys on other nodes answer MOVED): refuse it.
-    ``CLUSTER SLOTS`` asks (a class's learners may run it, not ``INFO``, whose refusal the server's
-    ``ACL LOG`` would keep): a plain server answers that it has no cluster support."""
-    try:
-        client.execute_command("CLUSTER", "SLOTS")
-    except redis.ResponseError:
-        return  # a plain server, or a user who may not ask: then the first MOVED says it instead
-    raise ValueError(f"url: {redact(url)} is a node of a cluster; {errors.cluster_fix(url)}")

@@ -16,12 +16,10 @@ class Clock(Protocol):
 
 
 @runtime_checkable
-class AdvancingClock(Protocol):
+class AdvancingClock(Clock, Protocol):
     """A clock that a demo can move: a :class:`SimClock`, or anything shaped like one."""
 
     start_ms: int
-
-    def now_ms(self) -> int: ...
 
     def advance(self, ms: int = 0, *, seconds: float = 0, minutes: float = 0) -> int: ...
 
@@ -38,11 +36,9 @@ def whole_ms(value: object, field: str) -> int:
     """An int, or a float with no fractional part, as an int; anything else is refused."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{field}: expected milliseconds as an int, got {type(value).__name__} {value!r}")
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise ValueError(f"{field}: {value!r} is not a whole number of milliseconds; the clock keeps int ms")
-        return int(value)
-    return value
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError(f"{field}: {value!r} is not a whole number of milliseconds; the clock keeps int ms")
+    return int(value)
 
 
 def _in_range(ms: int, field: str) -> int:
@@ -72,8 +68,6 @@ def parse_instant(instant: str | int | datetime, field: str = "start") -> int:
 
 
 # -- how the course writes a time: every instant and every span of time printed goes through these --
-
-
 def utc(ms: int) -> datetime:
     """An epoch-ms instant as an aware UTC datetime (what a figure's time axis takes)."""
     return datetime.fromtimestamp(ms / 1000, UTC)
@@ -134,8 +128,7 @@ class SimClock:
         for amount, field, unit in ((seconds, "seconds", 1000), (minutes, "minutes", MINUTE_MS)):
             if amount and (isinstance(amount, bool) or not isinstance(amount, int | float)):
                 raise ValueError(f"{field}: expected a number, got {type(amount).__name__} {amount!r}")
-            if amount:
-                step += whole_ms(round(amount * unit, 6), field)
+            step += whole_ms(round(amount * unit, 6), field) if amount else 0
         if step < 0:
             raise ValueError(f"ms: a SimClock only moves forward, got a step of {step} ms")
         self._now = _in_range(self._now + step, "ms")

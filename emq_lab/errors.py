@@ -92,8 +92,7 @@ def reason(exc: BaseException, *, timeout_s: float | None = None) -> str:
     """One short phrase for a transient fault."""
     if isinstance(exc, BackendUnavailable):
         return exc.reason
-    text = _text(exc)
-    lowered = text.lower()
+    lowered = _text(exc).lower()
     if waiting := _waiting(exc):
         return waiting
     if isinstance(exc, exceptions.TimeoutError | socket.timeout):
@@ -107,7 +106,7 @@ def reason(exc: BaseException, *, timeout_s: float | None = None) -> str:
         return "the host name does not resolve"
     if "closed by server" in lowered or "reset by peer" in lowered or "broken pipe" in lowered:
         return "the server closed the connection"
-    return text
+    return _text(exc)
 
 
 def _user(url: str) -> str:
@@ -117,12 +116,12 @@ def _user(url: str) -> str:
         return "default"
 
 
-def _keys(command: Sequence[object]) -> list[str]:
-    """The keys of one command as sent (EVALSHA and kin declare theirs; most others name one first)."""
+def _keys(command: Sequence[object]) -> str:
+    """The keys of one command as sent, joined by ", " (EVALSHA and kin declare theirs; most others name one first)."""
     if len(command) > 2 and str(command[0]).upper().startswith(("EVAL", "FCALL")):  # EVALSHA, FCALL_RO, ...
         count = str(command[2])
-        return [str(key) for key in command[3 : 3 + int(count)]] if count.isdigit() else []
-    return [str(command[1])] if len(command) > 1 else []
+        return ", ".join(str(key) for key in command[3 : 3 + int(count)]) if count.isdigit() else ""
+    return str(command[1]) if len(command) > 1 else ""
 
 
 def _command(command: Sequence[object]) -> str:
@@ -134,8 +133,7 @@ def _command(command: Sequence[object]) -> str:
     return name
 
 
-# Commands that run (or load) Lua: on a class server a learner may run none of them, only the
-# EVALSHA of the scripts the instructor loaded.
+# Commands that run (or load) Lua: a learner on a class server runs none, only EVALSHA of the instructor's scripts.
 _LUA_COMMANDS = frozenset(("EVAL", "EVAL_RO", "SCRIPT LOAD", "FCALL", "FCALL_RO", "FUNCTION LOAD"))
 
 
@@ -196,22 +194,18 @@ def translate(
             f"own scripts, loaded by the instructor; run your own Lua in the exercises' sandbox [{text}]"
         )
     if isinstance(exc, exceptions.NoPermissionError) or "ACL failure in script" in text:
-        fix = (
-            "use the namespace you were given (emq_lab.connect(url, namespace=...)), "
-            "or ask whoever runs the server for a user whose ACL allows it"
-        )
         if "key" in lowered:
-            keys = _keys(command)
-            named = f" {', '.join(keys)}" if keys else ""
+            named = f" {_keys(command)}" if _keys(command) else ""
             what = f"touch key(s){named} (in {_command(command)})" if command else "touch a key of this call"
         else:
             what = "run " + (_command(command) if command else "one command of this call")
         return exceptions.NoPermissionError(
-            f"{where}: the server's ACL does not let user {_user(url)!r} {what}; {fix} [{text}]"
+            f"{where}: the server's ACL does not let user {_user(url)!r} {what}; use the namespace you were given"
+            f" (emq_lab.connect(url, namespace=...)), or ask whoever runs the server for a user whose ACL allows it"
+            f" [{text}]"
         )
     if text.startswith("WRONGTYPE"):
-        keys = _keys(command)
-        named = f" ({', '.join(keys)})" if keys else ""
+        named = f" ({_keys(command)})" if _keys(command) else ""
         return exceptions.ResponseError(
             f"{where}: a key of this queue{named} holds another type than emq-lab keeps there (did another "
             f"program write it?); see it with TYPE <key>, delete it if it is not yours, or use another queue [{text}]"

@@ -15,6 +15,9 @@ from .outcome import Outcome
 from .pump import Occurrence, Pump
 from .schedule import Measure, first_tick_at_or_after, next_start_to_finish
 
+#: A round: what it fired, and whether it stopped at its bound (more may be due).
+Round = tuple[list[Occurrence], bool]
+
 
 def forward(
     pump: Pump, occurrences: int, *, step_ms: int, finish_ms: int | None = None, per_call: int = 100
@@ -46,21 +49,12 @@ def forward(
             return
 
 
-def _in_script(
-    pump: Pump, clock: AdvancingClock, want: int, step_ms: int, finish_ms: int | None
-) -> tuple[list[Occurrence], bool]:
-    """One ticks.lua call: what it fired, and whether it stopped at its bound (more may be due)."""
+def _in_script(pump: Pump, clock: AdvancingClock, want: int, step_ms: int, finish_ms: int | None) -> Round:
+    """One ticks.lua call."""
     call = scripts.ticks(
-        pump.k,
-        now_ms=clock.now_ms(),
-        tick_ms=step_ms,
-        batch=pump.batch,
-        reads=scripts.MAX_READS,  # bounds how long the server runs one call
-        want=want,
-        slot_keyed=pump.slot_keyed,
-        rule=str(pump.rule),
-        finish_ms=finish_ms,
-    )
+        pump.k, now_ms=clock.now_ms(), tick_ms=step_ms, batch=pump.batch, want=want, slot_keyed=pump.slot_keyed,
+        rule=str(pump.rule), finish_ms=finish_ms, reads=scripts.MAX_READS,  # reads bounds how long one call runs
+    )  # fmt: skip
     done = scripts.ticked(scripts.send(pump.lab.scripts, call, pump.lab.client))
     clock.advance(done.next_now_ms - clock.now_ms())
     fired = [
@@ -69,9 +63,7 @@ def _in_script(
     return fired, done.more and bool(fired)  # a call of refused rows only would repeat for ever
 
 
-def _by_tick(
-    pump: Pump, clock: AdvancingClock, want: int, step_ms: int, finish_ms: int | None
-) -> tuple[list[Occurrence], bool]:
+def _by_tick(pump: Pump, clock: AdvancingClock, want: int, step_ms: int, finish_ms: int | None) -> Round:
     """The same round as the pump's own ticks, with the lab's scripts (a learner's where installed)."""
     fired: list[Occurrence] = []
     for _ in range(scripts.MAX_READS):

@@ -15,9 +15,8 @@ class Jobs:
     """browse / count / trim / get for queue ``queue``."""
 
     def __init__(self, lab: Lab, queue: str) -> None:
-        self.lab = lab
-        self.queue = validate.name(queue, field="queue")
-        self.k = lab.keyspace(self.queue)
+        self.lab, self.k = lab, lab.keyspace(queue)  # keyspace checks the name
+        self.queue = self.k.queue
 
     def browse(self, limit: int = 10) -> list[str]:
         """Waiting job ids, newest first."""

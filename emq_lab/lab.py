@@ -56,8 +56,9 @@ class Lab:
         return Lab(self.client, clock, self._description, namespace=self.namespace, scripts=self.scripts)
 
     def keys(self, queue: str) -> list[str]:
-        """Every key of ``queue`` that exists, sorted: its fixed keys, a record per registry member and
-        a job per id on the wait list, found from the queue's own structures (no scan of the server)."""
+        """Every key of ``queue`` that exists, sorted: its fixed keys, a record per registry member and a job
+        per id on the wait list, found from the queue's own structures (nothing scans: a record written by
+        hand, with no registry member, is not found)."""
         (candidates,) = self._candidates([queue])
         pipe = self.client.pipeline(transaction=False)
         for key in candidates:
@@ -65,8 +66,7 @@ class Lab:
         return [key for key, found in zip(candidates, pipe.execute(), strict=True) if found]
 
     def reset(self, queue: str) -> int:
-        """Delete the keys :meth:`keys` finds for ``queue`` and nothing else; how many were deleted (a
-        record written by hand, with no registry member, is not found: nothing scans)."""
+        """Delete the keys :meth:`keys` finds for ``queue`` and nothing else; how many were deleted."""
         return self.reset_all([queue])
 
     def reset_all(self, queues: Iterable[str]) -> int:

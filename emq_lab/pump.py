@@ -46,17 +46,14 @@ class TickResult:
 
 class Pump:
     """Drives one queue. ``batch`` bounds the rows a tick takes; ``slot_keyed`` names each
-    occurrence ``<name>:<slot_ms>`` so a replayed slot collides. ``rule`` measures the next run:
-    start-to-start (the default, now + every_ms), fixed grid (the slot after the one that fired,
-    missed slots skipped), start-to-finish (the pump only releases; the run's finish advances the
-    row with ``Repeat.advance``), or a function ``(release_ms, every_ms) -> next_ms``."""
+    occurrence ``<name>:<slot_ms>`` so a replayed slot collides. ``rule`` measures the next run (a
+    :data:`~emq_lab.schedule.Rule`; start-to-finish leaves the row for ``Repeat.advance`` at the run's finish)."""
 
     def __init__(
         self, lab: Lab, queue: str, *, batch: int = 100, slot_keyed: bool = False, rule: Rule = Measure.START_TO_START
     ) -> None:
-        self.lab = lab
-        self.queue = validate.name(queue, field="queue")
-        self.k = lab.keyspace(self.queue)
+        self.lab, self.k = lab, lab.keyspace(queue)  # keyspace checks the name
+        self.queue = self.k.queue
         self.batch = validate.limit(batch, field="batch")
         if self.batch > scripts.MAX_BATCH:
             raise ValueError(f"batch: at most {scripts.MAX_BATCH} rows a tick, got {batch}")
@@ -167,8 +164,7 @@ class Tick:
         return TickResult(self.now_ms, list(self.rows), list(self.fired), list(self.advanced))
 
     def next_run(self, row: Row) -> int:
-        """The score this tick's advance sends for ``row``, one of the rows it read (by the pump's
-        rule); for a member whose record is gone it is now, and the advance writes none: it sweeps it."""
+        """The score this tick's advance sends for ``row``, one of the rows it read (see :meth:`_plan`)."""
         if row not in self.rows:
             raise ValueError(f"row: {row.name!r} is not a row this tick read")
         nxt = next(planned for read, planned in self._plan() if read == row)
@@ -177,11 +173,10 @@ class Tick:
         return nxt
 
     def _enter(self, phase: str) -> None:
-        expected = PHASES[len(self.done)] if len(self.done) < len(PHASES) else None
-        if phase != expected:
-            if phase in self.done:
-                raise ValueError(f"{phase}: this tick already took it; begin a new tick")
-            raise ValueError(f"{phase}: a tick goes read -> enqueue -> advance; take {expected} first")
+        if phase in self.done:
+            raise ValueError(f"{phase}: this tick already took it; begin a new tick")
+        if phase != PHASES[len(self.done)]:  # done is always a prefix of PHASES
+            raise ValueError(f"{phase}: a tick goes read -> enqueue -> advance; take {PHASES[len(self.done)]} first")
         self.done.append(phase)
 
     def _plan(self) -> list[tuple[Row, int | None]]:
@@ -189,14 +184,11 @@ class Tick:
         whose record is gone (advance.lua sweeps it), None for a run left for its finish. Worked
         out once, before the tick's first write (a rule that fails writes nothing)."""
         if self.planned is None:
-            rule, now = self.pump.rule, self.now_ms
-            nexts = [
-                now if row.every_ms is None else next_run(rule, row.slot_ms, row.every_ms, now) for row in self.rows
-            ]
-            self.planned = [
-                (row, None if nxt is None else whole_ms(nxt, "rule: the next run"))
-                for row, nxt in zip(self.rows, nexts, strict=True)
-            ]
+            rule, now, planned = self.pump.rule, self.now_ms, []
+            for row in self.rows:
+                nxt = now if row.every_ms is None else next_run(rule, row.slot_ms, row.every_ms, now)
+                planned.append((row, None if nxt is None else whole_ms(nxt, "rule: the next run")))
+            self.planned = planned
         return self.planned
 
     def _send(self, *phases: str) -> None:
@@ -208,7 +200,6 @@ class Tick:
         p = self.pump
         calls: list[tuple[Row, Call]] = []
         for row, nxt in self._plan():
-            # a gone record or a refused row (its template over register's size) stores no job
             if "enqueue" in phases and row.every_ms is not None and row.template_bytes is None:
                 job_id = f"{row.name}:{row.slot_ms}" if p.slot_keyed else None  # a replayed slot collides
                 calls.append((row, scripts.enqueue(p.k, row.name, self.now_ms, row.template or "", job_id)))
@@ -221,7 +212,7 @@ class Tick:
             raise
         for (row, call), reply in zip(calls, replies, strict=True):
             if call.script == "advance":
-                self.advanced.append((row.name, scripts.advanced(reply)))
+                self.advanced.append((row.name, scripts.outcome("advance", reply)))
                 continue
             outcome, job_id = scripts.enqueued(reply)
             if outcome is Outcome.ENQUEUED:

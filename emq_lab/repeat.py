@@ -24,36 +24,30 @@ class Due:
     template: str
 
 
-Registration = tuple[str, int, str] | tuple[str, int, str, int]
-
-
 class Repeat:
     """register(_many) / cancel / due / rows / advance(_to) / count / entries / record for ``queue``."""
 
     def __init__(self, lab: Lab, queue: str) -> None:
-        self.lab = lab
-        self.queue = validate.name(queue, field="queue")
-        self.k = lab.keyspace(self.queue)
+        self.lab, self.k = lab, lab.keyspace(queue)  # keyspace checks the name
+        self.queue = self.k.queue
 
     def register(self, name: str, every_ms: int, template: str, first_in_ms: int = 0) -> Outcome:
         """Store ``name`` once, first run at now + first_in_ms; a live name answers EXISTS."""
         name, every_ms, template, first_in_ms = _checked((name, every_ms, template, first_in_ms))
-        first_ms = self.lab.clock.now_ms() + first_in_ms
-        call = scripts.register(self.k, name, every_ms, template, first_ms)
-        return scripts.registered(scripts.send(self.lab.scripts, call, self.lab.client))
+        call = scripts.register(self.k, name, every_ms, template, self.lab.clock.now_ms() + first_in_ms)
+        return scripts.outcome("register", scripts.send(self.lab.scripts, call, self.lab.client))
 
-    def register_many(self, items: Iterable[Registration]) -> list[Outcome]:
+    def register_many(self, items: Iterable[tuple[str, int, str] | tuple[str, int, str, int]]) -> list[Outcome]:
         """``register`` for many names in one round trip, one Outcome each, in order; one bad item
         writes nothing. Neighbouring items with the same period, template and first run go to
         register_many.lua together; a lab running a learner's register script runs it per name."""
         checked = [_checked(item, index=index) for index, item in enumerate(items)]
         if not checked:
             return []
-        now = self.lab.clock.now_ms()
-        lab, k = self.lab, self.k
+        lab, k, now = self.lab, self.k, self.lab.clock.now_ms()
         if not lab.scripts.stock("register"):
             calls = [scripts.register(k, name, every, text, now + first) for name, every, text, first in checked]
-            return [scripts.registered(reply) for reply in scripts.send_all(lab.client, lab.scripts, calls)]
+            return [scripts.outcome("register", reply) for reply in scripts.send_all(lab.client, lab.scripts, calls)]
         groups: list[tuple[list[str], int, str, int]] = []
         for name, every_ms, template, first_in_ms in checked:
             last = groups[-1] if groups else None
@@ -61,14 +55,13 @@ class Repeat:
                 last[0].append(name)
             else:
                 groups.append(([name], every_ms, template, now + first_in_ms))
-        many = [scripts.register_many(k, *group) for group in groups]
-        replies = scripts.send_all(lab.client, lab.scripts, many)
+        replies = scripts.send_all(lab.client, lab.scripts, [scripts.register_many(k, *group) for group in groups])
         return [outcome for reply in replies for outcome in scripts.registered_many(reply)]
 
     def cancel(self, name: str) -> Outcome:
         """Remove the registry row and the record; afterwards ``name`` registers as fresh."""
         validate.name(name)
-        return scripts.cancelled(scripts.send(self.lab.scripts, scripts.cancel(self.k, name), self.lab.client))
+        return scripts.outcome("cancel", scripts.send(self.lab.scripts, scripts.cancel(self.k, name), self.lab.client))
 
     def advance(self, name: str, every_ms: int, *, read_ms: int | None = None) -> Outcome:
         """Start-to-start: next run = now + every_ms. A missing record sweeps the member. With
@@ -84,7 +77,7 @@ class Repeat:
         if read_ms is not None:
             validate.integer(read_ms, "read_ms", validate.MIN_INT64)
         call = scripts.advance(self.k, name, next_ms, read_ms)
-        return scripts.advanced(scripts.send(self.lab.scripts, call, self.lab.client))
+        return scripts.outcome("advance", scripts.send(self.lab.scripts, call, self.lab.client))
 
     def rows(self, *, limit: int | None = None) -> list[Row]:
         """The rows due (scored at or before now) by score, with their records (None where gone):
@@ -132,5 +125,4 @@ def _checked(item: Sequence[object], *, index: int | None = None) -> tuple[str, 
 def _group_size(template: str) -> int:
     """How many names one register_many.lua call takes with ``template``: :data:`scripts.MANY`,
     fewer when their templates together would pass what one call may write."""
-    size = len(template.encode("utf-8"))
-    return max(1, min(scripts.MANY, scripts.MAX_MANY_BYTES // max(size, 1)))
+    return max(1, min(scripts.MANY, scripts.MAX_MANY_BYTES // max(len(template.encode("utf-8")), 1)))

@@ -46,8 +46,7 @@ def name(value: object, *, field: str = "name") -> str:
         raise ValueError(f"{field}: must not be empty")
     if len(value) > MAX_NAME:
         raise ValueError(f"{field}: at most {MAX_NAME} characters, got {len(value)}")
-    bad = sorted(FORBIDDEN.intersection(value))
-    if bad:
+    if bad := sorted(FORBIDDEN.intersection(value)):
         raise ValueError(
             f"{field}: {shown(value)} contains {' '.join(bad)}; "
             "none of { } * ? [ ] is allowed (they break the hash tag or a key pattern)"
@@ -99,8 +98,7 @@ def template(value: object) -> str:
     """The payload template: a str of at most 64 KiB in UTF-8."""
     if not isinstance(value, str):
         raise ValueError(f"template: expected a str, got {type(value).__name__} {shown(value)}")
-    size = len(_utf8(value, "template"))
-    if size > MAX_TEMPLATE_BYTES:
+    if (size := len(_utf8(value, "template"))) > MAX_TEMPLATE_BYTES:
         raise ValueError(f"template: at most {MAX_TEMPLATE_BYTES} bytes in UTF-8, got {size}")
     return value
 
@@ -126,8 +124,7 @@ def namespace(value: object) -> str:
         raise ValueError(f"namespace: expected a str, got {type(value).__name__} {shown(value)}")
     if not value or len(value) > MAX_NAMESPACE:
         raise ValueError(f"namespace: must be 1 to {MAX_NAMESPACE} characters, got {len(value)}")
-    bad = sorted(set(value) - NAMESPACE_CHARS)
-    if bad:
+    if bad := sorted(set(value) - NAMESPACE_CHARS):
         raise ValueError(
             f"namespace: {shown(value)} contains {' '.join(map(repr, bad))}; use letters, digits, '_', '.' and '-' only"
         )

@@ -59,8 +59,7 @@ class Scripts:
 
     def replacing(self, client: Client, **sources: str) -> Scripts:
         """The same scripts with some replaced by other Lua source (a learner's, say)."""
-        unknown = sorted(set(sources) - {f.name for f in fields(self)})
-        if unknown:
+        if unknown := sorted(set(sources) - {f.name for f in fields(self)}):
             raise ValueError(f"scripts: no script named {', '.join(unknown)}; use one of {', '.join(FILES)}")
         for field, text in sources.items():
             if not isinstance(text, str) or not text.strip():
@@ -104,23 +103,18 @@ def send_all(client: Client, scripts: Scripts, calls: Sequence[Call]) -> list[Re
     return list(pipe.execute())
 
 
-# -- the calls, one function per script ----------------------------------------------------------
-
-
-def register(k: QueueKeys, name: str, every_ms: int, template: str, first_ms: int) -> Call:
-    """register.lua -> reply for :func:`registered`."""
-    return Call("register", (k.registry, k.record(name)), (name, every_ms, template, first_ms))
-
-
 #: Names per register_many.lua call: a few thousand names are a few calls in one round trip.
 MANY = 500
-# What one call may do, whatever its ARGV (the scripts refuse more): every learner of a class
-# shares one server, and a long call holds it for all of them.
+# What one call may do, whatever its ARGV (the scripts refuse more): a long call holds a class's shared server.
 MAX_MANY, MAX_MANY_BYTES = 1000, 4 * 1024 * 1024  # register_many.lua: names, names x template bytes
 MAX_DUE = 5000  # due.lua: its limit (it also stops adding rows past 1 MiB of names and templates)
-# Rows a tick (the pump's batch and ticks.lua's; due.lua's own bound is MAX_DUE), ticks a ticks.lua call,
-# occurrences a ticks.lua call.
-MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10_000, 10_000
+MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10_000, 10_000  # rows a tick (any pump); ticks.lua: ticks, occurrences a call
+
+
+# -- the calls, one function per script ----------------------------------------------------------
+def register(k: QueueKeys, name: str, every_ms: int, template: str, first_ms: int) -> Call:
+    """register.lua -> reply for :func:`outcome`."""
+    return Call("register", (k.registry, k.record(name)), (name, every_ms, template, first_ms))
 
 
 def register_many(k: QueueKeys, names: Sequence[str], every_ms: int, template: str, first_ms: int) -> Call:
@@ -132,13 +126,13 @@ def register_many(k: QueueKeys, names: Sequence[str], every_ms: int, template: s
 
 
 def cancel(k: QueueKeys, name: str) -> Call:
-    """cancel.lua -> reply for :func:`cancelled`."""
+    """cancel.lua -> reply for :func:`outcome`."""
     return Call("cancel", (k.registry, k.record(name)), (name,))
 
 
 def advance(k: QueueKeys, name: str, next_ms: int, read_ms: int | None = None, read_every: int | None = None) -> Call:
     """advance.lua: move ``name`` to ``next_ms`` if the row still holds ``read_ms`` and the record
-    ``read_every`` (None skips that check) -> reply for :func:`advanced`."""
+    ``read_every`` (None skips that check) -> reply for :func:`outcome`."""
     args = (name, next_ms, "" if read_ms is None else read_ms, "" if read_every is None else read_every)
     return Call("advance", (k.registry, k.record(name)), args)
 
@@ -160,17 +154,9 @@ def contrast(script: str, k: QueueKeys, name: str, every_ms: int, template: str,
 
 
 def ticks(
-    k: QueueKeys,
-    *,
-    now_ms: int,
-    tick_ms: int,
-    batch: int,
-    reads: int,
-    want: int,
-    slot_keyed: bool,
-    rule: str,
+    k: QueueKeys, *, now_ms: int, tick_ms: int, batch: int, reads: int, want: int, slot_keyed: bool, rule: str,
     finish_ms: int | None,
-) -> Call:
+) -> Call:  # fmt: skip
     """fast/ticks.lua: ticks from ``now_ms`` every ``tick_ms`` until ``want`` fired -> :func:`ticked`;
     ``rule`` a Measure's value (the script refuses another)."""
     ids = "slot" if slot_keyed else "fresh"
@@ -179,9 +165,7 @@ def ticks(
     return Call("ticks", (k.registry, k.counter, k.wait, k.job_prefix), args)
 
 
-# -- the replies, one function per script --------------------------------------------------------
-
-
+# -- the replies: outcome() for an integer code, one function for each other reply ---------------
 def int_reply(reply: Reply) -> int:
     """An integer reply (a Lua number; a learner's script may answer it as a string). A TypeError
     for nil or an array, a ValueError for other text, as ``int()`` raises (the exercises say which)."""
@@ -196,27 +180,20 @@ def _array(reply: Reply) -> list[Reply]:
     return reply
 
 
-def registered(reply: Reply) -> Outcome:
-    return outcome_of("register", int_reply(reply))
+def outcome(script: str, reply: Reply) -> Outcome:
+    """The Outcome of ``script``'s integer reply (register, cancel, advance)."""
+    return outcome_of(script, int_reply(reply))
 
 
 def registered_many(reply: Reply) -> list[Outcome]:
     """register_many.lua's array of 1 (REGISTERED) and 0 (EXISTS), one per name."""
-    return [outcome_of("register", int_reply(code)) for code in _array(reply)]
-
-
-def cancelled(reply: Reply) -> Outcome:
-    return outcome_of("cancel", int_reply(reply))
-
-
-def advanced(reply: Reply) -> Outcome:
-    return outcome_of("advance", int_reply(reply))
+    return [outcome("register", code) for code in _array(reply)]
 
 
 def enqueued(reply: Reply) -> tuple[Outcome, str]:
     """enqueue.lua's ``{code, job_id}``."""
     code, job_id = _array(reply)
-    return outcome_of("enqueue", int_reply(code)), str(job_id)
+    return outcome("enqueue", code), str(job_id)
 
 
 @dataclass(frozen=True)
@@ -233,8 +210,7 @@ class Row:
 
 
 def rows(reply: Reply) -> list[Row]:
-    """due.lua's flat array, four entries a row (name, score, every_ms, template); a template
-    answered as an integer is its size, too big to read (the row is refused)."""
+    """due.lua's flat array, four entries a row: name, score, every_ms, template (an int: its size; see Row)."""
     flat = _array(reply)
     return [
         Row(
@@ -278,7 +254,7 @@ def ticked(reply: Reply) -> Ticked:
         raise RuntimeError(f"ticks.lua answered {len(flat)} entries, not six a row")
 
     def coded(script: str, code: Reply) -> Outcome | None:
-        return None if int_reply(code) == -1 else outcome_of(script, int_reply(code))
+        return None if int_reply(code) == -1 else outcome(script, code)
 
     out = [
         TickedRow(str(name), str(job_id), int_reply(slot), int_reply(at), coded("enqueue", e), coded("advance", a))
