@@ -14,7 +14,7 @@ from helpers import clickable
 import emq_lab
 from emq_lab.clock import SimClock
 from emq_lab.dives import race
-from emq_lab.plots import config, registry, timeline
+from emq_lab.plots import config, fired, timeline
 from emq_lab.widgets import BootPanel, CancelPanel
 from emq_lab.widgets.cancel import MANUAL
 from emq_lab.widgets.figure import FigureView
@@ -26,7 +26,7 @@ def lab() -> emq_lab.Lab:
 
 @pytest.mark.parametrize("renderer", ["plotly_mimetype", "jupyterlab", "notebook_connected"])
 def test_a_figure_is_shown_without_the_logo_or_the_share_button(renderer: str) -> None:
-    assert registry.config is config and timeline.config is config  # each figure module sets it up
+    assert fired.config is config and timeline.config is config  # each figure module sets it up
     bundle = pio.renderers[renderer].to_mimebundle(go.Figure().to_dict())
     shown = bundle.get("application/vnd.plotly.v1+json", {}).get("config") or pio.renderers[renderer].config
     assert shown["displaylogo"] is False and shown["showSendToCloud"] is False
