@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime
 TESTING := $(VENV)/.testing
 NB      ?= 00-start
-WORKERS ?= 3
+WORKERS ?= 2
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: help install lab restore present test lint bench bench-lite clean lite fengari axe chp hub
@@ -88,7 +88,7 @@ $(HUB): pyproject.toml | $(VENV)/bin/python
 hub: $(HUB) $(NODE_TOOLS)
 	$(BIN)/python -m emq_lab.classroom hub --url '$(URL)' --instructor '$(INSTRUCTOR)' $(HUB_ARGS)
 
-## Lint, type-check, and the whole suite (fakeredis, a throwaway Valkey and cluster, the notebooks), on WORKERS=3 pytest workers.
+## Lint, type-check, and the whole suite (fakeredis, a throwaway Valkey and cluster, the notebooks), on WORKERS=2 pytest workers (one per core: a third made the browser and hub tests twice as slow).
 # --no-loadscope-reorder: the workers take the tests in the collection's order, the longest first (tests/conftest.py).
 # --durations=25: the slowest tests, named at the end of every run (where the suite's time goes).
 test: lint $(NODE_TOOLS)
