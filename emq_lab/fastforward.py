@@ -1,8 +1,9 @@
 """The fast-forward: many ticks of a pump (``Pump.tick`` then ``clock.advance(step_ms)``), for the
 cadence dive's fast-forward panel and the explorer's lanes. With the shipped scripts,
-``scripts/fast/ticks.lua`` does a hundred ticks a round trip (the equivalence tests keep it in step
-with due.lua, enqueue.lua and advance.lua); a lab running a learner's due, enqueue or advance ticks
-the pump itself, so the learner's scripts answer. Read :mod:`emq_lab.pump` to learn the tick."""
+``scripts/fast/ticks.lua`` fires a hundred occurrences (up to 10,000 ticks) a round trip (the
+equivalence tests keep it in step with due.lua, enqueue.lua and advance.lua); a lab running a
+learner's due, enqueue or advance ticks the pump itself, so the learner's scripts answer. Read
+:mod:`emq_lab.pump` to learn the tick."""
 
 from __future__ import annotations
 

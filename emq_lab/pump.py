@@ -149,7 +149,7 @@ class Tick:
 
     def run(self, *, after_enqueue: Callable[[Tick], None] | None = None) -> TickResult:
         """read, then enqueue -> advance in one pipeline (row by row) without a hook;
-        ``after_enqueue(tick)`` runs between the two (the crash dive's fault goes there)."""
+        ``after_enqueue(tick)`` runs between the two (the cancel dive's crash goes there)."""
         self.read()
         if after_enqueue is None:
             self.fire()

@@ -113,7 +113,7 @@ def _checked(item: Sequence[object], *, index: int | None = None) -> tuple[str, 
     """One registration's fields, each checked as ``register`` checks it."""
     where = "" if index is None else f"items[{index}]: "
     if isinstance(item, str | bytes) or not isinstance(item, Sequence) or len(item) not in (3, 4):
-        raise ValueError(f"{where}expected (name, every_ms, template[, first_in_ms]), got {item!r:.80}")
+        raise ValueError(f"{where}expected (name, every_ms, template[, first_in_ms]), got {validate.shown(item, 80)}")
     try:
         name, every_ms, template = validate.registration(item[0], item[1], item[2])
         first_in_ms = validate.first_in_ms(item[3] if len(item) == 4 else 0)

@@ -65,7 +65,7 @@ def _utf8(value: str, field: str) -> bytes:  # a lone surrogate cannot be sent
 def switch(value: object, field: str) -> bool:
     """True or False itself (not 1, not "yes"); a ValueError naming ``field`` for anything else."""
     if not isinstance(value, bool):
-        raise ValueError(f"{field}: expected True or False, got {value!r}")
+        raise ValueError(f"{field}: expected True or False, got {shown(value)}")
     return value
 
 

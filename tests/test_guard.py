@@ -295,7 +295,7 @@ def test_a_sweep_that_suspended_a_learner_for_a_hold_says_what_held_the_server_h
         "09:00:00 suspended room03 for 30 s (its user off, all its connections closed)",
         "09:00:00 suspended room01 for 30 s: its LRANGE on emq:ns:{room01:q}:wait (19 MiB) held the server 0.61 s "
         "(the class's limit is 0.1 s); 2 such holds",
-        f"09:00:00 suspended room02 for 30 s: its LRANGE on {long_key[:57]}... held the server 0.14 s "
+        f"09:00:00 suspended room02 for 30 s: its LRANGE on {long_key[:59]}… held the server 0.14 s "
         "(the class's limit is 0.1 s)",
     ]
     with pytest.raises(ValueError, match="max_hold_ms"):

@@ -79,6 +79,9 @@ BAD_CALLS: list[tuple[str, Callable[[emq_lab.Lab, str], object]]] = [
     ("batch", lambda lab, q: lab.pump(q, batch=0)),
     ("until_ms", lambda lab, q: lab.pump(q).run(until_ms="10:00", step_ms=1000)),  # type: ignore[arg-type]
     ("step_ms", lambda lab, q: lab.pump(q).run(until_ms=0, step_ms=0)),
+    ("slot_keyed", lambda lab, q: lab.pump(q, slot_keyed=10**5000)),  # type: ignore[arg-type]
+    ("slot_keyed", lambda lab, q: lab.pump(q, slot_keyed="yes" * 50_000)),  # type: ignore[arg-type]
+    (r"items\[0\]", lambda lab, q: lab.repeat(q).register_many([10**5000])),  # type: ignore[list-item]
 ]
 
 

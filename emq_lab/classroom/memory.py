@@ -297,12 +297,12 @@ def relieve(
 
 def _unlink(node: Any, doomed: tuple[str, ...]) -> None:
     """``UNLINK`` the keys, :data:`SCAN_COUNT` of one hash tag a command (a cluster node refuses keys of
-    several slots at once; a queue's keys share one tag)."""
+    several hash slots at once; a queue's keys share one tag)."""
     by_tag: dict[str, list[str]] = {}
     for key in doomed:
         start = key.find("{")
         end = key.find("}", start + 1) if start >= 0 else -1
-        by_tag.setdefault(key[start + 1 : end] if end > start + 1 else key, []).append(key)  # the slot's hash tag
+        by_tag.setdefault(key[start + 1 : end] if end > start + 1 else key, []).append(key)  # the hash tag
     pipe = node.pipeline(transaction=False)
     for slotted in by_tag.values():
         for start in range(0, len(slotted), SCAN_COUNT):

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .. import keys
+from .. import keys, validate
 from .logins import number
 from .users import ALLOWED_COMMANDS, learner_test
 
@@ -44,8 +44,8 @@ BIG_KEY = 2**20
 #: A command with this many arguments or more is a hold whatever its keys and whatever SLOWLOG says it
 #: took: SLOWLOG times the running only, and reading the arguments is the work (a learner's ``EXISTS`` of
 #: one small key 1,000,000 times held the server 0.7 s; SLOWLOG said 76 ms). About 70 ms of reading, 50
-#: times what the course sends at most: 2,007 (a register_many of 1,000 names: EVALSHA, the sha, the key
-#: count, 1,001 keys and 1,003 arguments).
+#: times what a course script takes at most: 2,007 (register_many.lua's 1,000 names: EVALSHA, the sha, the
+#: key count, 1,001 keys and 1,003 arguments; the course itself sends 500 names a call, 1,007).
 MAX_ARGS = 100_000
 #: Seconds back a sweep looks in SLOWLOG: longer than most sweeps take (a memory walk and freeing of
 #: 400,000 keys: 1-3 s; of 2,600,000: 11-19 s, when a hold at its start may go unseen), shorter than a
@@ -227,7 +227,7 @@ def lines(when: str, held: Sequence[Slow], *, cooldown_s: int, max_hold_ms: int)
             longest[slow.user] = slow
     said = []
     for user, slow in sorted(longest.items()):
-        key = slow.key if len(slow.key) <= 60 else slow.key[:57] + "..."
+        key = validate.shorten(slow.key, 60)
         on = f" on {key}" + (f" ({slow.size / 2**20:.0f} MiB)" if slow.size > 0 else "") if key else ""
         more = f"; {count[user]} such holds" if count[user] > 1 else ""
         if slow.argc >= MAX_ARGS:  # SLOWLOG's time leaves out the reading of the arguments

@@ -1,7 +1,7 @@
 #!lua flags=allow-oom,allow-cross-slot-keys
 --[[ unlink: one batch of the class guard freeing every key of one learner's namespace but its
 progress hash, on one primary, by the admin only (a learner's EVALSHA of it is refused at its
-SCAN). UNLINK, one call per hash tag (a cluster node refuses keys of several slots in one).
+SCAN). UNLINK, one call per hash tag (a cluster node refuses keys of several hash slots in one).
 allow-oom: it runs while the server is past maxmemory, which is when it is needed.
   KEYS: none (the keys come from SCAN, on this node only).
   ARGV[1] cursor   SCAN's cursor: "0" to start.

@@ -28,10 +28,10 @@ MAX_LEARNERS = 500
 # (redis-py names itself on connect). Scripts: EVALSHA only, of the scripts the instructor
 # loaded (never EVAL, SCRIPT LOAD/KILL/FLUSH, FUNCTION or FCALL); SCRIPT EXISTS lets the client
 # see they are loaded; MULTI and EXEC wrap a batch of them on a cluster (one node runs all or
-# none while a slot moves). The reads of the verbs, keys() and the panels; DEL/UNLINK for reset and
-# the crash dive, LTRIM for the fast-forward's clean-up (Jobs.trim); HSET for the exercise
+# none while a hash slot moves). The reads of the verbs, keys() and the panels; DEL/UNLINK for reset and
+# the cancel dive's crash, LTRIM for the fast-forward's clean-up (Jobs.trim); HSET for the exercise
 # progress (emq_lab.progress). Cluster clients also ask for the slot map and the command table,
-# and send ASKING (and READONLY, reading from replicas) while a slot migrates.
+# and send ASKING (and READONLY, reading from replicas) while a hash slot migrates.
 CLIENT_COMMANDS: tuple[str, ...] = (
     "ping", "hello", "client|setinfo",
     "evalsha", "script|exists", "multi", "exec",

@@ -242,7 +242,7 @@ def fast_forward(
 ) -> FastForward:
     """Reset ``queue``, register one name and tick the pump once per period from the lab's start
     until it fired ``occurrences`` times, on a SimClock (:func:`emq_lab.fastforward.forward`, the
-    lab's scripts: ticks.lua a hundred ticks a round trip, or a learner's a tick at a time);
+    lab's scripts: ticks.lua a hundred occurrences a round trip, or a learner's a tick at a time);
     ``on_progress`` hears the count after each hundred. Then only the newest :data:`KEEP` jobs are
     kept, so a run leaves a few kilobytes on a server, not thousands of job hashes. A second run on
     the queue meanwhile (another tab) is a ValueError, not a mixed count."""

@@ -1,6 +1,6 @@
 """The upsert dive's boots at scale: many services booting at once (the register is atomic), two
 boots interleaving the register's steps from the client, and what "writes nothing" is worth in a
-boot storm. Notebook 01 calls these as ``upsert.<name>`` (dives/upsert.py re-exports them)."""
+boot storm. Notebook 01 calls these as ``storm.<name>``."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from ..scripts import source
 @dataclass(frozen=True)
 class Slot:
     """One KEYS or ARGV entry of a script's header: ``KEYS[1]``, the name the header gives it (the
-    script's local, or the local's long form: ``every_ms`` for ``every``), what it holds."""
+    script's local, or the local's long form: ticks.lua's ``now_ms`` for ``now``), what it holds."""
 
     slot: str
     name: str

@@ -246,7 +246,7 @@ for _ = 1, reads do
   end
   local released, cut = one_tick(members)
   for _, run in ipairs(released) do  -- the worker finishes the run, then advances the row
-    if finish ~= '' then  -- (its record was read just now: Repeat.advance's ZADD)
+    if finish ~= '' then  -- (its record was read just now: Repeat.advance_to's ZADD)
       move(run[1], now + tonumber(finish) + run[2])
     end
   end
