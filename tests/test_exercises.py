@@ -70,7 +70,7 @@ REGISTER_VARIANTS: dict[str, tuple[str, list[str]]] = {
     ),
     "first run off by one": (
         mutant(REGISTER, ZADD, "redis.call('ZADD', registry, first_ms + 1, name)\n"),
-        ["the first run of report is 09:15:00.001; it must be now + first_in = 09:15"],
+        ["the first run of report is 09:15:00.001; it must be now + first_in_ms = 09:15"],
     ),
     "answers registered on a live name": (
         mutant(REGISTER, "  return 0\n", "  return 1\n"),

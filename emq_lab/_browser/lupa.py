@@ -49,7 +49,6 @@ from pyodide.ffi import create_proxy, to_js
 
 __all__ = ["LuaError", "LuaRuntime", "WorkLimit", "allow_lua_module_loading", "charge", "lua_type"]
 
-LUA_VERSION = (5, 3)
 # fengari's lua_Integer range; a Python int outside it goes to Lua as a float.
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 _CHUNK_NAME = "<python>"  # the bundle's meter tells the runner's frames from a script's by it

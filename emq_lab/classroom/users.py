@@ -13,14 +13,13 @@ import secrets
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from importlib import resources
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from redis import RedisCluster
 
 from .. import keys, validate
-from ..scripts import Scripts
+from ..scripts import FILES, Scripts, source
 
 MAX_LEARNERS = 500
 
@@ -49,11 +48,7 @@ _CALL = re.compile(r"""redis\.p?call\(\s*['"]([A-Za-z]+)['"]""")
 def script_commands() -> tuple[str, ...]:
     """Every command the Lua scripts call (the ACL checks each call inside a script again), read
     from the scripts themselves so a script that starts using a command cannot be forgotten here."""
-    root = resources.files("emq_lab.scripts")
-    sources = [entry for entry in root.iterdir() if entry.name.endswith(".lua")]
-    for folder in ("contrast", "fast"):  # the contrast scripts and the fast-forward's ticks.lua
-        sources += [entry for entry in root.joinpath(folder).iterdir() if entry.name.endswith(".lua")]
-    return tuple(sorted({m.lower() for entry in sources for m in _CALL.findall(entry.read_text(encoding="utf-8"))}))
+    return tuple(sorted({m.lower() for name in FILES.values() for m in _CALL.findall(source(name))}))
 
 
 ALLOWED_COMMANDS: tuple[str, ...] = tuple(

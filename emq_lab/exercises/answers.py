@@ -128,7 +128,8 @@ _COUNT_WORDS = {
 _MINUTE_UNITS = {"min": 1, "mins": 1, "minute": 1, "minutes": 1, "m": 1, "h": 60, "hour": 60, "hours": 60}
 # Units a minute count may come in, and how many of them make a minute.
 _OTHER_UNITS = {
-    "ms": 60_000, "millisecond": 60_000, "milliseconds": 60_000, "s": 60, "sec": 60, "second": 60, "seconds": 60,
+    "ms": MINUTE_MS, "millisecond": MINUTE_MS, "milliseconds": MINUTE_MS,
+    "s": 60, "sec": 60, "second": 60, "seconds": 60,
 }  # fmt: skip
 _MINUTE_WORDS = {"drift", "by", "run", "behind", "late", "later", "mark", "period", "after", "its", "plus"}
 _NUMBER = r"[+-]?[\d,]*\d(?:\.\d+)?"

@@ -247,7 +247,7 @@ def _search(learner: Lab, reference: Lab) -> Check:
         "one row per name, however many boots (20 boots: 1 row)",
         "a second boot writes nothing and answers exists (0)",
         "the record carries every_ms and template; a changed period keeps the first",
-        "the first run is now + first_in",
+        "the first run is now + first_in_ms",
         "after a cancel the name registers fresh",
     )
 
@@ -304,7 +304,7 @@ def why(mine: Played, ref: Played) -> str:
             if earlier is not None and dict(ref.before.registry).get(name) == score:
                 moved = f"from {moment(earlier)} to {moment(got[name])}"
                 return f"{what} moved the row of {name} {moved}; a live name's row stays put"
-            return f"the first run of {name} is {moment(got[name])}; it must be now + first_in = {moment(score)}"
+            return f"the first run of {name} is {moment(got[name])}; it must be now + first_in_ms = {moment(score)}"
     if mine.after.records != ref.after.records:
         unchanged = mine.before.records == ref.before.records and ref.before.records == ref.after.records
         if unchanged:

@@ -121,7 +121,7 @@ ZADD repeatKey nextMillis customKey        -- one row per scheduler key""",
         "the probe (ZSCORE: a score, or false for a new name) and the store (ZADD the same member) are the page's",
         "the member is the name itself; BullMQ lets the caller choose a scheduler key",
         "removing the stale occurrence is one ZREM; BullMQ's removeJob also deletes the job's hash",
-        "the next run is the boot's now + first_in, this lab's simplification: BullMQ 6's "
+        "the next run is the boot's now + first_in_ms, this lab's simplification: BullMQ 6's "
         "addJobScheduler-11.lua keeps the previous slot when every is unchanged, and runs the job at once "
         "when every changes",
         "replies 1 and 0 ({:ok, :registered}, {:ok, :updated}) are this lab's notation",

@@ -14,6 +14,7 @@ from .._browser import platform
 from ..dives import cadence
 from ..dives.common import lab_start_ms
 from ..plots.timeline import timeline
+from ..schedule import MINUTE_MS
 from .figure import FigureView
 from .note import BUSY, Note
 from .view import View, html_part
@@ -23,8 +24,8 @@ if TYPE_CHECKING:
 
 # control name -> (label, low, high, unit in ms)
 CONTROLS: dict[str, tuple[str, int, int, int]] = {
-    "period_minutes": ("period (min)", 1, 60, cadence.MINUTE_MS),
-    "run_minutes": ("run (min)", 0, 30, cadence.MINUTE_MS),
+    "period_minutes": ("period (min)", 1, 60, MINUTE_MS),
+    "run_minutes": ("run (min)", 0, 30, MINUTE_MS),
     "cycles": ("cycles", 1, 24, 1),
     "tick_seconds": ("pump tick (s)", 0, 120, 1000),
 }
@@ -151,7 +152,7 @@ class FastForwardPanel(View):
     learner has moved on to); a press while it runs only says so (``runs`` counts runs)."""
 
     def __init__(
-        self, lab: Lab, queue: str = "cadence-ff", *, occurrences: int = 10_000, every_ms: int = cadence.MINUTE_MS
+        self, lab: Lab, queue: str = "cadence-ff", *, occurrences: int = 10_000, every_ms: int = MINUTE_MS
     ) -> None:
         self.lab = lab
         self.queue = queue

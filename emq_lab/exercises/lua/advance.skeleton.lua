@@ -1,7 +1,7 @@
 -- advance: move the row of ARGV[1] to its next run, ARGV[2]; the tick calls it after its enqueue.
 -- KEYS[1] registry (ZSET: member = name, score = next run ms)   KEYS[2] record (HASH: every_ms, template)
 -- ARGV[1] name   ARGV[2] next_ms   ARGV[3] read_ms (the score the tick read)   ARGV[4] read_every (its every_ms)
---   ARGV[3] and ARGV[4] may be "": no check. rep.advance(...) read nothing, so it sends both "".
+--   ARGV[3] and ARGV[4] may be "": no check. rep.advance(name, every_ms) read nothing: it sends both "".
 -- Returns 1 advanced; 0 the record is gone and the member was swept; 2 (the stretch) moved, nothing written.
 --
 -- The exercise: the sweep. A cancel split into two commands (DEL the record, then ZREM the member)

@@ -8,7 +8,7 @@
 -- ARGV[2]  next_ms     the next run in milliseconds (the host computed it)
 -- ARGV[3]  read_ms     the score the tick read for the row; "" = no check
 -- ARGV[4]  read_every  the every_ms the tick read in the record; "" = no check
---          (rep.advance(...) reads nothing before it advances: it sends both "")
+--          (rep.advance(name, every_ms) reads nothing: it sends both ""; with read_ms= it sends ARGV[3])
 --
 -- Returns
 --   1  the row held read_ms and the record read_every (each "" skips its check):

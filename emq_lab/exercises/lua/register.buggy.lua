@@ -5,7 +5,7 @@
 -- ARGV[1]  name      the registration name (the registry member)
 -- ARGV[2]  every_ms  the period in milliseconds
 -- ARGV[3]  template  the payload template, stored verbatim
--- ARGV[4]  first_ms  the first-run score in milliseconds (the host computed now + first_in)
+-- ARGV[4]  first_ms  the first-run score in milliseconds (the host computed now + first_in_ms)
 --
 -- Returns
 --   1  the name was fresh: record and registry row written   -> registered
