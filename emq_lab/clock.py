@@ -41,13 +41,16 @@ def whole_ms(value: object, field: str) -> int:
     return int(value)
 
 
+#: The course's Monday morning, where a SimClock starts unless told otherwise.
+COURSE_START = "2026-01-05T09:00:00Z"
+#: The instants a clock keeps, as a message says them.
+INSTANTS = f"1970-01-01 to 9999-12-31 UTC, {MIN_INSTANT_MS} to {MAX_INSTANT_MS} ms"
+
+
 def _in_range(ms: int, field: str) -> int:
     if not MIN_INSTANT_MS <= ms <= MAX_INSTANT_MS:
         shown = f"{ms}" if abs(ms) < 10**30 else f"an int of {ms.bit_length()} bits of"  # str() of a huge int fails
-        raise ValueError(
-            f"{field}: {shown} ms is outside the instants a SimClock keeps (1970-01-01 to 9999-12-31 UTC, "
-            f"{MIN_INSTANT_MS} to {MAX_INSTANT_MS} ms)"
-        )
+        raise ValueError(f"{field}: {shown} ms is outside the instants a SimClock keeps ({INSTANTS})")
     return ms
 
 
@@ -114,7 +117,7 @@ def duration(ms: int) -> str:
 class SimClock:
     """A deterministic clock that moves only when told to."""
 
-    def __init__(self, start: str | int | datetime = "2026-01-05T09:00:00Z") -> None:
+    def __init__(self, start: str | int | datetime = COURSE_START) -> None:
         self.start_ms = _in_range(parse_instant(start), "start")
         self._now = self.start_ms
 

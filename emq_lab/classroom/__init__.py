@@ -9,7 +9,7 @@ learner; that printout is the only place the random passwords appear. ``scripts`
 scripts again after a restart, ``revoke`` removes the users, ``reconcile`` the ACL users of hub
 users that are gone, ``overview`` prints what the instructor's panel shows. ``users`` also sets
 the server's limits for the class (``doctor`` checks them). ``guard`` runs the class guard
-(:mod:`.guard`) until Ctrl-C: it closes a learner's connections past its quota. ``hub`` runs the
+(:mod:`.guard`) until Ctrl-C: it closes what one learner holds past the class's limits. ``hub`` runs the
 class's JupyterHub (:mod:`.hub`): each learner's server gets its own ACL user, the instructor a
 read-only observer.
 """

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from redis.exceptions import RedisError
 
 from .. import keys, progress, validate
-from ..clock import SimClock
+from ..clock import COURSE_START, SimClock
 from ..lab import Lab
 from ..schedule import MINUTE_MS
 from .users import all_powerful_users
@@ -19,7 +19,7 @@ ENV_PREFIX = "EMQ_LAB_CLASS_PREFIX"
 DEMO_PREFIX = "demo-"
 DEMO_LEARNERS = ("demo-ada", "demo-bo", "demo-cy")
 DEMO_QUEUES = ("reports", "cadence-live", "cancel")
-START = "2026-01-05T09:00:00Z"
+START = COURSE_START
 
 
 @dataclass(frozen=True)

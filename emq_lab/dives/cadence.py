@@ -150,7 +150,7 @@ def _check_controls(every_ms: int, run_ms: int, cycles: int, tick_ms: int) -> No
     validate.limit(cycles, field="cycles")
 
 
-def _one_registration(
+def _lane_setup(
     lab: Lab, queue: str, *, start_ms: int, every_ms: int, rule: Measure = Measure.START_TO_START
 ) -> tuple[SimClock, Repeat, Pump]:
     """An emptied ``queue`` holding the one registration a lane runs, on a fresh SimClock."""
@@ -249,7 +249,7 @@ def fast_forward(
     validate.limit(occurrences, field="occurrences")
     validate.every_ms(every_ms)
     start_ms = lab_start_ms(lab)
-    clock, rep, pump = _one_registration(lab, queue, start_ms=start_ms, every_ms=every_ms)
+    clock, rep, pump = _lane_setup(lab, queue, start_ms=start_ms, every_ms=every_ms)
     ids: list[str] = []
     for chunk in forward(pump, occurrences, step_ms=every_ms):  # tick, move the clock a period, ...
         ids += [o.job_id for o in chunk]
@@ -340,7 +340,7 @@ def outage(
     start = lab_start_ms(lab) if start_ms is None else start_ms
     down, back = start + DOWN_AT_MS, start + DOWN_AT_MS + down_for_ms
     queue = lane_queue(measure, "outage") if queue is None else queue
-    clock, rep, pump = _one_registration(lab, queue, start_ms=start, every_ms=every_ms, rule=measure)
+    clock, rep, pump = _lane_setup(lab, queue, start_ms=start, every_ms=every_ms, rule=measure)
     runs: list[Run] = []
     while len([run for run in runs if run.release_ms > back]) < after:
         ((_, score),) = rep.entries()

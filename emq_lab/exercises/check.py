@@ -19,7 +19,7 @@ from hypothesis.errors import Flaky, NoSuchExample
 
 from .. import sandbox
 from .._browser import sandbox as browser_sandbox
-from ..clock import SimClock
+from ..clock import COURSE_START, SimClock
 from ..keys import QueueKeys
 from ..lab import Lab
 from ..scripts import Scripts
@@ -28,7 +28,7 @@ from ..validate import printable, shorten, shown
 T = TypeVar("T")
 
 #: Every scenario starts here (the notebooks' SimClock start), so the text is the same each run.
-START = "2026-01-05T09:00:00Z"
+START = COURSE_START
 #: Random scenarios hypothesis draws per checker (fixed seed): small, so a check answers in seconds.
 EXAMPLES = 30
 #: How hypothesis searches: a fixed seed, no example database, no deadline, nothing printed.

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import strategies as st
 
 from .. import validate
-from ..clock import MAX_INSTANT_MS, MIN_INSTANT_MS, duration, moment, parse_instant, whole_ms
+from ..clock import INSTANTS, MAX_INSTANT_MS, MIN_INSTANT_MS, duration, moment, parse_instant, whole_ms
 from ..dives.common import one_registration
 from ..schedule import MINUTE_MS, Measure, first_tick_at_or_after
 from .check import START, Check, passed, queues, search, session, sim, unexpected
@@ -167,8 +167,7 @@ def instant(answer: object) -> int:
         raise RuleError(f"your rule's answer is not a time in whole milliseconds: {said}") from None
     if not MIN_INSTANT_MS <= ms <= MAX_INSTANT_MS:
         raise RuleError(
-            f"your rule's answer ({validate.shown(answer)}) is not an instant in ms the clock can reach "
-            f"(1970-01-01 to 9999-12-31 UTC, {MIN_INSTANT_MS} to {MAX_INSTANT_MS} ms)"
+            f"your rule's answer ({validate.shown(answer)}) is not an instant in ms the clock can reach ({INSTANTS})"
         )
     return ms
 

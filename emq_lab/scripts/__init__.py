@@ -106,7 +106,7 @@ def send_all(client: Client, scripts: Scripts, calls: Sequence[Call]) -> list[Re
 #: Names per register_many.lua call: a few thousand names are a few calls in one round trip.
 MANY = 500
 # What one call may do, whatever its ARGV (the scripts refuse more): a long call holds a class's shared server.
-MAX_MANY, MAX_MANY_BYTES = 1000, 4 * 1024 * 1024  # register_many.lua: names, names x template bytes
+MAX_MANY, MAX_MANY_BYTES = 1000, 4 * 1024 * 1024  # register_many.lua's own bounds: names, names x template bytes
 MAX_DUE = 5000  # due.lua: its limit (it also stops adding rows past 1 MiB of names and templates)
 MAX_BATCH, MAX_READS, MAX_WANT = 1000, 10_000, 10_000  # rows a tick (any pump); ticks.lua: ticks, occurrences a call
 
