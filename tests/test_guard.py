@@ -294,7 +294,7 @@ def test_a_sweep_that_suspended_a_learner_for_a_hold_says_what_held_the_server_h
     assert lines == [
         "09:00:00 suspended room03 for 30 s (its user off, all its connections closed)",
         "09:00:00 suspended room01 for 30 s: its LRANGE on emq:ns:{room01:q}:wait (19 MiB) held the server 0.61 s "
-        "(the class's limit is 0.1 s); 2 such holds",
+        "(the class's limit is 0.1 s); 2 such commands, 0.74 s in all",
         f"09:00:00 suspended room02 for 30 s: its LRANGE on {long_key[:59]}… held the server 0.14 s "
         "(the class's limit is 0.1 s)",
     ]
@@ -320,6 +320,26 @@ def test_a_hold_counts_only_with_work_behind_it_a_big_key_of_the_learners_not_a_
     assert [(w.user, w.key, w.size) for w in weighed] == [("room01", wait, 19_707_512), ("room02", cut_key, -1)]
     assert slow.cut(cut_key) and not slow.cut(wait)
     assert slow.BIG_KEY == 2**20 and not slow.weigh(held[:1], {wait: 2**20 - 1})
+
+
+def test_many_shorter_reads_of_a_big_key_sent_at_once_are_a_hold_for_their_sum() -> None:
+    """Each read under the limit, 30 sent at once hold everyone for their sum (an outside check: 30 reads of
+    65 ms held another learner's PING 1.9 s, again every 4 s): a learner's weighed commands in the window
+    count together. The same reads on a small key, or one of them alone, are not a hold."""
+    wait, small = "emq:ns:{room01:q}:wait", "emq:ns:{room02:q}:wait"
+    reply = [_slowlog(40 - i, 65_000, ["LRANGE", wait, "0", "-1"], f"127.0.0.1:{5100 + i}") for i in range(30)]
+    reply += [_slowlog(10 - i, 65_000, ["LRANGE", small, "0", "-1"], f"127.0.0.1:{5200 + i}") for i in range(5)]
+    learner = lambda user: user.startswith("room")  # noqa: E731
+    held = slow.attribute(slow.parse(reply), [], learner=learner, now_s=1005, max_hold_ms=0)
+    weighed = slow.weigh(held, {wait: 8 * slow.BIG_KEY, small: 4_000})
+    assert {w.user for w in weighed} == {"room01"}
+    over = slow.over(weighed, max_hold_ms=100)
+    assert len(over) == 30 and {w.user for w in over} == {"room01"}
+    assert not slow.over(weighed[:1], max_hold_ms=100)  # one 65 ms read alone is allowed
+    assert slow.lines("09:00:00", over, cooldown_s=30, max_hold_ms=100) == [
+        "09:00:00 suspended room01 for 30 s: its LRANGE on emq:ns:{room01:q}:wait (8 MiB) held the server 0.07 s "
+        "(the class's limit is 0.1 s); 30 such commands, 1.95 s in all"
+    ]
 
 
 def test_a_command_of_far_more_arguments_than_the_course_sends_is_a_hold_whatever_its_key_and_time() -> None:

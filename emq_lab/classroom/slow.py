@@ -1,4 +1,4 @@
-"""The class guard's eye on holds: a learner whose one command held the server too long.
+"""The class guard's eye on holds: a learner whose commands held the server too long.
 
 No ACL rule bounds a command's work: a learner's ``LRANGE`` of all of its own 2,000,000-entry list
 holds every learner 0.1 to 0.6 s (the output-buffer limit closes the connection only after the
@@ -6,16 +6,17 @@ server built the reply), and a loop of them starves the class. The server's ``SL
 command that ran ``slowlog-log-slower-than`` µs or more: its id, start, duration, arguments (cut
 at 32, each at 128 bytes) and client address, but not its user. Each sweep reads the entries that
 started in the last :data:`WINDOW_S` seconds (a quiet sweep reads the newest only, and keeps
-nothing: a sweep of a quiet class writes nothing) and gives each of :data:`MAX_HOLD_MS` or more, or
-of :data:`MAX_ARGS` arguments or more (SLOWLOG times the running, not the reading of the arguments),
-a user (:func:`attribute`): the one of the connection at its address if it is still open, else the
-learner whose key it names (the output-buffer limit closed it). A hold counts when there is work
-behind it, one of the learner's keys it names holds :data:`BIG_KEY` bytes or more, or its
-arguments are that many (:func:`weigh`): the duration is wall-clock, which a loaded machine
-stretches. The guard suspends the learners
-among them not suspended already, as past its quota (an entry seen again at the next sweep names a
-learner suspended by then; the window is shorter than the cooldown); a hold under the limit is
-allowed, however often."""
+nothing: a sweep of a quiet class writes nothing) and gives each a user (:func:`attribute`): the
+one of the connection at its address if it is still open, else the learner whose key it names (the
+output-buffer limit closed it). A command counts when there is work behind it, one of the learner's
+keys it names holds :data:`BIG_KEY` bytes or more, or it had :data:`MAX_ARGS` arguments or more
+(:func:`weigh`): the duration is wall-clock, which a loaded machine stretches. A learner whose
+counted commands held the server :data:`MAX_HOLD_MS` or more in all (one long read, or many shorter
+ones sent at once, which hold everyone for their sum), or who sent one of MAX_ARGS arguments
+(SLOWLOG times the running, not the reading of the arguments), is held to have starved the class
+(:func:`over`). The guard suspends the learners among them not suspended already, as past its
+quota (an entry seen again at the next sweep names a learner suspended by then; the window is
+shorter than the cooldown); commands under the limit in all are allowed."""
 
 from __future__ import annotations
 
@@ -201,7 +202,7 @@ def holds(
     raw = node.execute_command("SLOWLOG", "GET", SLOW_ENTRIES, NEVER_DECODE=True)
     entries = [entry for entry in parse(raw) if entry.start_s >= now_s - window_s]
     learner = learner_test(prefix)
-    held = attribute(entries, clients, learner=learner, now_s=now_s, max_hold_ms=max_hold_ms)
+    held = attribute(entries, clients, learner=learner, now_s=now_s, max_hold_ms=0)  # summed below: over()
     if not held:
         return []
     users = {slow.user for slow in held}  # a key's namespace whose user is gone (revoked): no one to suspend
@@ -213,23 +214,37 @@ def holds(
         pipe.execute_command("MEMORY", "USAGE", key)  # 5 samples of a big key: a few µs
     replies = pipe.execute(raise_on_error=False)
     sizes = {key: size if isinstance(size, int) else None for key, size in zip(named, replies, strict=True)}
-    return weigh(held, sizes)
+    return over(weigh(held, sizes), max_hold_ms=max_hold_ms)
+
+
+def over(weighed: Iterable[Slow], *, max_hold_ms: int = MAX_HOLD_MS) -> list[Slow]:
+    """The weighed holds of the learners whose commands held the server ``max_hold_ms`` or more in all
+    (one long read, or many shorter ones at once: 30 reads of 65 ms each, sent together, held another
+    learner 1.9 s), or whose one command had :data:`MAX_ARGS` arguments or more."""
+    weighed = list(weighed)
+    total: dict[str, int] = {}
+    for slow in weighed:
+        total[slow.user] = total.get(slow.user, 0) + slow.duration_us
+    return [slow for slow in weighed if total[slow.user] >= max_hold_ms * 1000 or slow.argc >= MAX_ARGS]
 
 
 def lines(when: str, held: Sequence[Slow], *, cooldown_s: int, max_hold_ms: int) -> list[str]:
     """One line per learner, its longest hold: ``09:41:03 suspended room01 for 30 s: its LRANGE on
-    emq:ns:{room01:q}:wait (19 MiB) held the server 0.61 s (the class's limit is 0.1 s)``."""
+    emq:ns:{room01:q}:wait (19 MiB) held the server 0.61 s (the class's limit is 0.1 s)``, and how many
+    there were and their time in all when more than one."""
     longest: dict[str, Slow] = {}
     count: dict[str, int] = {}
+    total: dict[str, int] = {}
     for slow in held:
         count[slow.user] = count.get(slow.user, 0) + 1
+        total[slow.user] = total.get(slow.user, 0) + slow.duration_us
         if slow.user not in longest or slow.duration_us > longest[slow.user].duration_us:
             longest[slow.user] = slow
     said = []
     for user, slow in sorted(longest.items()):
         key = validate.shorten(slow.key, 60)
         on = f" on {key}" + (f" ({slow.size / 2**20:.0f} MiB)" if slow.size > 0 else "") if key else ""
-        more = f"; {count[user]} such holds" if count[user] > 1 else ""
+        more = f"; {count[user]} such commands, {total[user] / 1e6:.2f} s in all" if count[user] > 1 else ""
         if slow.argc >= MAX_ARGS:  # SLOWLOG's time leaves out the reading of the arguments
             how = f"held the server {slow.duration_us / 1e6:.2f} s and longer to read its {slow.argc:,} arguments"
             limit = f"{max_hold_ms / 1000:g} s, or {MAX_ARGS:,} arguments"
