@@ -1399,3 +1399,91 @@ def test_a_learner_process_trying_passwords_from_this_machine_is_killed_and_one_
                 process.kill()
                 process.wait()
         eve_back(room, admin)
+
+
+CHURNER = """
+import collections, select, socket, sys, time
+port, most, life = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+held = collections.deque()
+print("ready", flush=True)
+deadline = time.monotonic() + 60  # a backstop: the test stops it long before
+while time.monotonic() < deadline and not select.select([sys.stdin], [], [], 0.002)[0]:
+    while held and held[0][0] < time.monotonic() - life:  # each closed by itself, well inside its grace
+        held.popleft()[1].close()
+    if len(held) < most:
+        try:
+            held.append((time.monotonic(), socket.create_connection(("127.0.0.1", port), timeout=5)))
+        except OSError:
+            pass
+"""
+
+
+def _churner(room: Class, most: int = 40, hub_user: str = "01") -> subprocess.Popen[str]:
+    """A process of ``hub_user`` (``01``: eve) opening sockets that never log in, each closed by
+    itself 0.3 s later (before the guard would: its grace is 1 s), ``most`` open at any moment."""
+    churner = subprocess.Popen(
+        [sys.executable, "-c", CHURNER, str(room.server.server.port), str(most), "0.3"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env={**os.environ, "JUPYTERHUB_USER": hub_user},
+    )  # fmt: skip
+    assert churner.stdout is not None and churner.stdout.readline().strip() == "ready"
+    return churner
+
+
+def test_a_process_closing_its_own_unlogged_sockets_inside_their_grace_is_killed_with_kill_local_only(
+    room: Class,
+) -> None:
+    """A process of eve's keeps about 40 sockets open that never log in (below maxclients), closing
+    each itself 0.3 s after it opened it: none is ever past its grace, so the guard closes none of
+    them. Without ``kill_local`` it lives on. With it, a sweep counts the 16 or more sockets not
+    logged in that one local process holds at once, whatever their age, kills it, names it with its
+    hub user and suspends eve. A process of bob's holding 20 logged-in connections and opening more
+    through their handshake (one at a time, not yet logged in) lives on, and so do four of bob's
+    kernels (hub user ``02``) each holding 6 sockets not yet logged in at once (24 together: young
+    ones are counted per process, never per hub user)."""
+    admin = room.server.admin()
+    guard.sweep(admin, prefix=PREFIX)  # the counts taken before
+    url = room.bob.url(room.server.admin_url)
+    args = [url, str(room.server.server.port), room.bob.name, room.bob.password]
+    bystander = subprocess.Popen(
+        [sys.executable, "-c", LEGIT, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    kernels = [_churner(room, most=6, hub_user=room.bob.name.removeprefix(PREFIX)) for _ in range(4)]
+    churner = _churner(room)
+    killed: list[sockets.Killed] = []
+    lines: list[str] = []
+    try:
+        assert bystander.stdout is not None and bystander.stdout.readline().strip() == "ready"
+        for _ in range(500):  # bounded: until the churn and the kernels hold their sockets
+            if len(_unlogged(admin)) >= 40 + 4 * 6 - 8:
+                break
+            time.sleep(0.01)
+        for _ in range(5):  # the guard without kill_local: nothing to close, no one killed
+            swept = guard.sweep(admin, prefix=PREFIX)
+            assert not swept.killed, swept
+            time.sleep(0.2)
+        assert churner.poll() is None, "killed without kill_local"
+        for _ in range(20):  # bounded in sweeps: the hub's guard
+            swept = guard.sweep(admin, prefix=PREFIX, kill_local=True)
+            killed, lines = killed + list(swept.killed), lines + swept.lines()
+            if killed:
+                break
+            time.sleep(0.2)
+        assert [(gone.pid, gone.why) for gone in killed] == [(churner.pid, "login")], lines
+        assert killed[0].sockets >= sockets.KILL_AT
+        assert churner.wait(timeout=10) == -signal.SIGKILL
+        assert killed[0].hub_user == "01" and killed[0].suspended == room.eve.name
+        assert any(f"killed process {churner.pid} (python" in line and "of hub user 01, holding" in line
+                   for line in lines), lines  # fmt: skip
+        assert any(f"killed process {churner.pid} (" in line for line in guard.read_log(admin, lines=guard.LOG_LINES))
+        assert room.eve.name in guard.suspended(admin) and room.bob.name not in guard.suspended(admin)
+        assert [kernel.poll() for kernel in kernels] == [None] * 4, "the guard killed bob's kernels"
+        assert bystander.poll() is None, "the guard killed bob's process"
+        out, _ = bystander.communicate("stop\n", timeout=60)
+        pinged, handshakes = (int(word) for word in out.split())
+        assert pinged == 20 and handshakes > 0  # bob's process kept its connections and went on connecting
+    finally:
+        for process in (churner, bystander, *kernels):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        eve_back(room, admin)

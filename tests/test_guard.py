@@ -117,8 +117,8 @@ def test_a_sweep_that_killed_processes_names_each_with_its_command_sockets_and_h
     )  # fmt: skip
     assert done.lines() == [
         "09:00:00 suspended learner-ada for 30 s (its user off, all its connections closed)",
-        "09:00:00 killed process 4242 (python3) of hub user ada, holding 250 socket(s) not logged in after 1 s",
-        "09:00:00 killed process 4243 (?), holding 16 socket(s) not logged in after 1 s",
+        "09:00:00 killed process 4242 (python3) of hub user ada, holding 250 socket(s) not logged in",
+        "09:00:00 killed process 4243 (?), holding 16 socket(s) not logged in",
     ]
 
 

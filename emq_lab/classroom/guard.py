@@ -35,16 +35,19 @@ and a learner may send arguments, of bytes that are not UTF-8).
 
 With ``kill_local`` (the ``hub`` command's guard on a class server on this machine; ``guard
 --kill-local``), it also stops the processes behind the sockets it closes unlogged: for those from a
-loopback address (so from this machine, when the server runs here too) it finds, on Linux, the
-local process holding each and kills every one holding :data:`~emq_lab.classroom.sockets.KILL_AT`
-or more, or whose hub user's processes together hold that many
-(:func:`emq_lab.classroom.sockets.kill_holders`), never the guard's own process, its ancestors
-(the hub) or the server. It names the hub user when the process or one of its ancestors started
-with ``JUPYTERHUB_USER`` (a learner's server sets it) and suspends that learner's ACL user
-(``<prefix><hub user>``) as past its quota. A learner's processes each under the hub's open-files
-limit would otherwise hold ``maxclients`` between them. It kills, the same way, the local process
-behind a loopback socket trying passwords (one is enough: it failed ``max_failed`` logins since
-the last sweep), never one whose login failed only a few times from the same address.
+loopback address (so from this machine, when the server runs here too) it finds, on Linux, the local
+process holding each and kills every one holding :data:`~emq_lab.classroom.sockets.KILL_AT` or more,
+or whose hub user's processes together hold that many
+(:func:`emq_lab.classroom.sockets.kill_holders`), and every one holding that many not logged in at
+once, whatever their age (young ones too, inside the grace: a process closing each itself before the
+guard would; counted per process, never per hub user: a client in its handshake holds one or a few,
+briefly), never the guard's own process, its ancestors (the hub) or the server. It names the hub
+user when the process or one of its ancestors started with ``JUPYTERHUB_USER`` (a learner's server
+sets it) and suspends that learner's ACL user (``<prefix><hub user>``) as past its quota. A
+learner's processes each under the hub's open-files limit would otherwise hold ``maxclients``
+between them. It kills, the same way, the local process behind a loopback socket trying passwords
+(one is enough: it failed ``max_failed`` logins since the last sweep), never one whose login failed
+only a few times from the same address.
 
 It also counts the connections the server refused at ``maxclients`` since the last sweep (``INFO
 stats`` ``rejected_connections``). It writes one line per learner and reason (and one for the
@@ -54,8 +57,9 @@ connections are being refused or closed unlogged, :func:`watch` sweeps every
 loop) or from the instructor's page (``ClassroomPanel(..., guard=True)``, once per refresh);
 either way it needs the admin. The server's own limits (``doctor``) bound what happens between
 two sweeps, and on a hub each process of a learner may hold only so many sockets
-(:data:`emq_lab.classroom.hub.OPEN_FILES`): a process that opens sockets again as fast as the
-guard closes them holds at most that many."""
+(:data:`emq_lab.classroom.hub.OPEN_FILES`). Without ``kill_local`` (or from another machine), a
+process that opens them again as fast as the guard closes them, or closes each itself within the
+grace, keeps ``maxclients`` full; with it, a local one lives until the next sweep."""
 
 from __future__ import annotations
 
@@ -181,7 +185,7 @@ class Sweep:
             lines.append(f"{when} {failures}, each connection gone before the sweep (nothing to close)")
         for gone in self.killed:
             whose = f" of hub user {gone.hub_user[:40]}" if gone.hub_user else ""
-            doing = f"not logged in after {self.grace_s} s" if gone.why == "login" else "trying passwords"
+            doing = "not logged in" if gone.why == "login" else "trying passwords"  # young ones too, any age
             lines.append(
                 f"{when} killed process {gone.pid} ({gone.command[:40] or '?'}){whose}, holding {gone.sockets} "
                 f"socket(s) {doing}"
@@ -271,8 +275,9 @@ def sweep(
     :func:`choose` picks (users named ``prefix...`` are learners), suspend for ``cooldown_s``
     seconds each learner past its quota or whose command held the server ``max_hold_ms`` or more
     (:func:`slow.holds`), with ``kill_local`` kill the local processes holding ``kill_at`` or more
-    of the loopback sockets it closes unlogged (:func:`sockets.kill_holders`; only where the server
-    runs on this machine: a loopback address is then this machine's), under memory pressure free
+    of the loopback sockets it closes unlogged (:func:`sockets.kill_holders`), or, one process alone,
+    of all not logged in now (only where the server runs on this machine: a loopback address is then
+    this machine's), under memory pressure free
     and suspend each learner past its share (:func:`memory.relieve`), and log it all; returns what
     it saw and did."""
     validate.integer(kill_at, "kill_at", 1, unit=" socket(s)")
@@ -290,6 +295,7 @@ def sweep(
     refused = 0
     held: dict[int, int] = {}  # local pid -> loopback sockets not logged in past the grace
     trying: dict[int, int] = {}  # local pid -> loopback sockets that failed max_failed logins or more
+    waiting: dict[int, int] = {}  # local pid -> loopback sockets not logged in now, whatever their age
     holds: list[slow.Slow] = []
     for index, node in enumerate(_nodes(admin)):
         me = int(node.client_id())
@@ -323,12 +329,14 @@ def sweep(
             grace_s=grace_s,
             guessing=guessing,
         )
-        if kill_local:
-            for into, chosen in (
-                (held, [c for c in picked if c.why == "login"]),
-                (trying, [c for c in picked if c.id in guessing]),
+        if kill_local:  # waiting: every socket not logged in now, young ones too (inside their grace)
+            unlogged = [number(e, "id") for e in entries if login_open and str(e.get("user", "")) == "default"]
+            for into, ids in (
+                (held, [c.id for c in picked if c.why == "login"]),
+                (trying, [c.id for c in picked if c.id in guessing]),
+                (waiting, unlogged),
             ):
-                for pid, count in _local_holders(entries, chosen).items():
+                for pid, count in sockets.local_holders(entries, ids).items():
                     into[pid] = into.get(pid, 0) + count
         closed += _close(node, picked)
 
@@ -353,6 +361,10 @@ def sweep(
         with contextlib.suppress(OutOfMemoryError):  # still full (no learner past its share): counted again
             pipe.execute()
     killed = sockets.kill_holders(held, kill_at=kill_at) if held else []
+    # One process holding kill_at or more at once, young or not, is flooding (a client in its handshake
+    # holds one or a few, briefly); counted per process, never per hub user (a learner's kernels connecting).
+    flooding = {pid: n for pid, n in waiting.items() if n >= kill_at and pid not in {k.pid for k in killed}}
+    killed += sockets.kill_holders(flooding, kill_at=kill_at) if flooding else []
     killed += sockets.kill_holders(trying, kill_at=1, why="password") if trying else []
     if holds:  # a hold seen again at the next sweep: its learner suspended by then
         holds = [hold for hold in holds if hold.user not in suspended(admin)]
@@ -377,7 +389,7 @@ def sweep(
         refused=refused, unlogged=per_user.get("default", 0) if login_open else 0, killed=tuple(killed),
         memory=pressed, held=tuple(holds), max_hold_ms=max_hold_ms,
     )  # fmt: skip
-    if log and (closed or resumed or refused or pressed or holds or guessed):
+    if log and (closed or resumed or refused or pressed or holds or guessed or killed):
         done = _log(admin, done)
     return done
 
@@ -390,18 +402,6 @@ def _close(node: Any, picked: list[Closed]) -> list[Closed]:
             pipe.execute_command("CLIENT", "KILL", "ID", closing.id)
         pipe.execute(raise_on_error=False)
     return picked
-
-
-def _local_holders(entries: list[dict[str, Any]], closing: list[Closed]) -> dict[int, int]:
-    """The local processes holding the client end of the sockets in ``closing`` that come from a
-    loopback address: {pid: sockets}. The server's own port (``laddr``) is the peer."""
-    local = [c for c in closing if sockets.loopback(c.addr.rpartition(":")[0])]
-    ports = {sockets.port(c.addr) for c in local} - {0}
-    if not ports:
-        return {}
-    by_id = {number(entry, "id"): entry for entry in entries}
-    served = {sockets.port(str(by_id.get(c.id, {}).get("laddr", ""))) for c in local} - {0}
-    return sockets.holders(ports, peer=served.pop() if len(served) == 1 else None)
 
 
 def _acl_user(admin: Any, prefix: str, hub_user: str | None) -> str | None:

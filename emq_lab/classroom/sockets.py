@@ -13,8 +13,9 @@ import ipaddress
 import os
 import signal
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 PROC = "/proc"
 #: The variable JupyterHub puts in a single-user server's environment: the hub user it runs for.
@@ -26,6 +27,8 @@ DEPTH = 12
 #: within the grace), and a learner's kernel holds about 8 connections in all; 16 is twice that, half the
 #: quota, and processes holding 15 each would need to be 67 to fill a class of 30's ``maxclients`` (992);
 #: under the hub their learner's total counts (each process has the learner's ``JUPYTERHUB_USER``).
+#: One process holding that many not logged in at once, young or not, is killed too: a client in its
+#: handshake holds one or a few, briefly (counted per process only: a learner's kernels connect at once).
 KILL_AT = 16
 #: Command names of the server, never killed.
 SERVERS = ("valkey-server", "redis-server")
@@ -167,6 +170,23 @@ def port(addr: str) -> int:
         return int(addr.rpartition(":")[2])
     except ValueError:
         return 0
+
+
+def local_holders(entries: Iterable[Mapping[str, Any]], ids: Iterable[int]) -> dict[int, int]:
+    """The local processes holding the client end of the connections ``ids`` of ``entries`` (the
+    server's ``CLIENT LIST``, parsed) that come from a loopback address: {pid: sockets}. The
+    server's own port (``laddr``) is the peer."""
+    wanted = {str(ident) for ident in ids}
+    local = [e for e in entries if str(e.get("id", "")) in wanted and loopback(_host(str(e.get("addr", ""))))]
+    ports = {port(str(e.get("addr", ""))) for e in local} - {0}
+    if not ports:
+        return {}
+    served = {port(str(e.get("laddr", ""))) for e in local} - {0}
+    return holders(ports, peer=served.pop() if len(served) == 1 else None)
+
+
+def _host(addr: str) -> str:
+    return addr.rpartition(":")[0] or addr
 
 
 def kill_holders(held: dict[int, int], *, kill_at: int = KILL_AT, why: str = "login") -> list[Killed]:
