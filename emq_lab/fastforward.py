@@ -26,7 +26,8 @@ def forward(
     """Tick ``pump`` from its SimClock's now every ``step_ms`` (0: at each moment a row falls due)
     until ``occurrences`` have fired, ``per_call`` a round (at most ``scripts.MAX_WANT``); yields
     what each round fired, the clock left at the tick after the last. ``finish_ms`` (start-to-finish
-    only): each run's length, its finish advancing the row. Stops early when a round fires nothing new."""
+    only): each run's length, its finish advancing the row. Stops early on a round short of its want
+    with nothing more due."""
     clock = pump.lab.clock
     if not isinstance(clock, AdvancingClock):
         raise ValueError("clock: forward() needs a SimClock (one that can advance)")

@@ -69,8 +69,7 @@ PROGRESS_TAIL = ":}:progress"
 
 
 def namespace_head() -> str:
-    """What every key in a namespace starts with (``emq:ns:{``); the namespace runs from there to
-    the next ``:``."""
+    """What every key in a namespace starts with (``emq:ns:{``); the namespace runs from there to the next ``:``."""
     return f"{PREFIX}:ns:{{"
 
 
@@ -121,8 +120,7 @@ def namespaces_glob(head: str, chars: Iterable[str], *, negate: bool = False) ->
 
 
 def no_key_glob() -> str:
-    """A SCAN glob no emq-lab key matches (a namespace is never empty): a SCAN step that only moves
-    its cursor."""
+    """A SCAN glob no emq-lab key matches (a namespace is never empty): a SCAN step that only moves its cursor."""
     return f"{PREFIX}:ns:{{}}"
 
 

@@ -1,6 +1,6 @@
-"""The pump. A tick has three phases, which the dives step through: ``read`` (due.lua: the due
-rows with their records), ``enqueue`` (enqueue.lua a live row: one job) and ``advance``
-(advance.lua a row: its next run by the pump's rule, only if the row still holds the score read).
+"""The pump. A tick has three phases, which the dives step through: ``read`` (due.lua: the due rows
+with their records), ``enqueue`` (enqueue.lua a live row: one job) and ``advance`` (advance.lua a
+row: its next run by the pump's rule, only if it still holds the score and the period read).
 ``Pump.tick()`` runs them, each row's advance right after its enqueue in one pipeline.
 
 A fault raises the backend's error carrying ``.fired`` (the occurrences stored before it) and
@@ -77,7 +77,11 @@ class Pump:
             raise ValueError("clock: run() needs a SimClock (one that can advance)")
         fired: list[Occurrence] = []
         while clock.now_ms() <= until_ms:
-            fired.extend(self.tick())
+            try:
+                fired.extend(self.tick())
+            except RedisError as exc:
+                carrying(exc, fired + getattr(exc, "fired", []))  # the earlier ticks' too
+                raise
             clock.advance(step_ms)
         return fired
 
@@ -136,7 +140,7 @@ class Tick:
         return self.fired
 
     def advance(self) -> list[tuple[str, Outcome]]:
-        """Advance each row read by the pump's rule if it still holds the score read (MOVED if
+        """Advance each row read by the pump's rule if it still holds the score and period read (MOVED if
         not), sweep each whose record is gone; under start-to-finish a live row is left for the
         worker that finishes the run."""
         self._send("advance")

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Due:
-    """What ``due()`` returns for a due :class:`Row` whose record is there (``rows()``: the whole row)."""
+    """What ``due()`` returns for a due :class:`Row` with its record, not refused (``rows()``: the whole row)."""
 
     name: str
     every_ms: int

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
-from helpers import MIN
+import redis
+from helpers import MIN, START
 
 import emq_lab
 from emq_lab import Occurrence, Outcome
+from emq_lab.backend import embedded_client, embedded_server
 from emq_lab.keys import QueueKeys
 
 
@@ -106,3 +111,32 @@ def test_run_ticks_a_simclock_forward(lab: emq_lab.Lab, queue: str) -> None:
     start = lab.clock.now_ms()
     fired = lab.pump(queue).run(until_ms=start + 45 * MIN, step_ms=MIN)
     assert [o.fired_at_ms - start for o in fired] == [0, 15 * MIN, 30 * MIN, 45 * MIN]
+
+
+def test_a_run_that_meets_a_fault_raises_carrying_what_every_earlier_tick_fired() -> None:
+    """``Pump.run`` ticks many times; a fault at a later tick raises the backend's error carrying the
+    occurrences of every tick before it too (as ``drain`` does), each of them stored."""
+    queue = "run-fault"
+    lab = emq_lab.connect(clock=emq_lab.SimClock(START))
+    lab.repeat(queue).register_many([(f"n{i}", MIN, "t") for i in range(10)])
+    wait, server = lab.keyspace(queue).wait, embedded_server()
+
+    def cut_once_out() -> None:  # the embedded server switched off once 100 jobs are out
+        watcher = embedded_client()
+        deadline = time.monotonic() + 60
+        while watcher.llen(wait) < 100 and time.monotonic() < deadline:
+            time.sleep(0.0005)
+        server.connected = False
+
+    cutter = threading.Thread(target=cut_once_out)
+    cutter.start()
+    try:
+        with pytest.raises(redis.RedisError) as caught:
+            lab.pump(queue).run(until_ms=lab.clock.now_ms() + 600 * MIN, step_ms=MIN)
+    finally:
+        cutter.join()
+        server.connected = True
+    fired: list[Occurrence] = caught.value.fired  # type: ignore[attr-defined]
+    assert len(fired) >= 90  # the ticks before the one that met the fault, ten names each
+    assert {o.job_id for o in fired} <= set(lab.jobs(queue).browse(limit=10_000))
+    lab.reset(queue)

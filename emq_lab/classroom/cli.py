@@ -83,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
         "guard",
         "run the class guard until Ctrl-C: close a learner's connections past its quota (and suspend it), "
         "huge unread replies, sockets that never log in and connections trying passwords; suspend a learner whose "
-        f"command held the server {guard.slow.MAX_HOLD_MS} ms or more; print what it does",
+        f"commands held the server {guard.slow.MAX_HOLD_MS} ms or more in all; print what it does",
     )
     watch.add_argument("--prefix", default="learner", help=LEARNERS_PREFIX)
     watch.add_argument("--every", type=float, default=1.0, help="seconds between two sweeps (default: 1)")

@@ -267,7 +267,8 @@ def slowlog_rows(client: Any) -> list[Row]:
             found += ": every command logged, a hold may drop out before the guard reads it"
             rows.append(Row("slowlog threshold", found, "warn", f"slowlog-log-slower-than {SLOWLOG_US}"))
         else:
-            rows.append(Row("slowlog threshold", f"{found}: the guard sees holds of {limit:,} µs", "ok"))
+            seen = f"the guard sees holds of {limit:,} µs, and sums commands of {int(slower):,} µs or more"
+            rows.append(Row("slowlog threshold", f"{found}: {seen}", "ok"))
     most = _config(client, "slowlog-max-len")
     if most is not None and int(most) < SLOW_ENTRIES:
         found = f"{most} entries: the guard may miss holds"

@@ -26,12 +26,12 @@ no more (if those are not enough, of all its keys but its progress; its progress
 like a learner past its quota (:mod:`emq_lab.classroom.memory`). The walk comes after the connections
 are closed and before any write (a full server refuses them); a long one closes connections again
 every 100 calls.
-A learner whose one command on a big key of its own held the server
-:data:`~emq_lab.classroom.slow.MAX_HOLD_MS` ms or more (the server's ``SLOWLOG``: a read of all of
-a huge list, which no ACL rule bounds), or whose command had :data:`~emq_lab.classroom.slow.MAX_ARGS`
-arguments or more, is suspended too, so such a hold happens once, not in a loop
-(:mod:`emq_lab.classroom.slow`). ``ACL LOG`` and ``SLOWLOG`` are read raw (anyone may try a username,
-and a learner may send arguments, of bytes that are not UTF-8).
+A learner whose commands on big keys of its own held the server
+:data:`~emq_lab.classroom.slow.MAX_HOLD_MS` ms or more in all within the window (the server's
+``SLOWLOG``: a read of all of a huge list, which no ACL rule bounds, or many at once), or whose
+command had :data:`~emq_lab.classroom.slow.MAX_ARGS` arguments or more, is suspended too, so such a
+hold happens once, not in a loop (:mod:`emq_lab.classroom.slow`). ``ACL LOG`` and ``SLOWLOG`` are
+read raw (anyone may try a username, and a learner may send arguments, of bytes that are not UTF-8).
 
 With ``kill_local`` (the ``hub`` command's guard on a class server on this machine; ``guard
 --kill-local``), it also stops the processes behind the sockets it closes unlogged: for those from a
@@ -127,7 +127,7 @@ class Sweep:
     unlogged: int = 0  # connections not logged in (any age) this sweep saw
     killed: tuple[sockets.Killed, ...] = ()  # local processes killed for the sockets not logged in they held
     memory: tuple[memory.Pressed, ...] = ()  # primaries under memory pressure this sweep walked
-    held: tuple[slow.Slow, ...] = ()  # learners' commands that held the server max_hold_ms or more
+    held: tuple[slow.Slow, ...] = ()  # learners' commands that held the server max_hold_ms or more in all
     max_hold_ms: int = slow.MAX_HOLD_MS
 
     @property
@@ -273,8 +273,8 @@ def sweep(
     """Turn on again the learners whose suspension is over, read ``ACL LOG`` (the failed logins
     since the last sweep: :func:`failed_logins`) and ``CLIENT LIST`` on every primary, close what
     :func:`choose` picks (users named ``prefix...`` are learners), suspend for ``cooldown_s``
-    seconds each learner past its quota or whose command held the server ``max_hold_ms`` or more
-    (:func:`slow.holds`), with ``kill_local`` kill the local processes holding ``kill_at`` or more
+    seconds each learner past its quota or whose commands held the server ``max_hold_ms`` or more in
+    all (:func:`slow.holds`), with ``kill_local`` kill the local processes holding ``kill_at`` or more
     of the loopback sockets it closes unlogged (:func:`sockets.kill_holders`), or, one process alone,
     of all not logged in now (only where the server runs on this machine: a loopback address is then
     this machine's), under memory pressure free

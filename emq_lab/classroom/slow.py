@@ -12,7 +12,8 @@ output-buffer limit closed it). A command counts when there is work behind it, o
 keys it names holds :data:`BIG_KEY` bytes or more, or it had :data:`MAX_ARGS` arguments or more
 (:func:`weigh`): the duration is wall-clock, which a loaded machine stretches. A learner whose
 counted commands held the server :data:`MAX_HOLD_MS` or more in all (one long read, or many shorter
-ones sent at once, which hold everyone for their sum), or who sent one of MAX_ARGS arguments
+ones, as sent at once, which hold everyone for their sum; each sweep adds those of the
+last :data:`WINDOW_S` seconds), or who sent one of MAX_ARGS arguments
 (SLOWLOG times the running, not the reading of the arguments), is held to have starved the class
 (:func:`over`). The guard suspends the learners among them not suspended already, as past its
 quota (an entry seen again at the next sweep names a learner suspended by then; the window is
@@ -29,7 +30,7 @@ from .. import keys, validate
 from .logins import number
 from .users import ALLOWED_COMMANDS, learner_test
 
-#: A command that held the server this long (ms) or more suspends its learner. Measured with SLOWLOG on
+#: A learner's commands that held the server this long (ms) or more in all suspend it. Measured with SLOWLOG on
 #: Valkey 8.0, a 2-core machine: the course's heaviest calls take at most 9 ms (a drain's tick of 1,000
 #: rows 7.5-9.0, a tick of 1,000 6.8-7.4, register_many of 1,000 5.6-6.6, a fast-forward's hundred
 #: ticks 1.8-2.5, the overview of 30 learners under 0.1), and at most 36 ms with three more processes
@@ -127,9 +128,8 @@ def attribute(
     learner: Callable[[str], bool],
     now_s: int,
     max_hold_ms: int = MAX_HOLD_MS,
-    max_args: int = MAX_ARGS,
 ) -> list[Slow]:
-    """The holds of ``max_hold_ms`` or more, or of ``max_args`` arguments or more, among ``entries`` and
+    """The holds of ``max_hold_ms`` or more, or of :data:`MAX_ARGS` arguments or more, among ``entries`` and
     whose they are, from ``CLIENT
     LIST`` (parsed) of the same sweep: the user of the connection at the entry's address when it
     was open at the entry's start (an ``age`` that reaches back to it; a newer one only reuses the
@@ -139,7 +139,7 @@ def attribute(
     by_addr = {str(entry.get("addr", "")): entry for entry in clients}
     held = []
     for entry in entries:
-        if entry.duration_us < max_hold_ms * 1000 and argc(entry.args) < max_args:
+        if entry.duration_us < max_hold_ms * 1000 and argc(entry.args) < MAX_ARGS:
             continue
         client = by_addr.get(entry.addr)
         if client is not None and number(client, "age") + 1 >= now_s - entry.start_s:
@@ -159,18 +159,16 @@ def cut(key: str) -> bool:
     return key.endswith(" more bytes)") and "... (" in key
 
 
-def weigh(
-    held: Iterable[Slow], sizes: dict[str, int | None], *, big_key: int = BIG_KEY, max_args: int = MAX_ARGS
-) -> list[Slow]:
+def weigh(held: Iterable[Slow], sizes: dict[str, int | None], *, big_key: int = BIG_KEY) -> list[Slow]:
     """The holds with work behind them: one of the keys the command names holds ``big_key`` bytes or
     more (``sizes``: MEMORY USAGE of each, None for a key gone), or SLOWLOG cut one (a name past 128
     bytes, which no course queue has: it cannot be weighed, so the hold counts), or it had
-    ``max_args`` arguments or more (far more than the course sends). A hold on small keys only, or on
+    :data:`MAX_ARGS` arguments or more (far more than the course sends). A hold on small keys only, or on
     none, with as many arguments as the course's, is the machine's load stretching a call, not the
     learner's work."""
     weighed = []
     for slow in held:
-        if slow.argc >= max_args:
+        if slow.argc >= MAX_ARGS:
             weighed.append(slow)
             continue
         if any(cut(key) for key in slow.keys):
@@ -219,8 +217,9 @@ def holds(
 
 def over(weighed: Iterable[Slow], *, max_hold_ms: int = MAX_HOLD_MS) -> list[Slow]:
     """The weighed holds of the learners whose commands held the server ``max_hold_ms`` or more in all
-    (one long read, or many shorter ones at once: 30 reads of 65 ms each, sent together, held another
-    learner 1.9 s), or whose one command had :data:`MAX_ARGS` arguments or more."""
+    (those of the window :func:`holds` reads: one long read, or many shorter ones: 30 reads of 65 ms
+    each, sent together, held another learner 1.9 s), or whose one command had :data:`MAX_ARGS`
+    arguments or more."""
     weighed = list(weighed)
     total: dict[str, int] = {}
     for slow in weighed:

@@ -181,8 +181,7 @@ def _array(reply: Reply) -> list[Reply]:
 
 
 def outcome(script: str, reply: Reply) -> Outcome:
-    """The Outcome of ``script``'s integer reply: register, cancel, advance; enqueue's code (from its
-    pair, or a ticks.lua row)."""
+    """The Outcome of ``script``'s integer code: register, cancel, advance, enqueue (its pair, a ticks.lua row)."""
     return outcome_of(script, int_reply(reply))
 
 
