@@ -271,14 +271,16 @@ def test_a_hold_is_the_learners_of_its_connection_else_of_the_key_it_names_and_n
         {"id": "6", "addr": "127.0.0.1:5006", "user": "observer", "age": "40"},
         {"id": "7", "addr": "127.0.0.1:5007", "user": "room03", "age": "0"},  # opened 5 s after the hold
     ]
-    held = slow.attribute(entries, clients, learner=learner, now_s=1005, max_hold_ms=100)
+    held = slow.attribute(entries, clients, learner=learner, now_s=1005)
     assert [(h.user, h.command, h.key, h.duration_us) for h in held] == [
         ("room01", "LRANGE", eve_key, 610_000),
         ("room02", "EVALSHA", bob_key, 140_000),
+        ("room01", "LRANGE", eve_key, 99_999),
         ("room01", "LRANGE", eve_key, 200_000),
         ("room02", "LRANGE", "emq:ns:{room02:" + "q" * 120 + "... (900 more bytes)", 150_000),  # a long key, cut
     ]
-    assert not slow.attribute(entries, clients, learner=learner, now_s=1005, max_hold_ms=1000)
+    assert not slow.over(held[2:3], max_hold_ms=100)  # one under the limit alone
+    assert not slow.over(held, max_hold_ms=1000)  # each learner's, summed, under this one
 
 
 def test_a_sweep_that_suspended_a_learner_for_a_hold_says_what_held_the_server_how_long_and_the_limit() -> None:
@@ -330,7 +332,7 @@ def test_many_shorter_reads_of_a_big_key_sent_at_once_are_a_hold_for_their_sum()
     reply = [_slowlog(40 - i, 65_000, ["LRANGE", wait, "0", "-1"], f"127.0.0.1:{5100 + i}") for i in range(30)]
     reply += [_slowlog(10 - i, 65_000, ["LRANGE", small, "0", "-1"], f"127.0.0.1:{5200 + i}") for i in range(5)]
     learner = lambda user: user.startswith("room")  # noqa: E731
-    held = slow.attribute(slow.parse(reply), [], learner=learner, now_s=1005, max_hold_ms=0)
+    held = slow.attribute(slow.parse(reply), [], learner=learner, now_s=1005)
     weighed = slow.weigh(held, {wait: 8 * slow.BIG_KEY, small: 4_000})
     assert {w.user for w in weighed} == {"room01"}
     over = slow.over(weighed, max_hold_ms=100)
@@ -358,8 +360,8 @@ def test_a_command_of_far_more_arguments_than_the_course_sends_is_a_hold_whateve
     ]
     entries = slow.parse(reply)
     assert [slow.argc(entry.args) for entry in entries] == [1_000_001, 2_007, 32]
-    held = slow.attribute(entries, [], learner=lambda user: user.startswith("room"), now_s=1005, max_hold_ms=100)
-    assert [(h.user, h.argc) for h in held] == [("room01", 1_000_001), ("room02", 2_007)]
+    held = slow.attribute(entries, [], learner=lambda user: user.startswith("room"), now_s=1005)
+    assert [(h.user, h.argc) for h in held] == [("room01", 1_000_001), ("room02", 2_007), ("room01", 32)]
     weighed = slow.weigh(held, {tiny: 56, registry: 92_200})
     assert [(w.user, w.command, w.key) for w in weighed] == [("room01", "EXISTS", tiny)]
     assert len(slow.weigh(held[:1], {tiny: 2 * slow.BIG_KEY})) == 1  # on a big key too: one hold, one line

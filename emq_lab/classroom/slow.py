@@ -127,20 +127,16 @@ def attribute(
     *,
     learner: Callable[[str], bool],
     now_s: int,
-    max_hold_ms: int = MAX_HOLD_MS,
 ) -> list[Slow]:
-    """The holds of ``max_hold_ms`` or more, or of :data:`MAX_ARGS` arguments or more, among ``entries`` and
-    whose they are, from ``CLIENT
-    LIST`` (parsed) of the same sweep: the user of the connection at the entry's address when it
-    was open at the entry's start (an ``age`` that reaches back to it; a newer one only reuses the
-    port); when it is gone (the output-buffer limit closed it), the learner whose key the command
-    names. A hold by a user not a learner (the admin, the observer, the guard) is no one's; so is
-    one whose connection is gone and that names no learner's key."""
+    """Whose each of ``entries`` is (:func:`over` judges them), from ``CLIENT LIST`` (parsed) of the
+    same sweep: the user of the connection at the entry's address when it was open at the entry's
+    start (an ``age`` that reaches back to it; a newer one only reuses the port); when it is gone
+    (the output-buffer limit closed it), the learner whose key the command names. An entry of a user
+    not a learner (the admin, the observer, the guard) is no one's; so is one whose connection is
+    gone and that names no learner's key."""
     by_addr = {str(entry.get("addr", "")): entry for entry in clients}
     held = []
     for entry in entries:
-        if entry.duration_us < max_hold_ms * 1000 and argc(entry.args) < MAX_ARGS:
-            continue
         client = by_addr.get(entry.addr)
         if client is not None and number(client, "age") + 1 >= now_s - entry.start_s:
             user: str | None = str(client.get("user", ""))
@@ -192,7 +188,8 @@ def holds(
     """The holds in ``node``'s SLOWLOG that started in the last ``window_s`` seconds (``now_s``: the
     server's time; the guard passes its cooldown when shorter, so a learner back from a suspension
     is not suspended again for the same hold), of learners (users named ``prefix...``) whose ACL
-    user the node has (``ACL SETUSER`` of a revoked one would make it again), weighed (:func:`weigh`)."""
+    user the node has (``ACL SETUSER`` of a revoked one would make it again), weighed (:func:`weigh`)
+    and summed per learner (:func:`over`)."""
     # Raw (parse decodes, U+FFFD for what is not UTF-8): a learner's arguments may be any bytes.
     entries = parse(node.execute_command("SLOWLOG", "GET", 1, NEVER_DECODE=True))  # a quiet sweep: the newest only
     if not entries or entries[0].start_s < now_s - window_s:
@@ -200,7 +197,7 @@ def holds(
     raw = node.execute_command("SLOWLOG", "GET", SLOW_ENTRIES, NEVER_DECODE=True)
     entries = [entry for entry in parse(raw) if entry.start_s >= now_s - window_s]
     learner = learner_test(prefix)
-    held = attribute(entries, clients, learner=learner, now_s=now_s, max_hold_ms=0)  # summed below: over()
+    held = attribute(entries, clients, learner=learner, now_s=now_s)
     if not held:
         return []
     users = {slow.user for slow in held}  # a key's namespace whose user is gone (revoked): no one to suspend
