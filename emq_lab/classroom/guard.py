@@ -143,7 +143,7 @@ class Sweep:
         guessers: dict[str, int] = {}
         for closed in self.closed:
             if closed.why in ("login", "password"):
-                host = closed.addr.rpartition(":")[0] or closed.addr
+                host = sockets.host(closed.addr)
                 into = strangers if closed.why == "login" else guessers
                 into[host] = into.get(host, 0) + 1
             else:
@@ -225,14 +225,14 @@ def choose(
     mine: dict[str, list[dict[str, Any]]] = {}
     entries = list(entries)
     guessers = set(guessing) - {me}
-    hosts = {_host(entry) for entry in entries if number(entry, "id") in guessers}
+    hosts = {sockets.host(str(entry.get("addr", ""))) for entry in entries if number(entry, "id") in guessers}
     for entry in entries:
         ident, user = number(entry, "id"), str(entry.get("user", ""))
         if ident == me:
             continue
         if max(number(entry, "omem"), number(entry, "tot-mem")) > max_reply:
             closing[ident] = Closed(ident, user, str(entry.get("addr", "")), "reply")
-        elif ident in guessers or (login_open and _failed(entry) and _host(entry) in hosts):
+        elif ident in guessers or (login_open and _failed(entry) and sockets.host(str(entry.get("addr", ""))) in hosts):
             closing[ident] = Closed(ident, user, str(entry.get("addr", "")), "password")
         elif login_open and user == "default" and number(entry, "age") > grace_s:
             closing[ident] = Closed(ident, user, str(entry.get("addr", "")), "login")
@@ -249,11 +249,6 @@ def _failed(entry: dict[str, Any]) -> bool:
     """A connection whose last command was a login and that is still not logged in (the default
     user off): its login failed. One opened a moment ago, mid-handshake, has sent no command yet."""
     return str(entry.get("user", "")) == "default" and str(entry.get("cmd", "")) in ("auth", "hello")
-
-
-def _host(entry: dict[str, Any]) -> str:
-    addr = str(entry.get("addr", ""))
-    return addr.rpartition(":")[0] or addr
 
 
 def sweep(
@@ -297,8 +292,12 @@ def sweep(
     trying: dict[int, int] = {}  # local pid -> loopback sockets that failed max_failed logins or more
     waiting: dict[int, int] = {}  # local pid -> loopback sockets not logged in now, whatever their age
     holds: list[slow.Slow] = []
+
+    def pick(node: Any, entries: list[dict[str, Any]], guessing: Iterable[int] = ()) -> list[Closed]:
+        return choose(entries, me=int(node.client_id()), learner=learner_test(prefix), quota=quota,
+                      max_reply=max_reply, login_open=login_open, grace_s=grace_s, guessing=guessing)  # fmt: skip
+
     for index, node in enumerate(_nodes(admin)):
-        me = int(node.client_id())
         rejected = number(node.info("stats"), "rejected_connections")
         # Kept once there is one, so a sweep of a quiet class writes nothing; none kept counts as 0
         # (a guard's first sweep of a server that refused connections before it says so once).
@@ -319,16 +318,7 @@ def sweep(
         holds += slow.holds(node, entries, prefix, now_s=seconds, max_hold_ms=max_hold_ms, window_s=window)
         for entry in entries:
             per_user[str(entry.get("user", ""))] = per_user.get(str(entry.get("user", "")), 0) + 1
-        picked = choose(
-            entries,
-            me=me,
-            learner=learner_test(prefix),
-            quota=quota,
-            max_reply=max_reply,
-            login_open=login_open,
-            grace_s=grace_s,
-            guessing=guessing,
-        )
+        picked = pick(node, entries, guessing)
         if kill_local:  # waiting: every socket not logged in now, young ones too (inside their grace)
             unlogged = [number(e, "id") for e in entries if login_open and str(e.get("user", "")) == "default"]
             for into, ids in (
@@ -342,10 +332,7 @@ def sweep(
 
     def meanwhile() -> None:  # during a long memory walk: what choose picks now (no writes, no ACL LOG)
         for node in _nodes(admin):
-            me = int(node.client_id())
-            picked = choose(node.client_list(), me=me, learner=learner_test(prefix), quota=quota,
-                            max_reply=max_reply, login_open=login_open, grace_s=grace_s)  # fmt: skip
-            closed.extend(_close(node, picked))
+            closed.extend(_close(node, pick(node, node.client_list())))
 
     # Memory after the connections closed above (no writes), before every write below: while the
     # server is past maxmemory it refuses them. A long walk closes connections meanwhile.

@@ -27,17 +27,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import itertools
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from redis.exceptions import RedisError
 
 from .. import keys, validate
+from ..scripts import source
 from .logins import number
 from .users import acl_users, learner_test
 
@@ -192,34 +191,36 @@ def walk_again(info: Mapping[str, Any], kept: str | None, *, now_ms: int, cooldo
     return grown or now_ms - int(then_ms) >= cooldown_s * 1000
 
 
-@functools.cache
-def _source(name: str) -> str:
-    return resources.files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")
+def _calls(node: Any, name: str, args: tuple[Any, ...], meanwhile: Callable[[], object]) -> Iterator[list[Any]]:
+    """The replies of ``<name>.lua`` (beside this module) on ``node``, a call for each batch of one SCAN
+    of the keyspace (its cursor ARGV[1] and its reply's first entry), ``meanwhile()`` after each
+    :data:`MEANWHILE`; each reply without its cursor."""
+    script = node.register_script(source(name, package=__package__))
+    cursor = "0"
+    for call in itertools.count(1):
+        if call % MEANWHILE == 0:
+            meanwhile()
+        cursor, *reply = script(args=[cursor, *args])
+        yield reply
+        if str(cursor) == "0":
+            return
 
 
 def walk(node: Any, *, prefix: str, big: int = BIG, meanwhile: Callable[[], object] = lambda: None) -> Walk:
     """The learners' keys on ``node`` (a plain client on one primary), walked by ``walk.lua``, a
     batch of :data:`SCAN_COUNT` a call (``meanwhile()`` after each :data:`MEANWHILE`): the one place
     that knows its ARGV and its reply."""
-    script = node.register_script(_source("walk"))
-    pattern, head = keys.namespaces_pattern(prefix), keys.namespace_head()
-    args = (pattern, SCAN_COUNT, big, head, keys.PROGRESS_TAIL)
+    args = (keys.namespaces_pattern(prefix), SCAN_COUNT, big, keys.namespace_head(), keys.PROGRESS_TAIL)
     held: dict[str, int] = {}
     counts: dict[str, int] = {}
     sized: dict[str, int] = {}
-    cursor = "0"
-    for call in itertools.count(1):
-        if call % MEANWHILE == 0:
-            meanwhile()
-        cursor, totals, found = script(args=[cursor, *args])
+    for totals, found in _calls(node, "walk", args, meanwhile):
         for at in range(0, len(totals), 3):
             namespace = _name(totals[at])
             held[namespace] = held.get(namespace, 0) + int(totals[at + 1])
             counts[namespace] = counts.get(namespace, 0) + int(totals[at + 2])
         for at in range(0, len(found), 2):
             sized[_name(found[at])] = int(found[at + 1])
-        if str(cursor) == "0":
-            break
     return Walk(held, counts, sized)
 
 
@@ -232,17 +233,8 @@ def _name(hexed: str) -> str:
 def free_rest(node: Any, learner: str, *, meanwhile: Callable[[], object] = lambda: None) -> int:
     """``UNLINK`` every key of ``learner``'s namespace on ``node`` but its progress, by ``unlink.lua``
     (a batch of :data:`SCAN_COUNT` a call, ``meanwhile()`` after each :data:`MEANWHILE`); the keys freed."""
-    script = node.register_script(_source("unlink"))
-    pattern, kept = keys.namespace_pattern(learner), keys.progress(learner)
-    cursor, unlinked = "0", 0
-    for call in itertools.count(1):
-        if call % MEANWHILE == 0:
-            meanwhile()
-        cursor, count = script(args=[cursor, pattern, SCAN_COUNT, kept])
-        unlinked += int(count)
-        if str(cursor) == "0":
-            break
-    return unlinked
+    args = (keys.namespace_pattern(learner), SCAN_COUNT, keys.progress(learner))
+    return sum(int(count) for (count,) in _calls(node, "unlink", args, meanwhile))
 
 
 def relieve(

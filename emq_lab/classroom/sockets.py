@@ -177,7 +177,7 @@ def local_holders(entries: Iterable[Mapping[str, Any]], ids: Iterable[int]) -> d
     server's ``CLIENT LIST``, parsed) that come from a loopback address: {pid: sockets}. The
     server's own port (``laddr``) is the peer."""
     wanted = {str(ident) for ident in ids}
-    local = [e for e in entries if str(e.get("id", "")) in wanted and loopback(_host(str(e.get("addr", ""))))]
+    local = [e for e in entries if str(e.get("id", "")) in wanted and loopback(host(str(e.get("addr", ""))))]
     ports = {port(str(e.get("addr", ""))) for e in local} - {0}
     if not ports:
         return {}
@@ -185,7 +185,8 @@ def local_holders(entries: Iterable[Mapping[str, Any]], ids: Iterable[int]) -> d
     return holders(ports, peer=served.pop() if len(served) == 1 else None)
 
 
-def _host(addr: str) -> str:
+def host(addr: str) -> str:
+    """The host of a ``CLIENT LIST`` address (``127.0.0.1:5001`` -> ``127.0.0.1``)."""
     return addr.rpartition(":")[0] or addr
 
 

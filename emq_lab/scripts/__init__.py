@@ -34,9 +34,9 @@ FILES = {
 
 
 @functools.cache
-def source(name: str) -> str:
-    """The text of ``<name>.lua`` (``contrast/<x>`` or ``fast/<x>`` for a script in a folder), read once."""
-    return resources.files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")
+def source(name: str, package: str = __package__) -> str:
+    """The text of ``<name>.lua`` in ``package`` (``contrast/<x>``, ``fast/<x>``: in a folder), read once."""
+    return resources.files(package).joinpath(f"{name}.lua").read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
