@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
 from .schedule import MINUTE_MS
+from .validate import shown
 
 
 class Clock(Protocol):
@@ -49,8 +50,7 @@ INSTANTS = f"1970-01-01 to 9999-12-31 UTC, {MIN_INSTANT_MS} to {MAX_INSTANT_MS} 
 
 def _in_range(ms: int, field: str) -> int:
     if not MIN_INSTANT_MS <= ms <= MAX_INSTANT_MS:
-        shown = f"{ms}" if abs(ms) < 10**30 else f"an int of {ms.bit_length()} bits of"  # str() of a huge int fails
-        raise ValueError(f"{field}: {shown} ms is outside the instants a SimClock keeps ({INSTANTS})")
+        raise ValueError(f"{field}: a SimClock keeps the instants {INSTANTS}, got {shown(ms)}")
     return ms
 
 

@@ -52,6 +52,19 @@ def test_simclock_rejects_a_bad_start_and_a_bad_instant_naming_each() -> None:
         SimClock().set("ten")
 
 
+def test_simclock_refuses_an_instant_past_the_year_9999_or_a_huge_int_naming_its_size() -> None:
+    with pytest.raises(
+        ValueError, match=r"^start: a SimClock keeps the instants 1970-01-01 to 9999-12-31 UTC, .* got -1$"
+    ):
+        SimClock(-1)
+    with pytest.raises(ValueError, match="^instant: .*got an int of 14001 bits$"):
+        SimClock().set(2**14000)  # str() of it would be refused: more than 4,300 digits
+    clock = SimClock("9999-12-31T23:59:00Z")
+    with pytest.raises(ValueError, match="^ms: a SimClock keeps"):
+        clock.advance(minutes=1)
+    assert hhmm(clock.now_ms()) == "23:59"
+
+
 NINE = SimClock("2026-01-05T09:00:00Z").start_ms
 
 
