@@ -1,6 +1,5 @@
 """Failed logins, counted from the server's ``ACL LOG`` (the class guard closes a connection trying
-passwords by how many times it failed since the last sweep, never by time), and :func:`number`,
-a field of a parsed ``CLIENT LIST``, ``ACL LOG`` or ``INFO`` entry as an int."""
+passwords by how many times it failed since the last sweep, never by time), and :func:`number`."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ ACL_LOG_ENTRIES = 128
 
 
 def number(entry: Mapping[str, Any], name: str) -> int:
-    """``entry[name]`` as an int; 0 when missing or not a number."""
+    """``entry[name]`` (of ``CLIENT LIST``, ``ACL LOG`` or ``INFO``, parsed) as an int; 0 if missing or no number."""
     try:
         return int(entry.get(name, 0))
     except (TypeError, ValueError):
@@ -24,10 +23,8 @@ def number(entry: Mapping[str, Any], name: str) -> int:
 def failed_logins(
     log: Iterable[dict[str, Any]], seen: dict[str, int], *, node: int = 0, max_failed: int = MAX_FAILED
 ) -> tuple[dict[int, int], dict[str, int], dict[str, int]]:
-    """From ``ACL LOG`` (parsed) and the counts ``seen`` at the last sweep (field ``<node>:<entry
-    id>``): the connections that failed ``max_failed`` logins or more since (id -> failures), the
-    failures since per user tried, and the counts to keep for the next sweep. An entry groups the
-    failures of one user tried; its client-info names the connection of the last try."""
+    """From ``ACL LOG`` (parsed) and the counts ``seen`` at the last sweep (``<node>:<entry id>``): the
+    connections that failed ``max_failed`` logins or more since, the failures per user, the counts to keep."""
     guessing: dict[int, int] = {}
     per_user: dict[str, int] = {}
     now: dict[str, int] = {}
