@@ -72,7 +72,6 @@ class Sweep:
     resumed: tuple[str, ...] = ()  # learners this sweep turned on again
     cooldown_s: int = COOLDOWN_S
     failed_logins: dict[str, int] = field(default_factory=dict)  # user tried -> failures since the last sweep
-    max_failed: int = MAX_FAILED
     refused: int = 0  # connections the server refused at maxclients since the last sweep
     unlogged: int = 0  # connections not logged in (any age) this sweep saw
     killed: tuple[sockets.Killed, ...] = ()  # local processes killed for the sockets not logged in they held
@@ -186,13 +185,9 @@ def _failed(entry: dict[str, Any]) -> bool:
 def sweep(
     admin: Any,
     *,
-    quota: int = QUOTA,
-    max_reply: int = MAX_REPLY,
     prefix: str = "learner",
     grace_s: int = GRACE_S,
-    cooldown_s: int = COOLDOWN_S,
     log: bool = True,
-    max_failed: int = MAX_FAILED,
     kill_local: bool = False,
     kill_at: int = sockets.KILL_AT,
     max_hold_ms: int = slow.MAX_HOLD_MS,
@@ -216,9 +211,11 @@ def sweep(
     waiting: Counter[int] = Counter()  # local pid -> loopback sockets not logged in now, whatever their age
     holds: list[slow.Slow] = []
 
+    learner = learner_test(prefix)
+
     def pick(node: Any, entries: list[dict[str, Any]], guessing: Iterable[int] = ()) -> list[Closed]:
-        return choose(entries, me=int(node.client_id()), learner=learner_test(prefix), quota=quota,
-                      max_reply=max_reply, login_open=login_open, grace_s=grace_s, guessing=guessing)  # fmt: skip
+        me = int(node.client_id())
+        return choose(entries, me=me, learner=learner, login_open=login_open, grace_s=grace_s, guessing=guessing)
 
     for index, node in enumerate(primaries(admin)):
         rejected = number(node.info("stats"), "rejected_connections")
@@ -228,13 +225,12 @@ def sweep(
         refused += rejected - before if rejected >= before else rejected  # smaller: the server restarted
         # Raw, decoded with U+FFFD: anyone may try a username of any bytes, and an error would stop every sweep.
         acl_entries = node.acl_log(count=ACL_LOG_ENTRIES, NEVER_DECODE=True)
-        guessing, failed, now = failed_logins(acl_entries, seen_logins, node=index, max_failed=max_failed)
+        guessing, failed, now = failed_logins(acl_entries, seen_logins, node=index)
         counted.update(now)
         tried.update(failed)
         entries = node.client_list()
         seen += len(entries)
-        window = min(slow.WINDOW_S, cooldown_s)
-        holds += slow.holds(node, entries, prefix, now_s=seconds, max_hold_ms=max_hold_ms, window_s=window)
+        holds += slow.holds(node, entries, prefix, now_s=seconds, max_hold_ms=max_hold_ms)
         per_user.update(str(entry.get("user", "")) for entry in entries)
         picked = pick(node, entries, guessing)
         if kill_local:
@@ -249,9 +245,10 @@ def sweep(
             closed.extend(_close(node, pick(node, node.client_list())))
 
     # Memory after the connections closed above, before every write below: a server past maxmemory refuses them.
+    until_ms = now_ms + COOLDOWN_S * 1000
     pressed = memory.relieve(
-        admin, primaries(admin), prefix=prefix, now_ms=now_ms, cooldown_s=cooldown_s,
-        suspend=lambda user: _suspend(admin, user, now_ms + cooldown_s * 1000), meanwhile=meanwhile,
+        admin, primaries(admin), prefix=prefix, now_ms=now_ms, cooldown_s=COOLDOWN_S,
+        suspend=lambda user: _suspend(admin, user, until_ms), meanwhile=meanwhile,
     )  # fmt: skip
     if counted != seen_logins:
         pipe = admin.pipeline(transaction=False)
@@ -275,18 +272,17 @@ def sweep(
             offenders.add(acl)
             killed[index] = dataclasses.replace(gone, suspended=acl)
     for user in sorted(offenders):
-        _suspend(admin, user, now_ms + cooldown_s * 1000)
+        _suspend(admin, user, until_ms)
     # A suspended learner's failed logins are not counted (its notebooks keep trying until it is back).
     if tried:
         off = suspended(admin)
         tried = Counter({user: count for user, count in tried.items() if user not in off})
-    guessed = any(c.why == "password" for c in closed) or tried.total() >= max_failed
+    guessed = any(c.why == "password" for c in closed) or tried.total() >= MAX_FAILED
     done = Sweep(
-        seen, dict(per_user), tuple(closed), now_ms, quota, max_reply, grace_s=grace_s,
-        suspended=tuple(sorted(offenders)), resumed=tuple(resumed), cooldown_s=cooldown_s,
-        failed_logins=dict(tried) if guessed else {}, max_failed=max_failed,
-        refused=refused, unlogged=per_user["default"] if login_open else 0, killed=tuple(killed),
-        memory=pressed, held=tuple(holds), max_hold_ms=max_hold_ms,
+        seen, dict(per_user), tuple(closed), now_ms, grace_s=grace_s, suspended=tuple(sorted(offenders)),
+        resumed=tuple(resumed), failed_logins=dict(tried) if guessed else {}, refused=refused,
+        unlogged=per_user["default"] if login_open else 0, killed=tuple(killed), memory=pressed, held=tuple(holds),
+        max_hold_ms=max_hold_ms,
     )  # fmt: skip
     if log and (closed or resumed or refused or pressed or holds or guessed or killed):
         done = _log(admin, done)

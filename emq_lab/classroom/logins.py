@@ -3,6 +3,7 @@ passwords by how many times it failed since the last sweep, never by time), and 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -25,8 +26,8 @@ def failed_logins(
 ) -> tuple[dict[int, int], dict[str, int], dict[str, int]]:
     """From ``ACL LOG`` (parsed) and the counts ``seen`` at the last sweep (``<node>:<entry id>``): the
     connections that failed ``max_failed`` logins or more since, the failures per user, the counts to keep."""
-    guessing: dict[int, int] = {}
-    per_user: dict[str, int] = {}
+    guessing: Counter[int] = Counter()
+    per_user: Counter[str] = Counter()
     now: dict[str, int] = {}
     for entry in log:
         if str(entry.get("reason", "")) != "auth":
@@ -39,11 +40,10 @@ def failed_logins(
         if since <= 0:
             continue
         user = str(entry.get("username", ""))
-        per_user[user] = per_user.get(user, 0) + since
+        per_user[user] += since
         info = entry.get("client-info")
         if not isinstance(info, dict):
             info = dict(part.partition("=")[::2] for part in str(info or "").split())
         if since >= max_failed:
-            ident = number(info, "id")
-            guessing[ident] = guessing.get(ident, 0) + since
+            guessing[number(info, "id")] += since
     return guessing, per_user, now

@@ -148,10 +148,10 @@ def plan(walked: Walk, *, learners: Collection[str], share: int) -> list[Over]:
     return over
 
 
-def pressed(info: Mapping[str, Any], *, pressure: float = PRESSURE) -> bool:
-    """Whether ``INFO memory`` (parsed) shows ``used_memory`` at ``pressure`` of a ``maxmemory`` or more."""
+def pressed(info: Mapping[str, Any]) -> bool:
+    """Whether ``INFO memory`` (parsed) shows ``used_memory`` at :data:`PRESSURE` of a ``maxmemory`` or more."""
     maxmemory, used = number(info, "maxmemory"), number(info, "used_memory")
-    return maxmemory > 0 and used >= pressure * maxmemory
+    return maxmemory > 0 and used >= PRESSURE * maxmemory
 
 
 def walk_again(info: Mapping[str, Any], kept: str | None, *, now_ms: int, cooldown_s: int) -> bool:
@@ -211,18 +211,17 @@ def relieve(
     now_ms: int,
     cooldown_s: int,
     suspend: Callable[[str], None],
-    pressure: float = PRESSURE,
     meanwhile: Callable[[], object] = lambda: None,
 ) -> tuple[Pressed, ...]:
     """What each walk of a pressed primary of ``nodes`` saw, and whom it freed (:func:`plan`) and ``suspend``-ed."""
     infos = [node.info("memory") for node in nodes]
-    if not prefix or not any(pressed(info, pressure=pressure) for info in infos):
+    if not prefix or not any(pressed(info) for info in infos):
         return ()
     kept = {str(k): str(v) for k, v in admin.hgetall(keys.guard_memory()).items()}
     learners = sorted(filter(learner_test(prefix), acl_users(admin)))
     done: list[Pressed] = []
     for index, (node, info) in enumerate(zip(nodes, infos, strict=True)):
-        if not learners or not pressed(info, pressure=pressure):
+        if not learners or not pressed(info):
             continue
         if not walk_again(info, kept.get(str(index)), now_ms=now_ms, cooldown_s=cooldown_s):
             continue

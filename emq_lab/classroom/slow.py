@@ -29,7 +29,8 @@ BIG_KEY = 2**20
 #: A command with this many arguments or more is a hold whatever its keys and time (SLOWLOG does not time
 #: the reading of the arguments); the course sends at most 2,007.
 MAX_ARGS = 100_000
-#: Seconds back a sweep looks in SLOWLOG: longer than most sweeps, shorter than a suspension.
+#: Seconds back a sweep looks in SLOWLOG: longer than most sweeps, shorter than a suspension (so a learner
+#: back from one is not suspended again for the same hold).
 WINDOW_S = 10
 #: SLOWLOG entries read on each node each sweep: ``slowlog-max-len``'s default, what doctor asks for.
 SLOW_ENTRIES = 128
@@ -124,8 +125,8 @@ def cut(key: str) -> bool:
     return key.endswith(" more bytes)") and "... (" in key
 
 
-def weigh(held: Iterable[Slow], sizes: dict[str, int | None], *, big_key: int = BIG_KEY) -> list[Slow]:
-    """The holds with work behind them: a key of ``big_key`` bytes or more (``sizes``), a key SLOWLOG
+def weigh(held: Iterable[Slow], sizes: dict[str, int | None]) -> list[Slow]:
+    """The holds with work behind them: a key of :data:`BIG_KEY` bytes or more (``sizes``), a key SLOWLOG
     cut (no course queue has one), or :data:`MAX_ARGS` arguments; the rest is the machine's load."""
     weighed = []
     for slow in held:
@@ -136,7 +137,7 @@ def weigh(held: Iterable[Slow], sizes: dict[str, int | None], *, big_key: int = 
             weighed.append(replace(slow, key=next(key for key in slow.keys if cut(key)), size=-1))
             continue
         size, key = max(((sizes.get(key) or 0, key) for key in slow.keys), default=(0, ""))
-        if size >= big_key:
+        if size >= BIG_KEY:
             weighed.append(replace(slow, key=key, size=size))
     return weighed
 
@@ -148,15 +149,14 @@ def holds(
     *,
     now_s: int,
     max_hold_ms: int = MAX_HOLD_MS,
-    window_s: int = WINDOW_S,
 ) -> list[Slow]:
-    """The holds over the limit in ``node``'s SLOWLOG of the last ``window_s`` s, of learners it has the user of."""
+    """The holds over the limit in ``node``'s SLOWLOG of the last :data:`WINDOW_S`, of learners it has the user of."""
     # Raw (parse decodes, U+FFFD for what is not UTF-8): a learner's arguments may be any bytes.
     entries = parse(node.execute_command("SLOWLOG", "GET", 1, NEVER_DECODE=True))  # a quiet sweep: the newest only
-    if not entries or entries[0].start_s < now_s - window_s:
+    if not entries or entries[0].start_s < now_s - WINDOW_S:
         return []
     raw = node.execute_command("SLOWLOG", "GET", SLOW_ENTRIES, NEVER_DECODE=True)
-    entries = [entry for entry in parse(raw) if entry.start_s >= now_s - window_s]
+    entries = [entry for entry in parse(raw) if entry.start_s >= now_s - WINDOW_S]
     held = attribute(entries, clients, learner=learner_test(prefix), now_s=now_s)
     if not held:
         return []

@@ -12,6 +12,7 @@ import ipaddress
 import os
 import signal
 import sys
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -84,22 +85,26 @@ def holders(ports: Iterable[int], *, peer: int | None = None, proc: str = PROC) 
     return found
 
 
+def _read(pid: int, name: str, proc: str) -> bytes:
+    """The file ``/proc/<pid>/<name>``, or nothing when it cannot be read (gone, or another user's)."""
+    try:
+        with open(os.path.join(proc, str(pid), name), "rb") as file:
+            return file.read()
+    except OSError:
+        return b""
+
+
 def command(pid: int, *, proc: str = PROC) -> str:
     """The process's command name (``/proc/<pid>/comm``), or ``""``."""
-    try:
-        with open(os.path.join(proc, str(pid), "comm"), encoding="utf-8", errors="replace") as comm:
-            return comm.read().strip()
-    except OSError:
-        return ""
+    return _read(pid, "comm", proc).decode("utf-8", "replace").strip()
 
 
 def parent(pid: int, *, proc: str = PROC) -> int:
     """The process's parent pid (``/proc/<pid>/stat``), or 0."""
+    after = _read(pid, "stat", proc).rpartition(b")")[2].split()  # the command, in parentheses, may hold spaces
     try:
-        with open(os.path.join(proc, str(pid), "stat"), encoding="utf-8", errors="replace") as stat:
-            after = stat.read().rpartition(")")[2].split()  # the command, in parentheses, may hold spaces
         return int(after[1])
-    except (OSError, IndexError, ValueError):
+    except (IndexError, ValueError):
         return 0
 
 
@@ -113,17 +118,13 @@ def ancestors(pid: int, *, proc: str = PROC) -> list[int]:
     return found
 
 
-def learner(pid: int, *, variable: str = HUB_USER_ENV, proc: str = PROC) -> str | None:
-    """The hub user a process runs for: ``variable`` in the environment it or its nearest ancestor started with."""
-    key = variable.encode() + b"="
+def learner(pid: int, *, proc: str = PROC) -> str | None:
+    """The hub user a process runs for: :data:`HUB_USER_ENV` in the environment it or its nearest ancestor had."""
+    key = HUB_USER_ENV.encode() + b"="
     for here in [pid, *ancestors(pid, proc=proc)][: DEPTH + 1]:
-        try:
-            with open(os.path.join(proc, str(here), "environ"), "rb") as environ:
-                for entry in environ.read().split(b"\0"):
-                    if entry.startswith(key):
-                        return entry[len(key) :].decode("utf-8", "replace") or None
-        except OSError:
-            continue
+        for entry in _read(here, "environ", proc).split(b"\0"):
+            if entry.startswith(key):
+                return entry[len(key) :].decode("utf-8", "replace") or None
     return None
 
 
@@ -179,10 +180,9 @@ def kill_holders(held: dict[int, int], *, kill_at: int = KILL_AT, why: str = "lo
     others; never this process, its ancestors (the hub, the shell) or the server."""
     spared = {os.getpid(), *ancestors(os.getpid())}
     users = {pid: learner(pid) for pid in held if pid not in spared}
-    per_user: dict[str, int] = {}
+    per_user: Counter[str | None] = Counter()
     for pid, user in users.items():
-        if user is not None:
-            per_user[user] = per_user.get(user, 0) + held[pid]
+        per_user[user] += held[pid]
     killed: list[Killed] = []
     for pid, user in sorted(users.items()):
         if held[pid] < kill_at and (user is None or per_user[user] < kill_at):
