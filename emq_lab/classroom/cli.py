@@ -118,18 +118,15 @@ def _hub_parser(commands: Any) -> None:
         "--instructor-password-file",
         help=f"the instructor's hub password, 32+ characters (else ${HUB_INSTRUCTOR_ENV})",
     )
-    hub.add_argument(
-        "--prefix", default="learner-", help="the learners' ACL users: <prefix><hub name> (default: learner-)"
-    )
-    hub.add_argument(
-        "--ip", default="127.0.0.1", help="where learners reach the hub (default: 127.0.0.1; a class: 0.0.0.0)"
-    )
-    hub.add_argument("--port", type=int, default=8000, help="the hub's port (default: 8000)")
-    hub.add_argument("--hub-port", type=int, default=8081, help="the hub's API, on 127.0.0.1 (default: 8081)")
-    hub.add_argument("--proxy-api-port", type=int, default=8001, help="the proxy's API, on 127.0.0.1 (default: 8001)")
-    hub.add_argument(
-        "--state", default="emq-hub", help="the hub's database, cookie secret and homes (default: ./emq-hub)"
-    )
+    for flag, default, says in (
+        ("--prefix", "learner-", "the learners' ACL users: <prefix><hub name> (default: learner-)"),
+        ("--ip", "127.0.0.1", "where learners reach the hub (default: 127.0.0.1; a class: 0.0.0.0)"),
+        ("--port", 8000, "the hub's port (default: 8000)"),
+        ("--hub-port", 8081, "the hub's API, on 127.0.0.1 (default: 8081)"),
+        ("--proxy-api-port", 8001, "the proxy's API, on 127.0.0.1 (default: 8001)"),
+        ("--state", "emq-hub", "the hub's database, cookie secret and homes (default: ./emq-hub)"),
+    ):
+        hub.add_argument(flag, type=type(default), default=default, help=says)
     hub.add_argument(
         "--spawner",
         choices=("simple", "local"),

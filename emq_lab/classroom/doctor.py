@@ -223,15 +223,12 @@ def check(client: Any, *, learners: int | None = None) -> list[Row]:
     if aclfile:
         rows.append(Row("ACL users kept", f"aclfile {aclfile}", "ok"))
     elif aclfile is not None and conf:
-        rows.append(
-            Row("ACL users kept", "no aclfile", "warn", f"after users: CONFIG REWRITE (writes them into {conf})")
-        )
+        fix = f"after users: CONFIG REWRITE (writes them into {conf})"
+        rows.append(Row("ACL users kept", "no aclfile", "warn", fix))
     elif aclfile is not None:
         fix = "at the next start: --aclfile /path/users.acl (an existing file, empty is fine), then users again "
-        fix += "(or ACL SAVE after it)"
-        rows.append(
-            Row("ACL users kept", "no aclfile, no config file: a restart loses the learners' users", "warn", fix)
-        )
+        found = "no aclfile, no config file: a restart loses the learners' users"
+        rows.append(Row("ACL users kept", found, "warn", fix + "(or ACL SAVE after it)"))
     protected = _config(client, "protected-mode")
     if protected is not None:
         want("protected mode", protected, protected == "yes", "protected-mode", "yes")

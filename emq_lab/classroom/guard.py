@@ -150,7 +150,8 @@ def choose(
     grace_s: int = GRACE_S,
     guessing: Iterable[int] = (),
 ) -> list[Closed]:
-    """The connections of ``CLIENT LIST`` (parsed) to close, never ``me``; ``login_open``: the default user is off."""
+    """The connections of ``CLIENT LIST`` (parsed) to close, never ``me``: a huge reply; trying passwords (``guessing``,
+    and, the default user off, failed logins from their hosts); not logged in past ``grace_s``; past the quota."""
     validate.integer(quota, "quota", 1, unit=" connection(s)")
     validate.integer(max_reply, "max_reply", 1, unit=" byte(s)")
     closing: dict[int, Closed] = {}
@@ -195,7 +196,6 @@ def sweep(
     """One sweep of every primary (users named ``prefix...`` are learners); what it saw and did."""
     validate.integer(kill_at, "kill_at", 1, unit=" socket(s)")
     validate.integer(max_hold_ms, "max_hold_ms", 1, unit=" ms")
-    seen = 0
     per_user: Counter[str] = Counter()
     closed: list[Closed] = []
     login_open = "on" not in default_user(admin)
@@ -229,7 +229,6 @@ def sweep(
         counted.update(now)
         tried.update(failed)
         entries = node.client_list()
-        seen += len(entries)
         holds += slow.holds(node, entries, prefix, now_s=seconds, max_hold_ms=max_hold_ms)
         per_user.update(str(entry.get("user", "")) for entry in entries)
         picked = pick(node, entries, guessing)
@@ -279,7 +278,7 @@ def sweep(
         tried = Counter({user: count for user, count in tried.items() if user not in off})
     guessed = any(c.why == "password" for c in closed) or tried.total() >= MAX_FAILED
     done = Sweep(
-        seen, dict(per_user), tuple(closed), now_ms, grace_s=grace_s, suspended=tuple(sorted(offenders)),
+        per_user.total(), dict(per_user), tuple(closed), now_ms, grace_s=grace_s, suspended=tuple(sorted(offenders)),
         resumed=tuple(resumed), failed_logins=dict(tried) if guessed else {}, refused=refused,
         unlogged=per_user["default"] if login_open else 0, killed=tuple(killed), memory=pressed, held=tuple(holds),
         max_hold_ms=max_hold_ms,

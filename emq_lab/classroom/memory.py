@@ -213,7 +213,7 @@ def relieve(
     suspend: Callable[[str], None],
     meanwhile: Callable[[], object] = lambda: None,
 ) -> tuple[Pressed, ...]:
-    """What each walk of a pressed primary of ``nodes`` saw, and whom it freed (:func:`plan`) and ``suspend``-ed."""
+    """What each walk of a pressed primary of ``nodes`` saw; each learner past its share freed, then ``suspend``-ed."""
     infos = [node.info("memory") for node in nodes]
     if not prefix or not any(pressed(info) for info in infos):
         return ()
