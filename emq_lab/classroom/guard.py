@@ -26,7 +26,7 @@ from redis.exceptions import OutOfMemoryError, RedisError
 from .. import keys, validate
 from ..clock import hhmmss
 from . import memory, slow, sockets
-from .logins import ACL_LOG_ENTRIES, MAX_FAILED, failed_logins, number
+from .logins import ACL_LOG_ENTRIES, MAX_FAILED, failed_logins, number, since
 from .users import default_user, has_user, learner_test, primaries
 
 #: Connections one learner may hold: a dive's kernel holds up to 7 (bench/README.md), and a learner
@@ -221,8 +221,7 @@ def sweep(
         rejected = number(node.info("stats"), "rejected_connections")
         if rejected:  # kept once there is one, so a sweep of a quiet class writes nothing
             counted[f"refused:{index}"] = rejected
-        before = seen_logins.get(f"refused:{index}", 0)
-        refused += rejected - before if rejected >= before else rejected  # smaller: the server restarted
+        refused += since(rejected, seen_logins.get(f"refused:{index}", 0))
         # Raw, decoded with U+FFFD: anyone may try a username of any bytes, and an error would stop every sweep.
         acl_entries = node.acl_log(count=ACL_LOG_ENTRIES, NEVER_DECODE=True)
         guessing, failed, now = failed_logins(acl_entries, seen_logins, node=index)

@@ -21,6 +21,11 @@ def number(entry: Mapping[str, Any], name: str) -> int:
         return 0
 
 
+def since(count: int, before: int) -> int:
+    """How much a server's counter grew since it read ``before``: all of it when smaller (reset, or restarted)."""
+    return count - before if count >= before else count
+
+
 def failed_logins(
     log: Iterable[dict[str, Any]], seen: dict[str, int], *, node: int = 0, max_failed: int = MAX_FAILED
 ) -> tuple[dict[int, int], dict[str, int], dict[str, int]]:
@@ -35,15 +40,14 @@ def failed_logins(
         field_ = f"{node}:{entry.get('entry-id', '')}"
         count = number(entry, "count")
         now[field_] = count
-        before = seen.get(field_, 0)
-        since = count - before if count >= before else count  # a smaller count: the log was reset
-        if since <= 0:
+        failures = since(count, seen.get(field_, 0))
+        if failures <= 0:
             continue
         user = str(entry.get("username", ""))
-        per_user[user] += since
+        per_user[user] += failures
         info = entry.get("client-info")
         if not isinstance(info, dict):
             info = dict(part.partition("=")[::2] for part in str(info or "").split())
-        if since >= max_failed:
-            guessing[number(info, "id")] += since
+        if failures >= max_failed:
+            guessing[number(info, "id")] += failures
     return guessing, per_user, now
