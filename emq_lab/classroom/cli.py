@@ -260,14 +260,13 @@ def _say(line: str) -> None:
 CLI_PASSES = 100
 
 
-def walked_overview(client: Any, *, prefix: str, passes: int = CLI_PASSES) -> Overview:
-    """The overview after the search walked the whole server (or ``passes`` passes), as the page shows it in time."""
+def walked_overview(client: Any, *, prefix: str) -> Overview:
+    """The overview once the search walked the whole server (or :data:`CLI_PASSES` passes), as the page shows it."""
     search = Search()
-    view = overview(client, prefix=prefix, search=search)
-    for _ in range(passes - 1):
+    for _ in range(CLI_PASSES):
+        view = overview(client, prefix=prefix, search=search)
         if view.complete:
             break
-        view = overview(client, prefix=prefix, search=search)
     return view
 
 
