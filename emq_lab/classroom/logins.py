@@ -1,5 +1,6 @@
 """Failed logins, counted from the server's ``ACL LOG`` (the class guard closes a connection trying
-passwords by how many times it failed since the last sweep, never by time), and :func:`number`."""
+passwords by how many times it failed since the last sweep, never by time), and :func:`number` and
+:func:`text`, a field of a server's reply."""
 
 from __future__ import annotations
 
@@ -19,6 +20,11 @@ def number(entry: Mapping[str, Any], name: str) -> int:
         return int(entry.get(name, 0))
     except (TypeError, ValueError):
         return 0
+
+
+def text(value: Any) -> str:
+    """A field of a raw reply as str, bytes that are not UTF-8 as U+FFFD (a learner may send any bytes)."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def since(count: int, before: int) -> int:

@@ -11,6 +11,7 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from .. import keys
+from .logins import text
 from .users import primaries
 
 
@@ -73,12 +74,12 @@ def _scan_step(node: Any, conn: Any, cursor: int, pattern: str, count: int) -> t
         reply = conn.read_response()
     except (RedisError, OSError) as exc:
         conn.disconnect()
-        text = str(exc).lower()
-        if isinstance(exc, OSError) or "closed the connection" in text or "closed by server" in text:
+        said = str(exc).lower()
+        if isinstance(exc, OSError) or "closed the connection" in said or "closed by server" in said:
             raise _Cut from None
         reply = node.scan(cursor=cursor, match=pattern, count=count)
     cursor_reply, batch = reply
-    return int(cursor_reply), [key.decode("utf-8", "replace") if isinstance(key, bytes) else str(key) for key in batch]
+    return int(cursor_reply), [text(key) for key in batch]
 
 
 def _next(name: str, head: str) -> str:

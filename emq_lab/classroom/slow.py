@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import keys, validate
-from .logins import number
+from .logins import number, text
 from .users import ALLOWED_COMMANDS, has_user, learner_test
 
 #: A learner's commands that held the server this long (ms) or more in all suspend it: the course's
@@ -63,19 +63,15 @@ class Slow:
     argc: int = 0  # the command's arguments, its name included (SLOWLOG shows 32 at most: :func:`argc`)
 
 
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-
-
 def parse(reply: Iterable[Any]) -> list[Entry]:
     """``SLOWLOG GET``'s raw reply as entries, newest first; a malformed entry is skipped."""
     entries = []
     for raw in reply:
         try:
-            ident, start, duration, args = int(raw[0]), int(raw[1]), int(raw[2]), tuple(map(_text, raw[3]))
+            ident, start, duration, args = int(raw[0]), int(raw[1]), int(raw[2]), tuple(map(text, raw[3]))
         except (TypeError, ValueError, IndexError):
             continue
-        entries.append(Entry(ident, start, duration, args, _text(raw[4]) if len(raw) > 4 else ""))
+        entries.append(Entry(ident, start, duration, args, text(raw[4]) if len(raw) > 4 else ""))
     return entries
 
 
