@@ -1,9 +1,6 @@
-"""Exercise progress: each check records its result in the learner's own namespace, so the
-instructor's view can show which checks passed, failed or were not tried, and when.
-
-One hash per learner (``keys.progress``): field = the check, value = ``passed <ms>`` or
-``failed <ms>`` (wall-clock milliseconds of the last attempt). Recording is a courtesy to the
-instructor: a check's answer never depends on whether it could be recorded."""
+"""Exercise progress: each check records its result in the learner's own namespace (``keys.progress``:
+field = the check, value = ``passed <ms>`` or ``failed <ms>``), for the instructor's view. A check's
+answer never depends on whether it could be recorded."""
 
 from __future__ import annotations
 
@@ -44,8 +41,7 @@ class Attempt:
 
 
 def record(lab: Lab, exercise: str, passed: bool, *, at_ms: int | None = None) -> bool:
-    """Store ``exercise``'s result in ``lab``'s namespace; False (nothing raised) when the server
-    would not take it (down, or a user whose ACL predates progress)."""
+    """Whether ``exercise``'s result was stored in ``lab``'s namespace (never raises: the server may be down)."""
     when = int(time.time() * 1000) if at_ms is None else int(at_ms)
     try:
         lab.client.hset(keys.progress(lab.namespace), exercise, f"{'passed' if passed else 'failed'} {when}")

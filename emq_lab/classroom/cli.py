@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ipaddress
 import os
 import sys
 import threading
@@ -119,18 +118,15 @@ def _hub_parser(commands: Any) -> None:
         "--instructor-password-file",
         help=f"the instructor's hub password, 32+ characters (else ${HUB_INSTRUCTOR_ENV})",
     )
-    hub.add_argument(
-        "--prefix", default="learner-", help="the learners' ACL users: <prefix><hub name> (default: learner-)"
-    )
-    hub.add_argument(
-        "--ip", default="127.0.0.1", help="where learners reach the hub (default: 127.0.0.1; a class: 0.0.0.0)"
-    )
-    hub.add_argument("--port", type=int, default=8000, help="the hub's port (default: 8000)")
-    hub.add_argument("--hub-port", type=int, default=8081, help="the hub's API, on 127.0.0.1 (default: 8081)")
-    hub.add_argument("--proxy-api-port", type=int, default=8001, help="the proxy's API, on 127.0.0.1 (default: 8001)")
-    hub.add_argument(
-        "--state", default="emq-hub", help="the hub's database, cookie secret and homes (default: ./emq-hub)"
-    )
+    for flag, default, says in (
+        ("--prefix", "learner-", "the learners' ACL users: <prefix><hub name> (default: learner-)"),
+        ("--ip", "127.0.0.1", "where learners reach the hub (default: 127.0.0.1; a class: 0.0.0.0)"),
+        ("--port", 8000, "the hub's port (default: 8000)"),
+        ("--hub-port", 8081, "the hub's API, on 127.0.0.1 (default: 8081)"),
+        ("--proxy-api-port", 8001, "the proxy's API, on 127.0.0.1 (default: 8001)"),
+        ("--state", "emq-hub", "the hub's database, cookie secret and homes (default: ./emq-hub)"),
+    ):
+        hub.add_argument(flag, type=type(default), default=default, help=says)
     hub.add_argument(
         "--spawner",
         choices=("simple", "local"),
@@ -142,8 +138,7 @@ def _hub_parser(commands: Any) -> None:
 
 
 def admin_url(url: str, password_file: str | None) -> str:
-    """``url`` with the admin password from ``password_file`` or ``$EMQ_LAB_ADMIN_PASSWORD``; a
-    warning on stderr when the URL holds one itself."""
+    """``url`` with the admin password from ``password_file`` or ``$EMQ_LAB_ADMIN_PASSWORD`` (warned if in the URL)."""
     password = read_secret(password_file, PASSWORD_ENV, what="admin password")
     parts = urlsplit(url)
     if parts.password or "password" in dict(parse_qsl(parts.query)):
@@ -164,8 +159,7 @@ def _login(path: str | None, env: str, what: str, option: str = "") -> str:
 
 
 def class_hub(settings: HubSettings) -> Any:
-    """JupyterHub that, once it has read its users at start, deletes the ACL users of the ones
-    gone (:func:`emq_lab.classroom.hub.reconcile`): deleted while it was down, or by itself."""
+    """JupyterHub that, having read its users at start, deletes the ACL users of those gone (:func:`hub.reconcile`)."""
     from jupyterhub import orm
     from jupyterhub.app import JupyterHub
 
@@ -235,10 +229,8 @@ def run_hub(args: argparse.Namespace) -> int:
     config.SharedPasswordAuthenticator.user_password = learners
     config.SharedPasswordAuthenticator.admin_password = instructor
     print(f"{len(shas)} scripts loaded on {errors.redact(server)}; the hub: http://{args.ip}:{args.port}/", flush=True)
-    # The class guard (guard.py) sweeps beside the hub: a learner's connections past the quota and
-    # any client holding a huge unread reply are closed, and the instructor's page shows its lines.
-    # On a class server on this machine, it also kills a learner's process holding sockets that never
-    # log in (the learners' servers run here: a loopback address is theirs, see sockets.kill_holders).
+    # The class guard sweeps beside the hub; on a class server on this machine it also kills (the
+    # learners' servers run here, so a loopback address is theirs).
     watcher, _ = open_client(settings.admin_url)
     stop = threading.Event()
     options = {"prefix": args.prefix, "kill_local": on_this_machine(server), "report": _say}
@@ -255,34 +247,26 @@ def run_hub(args: argparse.Namespace) -> int:
 def on_this_machine(url: str) -> bool:
     """Whether the server of ``url`` is on this machine: its host a loopback address (or ``localhost``)."""
     host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return host == "localhost" or sockets.loopback(host)
 
 
 def _say(line: str) -> None:
-    """A guard's line that kills a process, on the hub's stderr too (the rest is on the instructor's page)."""
+    """Print a guard's line that kills a process on the hub's stderr too (all are on the instructor's page)."""
     if " killed process " in line:
         print(f"emq-lab guard: {line}", file=sys.stderr, flush=True)
 
 
-#: Overview passes the CLI takes at most to walk the search whole (the page takes one a refresh):
-#: 100 passes examine 2,000,000 keys of each node, each pass bounded as the page's is.
+#: Overview passes the CLI takes at most to walk the search whole (the page takes one a refresh).
 CLI_PASSES = 100
 
 
-def walked_overview(client: Any, *, prefix: str, passes: int = CLI_PASSES) -> Overview:
-    """The overview after the search walked the whole server (or ``passes`` passes): what the
-    instructor's page shows after its refreshes, not one pass's "not seen" on a big server."""
+def walked_overview(client: Any, *, prefix: str) -> Overview:
+    """The overview once the search walked the whole server (or :data:`CLI_PASSES` passes), as the page shows it."""
     search = Search()
-    view = overview(client, prefix=prefix, search=search)
-    for _ in range(passes - 1):
+    for _ in range(CLI_PASSES):
+        view = overview(client, prefix=prefix, search=search)
         if view.complete:
             break
-        view = overview(client, prefix=prefix, search=search)
     return view
 
 

@@ -24,8 +24,7 @@ START = COURSE_START
 
 @dataclass(frozen=True)
 class Setting:
-    """The lab the page reads with, whose learners it lists (``prefix``, and ``learners`` listed
-    even with no key), whether they are demo learners, and one sentence saying which."""
+    """The lab the page reads with, whose learners it lists, whether they are demo ones, and a sentence saying so."""
 
     lab: Lab
     prefix: str
@@ -36,10 +35,8 @@ class Setting:
 
 
 def prepare(lab: Lab, *, prefix: str | None = None) -> Setting:
-    """On the embedded backend: play the demo learners on a SimClock from 09:00 (so the page reads
-    the same every run) and list them; the page's clock then moves on from 09:15 as time passes.
-    (The embedded backend is the one whose client is fakeredis's.) On a server: write nothing, and
-    list the learners named ``prefix`` (else ``$EMQ_LAB_CLASS_PREFIX``, else ``learner``)."""
+    """The page's setting: on the embedded backend (fakeredis), demo learners played from 09:00; on a server,
+    nothing written, the learners named ``prefix`` (else ``$EMQ_LAB_CLASS_PREFIX``, else ``learner``)."""
     if not any(each.__module__.partition(".")[0] == "fakeredis" for each in type(lab.client).__mro__):
         chosen = validate.namespace(prefix or os.environ.get(ENV_PREFIX, "").strip() or "learner")
         admin = _is_admin(lab)
@@ -58,7 +55,7 @@ def prepare(lab: Lab, *, prefix: str | None = None) -> Setting:
 
 
 def _is_admin(lab: Lab) -> bool:
-    """True when ``lab`` logs in as a user with every key and command (it may run the guard)."""
+    """Whether ``lab`` logs in as an admin (it may run the guard)."""
     try:
         return str(lab.client.execute_command("ACL", "WHOAMI")) in all_powerful_users(lab.client)
     except RedisError:
@@ -66,8 +63,7 @@ def _is_admin(lab: Lab) -> bool:
 
 
 class MovingClock:
-    """A clock that reads ``start_ms`` when made and moves on with the time that passes: the demo
-    page's "last refreshed" moves, while what the demo learners did stays at fixed times."""
+    """A clock from ``start_ms`` that moves on with the time that passes (the demo page's "last refreshed")."""
 
     def __init__(self, start_ms: int) -> None:
         self.start_ms = int(start_ms)
@@ -81,8 +77,7 @@ class MovingClock:
 
 
 def _play(lab: Lab) -> None:
-    """Ada did the upsert dive and passed its register check; Bo did cadence and cancel and got
-    the cadence prediction wrong; Cy has not started."""
+    """Play the demo: Ada passes register; Bo does cadence and cancel, its prediction wrong; Cy starts nothing."""
     clock = lab.clock if isinstance(lab.clock, SimClock) else SimClock(lab.clock.now_ms())
     ada, bo, cy = (Lab(lab.client, clock, lab.describe(), namespace=n, scripts=lab.scripts) for n in DEMO_LEARNERS)
     for learner in (ada, bo, cy):

@@ -1,12 +1,8 @@
 """``python -m emq_lab.classroom doctor``: what a class server needs, checked, in one table.
 
-Each row names a setting, what the server has, a verdict (``ok``, ``warn``, ``FIX``) and the
-command that fixes it. ``FIX`` means a learner could reach another's keys, starve the class or
-the class could lose its work; ``warn`` that the class is exposed more than it needs to be.
-
-Each fix works on the server as it runs (``CONFIG SET``) and says how to keep it for the next
-start: ``CONFIG REWRITE`` only when the server was started with a config file (INFO's
-``config_file``), else the command-line flag (``--maxmemory-clients 64mb``) or the config line."""
+Each row names a setting, what the server has, a verdict and the fix: ``FIX`` means a learner could
+reach another's keys or starve the class, or the class could lose its work; ``warn`` that the class
+is exposed more than it needs to be. A fix is a ``CONFIG SET`` and how to keep it after a restart."""
 
 from __future__ import annotations
 
@@ -21,10 +17,8 @@ from .guard import MAX_REPLY, QUOTA
 from .slow import MAX_HOLD_MS, SLOW_ENTRIES
 from .users import DEFAULT_FIX, acl_list, all_powerful_users, default_user, on_every_node, open_users, user_fix
 
-#: The Lua engine CVEs of October 2025 (CVE-2025-49844 use-after-free in the parser and
-#: CVE-2025-46817 unpack overflow: remote code execution; CVE-2025-46818: a script runs as
-#: another user through the shared string metatable; CVE-2025-46819: out-of-bounds read), and
-#: the first release of each line with the fix. A line not named and older than the newest is unfixed.
+#: The Lua engine CVEs of October 2025 (remote code execution; a script running as another user), and the
+#: first release of each line with the fix. A line not named and older than the newest is unfixed.
 LUA_CVES = "CVE-2025-49844, CVE-2025-46817, CVE-2025-46818, CVE-2025-46819"
 FIXED_IN: dict[str, dict[tuple[int, int], int]] = {
     "valkey": {(7, 2): 11, (8, 0): 6, (8, 1): 4},
@@ -34,13 +28,11 @@ ALL_FIXED_FROM = {"valkey": (9, 0), "redis": (8, 4)}  # every release from this 
 BUSY_MS = 1000  # above this, a long script blocks every learner for longer than a click should wait
 #: Connections beside the learners': the hub, its guard, the instructor's pages, an admin shell.
 STAFF_CLIENTS = 32
-#: What all clients' buffers may take together before the server evicts the largest client: one
-#: size, which doctor advises and ``users`` sets alike, whether or not maxmemory is set (a share of
-#: maxmemory would mean no limit while maxmemory is 0). Sixteen of the 4 MiB output buffers below.
+#: What all clients' buffers may take together before the server evicts the largest client: a size, not
+#: a share of maxmemory (none while maxmemory is 0). Sixteen of the 4 MiB output buffers below.
 CLIENTS_MEMORY = "64mb"
 #: A normal client's output buffer: closed past the hard limit, or past the soft one for the seconds.
-#: Small enough that the server's time to fill it is short (COMMAND DOCS sent unread: 4 MiB is
-#: about 20 of them, 0.07 to 0.16 s on the bench's machine); far above any reply emq-lab asks for.
+#: Quick for the server to fill (0.07 to 0.16 s); far above any reply emq-lab asks for.
 OUTPUT_HARD = 4 * 2**20
 OUTPUT_LIMIT = f"normal {OUTPUT_HARD // 2**20}mb {OUTPUT_HARD // 2**22}mb 10"
 AS_ADMIN = "run doctor as an admin"
@@ -130,8 +122,7 @@ def _users(client: Any) -> list[Row]:
 
 
 def check(client: Any, *, learners: int | None = None) -> list[Row]:
-    """The table for one server (a plain client on it, logged in as an admin). ``learners``: the
-    class's size for ``maxclients`` (default: the server's ACL users that are not admins)."""
+    """The table for one server (a plain client, an admin); ``learners``: the class's size (default: the ACL users)."""
     try:
         client.config_get("maxmemory")
     except NoPermissionError:  # a learner's or the observer's URL
@@ -160,12 +151,8 @@ def check(client: Any, *, learners: int | None = None) -> list[Row]:
         lines = ", ".join(f"{a}.{b}.{p}" for (a, b), p in FIXED_IN[server].items())
         fix = f"upgrade to {lines} or later ({LUA_CVES}); learners cannot send Lua, which keeps them out of reach"
         rows.append(Row("version, Lua CVEs", f"{server} {version}: Lua CVEs open", "warn", fix))
-    if conf:
-        rows.append(Row("config file", conf, "ok"))
-    else:
-        rows.append(
-            Row("config file", "none: settings last until a restart", "warn", "keep each fix below with its flag")
-        )
+    no_conf = Row("config file", "none: settings last until a restart", "warn", "keep each fix below with its flag")
+    rows.append(Row("config file", conf, "ok") if conf else no_conf)
 
     maxmemory = _config(client, "maxmemory")
     if maxmemory is None:
@@ -236,15 +223,12 @@ def check(client: Any, *, learners: int | None = None) -> list[Row]:
     if aclfile:
         rows.append(Row("ACL users kept", f"aclfile {aclfile}", "ok"))
     elif aclfile is not None and conf:
-        rows.append(
-            Row("ACL users kept", "no aclfile", "warn", f"after users: CONFIG REWRITE (writes them into {conf})")
-        )
+        fix = f"after users: CONFIG REWRITE (writes them into {conf})"
+        rows.append(Row("ACL users kept", "no aclfile", "warn", fix))
     elif aclfile is not None:
         fix = "at the next start: --aclfile /path/users.acl (an existing file, empty is fine), then users again "
-        fix += "(or ACL SAVE after it)"
-        rows.append(
-            Row("ACL users kept", "no aclfile, no config file: a restart loses the learners' users", "warn", fix)
-        )
+        found = "no aclfile, no config file: a restart loses the learners' users"
+        rows.append(Row("ACL users kept", found, "warn", fix + "(or ACL SAVE after it)"))
     protected = _config(client, "protected-mode")
     if protected is not None:
         want("protected mode", protected, protected == "yes", "protected-mode", "yes")
@@ -252,10 +236,7 @@ def check(client: Any, *, learners: int | None = None) -> list[Row]:
 
 
 def slowlog_rows(client: Any) -> list[Row]:
-    """The two settings the guard reads holds with (:mod:`emq_lab.classroom.slow`); a wrong row's fix is
-    the setting's name and value. ``slowlog-log-slower-than`` must log a hold of the guard's limit
-    (0 logs every command, so a hold drops out of the log before the next sweep reads it; below 0 none),
-    ``slowlog-max-len`` keep what the guard reads each sweep."""
+    """The rows of the two settings the guard reads holds with (:mod:`.slow`); a wrong row's fix: name and value."""
     rows = []
     slower = _config(client, "slowlog-log-slower-than")
     if slower is not None:
@@ -289,8 +270,7 @@ def doctor(client: Any, *, learners: int | None = None) -> list[tuple[str, list[
 
 
 def apply_limits(client: Any, *, learners: int) -> list[str]:
-    """Set the limits that keep one learner from starving the class, on the server (every node of
-    a cluster) now; the lines that say what was set and how to keep it at the next start."""
+    """The lines saying what limits it set on every node, so no learner starves the class, and how to keep them."""
     first = client.get_redis_connection(client.get_primaries()[0]) if isinstance(client, RedisCluster) else client
     conf = str(first.info("server").get("config_file") or "")
     wanted = {

@@ -1,96 +1,46 @@
-"""The class guard: one learner may not hold the class server's connections or its memory.
+"""The class guard: one learner may not hold the class server's connections, memory or time.
 
-A sweep reads ``CLIENT LIST`` (as an admin) and closes, with ``CLIENT KILL ID``:
-- a learner's connections past its quota (the newest first: the oldest are its notebooks' own);
-  that learner is also suspended: ``ACL SETUSER <learner> off`` and all of its connections
-  closed (a loop that reconnects at once would otherwise keep ``maxclients`` full), and a sweep
-  after ``cooldown_s`` seconds turns it on again (the suspensions are kept in
-  :func:`emq_lab.keys.guard_suspended`),
-- any connection holding a huge reply (``omem`` or ``tot-mem`` past ``max_reply`` bytes: replies
-  asked for and never read, which count against ``maxmemory`` like keys),
-- connections still not logged in ``grace_s`` seconds or more after they were accepted, when the
-  default user is off (so every connection whose user is ``default`` has not logged in): a socket
-  opened to fill ``maxclients``, or to try passwords. The server counts a connection's ``age`` in
-  whole seconds from the second it was accepted (Valkey 8.0 shows ``age=1`` 7 ms after an accept
-  at a second's end), so the guard waits for ``age > grace_s``: a client in its handshake
-  (connect, then AUTH at once) is never closed,
-- a connection that failed to log in ``max_failed`` times or more since the last sweep, counted
-  from the server's ``ACL LOG`` (its ``auth`` entries: the user tried, how many times, and the
-  client-info of the last try), and every other connection from that address whose login failed.
-  It counts failures, not time: a learner whose old password fails a few times is left alone.
-
-Under memory pressure (a primary's ``used_memory`` at 80% of its ``maxmemory`` or more) it walks the
-learners' keys there (in the server, a Lua call per 1,000 keys), and each learner holding more than its
-share (``maxmemory`` divided by the learners) is freed of its biggest keys (``UNLINK``) until it holds
-no more (if those are not enough, of all its keys but its progress; its progress last), and suspended
-like a learner past its quota (:mod:`emq_lab.classroom.memory`). The walk comes after the connections
-are closed and before any write (a full server refuses them); a long one closes connections again
-every 100 calls.
-A learner whose commands on big keys of its own held the server
-:data:`~emq_lab.classroom.slow.MAX_HOLD_MS` ms or more in all within the window (the server's
-``SLOWLOG``: a read of all of a huge list, which no ACL rule bounds, or many at once), or whose
-command had :data:`~emq_lab.classroom.slow.MAX_ARGS` arguments or more, is suspended too, so such a
-hold happens once, not in a loop (:mod:`emq_lab.classroom.slow`). ``ACL LOG`` and ``SLOWLOG`` are
-read raw (anyone may try a username, and a learner may send arguments, of bytes that are not UTF-8).
-
-With ``kill_local`` (the ``hub`` command's guard on a class server on this machine; ``guard
---kill-local``), it also stops the processes behind the sockets it closes unlogged: for those from a
-loopback address (so from this machine, when the server runs here too) it finds, on Linux, the local
-process holding each and kills every one holding :data:`~emq_lab.classroom.sockets.KILL_AT` or more,
-or whose hub user's processes together hold that many
-(:func:`emq_lab.classroom.sockets.kill_holders`), and every one holding that many not logged in at
-once, whatever their age (young ones too, inside the grace: a process closing each itself before the
-guard would; counted per process, never per hub user: a client in its handshake holds one or a few,
-briefly), never the guard's own process, its ancestors (the hub) or the server. It names the hub
-user when the process or one of its ancestors started with ``JUPYTERHUB_USER`` (a learner's server
-sets it) and suspends that learner's ACL user (``<prefix><hub user>``) as past its quota. A
-learner's processes each under the hub's open-files limit would otherwise hold ``maxclients``
-between them. It kills, the same way, the local process behind a loopback socket trying passwords
-(one is enough: it failed ``max_failed`` logins since the last sweep), never one whose login failed
-only a few times from the same address.
-
-It also counts the connections the server refused at ``maxclients`` since the last sweep (``INFO
-stats`` ``rejected_connections``). It writes one line per learner and reason (and one for the
-refusals) to :func:`emq_lab.keys.guard_log` (capped), which the instructor's page shows. While
-connections are being refused or closed unlogged, :func:`watch` sweeps every
-:data:`FLOOD_EVERY_S` seconds instead of every second. Run it from the hub (:func:`watch`, a
-loop) or from the instructor's page (``ClassroomPanel(..., guard=True)``, once per refresh);
-either way it needs the admin. The server's own limits (``doctor``) bound what happens between
-two sweeps, and on a hub each process of a learner may hold only so many sockets
-(:data:`emq_lab.classroom.hub.OPEN_FILES`). Without ``kill_local`` (or from another machine), a
-process that opens them again as fast as the guard closes them, or closes each itself within the
-grace, keeps ``maxclients`` full; with it, a local one lives until the next sweep."""
+Each sweep reads ``CLIENT LIST``, ``ACL LOG`` and ``INFO stats`` as an admin and closes (``CLIENT
+KILL ID``) a learner's connections past its quota, any connection holding a huge unread reply,
+connections not logged in past the grace (the default user off) and connections trying passwords
+(:mod:`.logins`). A learner past its quota, past its share of ``maxmemory`` (:mod:`.memory`) or
+whose commands held the server too long (:mod:`.slow`) is suspended: its ACL user off, all its
+connections closed, until the cooldown is over. With ``kill_local`` it also kills the local
+processes behind floods of loopback sockets (:mod:`.sockets`). It writes one line per learner and
+reason to :func:`emq_lab.keys.guard_log`, which the instructor's page shows. Between two sweeps
+only the server's own limits (``doctor``) hold; without ``kill_local`` a process that reopens
+sockets as fast as they close keeps ``maxclients`` full (README, Classroom: known limits)."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from redis import RedisCluster
 from redis.exceptions import OutOfMemoryError, RedisError
 
 from .. import keys, validate
 from ..clock import hhmmss
 from . import memory, slow, sockets
-from .logins import ACL_LOG_ENTRIES, MAX_FAILED, failed_logins, number
-from .users import default_user, learner_test
+from .logins import ACL_LOG_ENTRIES, MAX_FAILED, failed_logins, number, since
+from .users import default_user, has_user, learner_test, primaries
 
 #: Connections one learner may hold: a dive's kernel holds up to 7 (bench/README.md), and a learner
 #: may have four notebooks open.
 QUOTA = 32
 #: Bytes of unread reply (``omem``) or of all buffers (``tot-mem``) past which a connection is closed.
 MAX_REPLY = 32 * 2**20
-#: Seconds a connection may stay unauthenticated (the default user off) before it is closed: at least
-#: this long (the server's ``age`` past it), at most this plus one and a sweep.
+#: Seconds a connection may stay unauthenticated (the default user off) before it is closed: the
+#: server counts ``age`` in whole seconds from the second of the accept, so it is closed at ``age >
+#: GRACE_S`` and a client in its handshake never is.
 GRACE_S = 1
-#: Seconds between sweeps while a flood lasts (the last sweep closed unlogged connections, or the server
-#: refused some at ``maxclients``).
+#: Seconds between sweeps while a flood lasts (unlogged connections closed, or refused at ``maxclients``).
 FLOOD_EVERY_S = 0.2
-#: Seconds a learner past its quota stays suspended (its ACL user off).
+#: Seconds a suspended learner stays off.
 COOLDOWN_S = 30
 #: Lines the guard's log keeps.
 LOG_LINES = 50
@@ -122,7 +72,6 @@ class Sweep:
     resumed: tuple[str, ...] = ()  # learners this sweep turned on again
     cooldown_s: int = COOLDOWN_S
     failed_logins: dict[str, int] = field(default_factory=dict)  # user tried -> failures since the last sweep
-    max_failed: int = MAX_FAILED
     refused: int = 0  # connections the server refused at maxclients since the last sweep
     unlogged: int = 0  # connections not logged in (any age) this sweep saw
     killed: tuple[sockets.Killed, ...] = ()  # local processes killed for the sockets not logged in they held
@@ -132,22 +81,14 @@ class Sweep:
 
     @property
     def flooded(self) -> bool:
-        """Whether this sweep met a flood: connections refused at ``maxclients``, or unlogged ones closed."""
+        """Whether connections were refused at ``maxclients`` or unlogged ones closed."""
         return self.refused > 0 or any(closed.why == "login" for closed in self.closed)
 
     def lines(self) -> list[str]:
-        """One sentence per user and reason: ``09:41:03 closed 120 connection(s) of learner07 (past its quota
-        of 32); learner07 suspended for 30 s``; connections not logged in by how many and from where."""
-        groups: dict[tuple[str, str], int] = {}
-        strangers: dict[str, int] = {}
-        guessers: dict[str, int] = {}
-        for closed in self.closed:
-            if closed.why in ("login", "password"):
-                host = sockets.host(closed.addr)
-                into = strangers if closed.why == "login" else guessers
-                into[host] = into.get(host, 0) + 1
-            else:
-                groups[(closed.user, closed.why)] = groups.get((closed.user, closed.why), 0) + 1
+        """One sentence per user and reason, e.g. ``09:41:03 closed 120 connection(s) of learner07 (past ...)``."""
+        groups = Counter((c.user, c.why) for c in self.closed if c.why in ("quota", "reply"))
+        strangers = Counter(sockets.host(c.addr) for c in self.closed if c.why == "login")
+        guessers = Counter(sockets.host(c.addr) for c in self.closed if c.why == "password")
         when = hhmmss(self.at_ms)
         why = {
             "quota": f"past its quota of {self.quota}",
@@ -164,11 +105,10 @@ class Sweep:
         ]
         lines += slow.lines(when, self.held, cooldown_s=self.cooldown_s, max_hold_ms=self.max_hold_ms)
         if strangers:
-            hosts = ", ".join(f"{host} ({count})" for host, count in sorted(strangers.items())[:5])
             more = f" and {len(strangers) - 5} more address(es)" if len(strangers) > 5 else ""
             lines.append(
-                f"{when} closed {sum(strangers.values())} connection(s) not logged in after {self.grace_s} s, "
-                f"from {hosts}{more}"
+                f"{when} closed {strangers.total()} connection(s) not logged in after {self.grace_s} s, "
+                f"from {_hosts(strangers)}{more}"
             )
         if self.refused:
             lines.append(
@@ -178,14 +118,13 @@ class Sweep:
         tried = ", ".join(f"{user[:40]} {count:,}" for user, count in sorted(self.failed_logins.items())[:5])
         failures = f"{sum(self.failed_logins.values()):,} failed logins since the last sweep: {tried}"
         if guessers:
-            hosts = ", ".join(f"{host} ({count})" for host, count in sorted(guessers.items())[:5])
-            shut = sum(guessers.values())
-            lines.append(f"{when} closed {shut} connection(s) trying passwords ({failures}), from {hosts}")
+            shut = guessers.total()
+            lines.append(f"{when} closed {shut} connection(s) trying passwords ({failures}), from {_hosts(guessers)}")
         elif self.failed_logins:  # each try on a connection of its own, gone before the sweep: said, not stopped
             lines.append(f"{when} {failures}, each connection gone before the sweep (nothing to close)")
         for gone in self.killed:
             whose = f" of hub user {gone.hub_user[:40]}" if gone.hub_user else ""
-            doing = "not logged in" if gone.why == "login" else "trying passwords"  # young ones too, any age
+            doing = "not logged in" if gone.why == "login" else "trying passwords"
             lines.append(
                 f"{when} killed process {gone.pid} ({gone.command[:40] or '?'}){whose}, holding {gone.sockets} "
                 f"socket(s) {doing}"
@@ -195,11 +134,9 @@ class Sweep:
         return lines
 
 
-def _nodes(client: Any) -> list[Any]:
-    """A plain client per primary of a cluster (connections are per node), else the client."""
-    if isinstance(client, RedisCluster):
-        return [client.get_redis_connection(node) for node in client.get_primaries()]
-    return [client]
+def _hosts(counts: Counter[str]) -> str:
+    """The first five hosts and their counts: ``127.0.0.1 (120), 10.0.0.5 (3)``."""
+    return ", ".join(f"{host} ({count})" for host, count in sorted(counts.items())[:5])
 
 
 def choose(
@@ -213,12 +150,8 @@ def choose(
     grace_s: int = GRACE_S,
     guessing: Iterable[int] = (),
 ) -> list[Closed]:
-    """The connections of ``CLIENT LIST`` (parsed) to close: never ``me``; a huge reply whoever holds
-    it; the ids in ``guessing`` (trying passwords: :func:`failed_logins`) and, when ``login_open``
-    (the default user is off, so no one may stay as it), every one from their addresses whose
-    login failed; a learner's (``learner(user)``) past ``quota``, the newest first; unauthenticated
-    ones when ``login_open`` and their ``age`` is past ``grace_s`` (the server counts whole seconds
-    from the second of the accept, so an ``age`` of ``grace_s`` may be a few ms)."""
+    """The connections of ``CLIENT LIST`` (parsed) to close, never ``me``: a huge reply; trying passwords (``guessing``,
+    and, the default user off, failed logins from their hosts); not logged in past ``grace_s``; past the quota."""
     validate.integer(quota, "quota", 1, unit=" connection(s)")
     validate.integer(max_reply, "max_reply", 1, unit=" byte(s)")
     closing: dict[int, Closed] = {}
@@ -227,15 +160,15 @@ def choose(
     guessers = set(guessing) - {me}
     hosts = {sockets.host(str(entry.get("addr", ""))) for entry in entries if number(entry, "id") in guessers}
     for entry in entries:
-        ident, user = number(entry, "id"), str(entry.get("user", ""))
+        ident, user, addr = number(entry, "id"), str(entry.get("user", "")), str(entry.get("addr", ""))
         if ident == me:
             continue
         if max(number(entry, "omem"), number(entry, "tot-mem")) > max_reply:
-            closing[ident] = Closed(ident, user, str(entry.get("addr", "")), "reply")
-        elif ident in guessers or (login_open and _failed(entry) and sockets.host(str(entry.get("addr", ""))) in hosts):
-            closing[ident] = Closed(ident, user, str(entry.get("addr", "")), "password")
+            closing[ident] = Closed(ident, user, addr, "reply")
+        elif ident in guessers or (login_open and _failed(entry) and sockets.host(addr) in hosts):
+            closing[ident] = Closed(ident, user, addr, "password")
         elif login_open and user == "default" and number(entry, "age") > grace_s:
-            closing[ident] = Closed(ident, user, str(entry.get("addr", "")), "login")
+            closing[ident] = Closed(ident, user, addr, "login")
         elif learner(user):
             mine.setdefault(user, []).append(entry)
     for user, held in mine.items():
@@ -246,99 +179,74 @@ def choose(
 
 
 def _failed(entry: dict[str, Any]) -> bool:
-    """A connection whose last command was a login and that is still not logged in (the default
-    user off): its login failed. One opened a moment ago, mid-handshake, has sent no command yet."""
+    """Whether a connection still not logged in last sent a login: its login failed."""
     return str(entry.get("user", "")) == "default" and str(entry.get("cmd", "")) in ("auth", "hello")
 
 
 def sweep(
     admin: Any,
     *,
-    quota: int = QUOTA,
-    max_reply: int = MAX_REPLY,
     prefix: str = "learner",
     grace_s: int = GRACE_S,
-    cooldown_s: int = COOLDOWN_S,
     log: bool = True,
-    max_failed: int = MAX_FAILED,
     kill_local: bool = False,
     kill_at: int = sockets.KILL_AT,
     max_hold_ms: int = slow.MAX_HOLD_MS,
 ) -> Sweep:
-    """Turn on again the learners whose suspension is over, read ``ACL LOG`` (the failed logins
-    since the last sweep: :func:`failed_logins`) and ``CLIENT LIST`` on every primary, close what
-    :func:`choose` picks (users named ``prefix...`` are learners), suspend for ``cooldown_s``
-    seconds each learner past its quota or whose commands held the server ``max_hold_ms`` or more in
-    all (:func:`slow.holds`), with ``kill_local`` kill the local processes holding ``kill_at`` or more
-    of the loopback sockets it closes unlogged (:func:`sockets.kill_holders`), or, one process alone,
-    of all not logged in now (only where the server runs on this machine: a loopback address is then
-    this machine's), under memory pressure free
-    and suspend each learner past its share (:func:`memory.relieve`), and log it all; returns what
-    it saw and did."""
+    """One sweep of every primary (users named ``prefix...`` are learners); what it saw and did."""
     validate.integer(kill_at, "kill_at", 1, unit=" socket(s)")
     validate.integer(max_hold_ms, "max_hold_ms", 1, unit=" ms")
-    seen = 0
-    per_user: dict[str, int] = {}
+    per_user: Counter[str] = Counter()
     closed: list[Closed] = []
     login_open = "on" not in default_user(admin)
-    seconds, micros = _node_time(admin)
+    seconds, micros = (int(part) for part in primaries(admin)[0].time())
     now_ms = seconds * 1000 + micros // 1000
     resumed = _resume(admin, now_ms)
     seen_logins = {str(k): int(v) for k, v in admin.hgetall(keys.guard_logins()).items()}
     counted: dict[str, int] = {}
-    tried: dict[str, int] = {}
+    tried: Counter[str] = Counter()
     refused = 0
-    held: dict[int, int] = {}  # local pid -> loopback sockets not logged in past the grace
-    trying: dict[int, int] = {}  # local pid -> loopback sockets that failed max_failed logins or more
-    waiting: dict[int, int] = {}  # local pid -> loopback sockets not logged in now, whatever their age
+    held: Counter[int] = Counter()  # local pid -> loopback sockets not logged in past the grace
+    trying: Counter[int] = Counter()  # local pid -> loopback sockets that failed max_failed logins or more
+    waiting: Counter[int] = Counter()  # local pid -> loopback sockets not logged in now, whatever their age
     holds: list[slow.Slow] = []
 
-    def pick(node: Any, entries: list[dict[str, Any]], guessing: Iterable[int] = ()) -> list[Closed]:
-        return choose(entries, me=int(node.client_id()), learner=learner_test(prefix), quota=quota,
-                      max_reply=max_reply, login_open=login_open, grace_s=grace_s, guessing=guessing)  # fmt: skip
+    learner = learner_test(prefix)
 
-    for index, node in enumerate(_nodes(admin)):
+    def pick(node: Any, entries: list[dict[str, Any]], guessing: Iterable[int] = ()) -> list[Closed]:
+        me = int(node.client_id())
+        return choose(entries, me=me, learner=learner, login_open=login_open, grace_s=grace_s, guessing=guessing)
+
+    for index, node in enumerate(primaries(admin)):
         rejected = number(node.info("stats"), "rejected_connections")
-        # Kept once there is one, so a sweep of a quiet class writes nothing; none kept counts as 0
-        # (a guard's first sweep of a server that refused connections before it says so once).
-        if rejected:
+        if rejected:  # kept once there is one, so a sweep of a quiet class writes nothing
             counted[f"refused:{index}"] = rejected
-        before = seen_logins.get(f"refused:{index}", 0)
-        refused += rejected - before if rejected >= before else rejected  # smaller: the server restarted
-        # Read raw, and decoded with U+FFFD for what is not UTF-8 (redis-py's ACL LOG parser does): anyone
-        # may try a username of any bytes, and a decoding error would stop every sweep.
+        refused += since(rejected, seen_logins.get(f"refused:{index}", 0))
+        # Raw, decoded with U+FFFD: anyone may try a username of any bytes, and an error would stop every sweep.
         acl_entries = node.acl_log(count=ACL_LOG_ENTRIES, NEVER_DECODE=True)
-        guessing, failed, now = failed_logins(acl_entries, seen_logins, node=index, max_failed=max_failed)
+        guessing, failed, now = failed_logins(acl_entries, seen_logins, node=index)
         counted.update(now)
-        for user, failures in failed.items():
-            tried[user] = tried.get(user, 0) + failures
+        tried.update(failed)
         entries = node.client_list()
-        seen += len(entries)
-        window = min(slow.WINDOW_S, cooldown_s)
-        holds += slow.holds(node, entries, prefix, now_s=seconds, max_hold_ms=max_hold_ms, window_s=window)
-        for entry in entries:
-            per_user[str(entry.get("user", ""))] = per_user.get(str(entry.get("user", "")), 0) + 1
+        holds += slow.holds(node, entries, prefix, now_s=seconds, max_hold_ms=max_hold_ms)
+        per_user.update(str(entry.get("user", "")) for entry in entries)
         picked = pick(node, entries, guessing)
-        if kill_local:  # waiting: every socket not logged in now, young ones too (inside their grace)
+        if kill_local:
             unlogged = [number(e, "id") for e in entries if login_open and str(e.get("user", "")) == "default"]
-            for into, ids in (
-                (held, [c.id for c in picked if c.why == "login"]),
-                (trying, [c.id for c in picked if c.id in guessing]),
-                (waiting, unlogged),
-            ):
-                for pid, count in sockets.local_holders(entries, ids).items():
-                    into[pid] = into.get(pid, 0) + count
+            held.update(sockets.local_holders(entries, [c.id for c in picked if c.why == "login"]))
+            trying.update(sockets.local_holders(entries, [c.id for c in picked if c.id in guessing]))
+            waiting.update(sockets.local_holders(entries, unlogged))
         closed += _close(node, picked)
 
     def meanwhile() -> None:  # during a long memory walk: what choose picks now (no writes, no ACL LOG)
-        for node in _nodes(admin):
+        for node in primaries(admin):
             closed.extend(_close(node, pick(node, node.client_list())))
 
-    # Memory after the connections closed above (no writes), before every write below: while the
-    # server is past maxmemory it refuses them. A long walk closes connections meanwhile.
+    # Memory after the connections closed above, before every write below: a server past maxmemory refuses them.
+    until_ms = now_ms + COOLDOWN_S * 1000
     pressed = memory.relieve(
-        admin, _nodes(admin), prefix=prefix, now_ms=now_ms, cooldown_s=cooldown_s,
-        suspend=lambda user: _suspend(admin, user, now_ms + cooldown_s * 1000), meanwhile=meanwhile,
+        admin, primaries(admin), prefix=prefix, now_ms=now_ms, cooldown_s=COOLDOWN_S,
+        suspend=lambda user: _suspend(admin, user, until_ms), meanwhile=meanwhile,
     )  # fmt: skip
     if counted != seen_logins:
         pipe = admin.pipeline(transaction=False)
@@ -362,19 +270,17 @@ def sweep(
             offenders.add(acl)
             killed[index] = dataclasses.replace(gone, suspended=acl)
     for user in sorted(offenders):
-        _suspend(admin, user, now_ms + cooldown_s * 1000)
-    # Failed logins said when a connection was closed for them, or when they reach max_failed in all; a
-    # suspended learner's are not counted (its notebooks keep trying to log in until it is back).
+        _suspend(admin, user, until_ms)
+    # A suspended learner's failed logins are not counted (its notebooks keep trying until it is back).
     if tried:
         off = suspended(admin)
-        tried = {user: count for user, count in tried.items() if user not in off}
-    guessed = any(c.why == "password" for c in closed) or sum(tried.values()) >= max_failed
+        tried = Counter({user: count for user, count in tried.items() if user not in off})
+    guessed = any(c.why == "password" for c in closed) or tried.total() >= MAX_FAILED
     done = Sweep(
-        seen, per_user, tuple(closed), now_ms, quota, max_reply, grace_s=grace_s,
-        suspended=tuple(sorted(offenders)), resumed=tuple(resumed), cooldown_s=cooldown_s,
-        failed_logins=tried if guessed else {}, max_failed=max_failed,
-        refused=refused, unlogged=per_user.get("default", 0) if login_open else 0, killed=tuple(killed),
-        memory=pressed, held=tuple(holds), max_hold_ms=max_hold_ms,
+        per_user.total(), dict(per_user), tuple(closed), now_ms, grace_s=grace_s, suspended=tuple(sorted(offenders)),
+        resumed=tuple(resumed), failed_logins=dict(tried) if guessed else {}, refused=refused,
+        unlogged=per_user["default"] if login_open else 0, killed=tuple(killed), memory=pressed, held=tuple(holds),
+        max_hold_ms=max_hold_ms,
     )  # fmt: skip
     if log and (closed or resumed or refused or pressed or holds or guessed or killed):
         done = _log(admin, done)
@@ -382,7 +288,7 @@ def sweep(
 
 
 def _close(node: Any, picked: list[Closed]) -> list[Closed]:
-    """``CLIENT KILL ID`` each of ``picked`` on ``node`` (one already gone is no fault); ``picked``."""
+    """``picked``, each closed on ``node`` with ``CLIENT KILL ID`` (one already gone is no fault)."""
     if picked:
         pipe = node.pipeline(transaction=False)
         for closing in picked:
@@ -397,49 +303,42 @@ def _acl_user(admin: Any, prefix: str, hub_user: str | None) -> str | None:
         return None
     try:
         user = validate.namespace(prefix + hub_user)
-        return user if _nodes(admin)[0].execute_command("ACL", "GETUSER", user) is not None else None
+        return user if has_user(primaries(admin)[0], user) else None
     except (ValueError, RedisError):
         return None
 
 
 def _suspend(admin: Any, user: str, until_ms: int) -> None:
-    """``user`` off on every primary, the time it comes back kept, then all its connections closed
-    (the ones it opens meanwhile are refused at AUTH)."""
+    """Turn ``user`` off on every primary until ``until_ms``, then close all its connections."""
     admin.hset(keys.guard_suspended(), user, until_ms)
-    for node in _nodes(admin):
+    for node in primaries(admin):
         node.execute_command("ACL", "SETUSER", user, "off")
-    for node in _nodes(admin):
+    for node in primaries(admin):
         with contextlib.suppress(RedisError):
             node.execute_command("CLIENT", "KILL", "USER", user)
 
 
 def _resume(admin: Any, now_ms: int) -> list[str]:
-    """Turn on again each suspended learner whose time is up (one revoked meanwhile stays gone)."""
+    """The suspended learners whose time is up, each turned on again (one revoked meanwhile stays gone)."""
     due = [str(user) for user, until in admin.hgetall(keys.guard_suspended()).items() if int(until) <= now_ms]
     for user in sorted(due):
-        for node in _nodes(admin):
-            if node.execute_command("ACL", "GETUSER", user) is not None:
+        for node in primaries(admin):
+            if has_user(node, user):
                 node.execute_command("ACL", "SETUSER", user, "on")
         admin.hdel(keys.guard_suspended(), user)
     return sorted(due)
 
 
 def suspended(client: Any) -> dict[str, int]:
-    """The learners the guard suspended and when (server ms) each may connect again (a user that
-    may not read it: none)."""
+    """The suspended learners and when (server ms) each may connect again (none for a user that may not read it)."""
     try:
         return {str(user): int(until) for user, until in client.hgetall(keys.guard_suspended()).items()}
     except (RedisError, ValueError):
         return {}
 
 
-def _node_time(admin: Any) -> tuple[int, int]:
-    reply = _nodes(admin)[0].time()
-    return int(reply[0]), int(reply[1])
-
-
 def _log(admin: Any, done: Sweep) -> Sweep:
-    """Push the sweep's lines to the guard's log (newest first, :data:`LOG_LINES` kept)."""
+    """``done``, its lines pushed to the guard's log (newest first, :data:`LOG_LINES` kept), or a note why not."""
     try:
         pipe = admin.pipeline(transaction=False)
         pipe.lpush(keys.guard_log(), *reversed(done.lines()))
@@ -451,7 +350,7 @@ def _log(admin: Any, done: Sweep) -> Sweep:
 
 
 def read_log(client: Any, *, lines: int = 10) -> list[str]:
-    """The guard's last ``lines`` lines, newest first (a user that may not read them: none)."""
+    """The guard's last ``lines`` lines, newest first (none for a user that may not read them)."""
     try:
         return [str(line)[:300] for line in client.lrange(keys.guard_log(), 0, lines - 1)]
     except RedisError:
@@ -466,11 +365,7 @@ def watch(
     report: Callable[[str], object] | None = None,
     **options: Any,
 ) -> None:
-    """Sweep every ``every_s`` seconds until ``stop`` is set (the hub runs this in a thread, the
-    ``guard`` command in the foreground), passing each line a sweep logs to ``report``; a sweep
-    that fails (the server down a moment, or anything else) is tried again at the next turn. After a sweep that met
-    a flood (:attr:`Sweep.flooded`) the next comes after :data:`FLOOD_EVERY_S` seconds at most, so
-    sockets that never log in are closed soon after their grace, not up to a second later."""
+    """Sweep every ``every_s`` seconds (:data:`FLOOD_EVERY_S` after a flood) until ``stop``, each line to ``report``."""
     while not stop.is_set():
         wait = every_s
         try:

@@ -1,25 +1,14 @@
 """The class on one JupyterHub: learners log in and find the dives in their own server, with their
 own ACL user; the instructor (a hub admin) finds the instructor's page, read through an observer.
 
-What it trusts: the hub's process alone holds the class server's admin password (read from a
-file or the environment, never the command line). At each spawn it makes or rotates the
-learner's ACL user and puts only that learner's URL and namespace into the learner's server's
-environment (JupyterHub passes the hub's own environment on only for ``Spawner.env_keep``); an
-admin's server gets the URL of a read-only observer user instead. Deleting a user from the hub
-deletes their ACL user (the authenticator's ``delete_user``, which JupyterHub calls on every
-deletion), and the server closes that user's connections.
+What it trusts: the hub's process alone holds the admin password (from a file or the environment,
+never the command line). At each spawn it makes or rotates the learner's ACL user and passes only
+that learner's URL and namespace to its server (an admin's gets a read-only observer's); deleting a
+hub user deletes their ACL user. Each process of a learner's server may hold at most
+:data:`OPEN_FILES` open files (:func:`limited`), so one cannot fill ``maxclients`` with sockets.
 
-What one learner's processes may hold: on one machine (``simple``, ``local``) each server starts
-with at most :data:`OPEN_FILES` open files, sockets included, as its soft and hard
-``RLIMIT_NOFILE`` (:func:`limited`), which every process it starts (kernels, terminals, the
-exercises' sandbox) inherits; so one process of a learner cannot hold the class server's
-``maxclients`` with sockets that never log in (the guard closes those after a second). Several
-processes could together; the hub's guard, on the class server's machine, finds the processes
-holding such sockets and kills them (``guard.sweep(kill_local=True)``, ``sockets.py``).
-
-``python -m emq_lab.classroom hub ...`` runs it (see ``--help``); a ``jupyterhub_config.py`` of
-your own (Kubernetes: the chart's ``hub.extraConfig``) calls :func:`configure` with
-:func:`settings_from_env`. This module imports JupyterHub only inside :func:`configure`.
+``python -m emq_lab.classroom hub`` runs it; a ``jupyterhub_config.py`` of your own calls
+:func:`configure` with :func:`settings_from_env`. JupyterHub is imported only inside :func:`configure`.
 """
 
 from __future__ import annotations
@@ -47,18 +36,16 @@ PREFIX_ENV = "EMQ_LAB_HUB_PREFIX"
 NOTEBOOKS_ENV = "EMQ_LAB_HUB_NOTEBOOKS"
 LEARNER_NOTEBOOKS = ("00-start.ipynb", "01-upsert.ipynb", "02-cadence.ipynb", "03-cancel.ipynb")
 INSTRUCTOR_NOTEBOOKS = ("instructor.ipynb",)
+OBSERVER_PREFIX = "observer-"  # and the admin's hub name: the instructor's read-only ACL user
 FOLDER = "emq-lab"  # in each user's home: their copies, and where their server opens
-#: Open files (sockets among them) each process of a learner's server may hold, soft and hard limit.
-#: Measured after a learner ran 01 under it (tests/test_hub.py, hub-costs.json): the single-user server
-#: held 35-47 with its notebook open, the kernel 84 (8 of them its connections to Valkey); 256 leaves
-#: room for a few notebooks, a terminal and pip, and is a quarter of ``maxclients`` for 30 learners.
+#: Open files (sockets among them) each process of a learner's server may hold, soft and hard limit: a
+#: kernel holds 84 (tests/test_hub.py), and 256 is a quarter of ``maxclients`` for 30 learners.
 OPEN_FILES = 256
 
 
 @dataclass(frozen=True)
 class HubSettings:
-    """The class server (``server_url``: the admin user, no password), its admin password, the
-    learners' ACL names (``prefix`` + hub name), and where the dives are copied from."""
+    """The class server (the admin user, no password), its admin password, the learners' prefix, the dives."""
 
     server_url: str
     admin_password: str = field(repr=False)
@@ -87,7 +74,7 @@ class HubSettings:
 
     def observer_name(self, hub_name: str) -> str:
         """The read-only observer of the admin ``hub_name``: ``observer-<name>``, never a learner's name."""
-        name = validate.namespace(f"observer-{hub_name}")
+        name = validate.namespace(OBSERVER_PREFIX + hub_name)
         if name.startswith(self.prefix):
             raise ValueError(f"prefix: {self.prefix!r} would list the observers as learners")
         return name
@@ -102,8 +89,7 @@ def with_password(url: str, password: str) -> str:
 
 
 def read_secret(path: str | None, env: str, *, what: str) -> str | None:
-    """The first line of the file ``path``, else ``$env``, else None; a ValueError naming ``what``
-    for an empty one."""
+    """The first line of the file ``path``, else ``$env``, else None (ValueError naming ``what``: an empty file)."""
     if path:
         try:
             text = Path(path).expanduser().read_text(encoding="utf-8").splitlines()
@@ -118,8 +104,7 @@ def read_secret(path: str | None, env: str, *, what: str) -> str | None:
 
 
 def settings_from_env() -> HubSettings:
-    """The settings from ``$EMQ_LAB_HUB_SERVER``, the admin password (``$EMQ_LAB_ADMIN_PASSWORD_FILE``
-    or ``$EMQ_LAB_ADMIN_PASSWORD``), ``$EMQ_LAB_HUB_PREFIX`` and ``$EMQ_LAB_HUB_NOTEBOOKS``."""
+    """The settings from ``$EMQ_LAB_HUB_SERVER``, the admin password's variables, its prefix's and notebooks'."""
     server = os.environ.get(SERVER_ENV, "").strip()
     if not server:
         raise ValueError(f"{SERVER_ENV}: the class server's URL with its admin user, e.g. redis://admin@HOST:6379/0")
@@ -135,8 +120,7 @@ def settings_from_env() -> HubSettings:
 def copy_notebooks(
     source: Path, names: tuple[str, ...], folder: Path, *, owner: tuple[int, int] | None = None
 ) -> list[Path]:
-    """Copy the notebooks ``names`` from ``source`` into ``folder`` without outputs, each only if
-    the folder has no such file yet (a learner's work is never overwritten); the files written."""
+    """The files written: the notebooks ``names`` copied without outputs, each only if ``folder`` has none yet."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for name in names:
@@ -168,8 +152,7 @@ def home_of(spawner: Any) -> tuple[Path, tuple[int, int] | None]:
 
 
 def prepare_spawn(settings: HubSettings, spawner: Any, *, copy: bool = True) -> dict[str, str]:
-    """Make or rotate the user's ACL user (an admin's: the observer), copy their notebooks (unless
-    not ``copy``: their server is elsewhere, a pod), and return the variables their server gets."""
+    """The variables the user's server gets, its ACL user (an admin's: the observer) made and notebooks copied."""
     hub_name, admin = spawner.user.name, bool(spawner.user.admin)
     client, _ = open_client(settings.admin_url)
     try:
@@ -189,8 +172,7 @@ def prepare_spawn(settings: HubSettings, spawner: Any, *, copy: bool = True) -> 
 
 
 def pre_spawn_hook(settings: HubSettings, *, copy: bool = True) -> Callable[[Any], Any]:
-    """A ``Spawner.pre_spawn_hook``: :func:`prepare_spawn` off the hub's event loop, then the
-    server's environment, folder and first page."""
+    """A ``Spawner.pre_spawn_hook``: :func:`prepare_spawn` off the hub's event loop, then the server's settings."""
 
     async def hook(spawner: Any) -> None:
         prepare = functools.partial(prepare_spawn, settings, spawner, copy=copy)
@@ -206,13 +188,10 @@ def pre_spawn_hook(settings: HubSettings, *, copy: bool = True) -> Callable[[Any
 def _names(settings: HubSettings, hub_name: str) -> list[str]:
     """The ACL users the hub may have made for ``hub_name``: its learner's and its observer's."""
     names = []
-    for name in (settings.prefix + hub_name, f"observer-{hub_name}"):
+    for name in (settings.prefix + hub_name, OBSERVER_PREFIX + hub_name):
         with contextlib.suppress(ValueError):  # no ACL user can have that name: the hub never made one
             names.append(validate.namespace(name))
     return names
-
-
-OBSERVER_PREFIX = "observer-"
 
 
 def strays(acl: list[str], prefix: str, hub_names: list[str]) -> list[str]:
@@ -222,9 +201,7 @@ def strays(acl: list[str], prefix: str, hub_names: list[str]) -> list[str]:
 
 
 def reconcile(client: Any, prefix: str, hub_names: list[str]) -> list[str]:
-    """Delete the ACL users of hub users that are gone (deleted while the hub or the server was
-    down, or by the hub itself at start, as ``delete_invalid_users`` does, which calls no
-    authenticator): :func:`strays`, on every node. Returns the names deleted."""
+    """The ACL users of hub users gone (:func:`strays`: while the hub was down, or at its start), deleted."""
     validate.namespace(prefix)
     gone = strays(acl_users(client), prefix, hub_names)
     if gone:
@@ -233,8 +210,7 @@ def reconcile(client: Any, prefix: str, hub_names: list[str]) -> list[str]:
 
 
 def hub_users(db_url: str) -> list[str]:
-    """The names of the users in a JupyterHub's database (``sqlite:///emq-hub/jupyterhub.sqlite``,
-    or the ``db_url`` of a hub of your own)."""
+    """The names of the users in a JupyterHub's database (``sqlite:///emq-hub/jupyterhub.sqlite``)."""
     from sqlalchemy import create_engine, text  # JupyterHub's own dependency
     from sqlalchemy.exc import SQLAlchemyError
 
@@ -253,8 +229,7 @@ def hub_users(db_url: str) -> list[str]:
 
 
 def revoking(base: type[Any], settings: HubSettings) -> type:
-    """``base`` (any JupyterHub Authenticator) whose ``delete_user`` also deletes the user's ACL
-    user and observer on the class server."""
+    """``base`` (an Authenticator) whose ``delete_user`` also deletes the user's ACL user and observer."""
 
     def delete_user(self: Any, user: Any) -> Any:
         result = base.delete_user(self, user)
@@ -272,11 +247,7 @@ def revoking(base: type[Any], settings: HubSettings) -> type:
 
 
 def limit_open_files(limit: int = OPEN_FILES) -> Callable[[], None]:
-    """A function for a new process (a ``preexec_fn``: after the fork, before the exec) that sets
-    its soft and hard ``RLIMIT_NOFILE`` to ``limit`` (never above the hard limit it has): the
-    process and all it starts may hold at most ``limit`` files and sockets open, and a process not
-    privileged cannot raise it again. Its next ``socket()`` past it fails with ``OSError`` EMFILE,
-    "Too many open files"."""
+    """A ``preexec_fn`` setting the soft and hard ``RLIMIT_NOFILE`` to ``limit`` (at most the hard limit it has)."""
     validate.integer(limit, "open_files", 64, unit=" (a kernel alone holds about 70)")
     import resource  # here, not in the child: no import between fork and exec
 
@@ -289,9 +260,7 @@ def limit_open_files(limit: int = OPEN_FILES) -> Callable[[], None]:
 
 
 def limited(base: type[Any], open_files: int = OPEN_FILES) -> type:
-    """``base`` (JupyterHub's ``LocalProcessSpawner`` or a subclass) whose servers start with at most
-    ``open_files`` open files per process (:func:`limit_open_files`), after ``base``'s own preparation
-    of the process (``LocalProcessSpawner``: its user, groups and home)."""
+    """``base`` (a ``LocalProcessSpawner``) whose servers' processes hold at most ``open_files`` open files."""
     limit = limit_open_files(open_files)
 
     def make_preexec_fn(self: Any, name: str) -> Callable[[], None]:
@@ -310,13 +279,8 @@ def limited(base: type[Any], open_files: int = OPEN_FILES) -> type:
 def configure(
     c: Any, settings: HubSettings, *, spawner: str = "simple", homes: str = "", open_files: int = OPEN_FILES
 ) -> None:
-    """Set a JupyterHub config ``c`` for the class: the revoking shared-password authenticator
-    (change ``c.JupyterHub.authenticator_class`` after, with :func:`revoking`, for another), the
-    pre-spawn hook, and the spawner: ``simple``, every server as the hub's Unix user, homes under
-    ``homes``; ``local``, a Unix user per learner; these two run this venv's single-user server and
-    proxy, each of its processes limited to ``open_files`` open files (:func:`limited`). ``kube``:
-    the spawner and proxy Zero to JupyterHub sets (KubeSpawner); the copies are then made in the
-    learner's pod (see the README), not by the hub, and the pod's limits are the chart's."""
+    """Set a JupyterHub config ``c`` for the class: the revoking authenticator, the pre-spawn hook and the
+    spawner (``simple``: all as the hub's Unix user; ``local``: one per learner; ``kube``: the chart's)."""
     from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
     from jupyterhub.spawner import LocalProcessSpawner, SimpleLocalProcessSpawner
 

@@ -1,9 +1,10 @@
 """Failed logins, counted from the server's ``ACL LOG`` (the class guard closes a connection trying
-passwords by how many times it failed since the last sweep, never by time), and :func:`number`,
-a field of a parsed ``CLIENT LIST``, ``ACL LOG`` or ``INFO`` entry as an int."""
+passwords by how many times it failed since the last sweep, never by time), and :func:`number` and
+:func:`text`, a field of a server's reply."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -14,22 +15,30 @@ ACL_LOG_ENTRIES = 128
 
 
 def number(entry: Mapping[str, Any], name: str) -> int:
-    """``entry[name]`` as an int; 0 when missing or not a number."""
+    """``entry[name]`` (of ``CLIENT LIST``, ``ACL LOG`` or ``INFO``, parsed) as an int; 0 if missing or no number."""
     try:
         return int(entry.get(name, 0))
     except (TypeError, ValueError):
         return 0
 
 
+def text(value: Any) -> str:
+    """A field of a raw reply as str, bytes that are not UTF-8 as U+FFFD (a learner may send any bytes)."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def since(count: int, before: int) -> int:
+    """How much a server's counter grew since it read ``before``: all of it when smaller (reset, or restarted)."""
+    return count - before if count >= before else count
+
+
 def failed_logins(
     log: Iterable[dict[str, Any]], seen: dict[str, int], *, node: int = 0, max_failed: int = MAX_FAILED
 ) -> tuple[dict[int, int], dict[str, int], dict[str, int]]:
-    """From ``ACL LOG`` (parsed) and the counts ``seen`` at the last sweep (field ``<node>:<entry
-    id>``): the connections that failed ``max_failed`` logins or more since (id -> failures), the
-    failures since per user tried, and the counts to keep for the next sweep. An entry groups the
-    failures of one user tried; its client-info names the connection of the last try."""
-    guessing: dict[int, int] = {}
-    per_user: dict[str, int] = {}
+    """From ``ACL LOG`` (parsed) and the counts ``seen`` at the last sweep (``<node>:<entry id>``): the
+    connections that failed ``max_failed`` logins or more since, the failures per user, the counts to keep."""
+    guessing: Counter[int] = Counter()
+    per_user: Counter[str] = Counter()
     now: dict[str, int] = {}
     for entry in log:
         if str(entry.get("reason", "")) != "auth":
@@ -37,16 +46,14 @@ def failed_logins(
         field_ = f"{node}:{entry.get('entry-id', '')}"
         count = number(entry, "count")
         now[field_] = count
-        before = seen.get(field_, 0)
-        since = count - before if count >= before else count  # a smaller count: the log was reset
-        if since <= 0:
+        failures = since(count, seen.get(field_, 0))
+        if failures <= 0:
             continue
         user = str(entry.get("username", ""))
-        per_user[user] = per_user.get(user, 0) + since
+        per_user[user] += failures
         info = entry.get("client-info")
         if not isinstance(info, dict):
             info = dict(part.partition("=")[::2] for part in str(info or "").split())
-        if since >= max_failed:
-            ident = number(info, "id")
-            guessing[ident] = guessing.get(ident, 0) + since
+        if failures >= max_failed:
+            guessing[number(info, "id")] += failures
     return guessing, per_user, now

@@ -1,27 +1,12 @@
-"""The class guard under memory pressure: one learner may not hold the server's ``maxmemory`` with
-its own keys.
+"""The class guard under memory pressure: one learner may not hold ``maxmemory`` with its own keys.
 
-Valkey has no quota of memory per user: with ``noeviction`` (what ``doctor`` asks for) a learner
-who fills ``maxmemory`` with their own keys (a long list, many registrations) gets every other
-learner's writes refused until memory is freed. Each sweep reads ``INFO memory`` of every primary
-(cheap); only on a primary at :data:`PRESSURE` of its ``maxmemory`` or more (none without a
-``maxmemory``) does it walk the learners' keys there. The walk runs in the server: ``walk.lua``
-(beside this module, never among the learners' scripts) takes :data:`SCAN_COUNT` keys a call
-(``SCAN MATCH emq:ns:{<prefix>*``), sizes each (``MEMORY USAGE ... SAMPLES 0``: every element
-counted), and answers with each namespace's bytes and keys, and by name only the keys of
-:data:`BIG` bytes or more and the progress hashes (a namespace is its learner's ACL user). A
-learner's fair share is that ``maxmemory`` divided by the number of learners (the ACL users named
-``<prefix>...``); each learner holding more is freed (``UNLINK``, lazy, so the server is not held)
-of its big keys, biggest first, until it holds no more than its share; if that is not enough, of
-every other key of its namespace but its progress (``unlink.lua``, :data:`SCAN_COUNT` keys a call);
-its progress last. It is then suspended like a learner past its connection quota. Freeing comes
-first: while the server is past ``maxmemory`` it refuses the write that records a suspension.
-Every :data:`MEANWHILE` calls of a long walk or freeing, the guard closes connections (``meanwhile``).
-
-A walk that finds no learner past its share is said once, and kept (:func:`emq_lab.keys.guard_memory`):
-that primary is walked again only after the cooldown, or once its memory has grown by :data:`RISE`
-of its ``maxmemory`` since, so a class that fills the server evenly is not walked every second.
-:func:`plan` is the decision, with no I/O."""
+Valkey has no memory quota per user, and with ``noeviction`` a learner who fills ``maxmemory``
+gets every other learner's writes refused. Only on a primary at :data:`PRESSURE` of its
+``maxmemory`` does the guard walk the learners' keys, in the server (``walk.lua``, beside this
+module, never among the learners' scripts); each learner past its share (``maxmemory`` divided by
+the learners) is freed of its biggest keys, then if need be of all the rest (``unlink.lua``), its
+progress last (:func:`plan`, no I/O), and suspended. A walk that finds no one is kept
+(:func:`emq_lab.keys.guard_memory`) and repeated only after the cooldown or a :data:`RISE`."""
 
 from __future__ import annotations
 
@@ -42,16 +27,14 @@ from .users import acl_users, learner_test
 
 #: Share of ``maxmemory`` in use from which the guard walks the learners' keys.
 PRESSURE = 0.8
-#: Growth of used memory (a share of ``maxmemory``) after a walk that found no learner past its
-#: share, from which the next sweep walks again before the cooldown is over.
+#: Growth of used memory (a share of ``maxmemory``) after a quiet walk from which the next walks before the cooldown.
 RISE = 0.02
 #: Keys asked for per ``SCAN`` (one call of ``walk.lua`` or ``unlink.lua``: a few ms of the server).
 SCAN_COUNT = 1000
-#: Calls of ``walk.lua`` or ``unlink.lua`` between two calls of :func:`relieve`'s ``meanwhile`` (the guard
-#: closes connections then): a long walk does not leave a flood of connections waiting.
+#: Calls of ``walk.lua`` or ``unlink.lua`` between two of ``meanwhile`` (the guard closes connections then).
 MEANWHILE = 100
-#: Keys of this many bytes or more come back from the walk by name, to be freed biggest first; the
-#: smaller ones only as their learner's count and bytes (the course's keys are at most about 0.1 MiB).
+#: Keys of this many bytes or more come back from the walk by name, to be freed biggest first; the smaller
+#: ones only in their learner's count and bytes (the course's keys are at most about 0.1 MiB).
 BIG = 64 * 2**10
 #: Looks at ``lazyfree_pending_objects`` (5 ms apart) after freeing, before suspending.
 FREE_CHECKS = 200
@@ -59,8 +42,7 @@ FREE_CHECKS = 200
 
 @dataclass(frozen=True)
 class Walk:
-    """What a walk of one primary found: each namespace's bytes and keys (``MEMORY USAGE ... SAMPLES
-    0``), and by name, with its bytes, each key of :data:`BIG` bytes or more and every progress hash."""
+    """A walk of one primary: each namespace's bytes and keys; the bytes of each progress and key of :data:`BIG`+."""
 
     held: Mapping[str, int]
     counts: Mapping[str, int]
@@ -74,9 +56,7 @@ class Walk:
 
 @dataclass(frozen=True)
 class Over:
-    """A learner holding more than its share: the keys to free by name (biggest first, its progress
-    last), then ``rest``, the number of its other keys freed unnamed (every one but its progress), and
-    the bytes of all of them."""
+    """A learner past its share: the keys to free by name, then ``rest`` other keys freed unnamed, and their bytes."""
 
     learner: str
     held: int  # bytes of its keys, by MEMORY USAGE
@@ -100,9 +80,7 @@ class Pressed:
     most: tuple[str, int] = ("", 0)  # the learner holding the most, and its bytes
 
     def lines(self, when: str, cooldown_s: int) -> list[str]:
-        """``09:41:03 the server at 93% of maxmemory: suspended room01 for 30 s (it held 210 MiB of
-        keys, its share 85 MiB) and freed 3 key(s) (205 MiB), biggest first``; or, none past its
-        share, one line saying so."""
+        """One line per learner freed and suspended, or one saying that none is past its share."""
         head = f"{when} {self.where} at {self.used * 100 // self.maxmemory}% of maxmemory:"
         if not self.freed:
             most = f"; the most, {self.most[0]}, {mib(self.most[1])}" if self.most[0] else ""
@@ -118,6 +96,7 @@ class Pressed:
 
 
 def _order(over: Over) -> str:
+    """The order its keys were freed in: ``biggest first`` and so on."""
     if not over.rest:
         return "biggest first"
     progress = keys.progress(over.learner)
@@ -139,11 +118,7 @@ def holdings(walked: Walk, learners: Collection[str]) -> dict[str, int]:
 
 
 def plan(walked: Walk, *, learners: Collection[str], share: int) -> list[Over]:
-    """From a walk: each of ``learners`` holding more than ``share`` bytes, with its keys to free
-    until it holds ``share`` or less: its keys walked by name, biggest first (ties in the order
-    given); if that is not enough, every other key of its (``rest``); its progress
-    (:func:`emq_lab.keys.progress`) last, so only when the rest does not bring it under its share
-    (junk in the progress hash); never a key outside the learners' namespaces."""
+    """Each of ``learners`` past ``share`` bytes, what to free: named keys biggest first, the rest, progress last."""
     validate.integer(share, "share", 0, unit=" byte(s)")
     held = holdings(walked, learners)
     named: dict[str, list[tuple[int, str]]] = {learner: [] for learner, total in held.items() if total > share}
@@ -173,17 +148,14 @@ def plan(walked: Walk, *, learners: Collection[str], share: int) -> list[Over]:
     return over
 
 
-def pressed(info: Mapping[str, Any], *, pressure: float = PRESSURE) -> bool:
-    """Whether ``INFO memory`` (parsed) shows ``used_memory`` at ``pressure`` of ``maxmemory`` or more
-    (never with no ``maxmemory``)."""
+def pressed(info: Mapping[str, Any]) -> bool:
+    """Whether ``INFO memory`` (parsed) shows ``used_memory`` at :data:`PRESSURE` of a ``maxmemory`` or more."""
     maxmemory, used = number(info, "maxmemory"), number(info, "used_memory")
-    return maxmemory > 0 and used >= pressure * maxmemory
+    return maxmemory > 0 and used >= PRESSURE * maxmemory
 
 
 def walk_again(info: Mapping[str, Any], kept: str | None, *, now_ms: int, cooldown_s: int) -> bool:
-    """Whether a pressed primary is walked this sweep: not walked since its last walk found no one
-    (``kept``: ``<used_memory> <ms>`` then), or that walk is ``cooldown_s`` old, or memory grew by
-    :data:`RISE` of ``maxmemory`` since."""
+    """Whether a pressed primary is walked: never walked quiet (``kept``: ``<used> <ms>``), long ago, or grown since."""
     used_then, _, then_ms = (kept or "").partition(" ")
     if not used_then.isdigit() or not then_ms.isdigit():
         return True
@@ -192,9 +164,7 @@ def walk_again(info: Mapping[str, Any], kept: str | None, *, now_ms: int, cooldo
 
 
 def _calls(node: Any, name: str, args: tuple[Any, ...], meanwhile: Callable[[], object]) -> Iterator[list[Any]]:
-    """The replies of ``<name>.lua`` (beside this module) on ``node``, a call for each batch of one SCAN
-    of the keyspace (its cursor ARGV[1] and its reply's first entry), ``meanwhile()`` after each
-    :data:`MEANWHILE`; each reply without its cursor."""
+    """The replies, cursor left out, of ``<name>.lua`` called on ``node`` for each SCAN batch (cursor: ARGV[1])."""
     script = node.register_script(source(name, package=__package__))
     cursor = "0"
     for call in itertools.count(1):
@@ -207,9 +177,7 @@ def _calls(node: Any, name: str, args: tuple[Any, ...], meanwhile: Callable[[], 
 
 
 def walk(node: Any, *, prefix: str, big: int = BIG, meanwhile: Callable[[], object] = lambda: None) -> Walk:
-    """The learners' keys on ``node`` (a plain client on one primary), walked by ``walk.lua``, a
-    batch of :data:`SCAN_COUNT` a call (``meanwhile()`` after each :data:`MEANWHILE`): the one place
-    that knows its ARGV and its reply."""
+    """The learners' keys on ``node`` (a primary), walked by ``walk.lua``: the one place knowing its ARGV and reply."""
     args = (keys.namespaces_pattern(prefix), SCAN_COUNT, big, keys.namespace_head(), keys.PROGRESS_TAIL)
     held: dict[str, int] = {}
     counts: dict[str, int] = {}
@@ -225,14 +193,12 @@ def walk(node: Any, *, prefix: str, big: int = BIG, meanwhile: Callable[[], obje
 
 
 def _name(hexed: str) -> str:
-    """A name walk.lua sent in hex, as str, bytes that are not UTF-8 kept (``surrogateescape``:
-    :func:`_unlink` sends them back)."""
+    """A name walk.lua sent in hex, as str; bytes not UTF-8 kept (``surrogateescape``) for :func:`_unlink`."""
     return bytes.fromhex(hexed).decode("utf-8", "surrogateescape")
 
 
 def free_rest(node: Any, learner: str, *, meanwhile: Callable[[], object] = lambda: None) -> int:
-    """``UNLINK`` every key of ``learner``'s namespace on ``node`` but its progress, by ``unlink.lua``
-    (a batch of :data:`SCAN_COUNT` a call, ``meanwhile()`` after each :data:`MEANWHILE`); the keys freed."""
+    """The keys freed: every one of ``learner``'s namespace on ``node`` but its progress, by ``unlink.lua``."""
     args = (keys.namespace_pattern(learner), SCAN_COUNT, keys.progress(learner))
     return sum(int(count) for (count,) in _calls(node, "unlink", args, meanwhile))
 
@@ -245,21 +211,17 @@ def relieve(
     now_ms: int,
     cooldown_s: int,
     suspend: Callable[[str], None],
-    pressure: float = PRESSURE,
     meanwhile: Callable[[], object] = lambda: None,
 ) -> tuple[Pressed, ...]:
-    """On each primary of ``nodes`` under ``pressure`` (and due a walk: :func:`walk_again`), walk the
-    learners' keys, free each learner past its share (:func:`plan`) with ``UNLINK``, then
-    ``suspend`` it; what each walk saw and did. Nothing but ``INFO memory`` when no primary is pressed.
-    A long walk or freeing calls ``meanwhile()`` every :data:`MEANWHILE` batches."""
+    """What each walk of a pressed primary of ``nodes`` saw; each learner past its share freed, then ``suspend``-ed."""
     infos = [node.info("memory") for node in nodes]
-    if not prefix or not any(pressed(info, pressure=pressure) for info in infos):
+    if not prefix or not any(pressed(info) for info in infos):
         return ()
     kept = {str(k): str(v) for k, v in admin.hgetall(keys.guard_memory()).items()}
     learners = sorted(filter(learner_test(prefix), acl_users(admin)))
     done: list[Pressed] = []
     for index, (node, info) in enumerate(zip(nodes, infos, strict=True)):
-        if not learners or not pressed(info, pressure=pressure):
+        if not learners or not pressed(info):
             continue
         if not walk_again(info, kept.get(str(index)), now_ms=now_ms, cooldown_s=cooldown_s):
             continue
@@ -288,8 +250,7 @@ def relieve(
 
 
 def _unlink(node: Any, doomed: tuple[str, ...]) -> None:
-    """``UNLINK`` the keys, :data:`SCAN_COUNT` of one hash tag a command (a cluster node refuses keys of
-    several hash slots at once; a queue's keys share one tag)."""
+    """``UNLINK`` the keys, :data:`SCAN_COUNT` of one hash tag a command (a cluster refuses several slots at once)."""
     by_tag: dict[str, list[str]] = {}
     for key in doomed:
         start = key.find("{")
@@ -303,9 +264,7 @@ def _unlink(node: Any, doomed: tuple[str, ...]) -> None:
 
 
 def _freed(node: Any) -> None:
-    """Wait until the server's background thread has freed what ``UNLINK`` handed it (at most
-    :data:`FREE_CHECKS` looks): till then the server may still be past ``maxmemory``, and it refuses
-    the write that records a suspension."""
+    """Wait until the background thread freed what ``UNLINK`` handed it: till then a suspension's write is refused."""
     for _ in range(FREE_CHECKS):
         if number(node.info("memory"), "lazyfree_pending_objects") == 0:
             return

@@ -1,15 +1,8 @@
-"""The instructor's overview: a summary of the class (per dive, how many learners reached it; per
-check, how many passed, failed or did not try it), then every learner, started or not, revoked
-or not. Read-only: it never writes a key.
-
-A pass is bounded whatever a learner stores. What each learner is measured on (the course's
-queues, the progress hash) is read by name, pipelined: that work grows with the class, never with
-a learner's keys. Only the search for what is not named (namespaces with keys but no ACL user, a
-learner's other queues) SCANs, at most ``max_keys`` keys a pass (:mod:`.search`); a SCAN walks
-every learner's keys, so one learner's 400,000 keys can delay that search, never hide another's
-progress. A row lists at most :data:`MAX_QUEUES_SHOWN` queues, a long name is cut (and never sent
-back to the server), and one learner's broken keys (a wrong type, a progress value that is no
-time) or hostile names (control characters) show on that learner's row and never stop the view."""
+"""The instructor's overview: per dive and per check, how many learners got there, then every
+learner. Read-only, and bounded whatever a learner stores: the course's queues and the progress
+are read by name, pipelined; only the search for the rest SCANs, at most ``max_keys`` keys a pass
+(:mod:`.search`). A learner's broken keys, long or hostile names show on its row, cut, and never
+stop the view."""
 
 from __future__ import annotations
 
@@ -50,9 +43,7 @@ COURSE_QUEUES: tuple[str, ...] = tuple(queue for _, queues in DIVES for queue in
 
 
 def cut(name: str, most: int = SHOWN_NAME) -> str:
-    """``name`` :func:`~emq_lab.validate.printable`, at most ``most`` characters of it, and its length
-    when it was longer. Not :func:`~emq_lab.validate.shorten`: the instructor is also told how long a
-    cut name is (a learner's may be megabytes)."""
+    """``name`` printable, at most ``most`` characters of it, and its length when longer (it may be megabytes)."""
     if len(name) <= most:
         return printable(name)
     return f"{printable(name[:most])}… ({len(name):,} characters)"
@@ -60,8 +51,7 @@ def cut(name: str, most: int = SHOWN_NAME) -> str:
 
 @dataclass(frozen=True)
 class QueueSummary:
-    """One learner's queue: its registry size and jobs waiting (None and a ``problem`` when a key
-    holds the wrong type, or the name is too long to be a queue's)."""
+    """One learner's queue: its registry size and jobs waiting (None and a ``problem`` when they cannot be read)."""
 
     queue: str
     registrations: int | None
@@ -99,7 +89,7 @@ class LearnerSummary:
         return bool(self.queues or self.attempts or self.unlisted)
 
     def exercises(self) -> list[tuple[str, str, int | None]]:
-        """Every check of the course (and any other recorded): passed / failed / not tried, and when."""
+        """Every check of the course (and any other recorded): passed, failed or not tried, and when."""
         done = {a.exercise: a for a in self.attempts}
         names = [*progress.EXERCISES, *sorted(set(done) - set(progress.EXERCISES))]
         return [
@@ -115,8 +105,7 @@ class LearnerSummary:
 
     @property
     def mark(self) -> str:
-        """``revoked``, ``not started``, ``not seen`` (no course queue and no check, and the search
-        for other queues stopped before it: it may have queues of its own) or ``""``."""
+        """``revoked``, ``not started``, ``not seen`` (the search stopped before its other queues) or ``""``."""
         if self.revoked:
             return "revoked"
         if self.started or self.problems:
@@ -146,10 +135,8 @@ class LearnerSummary:
 
 @dataclass(frozen=True)
 class Overview:
-    """Every learner found, whether the search for namespaces and queues beyond the named ones saw
-    the whole server (``complete``, after ``scanned`` keys examined), a note when the server's
-    ACL users could not be read (then only learners with keys are listed), and the guard's last
-    lines (newest first)."""
+    """Every learner found, whether the search saw the whole server, a note if the ACL users could not be read,
+    and the guard's last lines (newest first)."""
 
     learners: tuple[LearnerSummary, ...]
     scanned: int
@@ -229,12 +216,8 @@ def overview(
     per_learner: int = MAX_PER_LEARNER,
     search: Search | None = None,
 ) -> Overview:
-    """Every learner of the class: the ACL users starting with ``prefix``, ``learners`` (names to
-    list even with no key) and the namespaces starting with ``prefix`` that the bounded search
-    finds (``max_keys`` examined per node, ``count`` a step, ``per_learner`` keys counted per
-    namespace; ``search``: a walk to go on with, kept between passes). Then, pipelined, the
-    course's queues and the progress of each learner, and the registry size and jobs waiting of
-    each queue listed; each reply judged alone."""
+    """Every learner of the class: the ACL users and namespaces starting with ``prefix``, and ``learners``
+    (listed even with no key); ``search``, kept between passes, walks on."""
     if prefix:
         validate.namespace(prefix)
     for name in learners:
@@ -326,8 +309,7 @@ def overview(
 
 
 def _about(line: str, learner: str) -> bool:
-    """Whether one of the guard's lines names ``learner`` (its lines say ``of <name> (`` and
-    ``suspended <name> for`` and ``<name> may connect again``)."""
+    """Whether one of the guard's lines names ``learner``."""
     return f" of {learner} (" in line or f" suspended {learner} for " in line or f" {learner} may connect" in line
 
 

@@ -1,27 +1,23 @@
-"""The instructor's search for what is not read by name: namespaces whose ACL user is gone and
-each learner's queues beyond the course's. A walk of the server's keys with SCAN, at most
-``budget`` keys examined a pass (a :class:`Search` kept between passes walks on where the last
-stopped), on a connection of the client's pool used directly (no retry: a reply the server cuts
-off costs one reconnection). A step whose reply the server cuts off, past its output-buffer limit
-(a learner's 2 MB key names), is taken again in parts, the class's namespaces halved by name down
-to that learner (:class:`_Apart`: about 2 log2 of the class's size in SCANs), so only that
-learner's keys of the step are skipped."""
+"""The instructor's search for what is not read by name: namespaces whose ACL user is gone and each
+learner's other queues. A SCAN walk, at most ``budget`` keys a pass (a :class:`Search` kept between
+passes walks on); a step whose reply the server cuts off (a learner's 2 MB key names) is taken again
+in parts (:class:`_Apart`), so only that learner's keys of the step are skipped."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from redis import RedisCluster
 from redis.exceptions import RedisError
 
 from .. import keys
+from .logins import text
+from .users import primaries
 
 
 @dataclass
 class Found:
-    """What the search found of one namespace: keys per queue, whether it stopped at its bound,
-    and whether a step of the search had to skip some of its keys (names too long to read)."""
+    """What the search found of one namespace: keys per queue, whether it stopped at its bound or skipped some."""
 
     queues: dict[str, int] = field(default_factory=dict)
     keys: int = 0
@@ -40,10 +36,7 @@ class Found:
 
 @dataclass
 class Search:
-    """Where the search stands, kept between passes (the instructor's panel keeps one). Each pass
-    walks on from where the last stopped, so a server holding more keys than one pass examines (one
-    learner's 400,000) is walked whole over several passes, each as cheap as the first; what the
-    last whole walk found stays shown meanwhile. Without one, a pass starts a walk of its own."""
+    """Where the search stands, kept between passes: each walks on, and the last whole walk's finds stay shown."""
 
     cursors: dict[int, int] = field(default_factory=dict)  # node -> where its walk goes on
     ended: set[int] = field(default_factory=set)  # the nodes whose walk ended
@@ -75,20 +68,18 @@ class _Cut(Exception):
 
 
 def _scan_step(node: Any, conn: Any, cursor: int, pattern: str, count: int) -> tuple[int, list[str]]:
-    """One SCAN step on ``conn``, a connection of ``node``'s pool used directly: no retry, so a
-    reply the server cuts off costs one reconnection, not the client's retries and back-off. Any
-    other fault: the step again through ``node`` itself, which says it as the client says faults."""
+    """The next cursor and keys of one SCAN on ``conn``, used directly: a cut reply costs no retries (:class:`_Cut`)."""
     try:
         conn.send_command("SCAN", cursor, "MATCH", pattern, "COUNT", count)
         reply = conn.read_response()
     except (RedisError, OSError) as exc:
         conn.disconnect()
-        text = str(exc).lower()
-        if isinstance(exc, OSError) or "closed the connection" in text or "closed by server" in text:
+        said = str(exc).lower()
+        if isinstance(exc, OSError) or "closed the connection" in said or "closed by server" in said:
             raise _Cut from None
         reply = node.scan(cursor=cursor, match=pattern, count=count)
     cursor_reply, batch = reply
-    return int(cursor_reply), [key.decode("utf-8", "replace") if isinstance(key, bytes) else str(key) for key in batch]
+    return int(cursor_reply), [text(key) for key in batch]
 
 
 def _next(name: str, head: str) -> str:
@@ -97,12 +88,9 @@ def _next(name: str, head: str) -> str:
 
 
 class _Apart:
-    """The step at ``cursor`` taken again in parts, after its reply was cut off. SCAN visits the
-    same slots of the table whatever the pattern, so each part returns the same next cursor and
-    only its own namespaces' keys of the step. The namespaces (named or found) are halved by the
-    character after their shared head, ``emq:ns:{lng[0-4]*`` and so on, down to the one whose own
-    keys are cut off (marked as skipped); a part for the namespaces known to none (``[^...]``) is
-    taken too. So a learner's long names cost the step about 2 log2(class) SCANs, not one a learner."""
+    """The step at ``cursor`` taken again in parts, its namespaces halved by name (``emq:ns:{lng[0-4]*``...)
+    down to the one whose own keys are cut off: about 2 log2(class) SCANs. Each part, whatever its
+    pattern, visits the same slots, so returns the same next cursor."""
 
     def __init__(self, node: Any, conn: Any, cursor: int, count: int, search: Search, per: int) -> None:
         self.node, self.conn, self.cursor, self.count = node, conn, cursor, count
@@ -153,17 +141,11 @@ class _Apart:
 def walk(
     client: Any, search: Search, prefix: str, named: set[str], *, count: int, budget: int, per: int
 ) -> tuple[int, bool]:
-    """Walk on each node's keys from ``search``'s cursors, at most ``budget`` keys examined a node
-    (``count`` a step), for the namespaces starting with ``prefix``; each key found counts on its
-    namespace (up to ``per``). A step whose reply the server cuts off (a learner's very long
-    names) is taken again for each namespace ``named`` or found, apart (:class:`_Apart`).
-    Returns the keys examined and whether the walk ended on every node (then it is ``search.last``
-    and the next pass starts a new walk)."""
+    """The keys examined and whether the walk ended on every node, walking on from ``search``'s cursors at
+    most ``budget`` keys a node, for the namespaces starting with ``prefix`` (``named``: known)."""
     pattern = keys.namespaces_pattern(prefix)
     examined = 0
-    nodes = [client]
-    if isinstance(client, RedisCluster):
-        nodes = [client.get_redis_connection(node) for node in client.get_primaries()]
+    nodes = primaries(client)
     for index, node in enumerate(nodes):
         if index in search.ended:
             continue

@@ -1,18 +1,18 @@
-"""Which local process holds a TCP socket, read from Linux's ``/proc`` (the class guard's way from
-a socket that never logged in, seen by the server as ``127.0.0.1:<port>``, to the process behind it),
-and :func:`kill_holders`, which kills the processes holding a flood of them.
+"""Which local process holds a TCP socket, read from Linux's ``/proc`` (the class guard's way from a
+loopback socket that never logged in to the process behind it), and :func:`kill_holders`.
 
-A client's port is the local port of its socket in ``/proc/net/tcp`` (``tcp6``), which names the
-socket's inode; the process holding it has a link ``socket:[<inode>]`` in ``/proc/<pid>/fd``.
-Everything here is Linux-only and never raises: elsewhere, or where ``/proc`` cannot be read
-(another user's processes, without root), it finds nothing."""
+``/proc/net/tcp`` (``tcp6``) names the inode of the socket on a port; its holder has a link
+``socket:[<inode>]`` in ``/proc/<pid>/fd``. Linux-only, and never raises: where ``/proc`` cannot be
+read (elsewhere, another user's processes) it finds nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import signal
 import sys
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,20 +22,16 @@ PROC = "/proc"
 HUB_USER_ENV = "JUPYTERHUB_USER"
 #: Processes up the tree :func:`learner` looks at, at most (a kernel's sandbox is three below the server).
 DEPTH = 12
-#: Sockets not logged in past their grace that one local process (or one hub user's processes together)
-#: may hold before ``kill_local`` kills it: an emq-lab client logs in at once (the server sees its AUTH
-#: within the grace), and a learner's kernel holds about 8 connections in all; 16 is twice that, half the
-#: quota, and processes holding 15 each would need to be 67 to fill a class of 30's ``maxclients`` (992);
-#: under the hub their learner's total counts (each process has the learner's ``JUPYTERHUB_USER``).
-#: One process holding that many not logged in at once, young or not, is killed too: a client in its
-#: handshake holds one or a few, briefly (counted per process only: a learner's kernels connect at once).
+#: Sockets not logged in past their grace that one local process (or one hub user's processes) may hold
+#: before ``kill_local`` kills it: twice a kernel's connections, half the quota (an emq-lab client logs in
+#: at once). One process holding that many not logged in at once, young or not, is killed too.
 KILL_AT = 16
 #: Command names of the server, never killed.
 SERVERS = ("valkey-server", "redis-server")
 
 
 def _tcp_inodes(ports: set[int], peer: int | None, proc: str) -> set[int]:
-    """The inodes of the TCP sockets whose local port is in ``ports`` (and remote port ``peer``)."""
+    """The inodes of the TCP sockets whose local port is in ``ports`` (and remote port ``peer``, if given)."""
     inodes: set[int] = set()
     for table in ("tcp", "tcp6"):
         try:
@@ -58,18 +54,8 @@ def _tcp_inodes(ports: set[int], peer: int | None, proc: str) -> set[int]:
     return inodes
 
 
-def _pids(proc: str) -> list[int]:
-    try:
-        return [int(name) for name in os.listdir(proc) if name.isdigit()]
-    except OSError:
-        return []
-
-
 def holders(ports: Iterable[int], *, peer: int | None = None, proc: str = PROC) -> dict[int, int]:
-    """The local processes holding TCP sockets whose local port is one of ``ports`` (and, given
-    ``peer``, whose remote port is it: the server's): ``{pid: sockets held}``. A socket inherited
-    by several processes counts for each. Empty off Linux, when ``/proc`` cannot be read, or for
-    the processes whose ``fd`` folder this user may not read."""
+    """``{pid: sockets held}`` of the processes holding TCP sockets on one of ``ports`` (to ``peer``, if given)."""
     wanted = {int(port) for port in ports}
     if not wanted or not sys.platform.startswith("linux"):
         return {}
@@ -77,7 +63,10 @@ def holders(ports: Iterable[int], *, peer: int | None = None, proc: str = PROC) 
     if not inodes:
         return {}
     found: dict[int, int] = {}
-    for pid in _pids(proc):
+    pids: list[int] = []
+    with contextlib.suppress(OSError):
+        pids = [int(name) for name in os.listdir(proc) if name.isdigit()]
+    for pid in pids:
         folder = os.path.join(proc, str(pid), "fd")
         try:
             names = os.listdir(folder)
@@ -96,22 +85,26 @@ def holders(ports: Iterable[int], *, peer: int | None = None, proc: str = PROC) 
     return found
 
 
+def _read(pid: int, name: str, proc: str) -> bytes:
+    """The file ``/proc/<pid>/<name>``, or nothing when it cannot be read (gone, or another user's)."""
+    try:
+        with open(os.path.join(proc, str(pid), name), "rb") as file:
+            return file.read()
+    except OSError:
+        return b""
+
+
 def command(pid: int, *, proc: str = PROC) -> str:
     """The process's command name (``/proc/<pid>/comm``), or ``""``."""
-    try:
-        with open(os.path.join(proc, str(pid), "comm"), encoding="utf-8", errors="replace") as comm:
-            return comm.read().strip()
-    except OSError:
-        return ""
+    return _read(pid, "comm", proc).decode("utf-8", "replace").strip()
 
 
 def parent(pid: int, *, proc: str = PROC) -> int:
     """The process's parent pid (``/proc/<pid>/stat``), or 0."""
+    after = _read(pid, "stat", proc).rpartition(b")")[2].split()  # the command, in parentheses, may hold spaces
     try:
-        with open(os.path.join(proc, str(pid), "stat"), encoding="utf-8", errors="replace") as stat:
-            after = stat.read().rpartition(")")[2].split()  # the command, in parentheses, may hold spaces
         return int(after[1])
-    except (OSError, IndexError, ValueError):
+    except (IndexError, ValueError):
         return 0
 
 
@@ -125,37 +118,30 @@ def ancestors(pid: int, *, proc: str = PROC) -> list[int]:
     return found
 
 
-def learner(pid: int, *, variable: str = HUB_USER_ENV, proc: str = PROC) -> str | None:
-    """The hub user a process runs for: ``variable`` in the environment it (or the nearest of its
-    :data:`DEPTH` ancestors) started with (``/proc/<pid>/environ``, readable for the same Unix user
-    or root); None when none holds it or none can be read."""
-    key = variable.encode() + b"="
+def learner(pid: int, *, proc: str = PROC) -> str | None:
+    """The hub user a process runs for: :data:`HUB_USER_ENV` in the environment it or its nearest ancestor had."""
+    key = HUB_USER_ENV.encode() + b"="
     for here in [pid, *ancestors(pid, proc=proc)][: DEPTH + 1]:
-        try:
-            with open(os.path.join(proc, str(here), "environ"), "rb") as environ:
-                for entry in environ.read().split(b"\0"):
-                    if entry.startswith(key):
-                        return entry[len(key) :].decode("utf-8", "replace") or None
-        except OSError:
-            continue
+        for entry in _read(here, "environ", proc).split(b"\0"):
+            if entry.startswith(key):
+                return entry[len(key) :].decode("utf-8", "replace") or None
     return None
 
 
 @dataclass(frozen=True)
 class Killed:
-    """One local process the guard killed: its pid, command name, the sockets it held that the guard
-    closed, why (``"login"``: never logged in; ``"password"``: trying passwords), the hub user it ran
-    for (None: not known) and the ACL user suspended for it (None: none)."""
+    """One local process the guard killed, the sockets it held that the guard closed, and for whom."""
 
     pid: int
     command: str
     sockets: int
-    hub_user: str | None = None
-    suspended: str | None = None
-    why: str = "login"
+    hub_user: str | None = None  # None: not known
+    suspended: str | None = None  # the ACL user suspended for it
+    why: str = "login"  # "login": never logged in; "password": trying passwords
 
 
 def loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address (an IPv4-mapped one too)."""
     try:
         address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
@@ -166,6 +152,7 @@ def loopback(host: str) -> bool:
 
 
 def port(addr: str) -> int:
+    """The port of a ``CLIENT LIST`` address, or 0."""
     try:
         return int(addr.rpartition(":")[2])
     except ValueError:
@@ -173,9 +160,7 @@ def port(addr: str) -> int:
 
 
 def local_holders(entries: Iterable[Mapping[str, Any]], ids: Iterable[int]) -> dict[int, int]:
-    """The local processes holding the client end of the connections ``ids`` of ``entries`` (the
-    server's ``CLIENT LIST``, parsed) that come from a loopback address: {pid: sockets}. The
-    server's own port (``laddr``) is the peer."""
+    """``{pid: sockets}`` of the local processes holding the client end of the loopback connections ``ids``."""
     wanted = {str(ident) for ident in ids}
     local = [e for e in entries if str(e.get("id", "")) in wanted and loopback(host(str(e.get("addr", ""))))]
     ports = {port(str(e.get("addr", ""))) for e in local} - {0}
@@ -191,16 +176,13 @@ def host(addr: str) -> str:
 
 
 def kill_holders(held: dict[int, int], *, kill_at: int = KILL_AT, why: str = "login") -> list[Killed]:
-    """Kill (``SIGKILL``) each process of ``held`` ({pid: sockets the guard closed for ``why``})
-    holding ``kill_at`` or more, or whose hub user's processes (:func:`learner`) hold that
-    many together; never this process, its ancestors (the hub, the shell) or the server. Returns
-    the ones killed (one already gone, or not this user's to kill, is left out)."""
+    """The processes of ``held`` killed (``SIGKILL``) for ``kill_at`` sockets, alone or with their hub user's
+    others; never this process, its ancestors (the hub, the shell) or the server."""
     spared = {os.getpid(), *ancestors(os.getpid())}
     users = {pid: learner(pid) for pid in held if pid not in spared}
-    per_user: dict[str, int] = {}
+    per_user: Counter[str | None] = Counter()
     for pid, user in users.items():
-        if user is not None:
-            per_user[user] = per_user.get(user, 0) + held[pid]
+        per_user[user] += held[pid]
     killed: list[Killed] = []
     for pid, user in sorted(users.items()):
         if held[pid] < kill_at and (user is None or per_user[user] < kill_at):

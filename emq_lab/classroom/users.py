@@ -1,10 +1,9 @@
 """The learners' ACL users: who they are, what they may run, and the instructor's script load.
 
-A learner may run the commands emq-lab sends, only on its own namespace's keys, and no Lua of
-its own: ``EVALSHA`` of the scripts the instructor loaded (:func:`load_scripts`) is the only way
-it runs a script. So a learner cannot plant code in the Lua state every user shares (the string
-metatable, CVE-2025-46818), cannot reach a bug of the server's Lua engine, cannot send a runaway
-script that blocks the class, and cannot ``SCRIPT KILL`` another learner's script."""
+A learner may run the commands emq-lab sends, only on its own namespace's keys, and no Lua of its
+own (``EVALSHA`` of the scripts :func:`load_scripts` loaded only): it cannot plant code in the Lua
+state every user shares (CVE-2025-46818), reach a bug of the Lua engine, block the class with a
+runaway script, or ``SCRIPT KILL`` another's."""
 
 from __future__ import annotations
 
@@ -46,8 +45,7 @@ _CALL = re.compile(r"""redis\.p?call\(\s*['"]([A-Za-z]+)['"]""")
 
 
 def script_commands() -> tuple[str, ...]:
-    """Every command the Lua scripts call (the ACL checks each call inside a script again), read
-    from the scripts themselves so a script that starts using a command cannot be forgotten here."""
+    """Every command the Lua scripts call (the ACL checks each call again), read from the scripts themselves."""
     return tuple(sorted({m.lower() for name in FILES.values() for m in _CALL.findall(source(name))}))
 
 
@@ -71,11 +69,8 @@ DEFAULT_FIX = ("ACL SETUSER admin on >CHOOSE-A-PASSWORD ~* &* +@all", "ACL SETUS
 
 
 def load_scripts(client: Any) -> list[str]:
-    """Empty the server's script cache (SCRIPT FLUSH, on every node of a cluster), then SCRIPT
-    LOAD every stock script, as the package's :class:`~emq_lab.scripts.Scripts` sends it;
-    returns their shas. Run after every server restart. The flush matters: a learner may EVALSHA
-    any script in the cache, so a script an admin once sent with EVAL would stay callable by
-    every learner until the cache is emptied."""
+    """The shas of every stock script, loaded after SCRIPT FLUSH on every node (a learner may EVALSHA
+    anything in the cache, so an admin's old EVAL would stay callable); run after every restart."""
     scripts = Scripts.load(client)  # registers locally: the texts a Lab's EVALSHA names
     texts = [getattr(scripts, field.name).script for field in fields(scripts)]
     on_every_node(client, "SCRIPT", "FLUSH")
@@ -94,8 +89,7 @@ class Learner:
         return self.name
 
     def url(self, server_url: str) -> str:
-        """``server_url``'s scheme, host, port and database with this user and password, and
-        nothing else of it: no other credentials (user-info or query) ever reach a learner."""
+        """``server_url``'s scheme, host, port and database with this user and password, nothing else of it."""
         parts = urlsplit(server_url)
         host = parts.hostname or "127.0.0.1"
         where = f"[{host}]" if ":" in host else host
@@ -121,8 +115,7 @@ def learner_names(prefix: str, learners: int) -> list[str]:
 
 
 def acl_rules(namespace: str, password: str) -> list[str]:
-    """The ``ACL SETUSER`` rules of a learner: start from nothing, switch on, one password, the
-    namespace's key pattern, no channels, no commands but :data:`ALLOWED_COMMANDS`."""
+    """A learner's ``ACL SETUSER`` rules: one password, its namespace's keys, no channels, :data:`ALLOWED_COMMANDS`."""
     pattern = keys.namespace_pattern(validate.namespace(namespace))
     return [
         "reset",
@@ -136,10 +129,22 @@ def acl_rules(namespace: str, password: str) -> list[str]:
 
 
 def on_every_node(client: Any, *args: Any) -> Any:
-    """Run a command on every node of a cluster (users are per node), else on the server."""
+    """The reply of a command run on every node of a cluster (users are per node), else on the server."""
     if isinstance(client, RedisCluster):
         return client.execute_command(*args, target_nodes=RedisCluster.ALL_NODES)
     return client.execute_command(*args)
+
+
+def primaries(client: Any) -> list[Any]:
+    """A plain client per primary of a cluster (connections and settings are per node), else the client."""
+    if isinstance(client, RedisCluster):
+        return [client.get_redis_connection(node) for node in client.get_primaries()]
+    return [client]
+
+
+def has_user(node: Any, user: str) -> bool:
+    """Whether ``node`` has the ACL user ``user``."""
+    return node.execute_command("ACL", "GETUSER", user) is not None
 
 
 def _replies(client: Any, *args: Any) -> list[Any]:
@@ -163,17 +168,19 @@ def acl_list(client: Any) -> list[list[str]]:
     return [str(line).split() for lines in _replies(client, "ACL", "LIST") for line in lines]
 
 
+def _users_with(client: Any, rules: set[str]) -> list[str]:
+    """Every user whose ``ACL LIST`` rule holds all of ``rules``."""
+    return sorted({w[1] for w in acl_list(client) if len(w) > 2 and w[0] == "user" and rules <= set(w[2:])})
+
+
 def open_users(client: Any) -> list[str]:
-    """Every user that is on and needs no password (the default or any other): anyone who
-    connects may be it (``AUTH <user> <anything>``, ``HELLO 3 AUTH <user> x``)."""
-    return sorted({w[1] for w in acl_list(client) if len(w) > 2 and w[0] == "user" and {"on", "nopass"} <= set(w[2:])})
+    """Every user that is on and needs no password: anyone who connects may be it (``AUTH <user> x``)."""
+    return _users_with(client, {"on", "nopass"})
 
 
 def all_powerful_users(client: Any) -> list[str]:
-    """Every user that is on with every key and every command (``~*`` and ``+@all``): an admin.
-    A class server needs one; each more is one more password that opens every learner's keys."""
-    admin = {"on", "~*", "+@all"}
-    return sorted({w[1] for w in acl_list(client) if len(w) > 2 and w[0] == "user" and admin <= set(w[2:])})
+    """Every admin: on, with every key and every command (``~*`` and ``+@all``)."""
+    return _users_with(client, {"on", "~*", "+@all"})
 
 
 def acl_users(client: Any) -> list[str]:
@@ -197,8 +204,7 @@ def user_fix(user: str) -> str:
 
 
 def refuse_open_default(client: Any) -> None:
-    """ValueError naming the lines that fix it, when the default user, or any other user, lets
-    anyone in without a password."""
+    """Raise ValueError, with the fix, when the default or any other user lets anyone in without a password."""
     others = [user for user in open_users(client) if user != "default"]
     if others:
         fixes = "\n".join(f"  {user_fix(user)}" for user in others)
@@ -219,8 +225,7 @@ def refuse_open_default(client: Any) -> None:
 
 
 def _made(client: Any, name: str, rules: Callable[[str], list[str]], check: bool) -> Learner:
-    """Make the ACL user ``name`` with a fresh random password, or rotate the password when it
-    exists. Refused (ValueError, nothing written) when ``check`` and an open user lets anyone in."""
+    """The ACL user ``name``, made or rotated with a fresh random password (``check``: refused on an open server)."""
     validate.namespace(name)  # a learner's, or the same safe characters
     if check:
         refuse_open_default(client)
@@ -230,8 +235,7 @@ def _made(client: Any, name: str, rules: Callable[[str], list[str]], check: bool
 
 
 def make_learner(client: Any, name: str, *, check: bool = True) -> Learner:
-    """One learner's ACL user ``name`` (also its namespace), the rules of :func:`acl_rules`: what a
-    hub does at each spawn. ``check=False`` skips the open-user test (a throwaway test server)."""
+    """One learner's ACL user ``name`` (also its namespace), made or rotated: what a hub does at each spawn."""
     return _made(client, name, lambda password: acl_rules(name, password), check)
 
 
@@ -241,8 +245,7 @@ def make_observer(client: Any, name: str = "observer", *, check: bool = True) ->
 
 
 def create_users(client: Any, *, learners: int, prefix: str = "learner", check: bool = True) -> list[Learner]:
-    """One ACL user per learner, ``<prefix>01`` ..., each with a fresh random password (running
-    it again rotates them); refused like :func:`make_learner`."""
+    """One ACL user per learner, ``<prefix>01`` ..., each with a fresh random password (again: rotated)."""
     names = learner_names(prefix, learners)
     if check:
         refuse_open_default(client)
@@ -256,7 +259,7 @@ def existing_users(client: Any, *, prefix: str = "learner") -> list[str]:
 
 
 def revoke_users(client: Any, *, prefix: str = "learner") -> list[str]:
-    """Delete the learners' ACL users (their connections are closed); their keys stay."""
+    """The learners' ACL users, deleted (their connections closed, their keys kept)."""
     users = existing_users(client, prefix=prefix)
     if users:
         on_every_node(client, "ACL", "DELUSER", *users)
@@ -264,8 +267,7 @@ def revoke_users(client: Any, *, prefix: str = "learner") -> list[str]:
 
 
 def revoke_learner(client: Any, name: str) -> bool:
-    """Delete one learner's ACL user (the server closes its connections; its keys stay); whether
-    it existed."""
+    """Whether one learner's ACL user existed; deleted (its connections closed, its keys kept)."""
     if validate.namespace(name) not in acl_users(client):
         return False
     on_every_node(client, "ACL", "DELUSER", name)
