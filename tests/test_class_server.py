@@ -754,6 +754,39 @@ def test_the_guard_command_suspends_a_learner_past_its_quota_until_ctrl_c(class_
         admin.close()
 
 
+def test_a_guard_that_cannot_write_its_log_says_so_and_still_suspends(class_server: ClassServer) -> None:
+    admin = class_server.admin()
+    (lone,) = classroom.create_users(admin, learners=1, prefix="nolog")
+    admin.execute_command("ACL", "SETUSER", "nolog-guard", "on", ">guard-pw", "~*", "&*", "+@all", "-lpush")
+    guard_client = redis.Redis(
+        host="127.0.0.1",
+        port=class_server.server.port,
+        username="nolog-guard",
+        password="guard-pw",
+        decode_responses=True,
+    )
+    held = [redis.Redis.from_url(lone.url(class_server.admin_url)) for _ in range(classroom.guard.QUOTA + 1)]
+    said: list[str] = []
+    stop = threading.Event()
+    try:
+        for client in held:
+            client.ping()
+        classroom.guard.watch(
+            guard_client, stop, every_s=0.1, report=lambda line: said.append(line) or stop.set(), prefix="nolog"
+        )
+        assert any(f"suspended {lone.name}" in line for line in said)
+        assert any(line.startswith("could not write the guard's log") and "LPUSH" in line.upper() for line in said)
+        assert not admin.lrange(keys.guard_log(), 0, -1)
+    finally:
+        for client in held:
+            client.close()
+        guard_client.close()
+        admin.delete(keys.guard_suspended(), keys.guard_log())
+        admin.execute_command("ACL", "DELUSER", "nolog-guard")
+        classroom.revoke_users(admin, prefix="nolog")
+        admin.close()
+
+
 def test_a_learner_whose_call_times_out_on_a_class_server_is_told_to_retry_and_tell_the_instructor(
     class_server: ClassServer, learners: list[classroom.Learner]
 ) -> None:

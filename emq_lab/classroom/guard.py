@@ -370,7 +370,7 @@ def watch(
         wait = every_s
         try:
             done = sweep(admin, **options)
-            said = done.lines()
+            said = done.lines() + ([done.note] if done.note else [])
             if done.flooded:
                 wait = min(every_s, FLOOD_EVERY_S)
         except Exception as exc:  # noqa: BLE001 - no sweep's fault (a learner's odd input) ends the guard
