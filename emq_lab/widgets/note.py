@@ -1,6 +1,5 @@
-"""A panel's note line: what the last click did, why it was refused, or that it is still running.
-A refused action (a ``ValueError`` from the package) becomes a sentence here, not an exception in
-the Log Console."""
+"""A panel's note line: what the last click did, why it was refused (a ``ValueError`` said, not
+raised into the Log Console), or that it is still running."""
 
 from __future__ import annotations
 
@@ -10,8 +9,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-# Text colours with contrast in JupyterLab's light and dark themes and in Voila: the theme's own
-# colours, whose defaults (for a page without them) pass on white. The words say the state too.
+# The theme's own colours (light, dark, Voila), defaults that pass on white; the words say the state too.
 GOOD = "var(--jp-success-color0,#1b5e20)"
 BAD = "var(--jp-error-color1,#d32f2f)"
 STYLES = {
@@ -43,12 +41,3 @@ class Note:
         except ValueError as refusal:
             self.say(str(refusal), "refused")
             return None
-
-
-def refocus(*candidates: widgets.DOMWidget | None) -> None:
-    """Give the keyboard focus to the first of ``candidates`` that is on (a control disabled while
-    it ran lost the focus; without this a keyboard user starts again from the top of the page)."""
-    for control in candidates:
-        if control is not None and not getattr(control, "disabled", False):
-            control.focus()
-            return
