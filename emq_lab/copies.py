@@ -53,8 +53,7 @@ def strip_file(source: Path, target: Path) -> None:
 
 
 def make(root: Path, *, into: str = COPIES) -> list[Path]:
-    """Make each dive's copy that is missing in ``root/into``; an existing copy, edited or not,
-    is never touched. The copies made."""
+    """The copies made of the dives missing in ``root/into`` (an existing copy is never touched)."""
     course, copies = _course(root), root / into
     copies.mkdir(parents=True, exist_ok=True)
     made = []
@@ -68,9 +67,8 @@ def make(root: Path, *, into: str = COPIES) -> list[Path]:
 
 
 def restore(root: Path, dive: str, *, into: str = COPIES, now: datetime | None = None) -> tuple[Path | None, Path]:
-    """The course's version of ``dive`` (``01-upsert`` or ``01-upsert.ipynb``) back in the copies;
-    the learner's own is renamed ``<dive>.mine-<YYYYMMDD-HHMMSS>.ipynb`` beside it, never deleted.
-    -> (where the learner's copy went, or None if there was none; the fresh copy)."""
+    """(where the learner's copy went as ``<dive>.mine-<YYYYMMDD-HHMMSS>.ipynb``, or None; the course's
+    version of ``dive``, back in the copies)."""
     course = _course(root)
     name = dive if dive.endswith(".ipynb") else f"{dive}.ipynb"
     source = course / name

@@ -1,5 +1,5 @@
-"""The cadence timeline: one lane per measure, each run a bar from release to finish, the
-intended period marks drawn behind. A pure function of a ``cadence.Trace``."""
+"""The cadence timeline of a ``cadence.Trace``: a lane per measure, each run a bar from release to
+finish, the intended period marks behind."""
 
 from __future__ import annotations
 
@@ -23,9 +23,8 @@ MAX_TICKS = 13  # at most this many period marks are drawn and labelled; more wo
 
 
 def timeline(trace: Trace) -> go.Figure:
-    """The figure of ``trace``: the period marks, then a bar and a release-marker trace per lane,
-    in that order (no random ids: the same trace gives the same JSON). The x axis is minutes since
-    the start, labelled HH:MM at the marks (a date axis renders as raw epoch numbers in a widget)."""
+    """The period marks, then a bar and a release trace per lane; x in minutes since the start, labelled
+    HH:MM (a date axis shows raw epoch numbers in a widget)."""
 
     def minutes(ms: int) -> float:
         return (ms - trace.start_ms) / MINUTE_MS
