@@ -23,14 +23,14 @@ PROBE_S = 0.5  # how long a panel's background retry waits for a PING before it 
 T = TypeVar("T")
 
 
-def probe(client: redis.Redis | redis.RedisCluster, *, timeout_s: float = PROBE_S) -> None:
-    """One PING on a fresh connection of a standalone server, waiting at most ``timeout_s``; raises
+def probe(client: redis.Redis | redis.RedisCluster) -> None:
+    """One PING on a fresh connection of a standalone server, waiting at most ``PROBE_S``; raises
     :class:`emq_lab.errors.BackendUnavailable` when it does not answer (a stalled server costs this,
     not a command timeout)."""
     if not isinstance(client, Client):
         return
     pool = client.connection_pool
-    options = {**pool.connection_kwargs, "socket_timeout": timeout_s, "socket_connect_timeout": timeout_s}
+    options = {**pool.connection_kwargs, "socket_timeout": PROBE_S, "socket_connect_timeout": PROBE_S}
     connection = pool.connection_class(**options)
     try:
         connection.connect()
@@ -39,7 +39,7 @@ def probe(client: redis.Redis | redis.RedisCluster, *, timeout_s: float = PROBE_
     except redis.exceptions.ResponseError:
         return  # refused (no permission to PING), so it answered
     except Exception as exc:
-        raise fault(exc, client, [("PING",)], timeout_s=timeout_s)  # noqa: B904 - fault sets the cause
+        raise fault(exc, client, [("PING",)], timeout_s=PROBE_S)  # noqa: B904 - fault sets the cause
     finally:
         connection.disconnect()
 

@@ -43,12 +43,11 @@ class CadenceExplorer(View):
         run_minutes: int = 4,
         cycles: int = 4,
         tick_seconds: int = 0,
-        start_ms: int | None = None,
         prefix: str = "cadence",
     ) -> None:
         super().__init__(lab)
         self.prefix = prefix
-        self.start_ms = start_ms if start_ms is not None else lab_start_ms(lab)
+        self.start_ms = lab_start_ms(lab)
         initial = dict(period_minutes=period_minutes, run_minutes=run_minutes, cycles=cycles, tick_seconds=tick_seconds)
         self._sliders: dict[str, widgets.IntSlider] = {}
         for key, (label, low, high, _) in CONTROLS.items():
@@ -135,13 +134,10 @@ class FastForwardPanel(View):
     runs in the background, its button never off (a press meanwhile only says so). Twins: ``run()``,
     ``readout``, ``result``."""
 
-    def __init__(
-        self, lab: Lab, queue: str = "cadence-ff", *, occurrences: int = 10_000, every_ms: int = MINUTE_MS
-    ) -> None:
+    def __init__(self, lab: Lab, queue: str = "cadence-ff", *, occurrences: int = 10_000) -> None:
         super().__init__(lab)
         self.queue = queue
         self.occurrences = occurrences
-        self.every_ms = every_ms
         self.result: cadence.FastForward | None = None
         self.runs = 0  # runs finished
         self.starts = 0  # runs begun (a click or the twin)
@@ -196,10 +192,10 @@ class FastForwardPanel(View):
             self._lock.release()
         return self.readout if result is not None else self._note.text
 
-    def wait(self, timeout: float | None = None) -> None:
+    def wait(self) -> None:
         """Block until a started run ends (for tests and notebooks)."""
         if self._worker is not None:
-            self._worker.join(timeout)
+            self._worker.join()
 
     @property
     def busy(self) -> bool:
@@ -213,7 +209,7 @@ class FastForwardPanel(View):
 
     def _fire(self) -> cadence.FastForward:
         self.result = cadence.fast_forward(
-            self.lab, self.queue, occurrences=self.occurrences, every_ms=self.every_ms, on_progress=self._progress
+            self.lab, self.queue, occurrences=self.occurrences, on_progress=self._progress
         )
         self.runs += 1
         return self.result
