@@ -81,8 +81,8 @@ class Health(Generic[T]):
         probe: Callable[[], object] | None = None,
     ) -> None:
         self.later: Later = later if later is not None else call_later
-        self.on_change = on_change
-        self.probe = probe
+        self.on_change = on_change or (lambda: None)
+        self.probe = probe or (lambda: None)
         self.status = ""
         self.note = ""  # a waiting action that failed for good, or a refused click
         self.failures = 0  # transient failures since the last success
@@ -98,11 +98,8 @@ class Health(Generic[T]):
         self._lock = threading.RLock()
 
     @property
-    def pending(self) -> bool:
-        return bool(self._waiting)
-
-    @property
     def waiting(self) -> int:
+        """How many actions wait for the backend."""
         return len(self._waiting)
 
     def run(self, action: Callable[[], T]) -> T | None:
@@ -121,7 +118,7 @@ class Health(Generic[T]):
                 else:
                     self._waiting.append(action)
                 self._flush()
-                self._changed()
+                self.on_change()
                 return None
             try:
                 value = self._call(action)
@@ -182,7 +179,7 @@ class Health(Generic[T]):
         else:
             said = f"{exc.reason} ({exc.url})" if isinstance(exc, BackendUnavailable) else reason(exc)
             self.status = f"{UNAVAILABLE} — retrying every {self._every_s:g} s — last error: {said}{waiting}"
-        self._changed()
+        self.on_change()
 
     def _up(self) -> None:
         changed = bool(self.status)
@@ -191,7 +188,7 @@ class Health(Generic[T]):
         self.status = ""
         self.failures = 0
         if changed:
-            self._changed()
+            self.on_change()
 
     def _cancel(self) -> None:
         if self._handle is not None:
@@ -204,19 +201,14 @@ class Health(Generic[T]):
             if self._closed or not self._waiting:
                 return
             self.retries += 1
-            if self.probe is not None:
-                try:
-                    self.probe()
-                except Exception as exc:
-                    if not is_transient(exc):
-                        raise
-                    self._down(exc)  # still down: the actions wait for the next retry
-                    return
+            try:
+                self.probe()
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                self._down(exc)  # still down: the actions wait for the next retry
+                return
             self._flush()
-
-    def _changed(self) -> None:
-        if self.on_change is not None:
-            self.on_change()
 
     def __repr__(self) -> str:
         return f"Health({self.status or 'ok'!r})"

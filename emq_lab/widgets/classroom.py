@@ -192,7 +192,7 @@ class ClassroomPanel(View):
         if not self._auto.value:
             return
         try:
-            if not self.health.pending:  # while down, the health's own retry refreshes
+            if not self.health.waiting:  # while down, the health's own retry refreshes
                 self.act(self.refresh)
         except Exception as exc:
             self._when.value = f"{escape(self.when)} — <b>the last refresh failed</b>: {_h(str(exc)[:200])}"

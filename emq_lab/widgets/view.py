@@ -108,7 +108,7 @@ class View:
         """Run the waiting actions now (the twin of the background retry); True if none is left."""
         self.health.retry()
         self._show_status()
-        return not self.health.pending
+        return not self.health.waiting
 
     def close(self) -> None:
         """Stop the retries and close the widgets (a panel that is no longer shown)."""
