@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import takewhile
 
 from ..scripts import source
 
@@ -35,16 +36,9 @@ _SLOT = re.compile(r"^(KEYS|ARGV)\[([^\]]+)\]\s+(\S+)\s*(.*)$")
 
 def header(name: str) -> Header:
     """The header of ``<name>.lua``; ValueError if it names no KEYS or has a slot line it cannot read."""
-    comments = []
-    for line in source(name).splitlines():
-        if not line.startswith("--"):
-            break
-        comments.append(line[2:].removeprefix(" "))
-    purpose_lines: list[str] = []
-    for line in comments:
-        if not line.strip():
-            break
-        purpose_lines.append(line.strip())
+    lines = source(name).splitlines()
+    comments = [line[2:].removeprefix(" ") for line in takewhile(lambda line: line.startswith("--"), lines)]
+    purpose_lines = [line.strip() for line in takewhile(str.strip, comments)]
     slots: list[Slot] = []
     returns: list[str] = []
     section = ""

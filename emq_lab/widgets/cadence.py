@@ -16,7 +16,6 @@ from ..dives.common import lab_start_ms
 from ..plots.timeline import timeline
 from ..schedule import MINUTE_MS
 from .figure import FigureView
-from .note import BUSY
 from .view import View, html_part
 
 if TYPE_CHECKING:
@@ -124,6 +123,7 @@ class CadenceExplorer(View):
             self.act(self.refresh)
 
 
+BUSY = "still working on the last click — wait for it to finish"
 RUN_WAIT_S = 120  # how long the twin run() waits for a run already going on the same queue
 _QUEUE_LOCKS: dict[tuple[str | None, str], threading.Lock] = {}  # by (namespace, queue), for the kernel
 _QUEUE_LOCKS_GUARD = threading.Lock()

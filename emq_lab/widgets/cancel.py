@@ -14,13 +14,13 @@ from ..dives.common import entries_text
 from ..dives.crash import CrashBench
 from ..dives.race import ALL_LABELS, LABELS, PRESET_LABELS, STEPS, Race, Snapshot, snapshot
 from ..schedule import MINUTE_MS
-from .note import ALREADY_RAN, BAD, GOOD
-from .view import View, html_part, whole
+from .view import BAD, GOOD, View, html_part, whole
 
 if TYPE_CHECKING:
     from ..lab import Lab
 
 M = TypeVar("M", Race, CrashBench)
+ALREADY_RAN = "that step already ran — press Reset or pick the next step"
 
 
 class _Round(View, Generic[M]):

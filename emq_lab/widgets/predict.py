@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import ipywidgets as widgets
 
-from .note import BAD, GOOD
-from .view import View, html_part, whole
+from .view import BAD, GOOD, View, html_part, whole
 
 if TYPE_CHECKING:
     from ..exercises.check import Check

@@ -13,7 +13,6 @@ from IPython.display import Javascript
 
 from ..errors import is_transient
 from ..health import Health, probe
-from .note import Note
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -63,6 +62,39 @@ _UNITS = re.compile(r"\{:ok, :\w+\}|[\w:.-]+ @ \d{2}:\d{2}")
 def whole(text: str) -> str:
     """``text`` as HTML, each reply tuple and ``name @ HH:MM`` row kept on one line."""
     return _UNITS.sub(lambda m: f"<span style='white-space:nowrap'>{m[0]}</span>", html.escape(text))
+
+
+# The theme's own colours (light, dark, Voila), defaults that pass on white; the words say the state too.
+GOOD = "var(--jp-success-color0,#1b5e20)"
+BAD = "var(--jp-error-color1,#d32f2f)"
+STYLES = {
+    "info": "color:var(--jp-content-font-color1,#24292f)",
+    "done": f"color:{GOOD}",
+    "refused": f"color:{BAD};font-weight:bold",
+    "busy": "color:var(--jp-content-font-color2,#57606a);font-style:italic",
+}
+
+
+class Note:
+    """A panel's note line (``widget``, class ``emq-note``) and its ``text``: what the last click did,
+    why it was refused (a ValueError said, not raised into the Log Console), or that it still runs."""
+
+    def __init__(self) -> None:
+        self.widget = widgets.HTML(layout=widgets.Layout(min_height="1.6em", margin="2px 0"))
+        self.widget.add_class("emq-note")
+        self.text = ""
+
+    def say(self, text: str, kind: str = "info") -> None:
+        self.text = text
+        self.widget.value = f"<span style='{STYLES[kind]}'>{html.escape(text)}</span>" if text else ""
+
+    def attempt(self, action: Callable[[], Any]) -> Any:
+        """``action()``; a ValueError it raises is said here and swallowed (the value is then None)."""
+        try:
+            return action()
+        except ValueError as refusal:
+            self.say(str(refusal), "refused")
+            return None
 
 
 def html_part(*css_classes: str, **layout: str) -> widgets.HTML:
