@@ -1,8 +1,7 @@
 """The learner's copies of the dives: the tracked notebooks without their outputs, in ``work/``.
 
-The tracked notebooks in ``notebooks/`` keep the outputs nbval compares; a learner works in
-copies made from them the first time (outputs, execution counts and run timings stripped) and
-never overwritten after. ``make lab``, Binder's start and the browser edition open the copies.
+Made the first time, never overwritten after (``notebooks/`` keeps the outputs nbval compares);
+``make lab``, Binder's start and the browser edition open them.
 
     python -m emq_lab.copies make               # the missing copies (an existing one is left alone)
     python -m emq_lab.copies restore 01-upsert  # the course's version back; yours kept beside it

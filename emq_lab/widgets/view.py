@@ -75,13 +75,20 @@ STYLES = {
 }
 
 
+def html_part(*css_classes: str, **layout: str) -> widgets.HTML:
+    """An HTML part carrying ``css_classes`` (what ``View.html`` and a browser test find it by)."""
+    part = widgets.HTML(layout=widgets.Layout(**layout))
+    for css_class in css_classes:
+        part.add_class(css_class)
+    return part
+
+
 class Note:
     """A panel's note line (``widget``, class ``emq-note``) and its ``text``: what the last click did,
     why it was refused (a ValueError said, not raised into the Log Console), or that it still runs."""
 
     def __init__(self) -> None:
-        self.widget = widgets.HTML(layout=widgets.Layout(min_height="1.6em", margin="2px 0"))
-        self.widget.add_class("emq-note")
+        self.widget = html_part("emq-note", min_height="1.6em", margin="2px 0")
         self.text = ""
 
     def say(self, text: str, kind: str = "info") -> None:
@@ -95,14 +102,6 @@ class Note:
         except ValueError as refusal:
             self.say(str(refusal), "refused")
             return None
-
-
-def html_part(*css_classes: str, **layout: str) -> widgets.HTML:
-    """An HTML part carrying ``css_classes`` (what ``View.html`` and a browser test find it by)."""
-    part = widgets.HTML(layout=widgets.Layout(**layout))
-    for css_class in css_classes:
-        part.add_class(css_class)
-    return part
 
 
 class View:
