@@ -53,7 +53,6 @@ class PredictForm(View):
         self._questions = questions
         self._fields = [fields[key] for key in keys or fields]
         self.last: Check | None = None
-        self._said = NOT_CHECKED
         self._entered: widgets.Text | None = None  # the box where Enter was pressed, its answer still on its way
         self._boxes: dict[str, widgets.Text] = {}
         for field in self._fields:
@@ -76,7 +75,7 @@ class PredictForm(View):
         self._verdict = html_part("emq-verdict", "emq-live", "emq-readout", min_height="1.6em", margin="2px 0")
         style = widgets.HTML(STYLE, layout=widgets.Layout(height="0px", margin="0"))
         self._boxed("emq-predict", style, *self._boxes.values(), self._button, self._verdict)
-        self._show()
+        self._say(NOT_CHECKED)
 
     def answer(self, **typed: Any) -> None:
         """Type into the boxes (``key="09:15"``); the verdict goes back to not checked."""
@@ -86,28 +85,24 @@ class PredictForm(View):
         self._entered = None
         for key, text in typed.items():
             self._boxes[key].value = str(text)
-        self._said, self.last = NOT_CHECKED, None
-        self._show()
+        self._say(NOT_CHECKED)
 
     def check(self) -> Check | None:
         """The Check of the answers typed (empty boxes left out); None if none or one was refused."""
         given = {key: box.value.strip() for key, box in self._boxes.items() if box.value.strip()}
         if not given:
-            self._said, self.last = EMPTY, None
-            self._show()
+            self._say(EMPTY)
             return None
         try:
             check = self._questions.predict(lab=self.lab, **given)
         except ValueError as refusal:  # an answer the dive could not read: said, not raised
-            self._said, self.last = str(refusal), None
-            self._show()
+            self._say(str(refusal))
             return None
         lines = [line for line in str(check).splitlines() if not line.startswith("not answered:")]
         left = [key for key in self._boxes if key not in given]
         if left:
             lines.append(f"not answered: {', '.join(left)}")
-        self._said, self.last = "\n".join(lines), check
-        self._show()
+        self._say("\n".join(lines), check)
         return check
 
     @property
@@ -149,7 +144,9 @@ class PredictForm(View):
             if origin is not None:
                 origin.focus()  # a disabled button loses the focus; give it back
 
-    def _show(self) -> None:
+    def _say(self, said: str, last: Check | None = None) -> None:
+        """Show ``said`` as the verdict (``last``: the Check it reads, if any), each line in its colour."""
+        self._said, self.last = said, last
         keys = tuple(self._boxes)
         rows = []
         for line in self._said.splitlines():
