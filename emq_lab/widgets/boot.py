@@ -120,7 +120,6 @@ class BootPanel(View):
             layout=widgets.Layout(width="auto"),
         )
         self._history = widgets.ToggleButtons(options=[], description="boots", layout=widgets.Layout(display="none"))
-        # side by side at any width: the state keeps its size, the script takes the rest
         self._script = html_part("emq-script", flex="1 1 0", min_width="0", overflow="auto")
         self._state = html_part("emq-readout", flex="0 0 auto", max_width="50%")
         self._strategy.observe(self._on_strategy, names="value")

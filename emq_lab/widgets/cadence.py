@@ -141,8 +141,7 @@ class FastForwardPanel(View):
         self.result: cadence.FastForward | None = None
         self.runs = 0  # runs finished
         self.starts = 0  # runs begun (a click or the twin)
-        # one lock per queue, shared by every panel on it: a cell re-run mid-run makes a new panel
-        # on the same queue, whose run must not reset the queue under the first one's feet
+        # one lock per queue, shared by its panels: a cell re-run mid-run must not reset the first's queue
         with _QUEUE_LOCKS_GUARD:
             self._lock = _QUEUE_LOCKS.setdefault((lab.namespace, queue), threading.Lock())
         self._mine = False  # this panel holds the queue's lock

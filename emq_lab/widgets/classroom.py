@@ -189,8 +189,6 @@ class ClassroomPanel(View):
     def _tick(self) -> None:
         """One automatic refresh, then the next scheduled whatever it met (a fault shown beside ``when``)."""
         self._timer = None
-        if not self._auto.value:
-            return
         try:
             if not self.health.waiting:  # while down, the health's own retry refreshes
                 self.act(self.refresh)
