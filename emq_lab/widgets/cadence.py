@@ -92,7 +92,7 @@ class CadenceExplorer(View):
         return self.trace.readout
 
     def refresh(self) -> None:
-        """Re-run the lanes for the current controls and send the figure whole; the note says meanwhile."""
+        """Re-run the lanes for the current controls and send the figure whole (the note says so meanwhile)."""
         self._note.say("drawing the lanes…", "busy")
         self._trace = self._compute()
         self.figure.show(timeline(self._trace))
