@@ -134,9 +134,7 @@ class Health(Generic[T]):
     def retry(self) -> T | None:
         """Run the waiting actions now, in order: the last one's value once all went through, else None."""
         with self._lock:
-            if not self._waiting:
-                return None
-            return self._last if self._flush() else None
+            return self._last if self._waiting and self._flush() else None
 
     def close(self) -> None:
         """Stop retrying and forget the waiting actions (the panel is gone)."""
