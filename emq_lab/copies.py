@@ -1,8 +1,7 @@
 """The learner's copies of the dives: the tracked notebooks without their outputs, in ``work/``.
 
-The tracked notebooks in ``notebooks/`` keep the outputs nbval compares; a learner works in
-copies made from them the first time (outputs, execution counts and run timings stripped) and
-never overwritten after. ``make lab``, Binder's start and the browser edition open the copies.
+Made the first time, never overwritten after (``notebooks/`` keeps the outputs nbval compares);
+``make lab``, Binder's start and the browser edition open them.
 
     python -m emq_lab.copies make               # the missing copies (an existing one is left alone)
     python -m emq_lab.copies restore 01-upsert  # the course's version back; yours kept beside it
@@ -53,8 +52,7 @@ def strip_file(source: Path, target: Path) -> None:
 
 
 def make(root: Path, *, into: str = COPIES) -> list[Path]:
-    """Make each dive's copy that is missing in ``root/into``; an existing copy, edited or not,
-    is never touched. The copies made."""
+    """The copies made of the dives missing in ``root/into`` (an existing copy is never touched)."""
     course, copies = _course(root), root / into
     copies.mkdir(parents=True, exist_ok=True)
     made = []
@@ -68,9 +66,8 @@ def make(root: Path, *, into: str = COPIES) -> list[Path]:
 
 
 def restore(root: Path, dive: str, *, into: str = COPIES, now: datetime | None = None) -> tuple[Path | None, Path]:
-    """The course's version of ``dive`` (``01-upsert`` or ``01-upsert.ipynb``) back in the copies;
-    the learner's own is renamed ``<dive>.mine-<YYYYMMDD-HHMMSS>.ipynb`` beside it, never deleted.
-    -> (where the learner's copy went, or None if there was none; the fresh copy)."""
+    """(where the learner's copy went as ``<dive>.mine-<YYYYMMDD-HHMMSS>.ipynb``, or None; the course's
+    version of ``dive``, back in the copies)."""
     course = _course(root)
     name = dive if dive.endswith(".ipynb") else f"{dive}.ipynb"
     source = course / name

@@ -1,6 +1,5 @@
-"""Backend health for the panels: run an action, and when the server is down say so in one line
-instead of a traceback, keep the action (and any clicked after it, in order), and retry them
-with backoff for as long as the panel lives: one retry chain per :class:`Health`, whatever the clicks."""
+"""Backend health for the panels: a one-line status instead of a traceback while the server is down,
+the actions kept in order and retried with backoff, one retry chain per :class:`Health`."""
 
 from __future__ import annotations
 
@@ -20,22 +19,18 @@ from .validate import shorten
 UNAVAILABLE = "backend unavailable"
 RETRY_DELAYS_S: tuple[float, ...] = (1, 2, 5)  # then the last one, for as long as the panel lives
 MAX_WAITING = 20  # clicks kept while the backend is down; later ones are refused with words
-
 PROBE_S = 0.5  # how long a panel's background retry waits for a PING before it tries its actions
 T = TypeVar("T")
 
 
-def probe(client: redis.Redis | redis.RedisCluster, *, timeout_s: float = PROBE_S) -> None:
-    """One PING on a fresh connection that waits at most ``timeout_s``; raises
-    :class:`emq_lab.errors.BackendUnavailable` when the server does not answer.
-
-    A panel's background retry asks this first, so a stalled server costs the kernel half a
-    second per retry rather than a whole command timeout. Only for a standalone server: the
-    embedded one is in process, and a cluster client finds its nodes itself."""
+def probe(client: redis.Redis | redis.RedisCluster) -> None:
+    """One PING on a fresh connection of a standalone server, waiting at most ``PROBE_S``; raises
+    :class:`emq_lab.errors.BackendUnavailable` when it does not answer (a stalled server costs this,
+    not a command timeout)."""
     if not isinstance(client, Client):
         return
     pool = client.connection_pool
-    options = {**pool.connection_kwargs, "socket_timeout": timeout_s, "socket_connect_timeout": timeout_s}
+    options = {**pool.connection_kwargs, "socket_timeout": PROBE_S, "socket_connect_timeout": PROBE_S}
     connection = pool.connection_class(**options)
     try:
         connection.connect()
@@ -44,7 +39,7 @@ def probe(client: redis.Redis | redis.RedisCluster, *, timeout_s: float = PROBE_
     except redis.exceptions.ResponseError:
         return  # refused (no permission to PING), so it answered
     except Exception as exc:
-        raise fault(exc, client, [("PING",)], timeout_s=timeout_s)  # noqa: B904 - fault sets the cause
+        raise fault(exc, client, [("PING",)], timeout_s=PROBE_S)  # noqa: B904 - fault sets the cause
     finally:
         connection.disconnect()
 
@@ -57,10 +52,7 @@ Later = Callable[[float, Callable[[], None]], Cancellable]
 
 
 def call_later(delay_s: float, fn: Callable[[], None]) -> Cancellable:
-    """Run ``fn()`` once after ``delay_s`` seconds; the handle's ``cancel()`` stops it.
-
-    On the running asyncio loop when there is one (a Jupyter kernel; Pyodide, where threads are
-    impossible), so ``fn`` runs on the kernel's own thread; otherwise on a daemon ``threading.Timer``."""
+    """Run ``fn()`` once after ``delay_s`` seconds, on the kernel's (or Pyodide's) loop, else a daemon timer."""
     try:
         loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
     except RuntimeError:  # Pyodide's WebLoop runs callbacks off the browser's timers, not running here
@@ -74,21 +66,12 @@ def call_later(delay_s: float, fn: Callable[[], None]) -> Cancellable:
 
 
 class Health(Generic[T]):
-    """Runs actions for a panel. ``status`` is ``""`` while the backend answers.
+    """Runs a panel's actions; ``status`` is ``""`` while the backend answers.
 
-    An action that fails on a transient error (server down, stalled, restarting, BUSY, a cluster
-    with no serving primary) waits in line, the status says so ("backend unavailable — retrying
-    every N s — last error: …"), and one retry chain runs the line after each of
-    :data:`RETRY_DELAYS_S` (the last repeats) until it goes through or ``close()``. A click while
-    others wait joins the line and tries it all (a "retry now"); past :data:`MAX_WAITING` it is
-    refused with words. Any other
-    error propagates; a waiting action that fails so when retried is dropped and named in ``note``
-    (no caller is left to raise to). A retry may run an action twice when the first reply was lost:
-    register and cancel answer the same; a pump with fresh ids may mint one more id.
-
-    ``probe`` runs before each scheduled retry, so a stalled server costs its short timeout, not
-    each action's. ``later`` schedules the retries: tests pass their own, so an outage takes no time.
-    """
+    An action failing on a transient error waits in line and one retry chain runs the line after
+    each of :data:`RETRY_DELAYS_S` (``probe`` first) until it goes through or ``close()``; a click
+    meanwhile joins the line (past :data:`MAX_WAITING`: refused). Other errors propagate, or, for a
+    retried action, drop it into ``note``. ``later`` schedules the retries (tests pass their own)."""
 
     def __init__(
         self,
@@ -98,8 +81,8 @@ class Health(Generic[T]):
         probe: Callable[[], object] | None = None,
     ) -> None:
         self.later: Later = later if later is not None else call_later
-        self.on_change = on_change
-        self.probe = probe  # a quick reachability check a scheduled retry runs before the actions
+        self.on_change = on_change or (lambda: None)
+        self.probe = probe or (lambda: None)
         self.status = ""
         self.note = ""  # a waiting action that failed for good, or a refused click
         self.failures = 0  # transient failures since the last success
@@ -109,22 +92,15 @@ class Health(Generic[T]):
         self._last: T | None = None
         self._handle: Cancellable | None = None
         self._step = 0
+        self._every_s = RETRY_DELAYS_S[0]  # the delay of the scheduled retry
         self._busy = False
         self._closed = False
         self._lock = threading.RLock()
 
     @property
-    def pending(self) -> bool:
-        return bool(self._waiting)
-
-    @property
     def waiting(self) -> int:
+        """How many actions wait for the backend."""
         return len(self._waiting)
-
-    @property
-    def every_s(self) -> float:
-        """The delay of the scheduled retry."""
-        return RETRY_DELAYS_S[min(max(self._step - 1, 0), len(RETRY_DELAYS_S) - 1)]
 
     def run(self, action: Callable[[], T]) -> T | None:
         """``action()``; None with a status line when the backend is down (the action waits)."""
@@ -142,7 +118,7 @@ class Health(Generic[T]):
                 else:
                     self._waiting.append(action)
                 self._flush()
-                self._changed()
+                self.on_change()
                 return None
             try:
                 value = self._call(action)
@@ -156,12 +132,9 @@ class Health(Generic[T]):
             return value
 
     def retry(self) -> T | None:
-        """Run the waiting actions now, in order: the last one's value once all went through,
-        None while some still wait (or when none waited)."""
+        """Run the waiting actions now, in order: the last one's value once all went through, else None."""
         with self._lock:
-            if not self._waiting:
-                return None
-            return self._last if self._flush() else None
+            return self._last if self._waiting and self._flush() else None
 
     def close(self) -> None:
         """Stop retrying and forget the waiting actions (the panel is gone)."""
@@ -169,8 +142,6 @@ class Health(Generic[T]):
             self._closed = True
             self._cancel()
             self._waiting.clear()
-
-    # -- inside the lock -------------------------------------------------------------------------
 
     def _call(self, action: Callable[[], T]) -> T:
         self._busy = True
@@ -197,16 +168,16 @@ class Health(Generic[T]):
     def _down(self, exc: BaseException) -> None:
         self.failures += 1
         if self._handle is None and not self._closed:
-            delay = RETRY_DELAYS_S[min(self._step, len(RETRY_DELAYS_S) - 1)]
+            self._every_s = RETRY_DELAYS_S[min(self._step, len(RETRY_DELAYS_S) - 1)]
             self._step += 1
-            self._handle = self.later(delay, self._on_timer)
+            self._handle = self.later(self._every_s, self._on_timer)
         waiting = f" — {len(self._waiting)} actions waiting" if len(self._waiting) > 1 else ""
         if busy(exc):  # the server answers, but runs nothing until a script ends
-            self.status = f"{BUSY} — retrying every {self.every_s:g} s{waiting}"
+            self.status = f"{BUSY} — retrying every {self._every_s:g} s{waiting}"
         else:
             said = f"{exc.reason} ({exc.url})" if isinstance(exc, BackendUnavailable) else reason(exc)
-            self.status = f"{UNAVAILABLE} — retrying every {self.every_s:g} s — last error: {said}{waiting}"
-        self._changed()
+            self.status = f"{UNAVAILABLE} — retrying every {self._every_s:g} s — last error: {said}{waiting}"
+        self.on_change()
 
     def _up(self) -> None:
         changed = bool(self.status)
@@ -215,7 +186,7 @@ class Health(Generic[T]):
         self.status = ""
         self.failures = 0
         if changed:
-            self._changed()
+            self.on_change()
 
     def _cancel(self) -> None:
         if self._handle is not None:
@@ -228,19 +199,14 @@ class Health(Generic[T]):
             if self._closed or not self._waiting:
                 return
             self.retries += 1
-            if self.probe is not None:
-                try:
-                    self.probe()
-                except Exception as exc:
-                    if not is_transient(exc):
-                        raise
-                    self._down(exc)  # still down: the actions wait for the next retry
-                    return
+            try:
+                self.probe()
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                self._down(exc)  # still down: the actions wait for the next retry
+                return
             self._flush()
-
-    def _changed(self) -> None:
-        if self.on_change is not None:
-            self.on_change()
 
     def __repr__(self) -> str:
         return f"Health({self.status or 'ok'!r})"

@@ -77,12 +77,12 @@ def test_an_outage_longer_than_a_minute_recovers_with_one_chain_and_says_what_it
     while timers.elapsed <= 75:
         timers.fire()
         assert len(timers.live) == 1
-        assert health.pending and health.status
+        assert health.waiting and health.status
     assert "retrying every 5 s" in health.status
     assert health.retries > 15
     server.up = True
     timers.fire()
-    assert not health.status and not health.pending and not timers.live
+    assert not health.status and not health.waiting and not timers.live
     assert server.log == ["boot 1"]
 
 
@@ -156,7 +156,7 @@ def test_a_first_attempt_that_fails_for_good_raises_and_nothing_waits() -> None:
 
     with pytest.raises(ValueError, match="minutes"):
         health.run(bad)
-    assert not health.status and not health.pending
+    assert not health.status and not health.waiting
 
 
 def test_close_stops_the_chain() -> None:
@@ -165,7 +165,7 @@ def test_close_stops_the_chain() -> None:
     server.up = False
     health.run(server.action("a"))
     health.close()
-    assert not timers.live and not health.pending
+    assert not timers.live and not health.waiting
 
 
 def test_an_action_s_own_callbacks_run_inside_it() -> None:

@@ -127,12 +127,12 @@ def test_a_panel_click_during_a_reshard_waits_and_runs_after_it(
     try:
         moving.start()
         panel.act(panel.tick)  # the Tick button: its enqueue and advance wait for the move to end
-        assert panel.health.pending and "moving this queue's keys" in panel.status
+        assert panel.health.waiting and "moving this queue's keys" in panel.status
         moving.finish()
         assert panel.retry()
         assert "jobs per slot:\n  09:00 slot: JOB-000001 - 0 duplicate(s)" in panel.readout
         panel.act(panel.tick)
-        assert not panel.health.pending and moving.followed()
+        assert not panel.health.waiting and moving.followed()
         assert "09:15 slot: JOB-000002 - 0 duplicate(s)" in panel.readout
     finally:
         panel.close()

@@ -123,10 +123,10 @@ def test_status_line_while_the_backend_is_down(aof_server: ValkeyServer, aof_lab
     for attempt in range(1, 4):
         assert (health.run(rep.count) if attempt == 1 else health.retry()) is None
         assert health.status.startswith(UNAVAILABLE) and "\n" not in health.status
-        assert health.failures == attempt and health.pending
+        assert health.failures == attempt and health.waiting
     aof_server.start()
     assert health.retry() == 1
-    assert not health.status and not health.pending and health.failures == 0
+    assert not health.status and not health.waiting and health.failures == 0
     with pytest.raises(ValueError, match="^name:"):  # only a dead backend becomes a status line
         Health[Outcome]().run(lambda: rep.register("", 1000, "t"))
     assert rep.register("daily-report", 15 * MIN, "t") is Outcome.EXISTS

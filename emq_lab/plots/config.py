@@ -1,9 +1,5 @@
-"""How every figure of the lab is shown: plotly's config, set once for every renderer plotly has.
-
-No plotly logo (a link off the page) and no "Share chart" button (it uploads the figure to a cloud
-service; plotly.js 3 shows it by default), and the mode bar keeps only the buttons a reader uses,
-so a figure adds four tab stops, not eleven. A figure module imports this module, so the config
-holds from the first figure a dive shows, in JupyterLab, Voila and the browser edition alike."""
+"""Plotly's config for every figure of the lab, set on import for every renderer: no logo (a link off
+the page), no "Share chart" (a cloud upload), and only the mode-bar buttons a reader uses."""
 
 from __future__ import annotations
 
@@ -24,7 +20,7 @@ CONFIG: dict[str, Any] = {
 
 
 def configure() -> None:
-    """Give every plotly renderer that takes a config (the Jupyter mime type's included) ``CONFIG``."""
+    """Give every plotly renderer that takes a config ``CONFIG``."""
     for name in list(pio.renderers):
         renderer = pio.renderers[name]
         if isinstance(getattr(renderer, "config", None), dict):

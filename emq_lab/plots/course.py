@@ -1,7 +1,5 @@
-"""Each course script as its page prints it, beside this lab's version of it, with what differs
-and why. Pure: the lab's text comes from ``emq_lab.scripts``; the page's text is quoted below
-(the three scripts the course pages print, verbatim with their comments, each marked with the page
-it is on)."""
+"""Each course script as its page prints it (quoted below, verbatim), beside this lab's version of
+it, with what differs and why."""
 
 from __future__ import annotations
 
@@ -31,6 +29,7 @@ class Beside:
         return start, text.index(self.last, start - 1) + 1
 
     def excerpt(self) -> str:
+        """Our script's lines ``first`` to ``last``."""
         start, end = self.lines()
         return "\n".join(source(self.ours).splitlines()[start - 1 : end])
 

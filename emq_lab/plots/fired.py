@@ -1,5 +1,4 @@
-"""The upsert dive's picture: the jobs the pump fired after the same boots, one lane per
-strategy. Pure functions of the state."""
+"""The upsert dive's picture: the jobs the pump fired after the same boots, one lane per strategy."""
 
 from __future__ import annotations
 

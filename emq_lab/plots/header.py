@@ -1,18 +1,17 @@
-"""The header of a script, parsed for the script views: the comment block that opens each ``.lua``
-file names its purpose, every ``KEYS[i]`` and ``ARGV[i]`` and every return."""
+"""The comment block that opens each ``.lua`` script, parsed: its purpose, KEYS, ARGV and returns."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import takewhile
 
 from ..scripts import source
 
 
 @dataclass(frozen=True)
 class Slot:
-    """One KEYS or ARGV entry of a script's header: ``KEYS[1]``, the name the header gives it (the
-    script's local, or the local's long form: ticks.lua's ``now_ms`` for ``now``), what it holds."""
+    """One KEYS or ARGV entry of a script's header: ``KEYS[1]``, the name the header gives it, what it holds."""
 
     slot: str
     name: str
@@ -36,20 +35,10 @@ _SLOT = re.compile(r"^(KEYS|ARGV)\[([^\]]+)\]\s+(\S+)\s*(.*)$")
 
 
 def header(name: str) -> Header:
-    """Parse the comment block that opens ``<name>.lua`` (see ``source``): the first line's
-    purpose, each ``KEYS[i]`` / ``ARGV[i]`` line (``KEYS[1 + i]`` too; continuation lines joined to
-    it) and the lines under ``Returns``. A script whose header names no KEYS, or holds a KEYS or ARGV
-    line that does not read as slot, name and meaning, is refused (ValueError)."""
-    comments = []
-    for line in source(name).splitlines():
-        if not line.startswith("--"):
-            break
-        comments.append(line[2:].removeprefix(" "))
-    purpose_lines: list[str] = []
-    for line in comments:
-        if not line.strip():
-            break
-        purpose_lines.append(line.strip())
+    """The header of ``<name>.lua``; ValueError if it names no KEYS or has a slot line it cannot read."""
+    lines = source(name).splitlines()
+    comments = [line[2:].removeprefix(" ") for line in takewhile(lambda line: line.startswith("--"), lines)]
+    purpose_lines = [line.strip() for line in takewhile(str.strip, comments)]
     slots: list[Slot] = []
     returns: list[str] = []
     section = ""

@@ -1,6 +1,5 @@
-"""The cancel dive's keyspace picture: one row per preset order, one column per step, and for
-each step whether the race's registry member and record exist and whether an occurrence fired.
-A pure function of the marks that ``race.preset_marks`` returns."""
+"""The cancel dive's keyspace picture from ``race.preset_marks``: a row per preset order, a column per
+step, whether the registry member and the record exist and whether an occurrence fired."""
 
 from __future__ import annotations
 
@@ -69,9 +68,8 @@ _PAIRS: tuple[tuple[str, float, str, Callable[[Mark], bool], Callable[[Mark], st
 
 
 def keyspace_figure(rounds: Rounds, *, title: str = "") -> go.Figure:
-    """Per step: a circle for the registry member and a square for the record (filled: present,
-    hollow: absent), a star above a step that enqueued an occurrence, the step's name below,
-    and a red ring where the invariant broke. No random ids: the same marks give the same JSON."""
+    """Per step: the member (circle) and record (square), filled if present, a star if it fired, its
+    name below and a ring where the invariant broke (the same marks give the same JSON)."""
     figure = go.Figure()
     for what, dx, symbol, has, hover in _PAIRS:
         for present in (True, False):
@@ -111,7 +109,7 @@ def keyspace_figure(rounds: Rounds, *, title: str = "") -> go.Figure:
             mode="text",
             x=steps["x"],
             y=steps["y"],
-            text=[text.removeprefix("after ").split(":")[0] for text in steps["hovertext"]],
+            text=[mark.step for marks in rounds.values() for mark in marks],
             textfont={"size": 11, "color": TEXT},
             hoverinfo="skip",
             showlegend=False,

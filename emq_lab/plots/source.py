@@ -1,5 +1,4 @@
-"""A script as the dives show it: its full source, highlighted as Lua, beside a table of the
-KEYS and ARGV its header names. Pure: the text comes from ``emq_lab.scripts``."""
+"""A script as the dives show it: its source, highlighted as Lua, beside its header's KEYS and ARGV."""
 
 from __future__ import annotations
 
@@ -18,16 +17,13 @@ _TD = "padding:2px 8px;vertical-align:top;text-align:left;border-bottom:1px soli
 
 
 def lua_html(text: str) -> str:
-    """``text`` highlighted as Lua, numbered, with inline styles (no stylesheet needed, so it
-    looks the same in JupyterLab, Voila and a static page)."""
+    """``text`` highlighted as Lua and numbered, in inline styles (the same in JupyterLab, Voila, a page)."""
     formatter = HtmlFormatter(noclasses=True, linenos="inline", style="default", prestyles=_CODE)
     return highlight(text, LuaLexer(), formatter)
 
 
 class ScriptView:
-    """``emq_lab/scripts/<name>.lua`` (``contrast/naive`` for a contrast script) in full beside the
-    KEYS/ARGV table of its header. In a notebook it renders as HTML; its text form (what a cell's
-    ``text/plain`` holds) is the header's table."""
+    """``<name>.lua`` (``contrast/naive`` too) beside its header's table, as HTML; its text is the table."""
 
     def __init__(self, name: str) -> None:
         self.name = name

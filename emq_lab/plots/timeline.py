@@ -1,5 +1,5 @@
-"""The cadence timeline: one lane per measure, each run a bar from release to finish, the
-intended period marks drawn behind. A pure function of a ``cadence.Trace``."""
+"""The cadence timeline of a ``cadence.Trace``: a lane per measure, each run a bar from release to
+finish, the intended period marks behind."""
 
 from __future__ import annotations
 
@@ -23,9 +23,8 @@ MAX_TICKS = 13  # at most this many period marks are drawn and labelled; more wo
 
 
 def timeline(trace: Trace) -> go.Figure:
-    """The figure of ``trace``: the period marks, then a bar and a release-marker trace per lane,
-    in that order (no random ids: the same trace gives the same JSON). The x axis is minutes since
-    the start, labelled HH:MM at the marks (a date axis renders as raw epoch numbers in a widget)."""
+    """The period marks, then a bar and a release trace per lane; x in minutes since the start, labelled
+    HH:MM (a date axis shows raw epoch numbers in a widget)."""
 
     def minutes(ms: int) -> float:
         return (ms - trace.start_ms) / MINUTE_MS
@@ -34,11 +33,8 @@ def timeline(trace: Trace) -> go.Figure:
     shown = marks[:: -(-len(marks) // MAX_TICKS)]  # every k-th mark, k the ceiling of marks / MAX_TICKS
     ys = {lane.measure: len(trace.lanes) - 1 - i for i, lane in enumerate(trace.lanes)}  # the top lane first
     top = len(trace.lanes) - 0.5
-    mark_x: list[float | None] = []
-    mark_y: list[float | None] = []
-    for mark in shown:
-        mark_x += [minutes(mark), minutes(mark), None]
-        mark_y += [-0.5, top, None]
+    mark_x = [x for mark in shown for x in (minutes(mark), minutes(mark), None)]  # a vertical line each
+    mark_y = [y for _ in shown for y in (-0.5, top, None)]
     data: list[dict[str, Any]] = [
         {
             "type": "scatter",

@@ -1,9 +1,5 @@
-"""Widgets: the dives' panels (and the instructor's), views over emq_lab. Each has programmatic
-twins of its controls and a ``readout`` string.
-
-Each panel's module is imported when the panel is first named (``from emq_lab.widgets import
-BootPanel``): the boot panel needs no plotly, and in the browser edition every package costs its
-unpacking on first import (emq_lab/_browser/wheels.py)."""
+"""The dives' panels (and the instructor's), each with twins of its controls and a ``readout``; a
+panel's module is imported when first named (the browser edition unpacks a package on first import)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""BootPanel: boot a service twice (or more) over a live registry and see what the register
-script did. BootCounter: boot it N times under every strategy and compare the registry sizes.
-
-Both are views: the boots run in ``emq_lab.dives.upsert``; the panels show what it returns."""
+"""BootPanel: boot a service over a live registry and see what the register script did.
+BootCounter: boot it N times under every strategy and compare the registry sizes."""
 
 from __future__ import annotations
 
@@ -17,7 +15,6 @@ from ..clock import duration, hhmm
 from ..dives.upsert import Boot, Registry, Service, Strategy, report, tally, tally_text
 from ..schedule import MINUTE_MS
 from ..scripts import source
-from .note import Note
 from .view import View, html_part, whole
 
 if TYPE_CHECKING:
@@ -26,10 +23,8 @@ if TYPE_CHECKING:
 
 PERIODS_MIN = (5, 15, 30, 60)
 _LIT = "background:#fde68a;color:#1f2328;font-weight:bold"  # dark text on yellow in either theme
-# 14 px: readable on a projector (Voila) as in JupyterLab.
 _PRE = "font-family:var(--jp-code-font-family,monospace);font-size:14px;line-height:1.4;margin:0;white-space:pre"
-# A line longer than the column wraps, its continuation indented past the 5-character number
-# gutter, so the whole line is on screen (no sideways scrolling to read the end of a call).
+# a long line wraps, its continuation indented past the number gutter (no sideways scrolling)
 _WRAP = "white-space:pre-wrap;overflow-wrap:anywhere;padding-left:5ch;text-indent:-5ch"
 _FOLD = "color:var(--jp-content-font-color2,#57606a);cursor:pointer;font-style:italic"
 _COMMENT = "color:var(--jp-content-font-color2,#555)"
@@ -42,12 +37,7 @@ def _row(number: int, line: str, lit: tuple[int, ...]) -> str:
 
 
 def script_html(text: str, lit: tuple[int, ...]) -> str:
-    """The script's source, numbered, with the lines in ``lit`` highlighted.
-
-    The header comment folds to one line; with lines lit, only they and ``CONTEXT`` lines
-    around them stay open, every other run of lines folds to a "lines a-b" summary, so the lit
-    lines fit on screen beside the state. Every line is still there, one click away (plain HTML
-    ``<details>``, no script)."""
+    """The script numbered, ``lit`` lines highlighted; the header and runs far from them fold (``<details>``)."""
     lines = text.splitlines()
     header = 0
     while header < len(lines) and (lines[header].startswith("--") or not lines[header].strip()):
@@ -90,8 +80,7 @@ def _table(head: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
 
 
 def state_html(boot: Boot, k: QueueKeys) -> str:
-    """Outcome, raw reply, registry rows, record and pending occurrences after ``boot`` (key names
-    from ``k``, the queue's keys in the lab's namespace)."""
+    """Outcome, raw reply, registry rows, record and pending occurrences after ``boot`` (keys ``k``)."""
     after = boot.after
     rows = [(member, hhmm(score), str(score)) for member, score in after.entries]
     pending = [(member, hhmm(score)) for member, score in after.pending]
@@ -109,20 +98,15 @@ def state_html(boot: Boot, k: QueueKeys) -> str:
 
 
 class BootPanel(View):
-    """Boot #1, Boot #2 and Reset over queue ``queue``, a strategy switch, a period for the next
-    boot and a history of boots to select.
-
-    A new panel starts from an empty queue: it deletes every key of ``queue`` (and says so on
-    its note line), so re-running the cell that creates it starts over. Twins: ``boot(n)``,
-    ``use(strategy)``, ``select(i)``, ``set_period(minutes)``, ``reset()``; ``readout`` is the
-    selected boot's report as plain text."""
+    """Boot #1, Boot #2 and Reset over an emptied ``queue``, a strategy switch, the next boot's period
+    and the boots run. Twins: ``boot(n)``, ``use(strategy)``, ``select(i)``, ``set_period(minutes)``,
+    ``reset()``; ``readout`` is the selected boot's report."""
 
     def __init__(self, lab: Lab, queue: str, *, strategy: Strategy | str = Strategy.GUARD) -> None:
-        self.lab = lab
+        super().__init__(lab)
         self.service = Service(lab, queue, strategy=strategy)
         self.queue = self.service.queue
         self._selected: int | None = None
-        self._note = Note()
         self._strategy = widgets.ToggleButtons(
             options=[(s.label, s.value) for s in Strategy],
             value=self.service.strategy.value,
@@ -136,8 +120,6 @@ class BootPanel(View):
             layout=widgets.Layout(width="auto"),
         )
         self._history = widgets.ToggleButtons(options=[], description="boots", layout=widgets.Layout(display="none"))
-        # Side by side at any width: the state keeps its size, the script takes the rest and
-        # wraps a line longer than that (see _WRAP).
         self._script = html_part("emq-script", flex="1 1 0", min_width="0", overflow="auto")
         self._state = html_part("emq-readout", flex="0 0 auto", max_width="50%")
         self._strategy.observe(self._on_strategy, names="value")
@@ -156,15 +138,12 @@ class BootPanel(View):
         self.act(self._fresh_start)  # a dead backend: the panel shows with its status line
 
     def _fresh_start(self) -> None:
-        """Empty the queue this panel works on, so a re-run cell starts over, and say so."""
         self.service.reset()
         self._show(None)
         self._note.say(f"a fresh start: this panel emptied queue {self.queue} (registry size 0)")
 
-    # -- twins -----------------------------------------------------------------------------
     def boot(self, n: int, *, minutes: int | None = None) -> Boot:
-        """Boot #n (running any boot still missing before it) and light its call. A boot that
-        already ran is only selected. ``minutes`` overrides the period for the boots run now."""
+        """Boot #n (the missing boots before it first), or select it if it ran; ``minutes``: their period."""
         every = (minutes if minutes is not None else int(self._period.value)) * MINUTE_MS
         ran = len(self.service.history)
         done = self.service.boot_until(n, every_ms=every)
@@ -231,7 +210,6 @@ class BootPanel(View):
             )
         return "\n".join(report(boot, queue=self.queue, of=len(self.service.history), lab=self.lab))
 
-    # -- callbacks: they set widget values, never print --------------------------------------
     def _on_strategy(self, change: dict[str, Any]) -> None:
         self._click(lambda: self._start_over(Strategy(change["new"])), self._strategy)
 
@@ -274,13 +252,11 @@ class BootPanel(View):
 
 
 class BootCounter(View):
-    """Boot the service N times (a slider, 1 to 20) under every strategy and compare the
-    registry sizes. Twin: ``set(boots=n)``; ``readout`` is the comparison as text.
-
-    Each move re-runs the boots from an empty ``queue`` (use a queue of its own)."""
+    """A slider of boots (1 to 20), each move re-running them from an empty ``queue`` under every
+    strategy. Twin: ``set(boots=n)``; ``readout`` compares the registry sizes."""
 
     def __init__(self, lab: Lab, queue: str, *, boots: int = 2) -> None:
-        self.lab = lab
+        super().__init__(lab)
         self.queue = queue
         self._counts: dict[Strategy, Registry] = {}
         self._slider = widgets.IntSlider(value=boots, min=1, max=20, description="boots")

@@ -16,7 +16,6 @@ from ..dives.common import lab_start_ms
 from ..plots.timeline import timeline
 from ..schedule import MINUTE_MS
 from .figure import FigureView
-from .note import BUSY, Note
 from .view import View, html_part
 
 if TYPE_CHECKING:
@@ -32,14 +31,8 @@ CONTROLS: dict[str, tuple[str, int, int, int]] = {
 
 
 class CadenceExplorer(View):
-    """Sliders for the period, the run duration, the cycles and the pump's tick interval; a
-    timeline with one lane per measure and a readout of the release times and the drift.
-
-    Every lane comes from ``emq_lab.dives.cadence.trace``: register.lua, then the pump's ticks run
-    by the fast-forward's ``ticks.lua`` (what due, enqueue and advance do, a call at a time, kept
-    in step by the equivalence tests) on the lab's backend, on SimClocks. Twins:
-    ``set(**controls)``, ``readout``, ``trace``; ``figure`` is what the page draws.
-    """
+    """Sliders for the period, the run, the cycles and the pump's tick over ``cadence.trace``'s lanes,
+    drawn and read out. Twins: ``set(**controls)``, ``readout``, ``trace``; ``figure`` is what the page draws."""
 
     def __init__(
         self,
@@ -49,12 +42,11 @@ class CadenceExplorer(View):
         run_minutes: int = 4,
         cycles: int = 4,
         tick_seconds: int = 0,
-        start_ms: int | None = None,
         prefix: str = "cadence",
     ) -> None:
-        self.lab = lab
+        super().__init__(lab)
         self.prefix = prefix
-        self.start_ms = start_ms if start_ms is not None else lab_start_ms(lab)
+        self.start_ms = lab_start_ms(lab)
         initial = dict(period_minutes=period_minutes, run_minutes=run_minutes, cycles=cycles, tick_seconds=tick_seconds)
         self._sliders: dict[str, widgets.IntSlider] = {}
         for key, (label, low, high, _) in CONTROLS.items():
@@ -67,17 +59,13 @@ class CadenceExplorer(View):
         self._trace: cadence.Trace | None = None
         self.figure = FigureView()
         self._readout = html_part("emq-readout")
-        self._note = Note()
         sliders = list(self._sliders.values())
         rows = widgets.HBox(sliders[:2]), widgets.HBox(sliders[2:])
         self._boxed("emq-cadence-explorer", *rows, self._note.widget, self.figure.widget, self._readout)
         self.act(self.refresh)  # a dead backend: the panel shows with its status line
 
-    # -- twins ---------------------------------------------------------------------------------
-
     def set(self, **controls: int) -> str:
-        """Move any of ``period_minutes``, ``run_minutes``, ``cycles``, ``tick_seconds`` as the
-        sliders would, recompute once, and return the readout."""
+        """Move any of the sliders (``period_minutes=5``, ...), recompute once; the readout."""
         unknown = sorted(set(controls) - set(CONTROLS))
         if unknown:
             raise ValueError(f"controls: unknown {', '.join(unknown)}; use {', '.join(CONTROLS)}")
@@ -104,8 +92,7 @@ class CadenceExplorer(View):
         return self.trace.readout
 
     def refresh(self) -> None:
-        """Re-run the lanes for the current controls and send the figure whole (the note says it
-        is drawing meanwhile). Sliders stay live: a value typed meanwhile queues, never drops."""
+        """Re-run the lanes for the current controls and send the figure whole (the note says so meanwhile)."""
         self._note.say("drawing the lanes…", "busy")
         self._trace = self._compute()
         self.figure.show(timeline(self._trace))
@@ -113,8 +100,6 @@ class CadenceExplorer(View):
         style = "font-size:14px;line-height:1.45;white-space:pre-wrap;word-break:normal;overflow-wrap:normal"
         self._readout.value = f"<pre style='{style}'>{escape(self.readout)}</pre>"
         self._note.say("")
-
-    # -- internals -----------------------------------------------------------------------------
 
     @staticmethod
     def _checked(key: str, value: Any) -> int:
@@ -138,31 +123,25 @@ class CadenceExplorer(View):
             self.act(self.refresh)
 
 
+BUSY = "still working on the last click — wait for it to finish"
 RUN_WAIT_S = 120  # how long the twin run() waits for a run already going on the same queue
 _QUEUE_LOCKS: dict[tuple[str | None, str], threading.Lock] = {}  # by (namespace, queue), for the kernel
 _QUEUE_LOCKS_GUARD = threading.Lock()
 
 
 class FastForwardPanel(View):
-    """A progress bar over ``cadence.fast_forward``: tick the pump once per period on a SimClock
-    until it fired ``occurrences`` times. Twins: ``run()``, ``readout``, ``result``.
+    """A progress bar over ``cadence.fast_forward`` until the pump fired ``occurrences`` times; a click
+    runs in the background, its button never off (a press meanwhile only says so). Twins: ``run()``,
+    ``readout``, ``result``."""
 
-    A click runs in the background so the bar moves and the page stays live. The button stays
-    on, so the keyboard focus is never taken away (nor handed back later, into whatever the
-    learner has moved on to); a press while it runs only says so (``runs`` counts runs)."""
-
-    def __init__(
-        self, lab: Lab, queue: str = "cadence-ff", *, occurrences: int = 10_000, every_ms: int = MINUTE_MS
-    ) -> None:
-        self.lab = lab
+    def __init__(self, lab: Lab, queue: str = "cadence-ff", *, occurrences: int = 10_000) -> None:
+        super().__init__(lab)
         self.queue = queue
         self.occurrences = occurrences
-        self.every_ms = every_ms
         self.result: cadence.FastForward | None = None
         self.runs = 0  # runs finished
         self.starts = 0  # runs begun (a click or the twin)
-        # one lock per queue, shared by every panel on it: a cell re-run mid-run makes a new panel
-        # on the same queue, whose run must not reset the queue under the first one's feet
+        # one lock per queue, shared by its panels: a cell re-run mid-run must not reset the first's queue
         with _QUEUE_LOCKS_GUARD:
             self._lock = _QUEUE_LOCKS.setdefault((lab.namespace, queue), threading.Lock())
         self._mine = False  # this panel holds the queue's lock
@@ -170,7 +149,6 @@ class FastForwardPanel(View):
         self._bar = widgets.IntProgress(value=0, min=0, max=occurrences, description="occurrences")
         self._label = widgets.Label(self.readout)
         self._label.add_class("emq-readout")
-        self._note = Note()
         self._button = widgets.Button(
             description=f"Fast-forward {occurrences:,}",
             button_style="primary",
@@ -213,10 +191,10 @@ class FastForwardPanel(View):
             self._lock.release()
         return self.readout if result is not None else self._note.text
 
-    def wait(self, timeout: float | None = None) -> None:
+    def wait(self) -> None:
         """Block until a started run ends (for tests and notebooks)."""
         if self._worker is not None:
-            self._worker.join(timeout)
+            self._worker.join()
 
     @property
     def busy(self) -> bool:
@@ -230,7 +208,7 @@ class FastForwardPanel(View):
 
     def _fire(self) -> cadence.FastForward:
         self.result = cadence.fast_forward(
-            self.lab, self.queue, occurrences=self.occurrences, every_ms=self.every_ms, on_progress=self._progress
+            self.lab, self.queue, occurrences=self.occurrences, on_progress=self._progress
         )
         self.runs += 1
         return self.result

@@ -14,25 +14,25 @@ from ..dives.common import entries_text
 from ..dives.crash import CrashBench
 from ..dives.race import ALL_LABELS, LABELS, PRESET_LABELS, STEPS, Race, Snapshot, snapshot
 from ..schedule import MINUTE_MS
-from .note import ALREADY_RAN, BAD, GOOD, Note
-from .view import View, html_part, whole
+from .view import BAD, GOOD, View, html_part, whole
 
 if TYPE_CHECKING:
     from ..lab import Lab
 
 M = TypeVar("M", Race, CrashBench)
+ALREADY_RAN = "that step already ran — press Reset or pick the next step"
 
 
 class _Round(View, Generic[M]):
-    """A panel over one round on a queue of its own (a Race, a CrashBench), made on first use,
-    which empties the queue and registers the name due now. Until the backend answers, the
-    panel shows empty and ``act`` retries the start."""
+    """A panel over one round on a queue of its own (a Race, a CrashBench), made on first use (which
+    empties the queue and registers the name due now); until the backend answers it shows empty."""
+
+    _readout: widgets.HTML
 
     def __init__(self, lab: Lab, make: Callable[[], M]) -> None:
-        self.lab = lab
+        super().__init__(lab)
         self._make: Callable[[], M] = make
         self._model: M | None = None
-        self._note = Note()
 
     def _show(self, css_class: str, *parts: widgets.Widget) -> None:
         """Lay out ``parts``, draw them empty, then start the round (or show the backend's status)."""
@@ -59,6 +59,14 @@ class _Round(View, Generic[M]):
         return self.model.text()
 
     def refresh(self) -> None:
+        """Set every child from the model (until the backend answers, say so)."""
+        if self._model is None:
+            self._enable([])
+            self._readout.value = "<i>waiting for the backend</i>"
+        else:
+            self._draw()
+
+    def _draw(self) -> None:
         raise NotImplementedError
 
 
@@ -84,13 +92,8 @@ def _keyspace_html(state: Snapshot, queue: str) -> str:
 
 
 class CancelPanel(_Round[Race]):
-    """A button per step (read, cancel, enqueue, advance), a preset menu, Reset, and the
-    keyspace after each step. Twins: ``step(name)``, ``play(preset)``, ``reset()``, ``readout``.
-
-    The panel runs on a queue of its own (default ``"race"``) and resets it on creation. A step
-    the pump's order refuses is said on the note line (a click) or raised as one ValueError with
-    the same words (the twin); nothing reaches the Log Console.
-    """
+    """A button per step (read, cancel, enqueue, advance), a preset menu, Reset, and the keyspace after
+    each step. Twins: ``step(name)``, ``play(preset)``, ``reset()``, ``readout``."""
 
     def __init__(self, lab: Lab, queue: str = "race", *, name: str = "report", every_ms: int = 15 * MINUTE_MS) -> None:
         super().__init__(lab, lambda: Race(lab, queue, name=name, every_ms=every_ms))
@@ -108,22 +111,18 @@ class CancelPanel(_Round[Race]):
         play = self._action_button("play preset", lambda: self.play(str(self._preset.value)), style="primary")
         reset = self._action_button("reset", self.reset)
         for step, button in self._buttons.items():
-            # the focus after a step: a step still open, else (the round is complete) reset, which
-            # replays it; not the preset menu, which is another task
+            # the focus after a step: a step still open, else reset (which replays the round)
             button.on_click(lambda b, s=step: self._click(lambda: self.step(s), b, *self._buttons.values(), reset))
-        self._log, self._keyspace = html_part("emq-readout"), html_part("emq-readout")
+        self._readout, self._keyspace = html_part("emq-readout"), html_part("emq-readout")
         steps, menu = widgets.HBox(list(self._buttons.values())), widgets.HBox([self._preset, play, reset])
-        self._show("emq-cancel-panel", steps, menu, self._note.widget, self._log, self._keyspace)
+        self._show("emq-cancel-panel", steps, menu, self._note.widget, self._readout, self._keyspace)
 
     @property
     def race(self) -> Race:
         return self.model
 
-    # -- twins ---------------------------------------------------------------------------------
-
     def step(self, name: str) -> None:
-        """Take one step (``read``, ``cancel``, ``enqueue`` or ``advance``). A step the pump's
-        order does not allow now raises ValueError saying why (and the note line says it too)."""
+        """Take one step (``read``, ``cancel``, ``enqueue``, ``advance``); one the order refuses: ValueError."""
         reason = self.race.why_not(name)  # ValueError for a name that is no step at all
         if reason is not None:
             if name in {s.step for s in self.race.taken}:
@@ -137,8 +136,7 @@ class CancelPanel(_Round[Race]):
         self._note.say(f"{ALL_LABELS[name]}: {taken.note}", "done")
 
     def play(self, preset: str) -> None:
-        """Reset and take a preset order (``before-read``, ``after-read``, ``after-enqueue``,
-        ``after-advance``, ``re-register``)."""
+        """Reset and take a preset order (``before-read``, ``after-read``, ...)."""
         if preset == MANUAL:
             raise ValueError(f"preset: pick one in the menu ({', '.join(PRESET_LABELS.values())}), then play it")
         taken = self.race.play(preset)
@@ -156,28 +154,17 @@ class CancelPanel(_Round[Race]):
         """What the preset menu shows: a preset's key, or ``manual`` after steps of your own."""
         return str(self._preset.value)
 
-    def refresh(self) -> None:
-        """Re-read the keyspace and set every child from the race."""
-        if self._model is None:  # not started: the backend has not answered yet
-            self._enable([])
-            self._log.value = "<i>waiting for the backend</i>"
-            return
-        self._draw(snapshot(self.lab, self.race.queue))
-
-    def _draw(self, state: Snapshot) -> None:
-        """Set every child from the race, the keyspace shown being ``state``."""
+    def _draw(self, state: Snapshot | None = None) -> None:
+        """Set every child from the race, the keyspace shown being ``state`` (None: read it now)."""
         self._enable([])
         lines = [f"<b>{escape(ALL_LABELS[s.step])}</b>: {whole(s.note)}" for s in self.race.taken]
         outcome = self.race.advance_outcome
         lines.append(f"advance outcome: <b>{escape(outcome.tuple) if outcome else '-'}</b>")
-        self._log.value = "<br>".join(lines)
-        self._keyspace.value = _keyspace_html(state, self.race.queue)
-
-    # -- callbacks: they set widget values, never print ------------------------------------------
+        self._readout.value = "<br>".join(lines)
+        self._keyspace.value = _keyspace_html(state or snapshot(self.lab, self.race.queue), self.race.queue)
 
     def _enable(self, controls: list[widgets.DOMWidget]) -> None:
-        """The controls on again, each step button only if the pump's order allows it now (all
-        off before the race started)."""
+        """The controls on again, each step button only if the pump's order allows it now."""
         super()._enable(controls)
         for step, button in self._buttons.items():
             button.disabled = self._model is None or not self._model.allowed(step)
@@ -218,14 +205,8 @@ FAULT_OFF = "fault off: crash after enqueue"
 
 
 class CrashPanel(_Round[CrashBench]):
-    """A fault switch (crash after enqueue), an id switch (fresh ``JOB-`` ids or slot-keyed
-    ``<name>:<slot_ms>``), a Tick button that also restarts a crashed pump, Reset, and the jobs
-    per slot with the duplicate count. Twins: ``set(crash=, slot_keyed=)``, ``tick()``,
-    ``reset()``, ``readout``. A view over :class:`emq_lab.dives.crash.CrashBench`.
-
-    The panel runs on a queue of its own (default ``"crash-panel"``) and resets it on creation.
-    The fault switch reads and looks different on and off (red "fault ON", grey "fault off").
-    """
+    """A fault switch, an id switch (``JOB-`` or ``<name>:<slot_ms>``), Tick (restarting a crashed pump),
+    Reset, and the jobs per slot. Twins: ``set(crash=, slot_keyed=)``, ``tick()``, ``reset()``, ``readout``."""
 
     def __init__(
         self, lab: Lab, queue: str = "crash-panel", *, name: str = "report", every_ms: int = 15 * MINUTE_MS
@@ -267,11 +248,8 @@ class CrashPanel(_Round[CrashBench]):
         if not self._quiet:
             self._click(lambda: self.set(slot_keyed=bool(change["new"])), self._ids_switch)
 
-    # -- twins ---------------------------------------------------------------------------------
-
     def set(self, *, crash: bool | None = None, slot_keyed: bool | None = None) -> None:
-        """Flip the fault switch and/or the id mode, as the toggles would. A new id mode starts a
-        new round (the queue is reset)."""
+        """Flip the fault switch and/or the id mode (a new round on an emptied queue), as the toggles would."""
         keyed_before = self.bench.slot_keyed
         self.bench.set(crash=crash, slot_keyed=slot_keyed)
         self.refresh()
@@ -292,11 +270,7 @@ class CrashPanel(_Round[CrashBench]):
         self.refresh()
         self._said_reset()
 
-    def refresh(self) -> None:
-        """Set every child from the bench."""
-        if self._model is None:  # not started: the backend has not answered yet
-            self._readout.value = "<i>waiting for the backend</i>"
-            return
+    def _draw(self) -> None:
         on = self.bench.crash
         with self._quietly():
             self._crash_toggle.value = on

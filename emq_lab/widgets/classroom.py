@@ -1,10 +1,4 @@
-"""ClassroomPanel: the instructor's view of a class on one server.
-
-A view over ``emq_lab.classroom.overview``: first the class (per dive, how many learners reached
-it; per check, how many passed, failed, did not try), then one compact row per learner (revoked
-and not-started learners marked), then what the class guard did. A Refresh button, and a refresh
-every few seconds while a kernel's event loop runs (scheduled on that asyncio loop, not a
-thread). It only reads, unless it is asked to run the guard (``guard=True``, an admin's lab)."""
+"""ClassroomPanel: the instructor's view of a class on one server (``emq_lab.classroom.overview``)."""
 
 from __future__ import annotations
 
@@ -19,7 +13,7 @@ from ..classroom import guard as class_guard
 from ..classroom.overview import LearnerSummary, Search, cut
 from ..clock import hhmm, hhmmss
 from ..validate import printable
-from .view import View
+from .view import View, html_part
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -119,15 +113,10 @@ def overview_html(view: classroom.Overview) -> str:
 
 
 class ClassroomPanel(View):
-    """Every learner of the class on ``lab``'s server (names starting with ``prefix``, and
-    ``learners`` even with no key), refreshed by the button and every ``every_s`` seconds in a
-    kernel (``None``: only on demand). With ``guard=True`` (``lab`` logged in as the admin) each
-    refresh first runs the class guard (:func:`emq_lab.classroom.guard.sweep`) on the learners
-    named ``prefix``; the page shows the guard's log whoever runs it (the hub, or this page).
-
-    Twins: ``refresh()`` (the button), ``stop()`` (ends the automatic refresh); ``readout`` is
-    the overview as text; ``when`` says when the last refresh succeeded (and what failed since).
-    The lab should log in as the instructor (a user that may SCAN every key and list ACL users)."""
+    """The class summary, a row per learner (names starting with ``prefix``, and ``learners``) and the
+    guard's log, refreshed by the button and every ``every_s`` seconds on a kernel's loop (``None``:
+    on demand); ``guard=True`` (an admin's lab) runs the class guard first. Twins: ``refresh()``,
+    ``stop()``; ``readout``, ``when``. The lab logs in as the instructor (SCAN, ACL LIST)."""
 
     def __init__(
         self,
@@ -138,7 +127,7 @@ class ClassroomPanel(View):
         every_s: float | None = EVERY_S,
         guard: bool = False,
     ) -> None:
-        self.lab = lab
+        super().__init__(lab)
         self.prefix = prefix
         self.learners = tuple(learners)
         self.every_s = every_s
@@ -147,16 +136,15 @@ class ClassroomPanel(View):
         self.overview = classroom.Overview((), 0, True)
         self._search = Search()  # kept: each refresh's search walks on where the last stopped
         self.when = "not refreshed yet"
-        self._table = widgets.HTML(overview_html(self.overview))
-        self._table.add_class("emq-readout")
-        self._when = widgets.HTML(escape(self.when))
-        self._when.add_class("emq-refreshed")
+        self._table = html_part("emq-readout")
+        self._table.value = overview_html(self.overview)
+        self._when = html_part("emq-refreshed")
+        self._when.value = escape(self.when)
         self._refresh_button = widgets.Button(description="Refresh", icon="refresh")
         self._refresh_button.on_click(lambda _: self.act(self.refresh))
         self._auto = widgets.Checkbox(value=every_s is not None, description=f"every {every_s or EVERY_S:g} s")
         self._auto.observe(self._on_auto, names="value")
-        self.box = widgets.VBox([widgets.HBox([self._refresh_button, self._auto, self._when]), self._table])
-        self.box.add_class("emq-classroom-panel")  # findable by a browser walk
+        self._boxed("emq-classroom-panel", widgets.HBox([self._refresh_button, self._auto, self._when]), self._table)
         self._timer: asyncio.TimerHandle | None = None
         self.act(self.refresh)
         self._schedule()
@@ -189,8 +177,7 @@ class ClassroomPanel(View):
             self._timer = None
 
     def _schedule(self) -> None:
-        """Refresh again in ``every_s`` seconds on the running event loop (a kernel's); outside a
-        loop (a script, a test) there is nothing to schedule on and the panel refreshes on demand."""
+        """Refresh again in ``every_s`` seconds on the running event loop (none: only on demand)."""
         if not self._auto.value:
             return
         try:
@@ -200,14 +187,10 @@ class ClassroomPanel(View):
         self._timer = loop.call_later(self.every_s or EVERY_S, self._tick)
 
     def _tick(self) -> None:
-        """One automatic refresh. Whatever it meets, the next one is scheduled: a server that is
-        down shows the status line (its retry runs the refresh), any other fault shows beside
-        the time of the last refresh that succeeded."""
+        """One automatic refresh, then the next scheduled whatever it met (a fault shown beside ``when``)."""
         self._timer = None
-        if not self._auto.value:
-            return
         try:
-            if not self.health.pending:  # while down, the health's own retry refreshes
+            if not self.health.waiting:  # while down, the health's own retry refreshes
                 self.act(self.refresh)
         except Exception as exc:
             self._when.value = f"{escape(self.when)} — <b>the last refresh failed</b>: {_h(str(exc)[:200])}"

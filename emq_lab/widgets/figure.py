@@ -1,14 +1,6 @@
-"""FigureView: a plotly figure shown live inside a panel, redrawn whole on every change.
-
-Why not ``plotly.graph_objects.FigureWidget``: it keeps the figure it was created with in its
-synced state and sends every later change as a one-off delta. A front end that attaches after
-the changes (Voila renders the page once every cell has run; a reloaded JupyterLab tab) draws
-the first figure, then applies the next delta to it: the picture disagrees with the sliders.
-
-Here the figure's full JSON is the widget's state: an ``ipywidgets.Output`` whose one output
-is the figure as ``application/vnd.plotly.v1+json``. Any front end, whenever it attaches,
-draws the current figure with the plotly renderer it already has (no CDN, no extra bundle).
-"""
+"""FigureView: a plotly figure inside a panel, sent whole on every change as the one output of an
+``ipywidgets.Output``; unlike ``FigureWidget``'s deltas, a front end that attaches later (Voila, a
+reloaded tab) draws the current figure."""
 
 from __future__ import annotations
 
@@ -24,8 +16,7 @@ PLOTLY_MIME = "application/vnd.plotly.v1+json"
 
 
 class FigureView:
-    """Empty until ``show(figure)``, which replaces what it shows. ``plotted`` is what the page is
-    sent: the traces as plain dicts (``name``, ``x``, ``y``, ...), for tests and readouts."""
+    """Empty until ``show(figure)``; ``plotted`` is the traces the page is sent, as plain dicts."""
 
     def __init__(self) -> None:
         self.widget = widgets.Output(layout=widgets.Layout(width="100%"))
@@ -35,7 +26,7 @@ class FigureView:
     def show(self, figure: go.Figure) -> None:
         """Send ``figure`` whole: the one output of the Output widget is replaced."""
         spec = json.loads(figure.to_json())  # plotly's encoder: plain JSON, same as the page gets
-        spec["config"] = plot_config.CONFIG  # the lab's one plotly config (no logo, no cloud button)
+        spec["config"] = plot_config.CONFIG
         self._spec = spec
         self.widget.outputs = ({"output_type": "display_data", "data": {PLOTLY_MIME: spec}, "metadata": {}},)
 

@@ -1,11 +1,5 @@
-"""PredictForm: a dive's Predict prompt as a form on the page, where the question is asked.
-
-One labelled box per question, its kind of answer and an example of its form as the box's
-placeholder, a Check button (Enter in a box checks too), and the verdict with its reason right
-below, in a live region a screen reader announces. The form builds itself from the dive's
-questions (``exercises.<dive>.fields()``) and checks through the same call as its twin in code,
-``exercises.<dive>.predict(lab=..., **answers)``, so the result is recorded in the learner's
-progress either way."""
+"""PredictForm: a dive's Predict prompt as a form on the page, checked (and recorded in the learner's
+progress) through the same ``exercises.<dive>.predict(lab=..., **answers)`` as its twin in code."""
 
 from __future__ import annotations
 
@@ -13,8 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import ipywidgets as widgets
 
-from .note import BAD, GOOD
-from .view import View, html_part, whole
+from .view import BAD, GOOD, View, html_part, whole
 
 if TYPE_CHECKING:
     from ..exercises.check import Check
@@ -47,12 +40,8 @@ class Questions(Protocol):
 
 
 class PredictForm(View):
-    """``PredictForm(lab, exercises.upsert, "size_after_boot_2", ...)``: a box per named question
-    (every question of the dive when none is named).
-
-    Twins: ``answer(key=text, ...)`` types into the boxes, ``check()`` presses Check; ``readout``
-    is the questions, the answers typed and the verdict as text; ``last`` the last Check.
-    """
+    """A box per question named (all when none is), Check (or Enter in a box) and the verdict in a live
+    region. Twins: ``answer(key=text, ...)``, ``check()``; ``readout``; ``last``, the last Check."""
 
     def __init__(self, lab: Lab, questions: Questions, *keys: str) -> None:
         fields = {field.key: field for field in questions.fields()}
@@ -60,11 +49,10 @@ class PredictForm(View):
         if unknown:
             known = ", ".join(fields)
             raise ValueError(f"keys: {unknown[0]} is not a question of {questions.dive}; ask one of {known}")
-        self.lab = lab
+        super().__init__(lab)
         self._questions = questions
         self._fields = [fields[key] for key in keys or fields]
         self.last: Check | None = None
-        self._said = NOT_CHECKED
         self._entered: widgets.Text | None = None  # the box where Enter was pressed, its answer still on its way
         self._boxes: dict[str, widgets.Text] = {}
         for field in self._fields:
@@ -87,9 +75,7 @@ class PredictForm(View):
         self._verdict = html_part("emq-verdict", "emq-live", "emq-readout", min_height="1.6em", margin="2px 0")
         style = widgets.HTML(STYLE, layout=widgets.Layout(height="0px", margin="0"))
         self._boxed("emq-predict", style, *self._boxes.values(), self._button, self._verdict)
-        self._show()
-
-    # -- twins ---------------------------------------------------------------------------------
+        self._say(NOT_CHECKED)
 
     def answer(self, **typed: Any) -> None:
         """Type into the boxes (``key="09:15"``); the verdict goes back to not checked."""
@@ -99,29 +85,24 @@ class PredictForm(View):
         self._entered = None
         for key, text in typed.items():
             self._boxes[key].value = str(text)
-        self._said, self.last = NOT_CHECKED, None
-        self._show()
+        self._say(NOT_CHECKED)
 
     def check(self) -> Check | None:
-        """Check the answers typed (the empty boxes are left out): the Check, recorded in the
-        learner's progress, or None when there was nothing to check or an answer was refused."""
+        """The Check of the answers typed (empty boxes left out); None if none or one was refused."""
         given = {key: box.value.strip() for key, box in self._boxes.items() if box.value.strip()}
         if not given:
-            self._said, self.last = EMPTY, None
-            self._show()
+            self._say(EMPTY)
             return None
         try:
             check = self._questions.predict(lab=self.lab, **given)
         except ValueError as refusal:  # an answer the dive could not read: said, not raised
-            self._said, self.last = str(refusal), None
-            self._show()
+            self._say(str(refusal))
             return None
         lines = [line for line in str(check).splitlines() if not line.startswith("not answered:")]
         left = [key for key in self._boxes if key not in given]
         if left:
             lines.append(f"not answered: {', '.join(left)}")
-        self._said, self.last = "\n".join(lines), check
-        self._show()
+        self._say("\n".join(lines), check)
         return check
 
     @property
@@ -141,8 +122,6 @@ class PredictForm(View):
             rows.append(f"  {field.key}: {field.ask}" + (f"  -> yours: {typed}" if typed else ""))
         rows += [f"  {line}" if i else f"verdict: {line}" for i, line in enumerate(self._said.splitlines())]
         return "\n".join(rows)
-
-    # -- callbacks: they set widget values, never print ------------------------------------------
 
     def _on_submit(self, box: widgets.Text, content: dict[str, Any], _buffers: Any) -> None:
         # The page sends Enter before the answer typed (the box's value goes on its "change" event,
@@ -165,7 +144,9 @@ class PredictForm(View):
             if origin is not None:
                 origin.focus()  # a disabled button loses the focus; give it back
 
-    def _show(self) -> None:
+    def _say(self, said: str, last: Check | None = None) -> None:
+        """Show ``said`` as the verdict (``last``: the Check it reads, if any), each line in its colour."""
+        self._said, self.last = said, last
         keys = tuple(self._boxes)
         rows = []
         for line in self._said.splitlines():

@@ -13,14 +13,12 @@ from IPython.display import Javascript
 
 from ..errors import is_transient
 from ..health import Health, probe
-from .note import Note, refocus
 
 if TYPE_CHECKING:
     from ..lab import Lab
 
-# Shown with every panel (one <style> per panel; the rules are the same, so repeats are harmless):
-# links in the prose underlined, not told apart by colour alone; readouts in the code font, in
-# the theme's own colours (light or dark), and wrapped at spaces, never inside a word or a time.
+# Shown with every panel: links underlined (not told apart by colour alone); readouts in the code
+# font and the theme's colours, wrapped at spaces, never inside a word or a time.
 STYLE = """<style>
 .jp-RenderedHTMLCommon a:link, .jp-RenderedHTMLCommon a:visited { text-decoration: underline; }
 .emq-readout, .emq-readout pre, .emq-readout code {
@@ -34,10 +32,8 @@ STYLE = """<style>
 </style>"""
 
 
-# ipywidgets leaves a slider's handle (role="slider") without an accessible name; this names each
-# handle after its slider's description, for screen readers, once per page (Voila's template does
-# the same; JupyterLab runs it from a panel's output, which is trusted). It also makes each
-# ``emq-live`` element (a form's verdict) a polite live region, so a new verdict is read out.
+# Names each slider handle (role="slider") after its slider's description for screen readers, once
+# per page (Voila's template does the same), and makes each ``emq-live`` element a polite live region.
 NAME_SLIDERS = """(function () {
   if (window.__emqNamesSliders) { return; }
   window.__emqNamesSliders = true;
@@ -59,14 +55,24 @@ NAME_SLIDERS = """(function () {
 })();"""
 
 
-# A reply tuple ({:ok, :exists}) and a registry row (report @ 09:45) read as one unit: a line may
-# wrap around them, never inside them.
+# A reply tuple ({:ok, :exists}) and a registry row (report @ 09:45): a line wraps around, never inside.
 _UNITS = re.compile(r"\{:ok, :\w+\}|[\w:.-]+ @ \d{2}:\d{2}")
 
 
 def whole(text: str) -> str:
     """``text`` as HTML, each reply tuple and ``name @ HH:MM`` row kept on one line."""
     return _UNITS.sub(lambda m: f"<span style='white-space:nowrap'>{m[0]}</span>", html.escape(text))
+
+
+# The theme's own colours (light, dark, Voila), defaults that pass on white; the words say the state too.
+GOOD = "var(--jp-success-color0,#1b5e20)"
+BAD = "var(--jp-error-color1,#d32f2f)"
+STYLES = {
+    "info": "color:var(--jp-content-font-color1,#24292f)",
+    "done": f"color:{GOOD}",
+    "refused": f"color:{BAD};font-weight:bold",
+    "busy": "color:var(--jp-content-font-color2,#57606a);font-style:italic",
+}
 
 
 def html_part(*css_classes: str, **layout: str) -> widgets.HTML:
@@ -77,23 +83,42 @@ def html_part(*css_classes: str, **layout: str) -> widgets.HTML:
     return part
 
 
+class Note:
+    """A panel's note line (``widget``, class ``emq-note``) and its ``text``: what the last click did,
+    why it was refused (a ValueError said, not raised into the Log Console), or that it still runs."""
+
+    def __init__(self) -> None:
+        self.widget = html_part("emq-note", min_height="1.6em", margin="2px 0")
+        self.text = ""
+
+    def say(self, text: str, kind: str = "info") -> None:
+        self.text = text
+        self.widget.value = f"<span style='{STYLES[kind]}'>{html.escape(text)}</span>" if text else ""
+
+    def attempt(self, action: Callable[[], Any]) -> Any:
+        """``action()``; a ValueError it raises is said here and swallowed (the value is then None)."""
+        try:
+            return action()
+        except ValueError as refusal:
+            self.say(str(refusal), "refused")
+            return None
+
+
 class View:
-    """A panel holds the lab (``self.lab``), builds ``self.box`` privately and never calls ``display()``.
+    """A panel over ``self.lab``: its box under a backend status line; ``readout`` is its text/plain.
 
-    Displayed, it shows a one-line backend status above the box; its ``text/plain`` is the
-    readout, so a notebook's stored output carries the verdict rather than the ipywidgets repr
-    (which changes by version). Controls run through ``act``: while the backend is down the clicks
-    wait in order and are retried after 1, 2, then every 5 s (:class:`emq_lab.health.Health`); a
-    twin called directly raises :class:`emq_lab.BackendUnavailable` naming the URL.
-
-    Tests and an instructor's notebook reach a panel by what the page shows: ``click(label)``,
-    ``control(label)``, ``html(css_class)``, ``note``, ``status``, ``readout``.
-    """
+    Controls run through ``act``: while the backend is down the clicks wait in order and are
+    retried (:class:`emq_lab.health.Health`). Tests and an instructor's notebook reach a panel by
+    what the page shows: ``click(label)``, ``control(label)``, ``html(css_class)``, ``note``."""
 
     box: widgets.Box
-    lab: Lab
-    _note: Note
     _quiet = False  # the panel is setting its own controls: their observers stay still
+
+    def __init__(self, lab: Lab) -> None:
+        self.lab = lab
+        self._note = Note()
+        self._status = html_part("emq-status")
+        self.health: Health[Any] = Health(on_change=self._show_status, probe=lambda: probe(self.lab.client))
 
     @property
     def readout(self) -> str:
@@ -103,13 +128,6 @@ class View:
     def note(self) -> str:
         """The note line: what the last action did, or why nothing ran."""
         return self._note.text
-
-    @property
-    def health(self) -> Health[Any]:
-        if not hasattr(self, "_health"):
-            self._status = html_part("emq-status")
-            self._health: Health[Any] = Health(on_change=self._show_status, probe=lambda: probe(self.lab.client))
-        return self._health
 
     def act(self, action: Callable[[], Any]) -> Any:
         """Run a control's action; on a backend outage show the status, keep the action and retry it."""
@@ -121,7 +139,7 @@ class View:
         """Run the waiting actions now (the twin of the background retry); True if none is left."""
         self.health.retry()
         self._show_status()
-        return not self.health.pending
+        return not self.health.waiting
 
     def close(self) -> None:
         """Stop the retries and close the widgets (a panel that is no longer shown)."""
@@ -134,8 +152,6 @@ class View:
     def status(self) -> str:
         """The status line as text: ``""`` while the backend answers."""
         return " — ".join(part for part in (self.health.status, self.health.note) if part)
-
-    # -- building the parts ---------------------------------------------------------------------
 
     def _boxed(self, css_class: str, *parts: widgets.Widget) -> None:
         self.box = widgets.VBox(list(parts))
@@ -158,11 +174,8 @@ class View:
         finally:
             self._quiet = False
 
-    # -- the parts, found by what the page shows ------------------------------------------------
-
     def _parts(self) -> Iterator[widgets.DOMWidget]:
         """Every widget of the panel in page order: the status line, then the box's, depth first."""
-        self.health  # noqa: B018 - creates the status line on first use
         stack: list[widgets.DOMWidget] = [self.box, self._status]
         while stack:
             part = stack.pop()
@@ -183,8 +196,7 @@ class View:
         )
 
     def click(self, label: str) -> None:
-        """A learner's click on what the page labels ``label``: a button pressed, a toggle
-        flipped, or an option of a selector or menu chosen. A control that is off is refused."""
+        """A learner's click on ``label``: a button, a toggle or an option; a control that is off refuses."""
         shown = []
         for part in self._controls():
             for option, value in _choices(part):
@@ -205,11 +217,8 @@ class View:
         return "\n".join(str(part.value) for part in self._parts() if css_class in part._dom_classes)
 
     def _click(self, action: Callable[[], Any], *focus: widgets.DOMWidget) -> None:
-        """What a control does: every control off while ``action`` runs through ``act`` (the
-        backend's status and retries), a refusal said on the note line; then the controls on again
-        (``_enable``) and the keyboard focus on the first of ``focus`` that is on, else the first
-        control that is on (disabling the control took the focus away; without this a keyboard user
-        starts again from the top of the page)."""
+        """Run ``action`` with every control off, a refusal on the note line; then the keyboard focus
+        back on the first of ``focus`` that is on, else the first control that is on."""
         controls = self._controls()
         for control in controls:
             control.disabled = True
@@ -217,19 +226,19 @@ class View:
             self.act(lambda: self._note.attempt(action))
         finally:
             self._enable(controls)
-            if focus:
-                refocus(*focus, *self._controls())
+            on = [part for part in (*focus, *self._controls()) if not part.disabled]
+            if focus and on:
+                on[0].focus()  # disabling the control took the focus away
 
     def _enable(self, controls: list[widgets.DOMWidget]) -> None:
         for control in controls:
             control.disabled = False
 
     def _show_status(self) -> None:
-        text = self.status  # creates the status widget on first use
+        text = self.status
         self._status.value = f"<b>⚠ {html.escape(text)}</b>" if text else ""
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        self.health  # noqa: B018
         if not hasattr(self, "_outer"):
             style = widgets.HTML(STYLE, layout=widgets.Layout(height="0px", margin="0"))
             names = widgets.Output(layout=widgets.Layout(height="0px", margin="0"))
@@ -246,8 +255,7 @@ class View:
 
 
 def _choices(control: widgets.DOMWidget) -> list[tuple[str, Any]]:
-    """(label, value) of each thing a click on ``control`` can pick: the option of a selector or
-    menu, the flipped state of a toggle, the press of a button (sliders and boxes: nothing)."""
+    """(label, value) of each pick a click on ``control`` can make (sliders and boxes: none)."""
     if isinstance(control, widgets.ToggleButtons | widgets.Dropdown):
         return [option if isinstance(option, tuple) else (str(option), option) for option in control.options]
     if isinstance(control, widgets.ToggleButton):
