@@ -34,9 +34,6 @@ def crash_after_enqueue(tick: Tick) -> None:
         raise PumpCrash(list(tick.fired))
 
 
-# --- the crash between enqueue and advance -------------------------------------------------
-
-
 @dataclass(frozen=True)
 class CrashReplay:
     """A tick that crashed after its enqueue, the restarted pump's tick on the same slot, and the
@@ -70,25 +67,21 @@ def replay_crash(
     queue: str,
     *,
     slot_keyed: bool,
-    name: str = "report",
     every_ms: int = 15 * MINUTE_MS,
     restart_after_ms: int = MINUTE_MS,
 ) -> CrashReplay:
-    """Two clicks of a :class:`CrashBench` with the fault on, on a queue of its own (reset first):
-    ``name`` registered due now, a tick that crashes after its enqueue, then, ``restart_after_ms``
-    later on a SimClock, the restarted pump's tick with the same ``slot_keyed`` mode."""
+    """Two clicks of a :class:`CrashBench` with the fault on, on an emptied ``queue``: a tick that crashes
+    after its enqueue, then the restarted pump's tick ``restart_after_ms`` later on a SimClock."""
     if restart_after_ms and not isinstance(lab.clock, AdvancingClock):
         raise ValueError("restart_after_ms: moving the clock needs a SimClock; pass 0 otherwise")
     bench = CrashBench(
-        lab, queue, name=name, every_ms=every_ms, restart_after_ms=restart_after_ms, crash=True, slot_keyed=slot_keyed
+        lab, queue, every_ms=every_ms, restart_after_ms=restart_after_ms, crash=True, slot_keyed=slot_keyed
     )
     crashed = bench.tick()
     if crashed.kind != CRASH or crashed.slot_ms is None:
         raise RuntimeError("replay_crash: the pump did not crash; is the fault switch wired?")
     return CrashReplay(slot_keyed, crashed, bench.tick(), tuple(reversed(lab.jobs(queue).browse(limit=100))))
 
-
-# --- the crash, one click at a time (what the CrashPanel drives) ---------------------------
 
 TICK = "tick"  # a running pump's tick
 CRASH = "crash"  # a running pump's tick with the fault on: enqueued, then died before the advance
@@ -147,14 +140,13 @@ class CrashBench:
         *,
         name: str = "report",
         every_ms: int = 15 * MINUTE_MS,
-        template: str = '{"report": "daily"}',
         restart_after_ms: int = MINUTE_MS,
         crash: bool = False,
         slot_keyed: bool = False,
     ) -> None:
         self.lab = lab
         self.queue = validate.name(queue, field="queue")
-        self.name, self.every_ms, self.template = validate.registration(name, every_ms, template)
+        self.name, self.every_ms, self.template = validate.registration(name, every_ms, '{"report": "daily"}')
         # below every_ms, so the restart meets the same slot
         self.restart_after_ms = validate.integer(restart_after_ms, "restart_after_ms", 0, every_ms - 1, unit=" ms")
         self.crash = validate.switch(crash, "crash")
@@ -162,8 +154,6 @@ class CrashBench:
         self.ticks: list[CrashTick] = []
         self.restart_pending = False  # the last tick crashed: the next one is the restarted pump's
         self.reset()
-
-    # -- controls ------------------------------------------------------------------------------
 
     def set(self, *, crash: bool | None = None, slot_keyed: bool | None = None) -> None:
         """Flip the fault switch and/or the id mode. A new id mode starts a new round (reset)."""
@@ -204,8 +194,6 @@ class CrashBench:
         taken = CrashTick(kind, now, slot, tuple(fired), advanced.get(self.name), tuple(rep.entries()))
         self.ticks.append(taken)
         return taken
-
-    # -- reading the round ---------------------------------------------------------------------
 
     @property
     def per_slot(self) -> dict[int, tuple[str, ...]]:

@@ -18,9 +18,6 @@ if TYPE_CHECKING:
     from ..lab import Lab
 
 
-# -- the register is atomic: many boots at once ------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Stampede:
     """What ``boots`` concurrent boots of the same ``names`` names left behind."""
@@ -115,8 +112,6 @@ def split_register(lab: Lab, queue: str, *, name: str = "digest", every_ms: int 
     )
     return lines
 
-
-# -- what "writes nothing" is worth: a boot storm --------------------------------------------------
 
 #: What one fresh registration writes, counted as the server counts changes (INFO's
 #: ``rdb_changes_since_last_save``): HSET of two fields (2) and ZADD of one new member (1).
