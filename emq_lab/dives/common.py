@@ -18,6 +18,12 @@ def entries_text(entries: Iterable[tuple[str, int]], *, empty: str = "(empty)") 
     return ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in entries) or empty
 
 
+def record_names(lab: Lab, queue: str) -> list[str]:
+    """The names that have a record on ``queue``, sorted."""
+    prefix = lab.keyspace(queue).record("")
+    return sorted(key[len(prefix) :] for key in lab.keys(queue) if key.startswith(prefix))
+
+
 def one_registration(lab: Lab, queue: str, name: str, every_ms: int, template: str) -> Repeat:
     """Empty ``queue`` (its own keys only) and register ``name`` due now on it."""
     lab.reset(queue)

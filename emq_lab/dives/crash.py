@@ -1,8 +1,5 @@
-"""The cancel dive's fault: a pump that crashes after an enqueue and before its advance, and
-what a restart then produces with fresh ids (a duplicate) and with slot-keyed ids (none).
-
-The CrashPanel is a view over a :class:`CrashBench`.
-"""
+"""The cancel dive's fault: a pump that crashes between an enqueue and its advance, and what the restart
+makes with fresh ids (a duplicate) and with slot-keyed ids (none); the CrashPanel shows a :class:`CrashBench`."""
 
 from __future__ import annotations
 
@@ -36,8 +33,7 @@ def crash_after_enqueue(tick: Tick) -> None:
 
 @dataclass(frozen=True)
 class CrashReplay:
-    """A tick that crashed after its enqueue, the restarted pump's tick on the same slot, and the
-    jobs the slot got."""
+    """A tick that crashed after its enqueue, the restarted pump's tick on the same slot, the slot's jobs."""
 
     slot_keyed: bool
     crashed: CrashTick
@@ -91,9 +87,8 @@ ALREADY_STORED = "the slot's id is already stored: nothing enqueued"
 
 @dataclass(frozen=True)
 class CrashTick:
-    """One tick of a :class:`CrashBench`: what kind it was, when, for which slot, what it
-    enqueued, what its advance answered (None: it crashed first, or nothing was due) and the
-    registry right after it."""
+    """One tick of a :class:`CrashBench`: its kind, when, the slot, what it enqueued, what its advance
+    answered (None: it crashed first, or nothing was due), the registry after it."""
 
     kind: str
     at_ms: int
@@ -122,16 +117,9 @@ class CrashTick:
 
 
 class CrashBench:
-    """One name on a queue of its own, ticked one click at a time, with a fault switch.
-
-    With ``crash`` on, a running pump's tick crashes after its enqueue, before the advance, and
-    the next tick is the restarted pump's (``restart_after_ms`` later on a SimClock; a restarted
-    pump runs clean). With ``crash`` off a tick is a plain ``Pump.tick()``. A running pump ticks
-    at the name's next run: a SimClock behind it moves there (a clock that cannot move is read as
-    it is). ``slot_keyed`` picks the ids: fresh ``JOB-`` ids from the counter, or ``<name>:<slot_ms>``;
-    switching it starts a new round, so one round never mixes the two. The queue is reset on
-    creation.
-    """
+    """One name on an emptied queue ticked a click at a time. With the fault on, a tick crashes after its
+    enqueue and the next is the restarted pump's, ``restart_after_ms`` later; ``slot_keyed`` picks
+    ``<name>:<slot_ms>`` ids over ``JOB-`` ones, and switching it starts a new round."""
 
     def __init__(
         self,
@@ -170,8 +158,7 @@ class CrashBench:
         self.restart_pending = False
 
     def tick(self) -> CrashTick:
-        """One click: the restarted pump's tick if the last one crashed, else a running pump's
-        tick at the name's next run (crashing after its enqueue when the fault is on)."""
+        """One click: the restarted pump's tick after a crash, else a tick at the name's next run (on a SimClock)."""
         rep = self.lab.repeat(self.queue)
         restart = self.restart_pending
         upcoming = dict(rep.entries()).get(self.name)

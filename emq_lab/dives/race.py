@@ -13,7 +13,7 @@ from ..clock import SimClock, duration, hhmm
 from ..outcome import Outcome
 from ..pump import Occurrence, Tick
 from ..schedule import MINUTE_MS
-from .common import entries_text, one_registration
+from .common import entries_text, one_registration, record_names
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -81,8 +81,7 @@ class Snapshot:
 def snapshot(lab: Lab, queue: str) -> Snapshot:
     """Read the registry, the records and the wait list of ``queue``."""
     k = lab.keyspace(queue)
-    prefix = k.record("")
-    records = sorted(key[len(prefix) :] for key in lab.keys(queue) if key.startswith(prefix))
+    records = record_names(lab, queue)
     pipe = lab.client.pipeline(transaction=False)  # the registry and the wait list in one round trip
     pipe.zrange(k.registry, 0, -1, withscores=True)
     pipe.lrange(k.wait, 0, -1)
@@ -343,23 +342,18 @@ class Mark:
         return self.next_ms is not None
 
 
-def marks(name: str, start: Snapshot, taken: list[Step] | tuple[Step, ...]) -> tuple[Mark, ...]:
-    """The marks of one round: the start, then one per step taken (a pure function)."""
-    out: list[Mark] = []
-    before: Snapshot | None = None
-    for step, state in [("start", start), *((s.step, s.after) for s in taken)]:
-        fired = 0 if before is None else max(0, len(state.jobs) - len(before.jobs))
-        out.append(Mark(step, dict(state.registry).get(name), name in state.records, fired, state.consistent))
-        before = state
-    return tuple(out)
-
-
 def preset_marks(race: Race) -> dict[str, tuple[Mark, ...]]:
-    """Every preset played on ``race`` (reset at the end): its marks, by preset label."""
+    """Every preset played on ``race`` (reset at the end): the marks of its start and of each step, by label."""
     rounds: dict[str, tuple[Mark, ...]] = {}
+    name = race.name
     for preset in PRESETS:
         taken = race.play(preset)
-        rounds[PRESET_LABELS[preset]] = marks(race.name, race.start, taken)
+        marks, before = [], race.start
+        for step, state in [("start", race.start), *((s.step, s.after) for s in taken)]:
+            fired = max(0, len(state.jobs) - len(before.jobs))
+            marks.append(Mark(step, dict(state.registry).get(name), name in state.records, fired, state.consistent))
+            before = state
+        rounds[PRESET_LABELS[preset]] = tuple(marks)
     race.reset()
     return rounds
 

@@ -3,6 +3,7 @@ each a real Lua script; what each boot did, which the BootPanel shows."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -251,17 +252,20 @@ def report(boot: Boot, *, queue: str, of: int, lab: Lab) -> list[str]:
     return lines
 
 
-def tally(lab: Lab, queue: str, boots: int) -> dict[Strategy, Registry]:
-    """The state after ``boots`` boots under each strategy, each on an emptied ``queue`` (emptied again at the end)."""
+def _each_strategy(lab: Lab, queue: str, boots: int) -> Iterator[Service]:
+    """The service after ``boots`` boots under each strategy in turn, each on an emptied ``queue``."""
     validate.limit(boots, field="boots")
     service = Service(lab, queue)
-    result: dict[Strategy, Registry] = {}
     for strategy in Strategy:
         service.use(strategy)
         service.boot_until(boots)
-        result[strategy] = service.state()
+        yield service
     service.reset()
-    return result
+
+
+def tally(lab: Lab, queue: str, boots: int) -> dict[Strategy, Registry]:
+    """The state after ``boots`` boots under each strategy, each on an emptied ``queue`` (emptied again after)."""
+    return {service.strategy: service.state() for service in _each_strategy(lab, queue, boots)}
 
 
 def tally_text(counts: dict[Strategy, Registry], boots: int) -> str:
@@ -289,14 +293,10 @@ class Fired:
 def fire_after_boots(lab: Lab, queue: str, boots: int = 2) -> Fired:
     """Each strategy's ``boots`` boots on an emptied ``queue``, then the real pump ticking whenever a row
     is due for 30 minutes from boot #1, on a SimClock of its own; the queue is emptied again at the end."""
-    validate.limit(boots, field="boots")
-    service = Service(lab, queue)
     start = lab.clock.now_ms()
     until = start + 30 * MINUTE_MS
     jobs: dict[Strategy, tuple[Occurrence, ...]] = {}
-    for strategy in Strategy:
-        service.use(strategy)
-        service.boot_until(boots)
+    for service in _each_strategy(lab, queue, boots):
         clock = SimClock(start)
         sim = lab.with_clock(clock)
         rep, pump = sim.repeat(queue), sim.pump(queue)
@@ -304,8 +304,7 @@ def fire_after_boots(lab: Lab, queue: str, boots: int = 2) -> Fired:
         while (upcoming := min((ms for _, ms in rep.entries()), default=None)) is not None and upcoming < until:
             clock.set(max(upcoming, clock.now_ms()))
             fired.extend(pump.tick())
-        jobs[strategy] = tuple(fired)
-    service.reset()
+        jobs[service.strategy] = tuple(fired)
     return Fired(boots, start, until, jobs)
 
 
