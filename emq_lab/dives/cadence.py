@@ -216,7 +216,7 @@ def fast_forward(
     start_ms = lab_start_ms(lab)
     clock, rep, pump = _lane_setup(lab, queue, start_ms=start_ms, every_ms=every_ms)
     ids: list[str] = []
-    for chunk in forward(pump, occurrences, step_ms=every_ms):  # tick, move the clock a period, ...
+    for chunk in forward(pump, occurrences, step_ms=every_ms):
         ids += [o.job_id for o in chunk]
         if on_progress is not None:
             on_progress(len(ids))

@@ -17,7 +17,6 @@ from .common import entries_text, one_registration, record_names
 
 if TYPE_CHECKING:
     from ..lab import Lab
-    from ..pump import Pump
 
 STEPS = ("read", "cancel", "enqueue", "advance")
 LABELS = {"read": "pump reads due", "cancel": "cancel lands", "enqueue": "pump enqueues", "advance": "pump advances"}
@@ -27,9 +26,8 @@ PRESETS: dict[str, tuple[str, ...]] = {
     "after-enqueue": ("read", "enqueue", "cancel", "advance"),
     "after-advance": ("read", "enqueue", "advance", "cancel"),
 }
-# The re-registration race (the compare-and-set's lesson): cancelled and registered again,
-# every hour from half past, between the tick's read and its advance. Not one of the four
-# steps every_order() permutes; a preset of its own.
+# The compare-and-set's lesson: cancelled and registered anew (every hour from half past) between the
+# tick's read and its advance; a preset of its own, not a step every_order() permutes.
 REGISTER = "register"
 ALL_LABELS = {**LABELS, REGISTER: "registered anew"}
 REREGISTER_EVERY_MS = 60 * MINUTE_MS
@@ -121,8 +119,7 @@ class Race:
         self.lab = lab = lab.with_clock(SimClock(lab.clock.now_ms()))
         self.queue = validate.name(queue, field="queue")
         self.name, self.every_ms, self.template = validate.registration(name, every_ms, template)
-        self.repeat = lab.repeat(queue)
-        self.pump: Pump  # a fresh one each round: reset() makes it
+        self.repeat, self.pump = lab.repeat(queue), lab.pump(queue)
         self.taken: list[Step] = []
         self._tick: Tick | None = None  # the pump's tick, begun at the read
         self.preset: str | None = None
@@ -131,7 +128,6 @@ class Race:
     def reset(self) -> Snapshot:
         """Empty the queue, register ``name`` due now, forget the steps taken."""
         one_registration(self.lab, self.queue, self.name, self.every_ms, self.template)
-        self.pump = self.lab.pump(self.queue)
         self.taken, self._tick, self.preset = [], None, None
         self.start = snapshot(self.lab, self.queue)
         return self.start

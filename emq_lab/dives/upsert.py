@@ -29,16 +29,13 @@ class Strategy(StrEnum):
 
     @property
     def label(self) -> str:
-        return _LABELS[self]
+        return {"guard": "EXISTS guard", "naive": "naive append", "upsert": "ZSCORE upsert"}[self]
 
     @property
     def script(self) -> str:
-        """The script's name for ``emq_lab.scripts.source``."""
-        return _SCRIPTS[self]
+        """The script's name for ``emq_lab.scripts.source``: register, contrast/naive, contrast/upsert."""
+        return "register" if self is Strategy.GUARD else f"contrast/{self}"
 
-
-_LABELS = {Strategy.GUARD: "EXISTS guard", Strategy.NAIVE: "naive append", Strategy.UPSERT: "ZSCORE upsert"}
-_SCRIPTS = {Strategy.GUARD: "register", Strategy.NAIVE: "contrast/naive", Strategy.UPSERT: "contrast/upsert"}
 
 # The code lines each reply ran, each found in the script's source by a piece of its code.
 _RAN: dict[Strategy, dict[int, tuple[str, ...]]] = {
@@ -227,7 +224,7 @@ class Service:
         if self.strategy is Strategy.GUARD:
             call = scripts.register(k, *args)
         else:
-            call = scripts.contrast(self.strategy.value, k, *args)  # contrast/naive.lua, contrast/upsert.lua
+            call = scripts.contrast(self.strategy.value, k, *args)
         return scripts.int_reply(scripts.send(lab.scripts, call, lab.client))
 
 
@@ -308,13 +305,13 @@ def fire_after_boots(lab: Lab, queue: str, boots: int = 2) -> Fired:
     return Fired(boots, start, until, jobs)
 
 
-def deploy_day(lab: Lab, queue: str, *, every_ms: int = 30 * MINUTE_MS) -> list[str]:
-    """Deploy day, one line per strategy (guard, upsert): boot #2 declares period ``every_ms``; what is kept."""
-    validate.every_ms(every_ms)
+def deploy_day(lab: Lab, queue: str) -> list[str]:
+    """Deploy day on an emptied ``queue``, a line per strategy (guard, upsert): boot #2 declares every 30 min."""
+    every_ms = 30 * MINUTE_MS
+    service = Service(lab, queue)
     lines = []
     for strategy in (Strategy.GUARD, Strategy.UPSERT):
-        service = Service(lab, queue, strategy=strategy)
-        service.reset()
+        service.use(strategy)
         service.boot()
         second = service.boot(every_ms=every_ms)
         kept = dict(second.after.record).get("every_ms", "0")
@@ -323,5 +320,5 @@ def deploy_day(lab: Lab, queue: str, *, every_ms: int = 30 * MINUTE_MS) -> list[
             f"{strategy.label:<14} boot #2 declares every {duration(every_ms)} -> {second.tuple}; "
             f"the registry keeps every {duration(int(kept))}, next run {hhmm(next_ms)}"
         )
-        service.reset()
+    service.reset()
     return lines
