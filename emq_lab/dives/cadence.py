@@ -56,7 +56,7 @@ class Run:
 
 @dataclass(frozen=True)
 class Lane:
-    """The runs one measure produced, with the period marks it was meant to hit."""
+    """The runs one measure produced on its queue, and the period they were meant to keep."""
 
     measure: Measure
     queue: str

@@ -82,7 +82,6 @@ def replay_crash(
 TICK = "tick"  # a running pump's tick
 CRASH = "crash"  # a running pump's tick with the fault on: enqueued, then died before the advance
 RESTART = "restart"  # the restarted pump's first tick
-ALREADY_STORED = "the slot's id is already stored: nothing enqueued"
 
 
 @dataclass(frozen=True)
@@ -101,14 +100,11 @@ class CrashTick:
         at = f"{hhmm(self.at_ms)} {'restart' if self.kind == RESTART else 'tick'}"
         if self.slot_ms is None:
             return f"{at}: nothing due"
-        slot = hhmm(self.slot_ms)
         made = ", ".join(o.job_id for o in self.occurrences)
+        again = " again" if self.kind == RESTART else ""
+        enqueued = f"enqueued {made} for the {hhmm(self.slot_ms)} slot{again}"
         if not made:
-            enqueued = ALREADY_STORED
-        elif self.kind == RESTART:
-            enqueued = f"enqueued {made} for the {slot} slot again"
-        else:
-            enqueued = f"enqueued {made} for the {slot} slot"
+            enqueued = "the slot's id is already stored: nothing enqueued"
         if self.kind == CRASH:
             return f"{at}: {enqueued}, then crashed before advance"
         advance = self.advance.tuple if self.advance else "-"

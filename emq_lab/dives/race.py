@@ -100,7 +100,7 @@ class Step:
     step: str
     note: str
     after: Snapshot
-    outcome: Outcome | None = None
+    outcome: Outcome | None
 
 
 class Race:

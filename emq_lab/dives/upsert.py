@@ -113,7 +113,7 @@ class Boot:
     at_ms: int
     every_ms: int
     raw: int
-    outcome: str
+    outcome: Outcome
     lit: tuple[int, ...]
     lit_text: tuple[str, ...]
     before: Registry
@@ -121,7 +121,7 @@ class Boot:
 
     @property
     def tuple(self) -> str:
-        return Outcome(self.outcome).tuple
+        return self.outcome.tuple
 
     @property
     def size(self) -> int:
@@ -199,7 +199,7 @@ class Service:
             at_ms=now,
             every_ms=schedule.every_ms,
             raw=raw,
-            outcome=outcome_of(self.strategy.script, raw).value,
+            outcome=outcome_of(self.strategy.script, raw),
             lit=lit,
             lit_text=tuple(text[n - 1].strip() for n in lit),
             before=before,
