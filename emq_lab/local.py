@@ -78,7 +78,7 @@ def terminate(process: subprocess.Popen[bytes]) -> None:
 
 def start_server(binary: str) -> LocalServer:
     """``binary`` started on loopback with no persistence in a fresh temp dir, once it answers as ours."""
-    for _ in range(START_ATTEMPTS):  # a port taken between picking and binding is picked again
+    for _ in range(START_ATTEMPTS):
         port, folder = free_port(), Path(tempfile.mkdtemp(prefix="emq-valkey-"))
         where = ["--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder)]
         args = [binary, *where, "--save", "", "--appendonly", "no"]  # persists nothing

@@ -213,8 +213,7 @@ def fast_forward(
     :data:`KEEP` jobs are kept. Another run on the queue meanwhile is a ValueError, not a mixed count."""
     validate.limit(occurrences, field="occurrences")
     validate.every_ms(every_ms)
-    start_ms = lab_start_ms(lab)
-    clock, rep, pump = _lane_setup(lab, queue, start_ms=start_ms, every_ms=every_ms)
+    _, rep, pump = _lane_setup(lab, queue, start_ms=lab_start_ms(lab), every_ms=every_ms)
     ids: list[str] = []
     for chunk in forward(pump, occurrences, step_ms=every_ms):
         ids += [o.job_id for o in chunk]
@@ -259,8 +258,8 @@ class Outage:
     @property
     def missed(self) -> int:
         """Period marks (from the first run) that fell inside the outage."""
-        first = self.runs[0].release_ms
-        return len([m for m in range(first, self.back_ms + 1, self.every_ms) if self.down_ms <= m <= self.back_ms])
+        marks = range(self.runs[0].release_ms, self.back_ms + 1, self.every_ms)
+        return sum(1 for mark in marks if mark >= self.down_ms)
 
     def __str__(self) -> str:
         before = " ".join(hhmm(run.release_ms) for run in self.before)

@@ -18,8 +18,8 @@ from .common import entries_text, one_registration, record_names
 if TYPE_CHECKING:
     from ..lab import Lab
 
-STEPS = ("read", "cancel", "enqueue", "advance")
 LABELS = {"read": "pump reads due", "cancel": "cancel lands", "enqueue": "pump enqueues", "advance": "pump advances"}
+STEPS = tuple(LABELS)
 PRESETS: dict[str, tuple[str, ...]] = {
     "before-read": ("cancel", "read", "enqueue", "advance"),
     "after-read": ("read", "cancel", "enqueue", "advance"),
