@@ -282,22 +282,22 @@ def outage(
     measure: Measure | str = Measure.START_TO_START,
     *,
     down_for_ms: int = 40 * MINUTE_MS,
-    after: int = 3,
+    runs_after: int = 3,
     queue: str | None = None,
 ) -> Outage:
-    """One name every 15 min on an emptied ``outage-<lane>``, the real pump ticking when it is due but down
-    from :data:`DOWN_AT_MS` after the lab's start for ``down_for_ms``, until ``after`` releases followed its return."""
+    """One name every 15 min on an emptied ``outage-<lane>``, the real pump ticking when it is due but down from
+    :data:`DOWN_AT_MS` after the lab's start for ``down_for_ms``, until ``runs_after`` releases followed its return."""
     measure = Measure(measure)
     if measure is Measure.START_TO_FINISH:
         raise ValueError("measure: an outage lane runs start-to-start or the fixed grid (the pump's own rules)")
     validate.integer(down_for_ms, "down_for_ms", 1, unit=" ms")
-    validate.limit(after, field="after")
+    validate.limit(runs_after, field="runs_after")
     start, every_ms = lab_start_ms(lab), 15 * MINUTE_MS
     down, back = start + DOWN_AT_MS, start + DOWN_AT_MS + down_for_ms
     queue = lane_queue(measure, "outage") if queue is None else queue
     clock, rep, pump = _lane_setup(lab, queue, start_ms=start, every_ms=every_ms, rule=measure)
     runs: list[Run] = []
-    while len([run for run in runs if run.release_ms > back]) < after:
+    while len([run for run in runs if run.release_ms > back]) < runs_after:
         ((_, score),) = rep.entries()
         tick_at = back if down <= score < back else score
         clock.set(max(clock.now_ms(), tick_at))

@@ -174,10 +174,10 @@ class Race:
 
     def play(self, preset: str) -> list[Step]:
         """Reset, then take the steps of ``preset`` (PRESETS, EXTRA_PRESETS) in order."""
-        every = {**PRESETS, **EXTRA_PRESETS}
-        if preset not in every:
-            raise ValueError(f"preset: {preset!r} is not a preset; use one of {', '.join(every)}")
-        taken = self.replay(every[preset])
+        presets = {**PRESETS, **EXTRA_PRESETS}
+        if preset not in presets:
+            raise ValueError(f"preset: {preset!r} is not a preset; use one of {', '.join(presets)}")
+        taken = self.replay(presets[preset])
         self.preset = preset
         return taken
 
@@ -197,13 +197,11 @@ class Race:
 
     def _cancel(self, before: Snapshot) -> tuple[str, Outcome | None]:
         outcome = self.repeat.cancel(self.name)
-        scores = dict(before.registry)
-        if outcome is Outcome.CANCELLED and self.name in scores:
-            run = hhmm(scores[self.name])
-            return f"{outcome.tuple}: member (next run {run}) and record of {self.name} deleted", outcome
-        if outcome is Outcome.CANCELLED:
-            return f"{outcome.tuple}: record of {self.name} deleted", outcome
-        return f"{outcome.tuple}: nothing to delete", outcome
+        if outcome is not Outcome.CANCELLED:
+            return f"{outcome.tuple}: nothing to delete", outcome
+        next_ms = dict(before.registry).get(self.name)
+        member = "" if next_ms is None else f"member (next run {hhmm(next_ms)}) and "
+        return f"{outcome.tuple}: {member}record of {self.name} deleted", outcome
 
     def _register(self, before: Snapshot) -> tuple[str, Outcome | None]:
         outcome = self.repeat.register(self.name, REREGISTER_EVERY_MS, self.template, REREGISTER_FIRST_IN_MS)
@@ -245,9 +243,9 @@ class Race:
             if outcome is Outcome.ADVANCED:
                 notes.append(f"{outcome.tuple}: next run of {row.name} @ {hhmm(tick.next_run(row))}")
             elif outcome is Outcome.MOVED:
-                now = hhmm(members[row.name]) if row.name in members else "?"
+                current = hhmm(members[row.name]) if row.name in members else "?"
                 notes.append(
-                    f"{outcome.tuple}: the row holds {row.name} @ {now}, not the {hhmm(row.slot_ms)} the read saw;"
+                    f"{outcome.tuple}: the row holds {row.name} @ {current}, not the {hhmm(row.slot_ms)} the read saw;"
                     " the compare-and-set wrote nothing"
                 )
             elif row.name in members:
@@ -258,11 +256,11 @@ class Race:
 
     def verdict(self) -> str:
         """One line: occurrences fired, what the advance answered, the registry, the invariant."""
-        now = snapshot(self.lab, self.queue)
+        state = snapshot(self.lab, self.queue)
         label = PRESET_LABELS.get(self.preset or "", "your order")
         advance = self.advance_outcome.tuple if self.advance_outcome else "nothing (the pump held nothing)"
-        registry = entries_text(now.registry, empty="empty")
-        holds = "holds" if now.consistent else "BROKEN"
+        registry = entries_text(state.registry, empty="empty")
+        holds = "holds" if state.consistent else "BROKEN"
         return (
             f"{label}: {len(self.fired)} occurrence(s) fired, advance answered {advance}, "
             f"registry {registry}, invariant {holds}"
