@@ -46,16 +46,15 @@ class CrashReplay:
 
     def __str__(self) -> str:
         mode = "slot-keyed ids <name>:<slot_ms>" if self.slot_keyed else "fresh ids from the counter"
-        return "\n".join(
-            [
-                f"pump with {mode}, fault switch on",
-                f"  {self.crashed}",
-                f"  registry after the crash: {entries_text(self.crashed.registry)} - the name is still due",
-                f"  {self.restarted}",
-                f"  jobs for the {hhmm(self.crashed.slot_ms or 0)} slot: {', '.join(self.jobs)}",
-                f"verdict: {self.duplicates} duplicate(s)",
-            ]
-        )
+        lines = [
+            f"pump with {mode}, fault switch on",
+            f"  {self.crashed}",
+            f"  registry after the crash: {entries_text(self.crashed.registry)} - the name is still due",
+            f"  {self.restarted}",
+            f"  jobs for the {hhmm(self.crashed.slot_ms or 0)} slot: {', '.join(self.jobs)}",
+            f"verdict: {self.duplicates} duplicate(s)",
+        ]
+        return "\n".join(lines)
 
 
 def replay_crash(

@@ -293,15 +293,14 @@ class Orders:
 
     def __str__(self) -> str:
         holds = "yes" if self.invariant_after_every_step else "NO"
-        return "\n".join(
-            [
-                f"{len(self.allowed) + len(self.refused)} orders of the four steps",
-                f"  refused by the pump's order (enqueue before read, advance before enqueue): {len(self.refused)}",
-                f"  allowed: {len(self.allowed)}",
-                *(f"    {' -> '.join(order):<38} {fired} occurrence(s)" for order, fired in self.allowed),
-                f"every registry member had a record after every step: {holds}",
-            ]
-        )
+        lines = [
+            f"{len(self.allowed) + len(self.refused)} orders of the four steps",
+            f"  refused by the pump's order (enqueue before read, advance before enqueue): {len(self.refused)}",
+            f"  allowed: {len(self.allowed)}",
+            *(f"    {' -> '.join(order):<38} {fired} occurrence(s)" for order, fired in self.allowed),
+            f"every registry member had a record after every step: {holds}",
+        ]
+        return "\n".join(lines)
 
 
 def every_order(race: Race) -> Orders:

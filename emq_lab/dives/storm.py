@@ -32,15 +32,14 @@ class Stampede:
     won_twice: int  # names that more than one boot was told it registered
 
     def __str__(self) -> str:
-        return "\n".join(
-            [
-                f"{self.boots} boots at once, each registering the same {self.names} names:",
-                f"  answers: {self.registered} registered, {self.exists} exists",
-                f"  names that more than one boot registered: {self.won_twice}",
-                f"  registry rows: {self.registry_rows}; records: {self.records} (one each: "
-                + ("yes)" if self.registry_rows == self.records == self.names else "NO)"),
-            ]
-        )
+        lines = [
+            f"{self.boots} boots at once, each registering the same {self.names} names:",
+            f"  answers: {self.registered} registered, {self.exists} exists",
+            f"  names that more than one boot registered: {self.won_twice}",
+            f"  registry rows: {self.registry_rows}; records: {self.records} (one each: "
+            + ("yes)" if self.registry_rows == self.records == self.names else "NO)"),
+        ]
+        return "\n".join(lines)
 
 
 def stampede(lab: Lab, queue: str, *, boots: int = 8, names: int = 300) -> Stampede:

@@ -130,9 +130,8 @@ class Boot:
     @property
     def verdict(self) -> str:
         """One line a reader can check: ``boot #2 → EXISTS = 1, script returns 0, ...``."""
-        size = f"registry size {self.size}"
-        if self.size == self.before.size and self.before.size:
-            size = f"registry size still {self.size}"
+        still = " still" if self.size == self.before.size and self.before.size else ""
+        size = f"registry size{still} {self.size}"
         if self.strategy is Strategy.GUARD:
             probe = "EXISTS = 1" if self.before.record else "record absent"
             steps = f"{probe}, script returns 0" if self.raw == 0 else f"{probe}, HSET + ZADD"
