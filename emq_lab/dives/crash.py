@@ -170,8 +170,8 @@ class CrashBench:
         try:
             result = pump.begin().run(after_enqueue=fault)
             fired, advanced = result.fired, dict(result.advanced)
-        except PumpCrash as crash:
-            fired, kind = list(crash.occurrences), CRASH
+        except PumpCrash as died:
+            fired, kind = list(died.occurrences), CRASH
         self.restart_pending = kind == CRASH
         taken = CrashTick(kind, now, slot, tuple(fired), advanced.get(self.name), tuple(rep.entries()))
         self.ticks.append(taken)
