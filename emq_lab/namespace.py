@@ -1,9 +1,5 @@
-"""Which namespace a lab uses: the argument, else ``$EMQ_LAB_NAMESPACE``, else none.
-
-``"auto"`` stands for the person at the keyboard: ``$JUPYTERHUB_USER`` on a JupyterHub, else the
-OS user and the host name, with every character outside ``[A-Za-z0-9_.-]`` replaced by ``-`` and
-cut to 64 characters, so it always passes ``validate.namespace``.
-"""
+"""Which namespace a lab uses: the argument, else ``$EMQ_LAB_NAMESPACE``, else none; ``"auto"`` stands for
+the person at the keyboard."""
 
 from __future__ import annotations
 
@@ -22,8 +18,7 @@ _OUTSIDE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def sanitise(text: str) -> str:
-    """``text`` with each run of characters a namespace may not hold turned into one ``-``,
-    trimmed of leading and trailing ``-`` and cut to 64 characters ("" if nothing is left)."""
+    """``text`` as a valid namespace: each run of other characters than ``[A-Za-z0-9_.-]`` one ``-``, cut to 64."""
     return _OUTSIDE.sub("-", text).strip("-")[: validate.MAX_NAMESPACE].rstrip("-")
 
 
@@ -41,8 +36,7 @@ def auto() -> str:
 
 
 def resolve_namespace(namespace: str | None) -> str | None:
-    """The namespace a lab should use: the argument, else ``$EMQ_LAB_NAMESPACE`` (empty = none),
-    ``"auto"`` resolved by :func:`auto`; the result is validated (``ValueError`` naming it)."""
+    """The namespace a lab uses (``$EMQ_LAB_NAMESPACE`` if None, empty: none; ``"auto"``: :func:`auto`), validated."""
     chosen = namespace if namespace is not None else os.environ.get(ENV_NAMESPACE, "").strip() or None
     if chosen is None:
         return None

@@ -1,5 +1,6 @@
 """What a URL may say, checked before any connection (each fault a ValueError saying what to write
-instead), and how an error shows a URL (:func:`redact`: never its password). Nothing here opens a client."""
+instead), and how an error shows a URL (:func:`redact`: never its password). Nothing here opens a client
+(:func:`refuse_plain` only sends a plain PING to the port)."""
 
 from __future__ import annotations
 
@@ -21,10 +22,8 @@ SHOWN_PART = 40  # characters of a query option or a database an error shows
 
 
 def redact(url: str) -> str:
-    """``url`` with every password shown as ``***``: the user-info's (the user name is kept) and
-    every query value but those of :data:`SHOWN_PARAMS`. Done on the text, so a URL that does not
-    parse (a password holding ``/``, ``#`` or ``?``) is redacted too: everything between ``://`` and
-    the last ``@`` is user-info. Control characters are escaped and a long URL cut: one line."""
+    """``url`` on one line, every password as ``***`` (the user-info's, each query value but those of
+    :data:`SHOWN_PARAMS`), done on the text so that a URL that does not parse is redacted too."""
     text = str(url)
     scheme, sep, rest = text.partition("://")
     if sep and "@" in rest:
@@ -131,9 +130,7 @@ def parse(target: str, *, timeout_s: float) -> tuple[SplitResult, str, bool]:
 
 
 def refuse_plain(parts: SplitResult, shown: str, timeout_s: float) -> None:
-    """Before a TLS handshake, ask the port in plain text: a plain server answers a PING (or an
-    auth error) in RESP, where a TLS server closes the connection or sends a TLS alert. Without
-    this a TLS client waits a whole timeout on a plain server."""
+    """A ValueError if the server a TLS URL names answers a plain PING (a TLS client would wait out its timeout)."""
     host, port = parts.hostname or "127.0.0.1", parts.port or 6379
     try:
         with socket.create_connection((host, port), timeout=timeout_s) as sock:

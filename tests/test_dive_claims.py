@@ -54,7 +54,7 @@ def test_a_naive_row_carries_its_own_record_and_lights_its_write(lab: emq_lab.La
 
 @pytest.mark.parametrize("measure", ["start-to-start", "fixed grid"])
 def test_an_outage_fires_once_on_return_and_says_where_the_cadence_lands(lab: emq_lab.Lab, measure: str) -> None:
-    out = cadence.outage(lab, measure, down_for_ms=40 * MIN, after=2)
+    out = cadence.outage(lab, measure, down_for_ms=40 * MIN, runs_after=2)
     assert hhmm(out.down_ms) == "09:22" and hhmm(out.back_ms) == "10:02"
     assert [hhmm(r.release_ms) for r in out.before] == ["09:00", "09:15"]
     assert len(out.on_return) == 1 and hhmm(out.on_return[0].slot_ms) == "09:30"

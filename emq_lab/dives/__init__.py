@@ -1,8 +1,5 @@
-"""The dives' logic, one module each (upsert, cadence, race, crash; ``storm``, dive 1's boots at
-scale), driving the core's real phases; ``common`` holds what they share. Widgets and notebooks
-call these.
-
-``setup(lab, dive)`` empties every queue a dive's notebook uses, in one call."""
+"""The dives' logic, one module each (upsert and storm, cadence, race and crash) driving the core's real
+phases, ``common`` what they share; ``setup(lab, dive)`` empties every queue a dive's notebook uses."""
 
 from __future__ import annotations
 
@@ -33,19 +30,18 @@ QUEUES: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class Setup:
-    """What ``setup`` did: the dive, the queues it emptied, the clock's now."""
+    """What ``setup`` did: the dive, the queues it emptied, the clock's now as the dives print it."""
 
     dive: str
     queues: tuple[str, ...]
-    now: str
+    now_text: str
 
     def __repr__(self) -> str:
-        return f"{self.dive} dive ready: {len(self.queues)} queues emptied, clock at {self.now}"
+        return f"{self.dive} dive ready: {len(self.queues)} queues emptied, clock at {self.now_text}"
 
 
 def setup(lab: Lab, dive: str) -> Setup:
-    """Empty every queue of ``dive`` (``upsert``, ``cadence`` or ``cancel``), each by its own
-    keys only, so a notebook re-run from the top starts clean."""
+    """Every queue of ``dive`` (``upsert``, ``cadence`` or ``cancel``) emptied of its own keys: a clean re-run."""
     if dive not in QUEUES:
         raise ValueError(f"dive: {dive!r} is not a dive; use one of {', '.join(QUEUES)}")
     for queue in QUEUES[dive]:

@@ -1,11 +1,5 @@
-"""Cadence: the three ways to measure the next run (the pump's rules, in :mod:`emq_lab.schedule`)
-run on the real scripts, on a SimClock for N cycles, as the marks a timeline draws.
-
-``trace`` runs one lane per measure on the backend, each on its own queue and its own SimClock,
-with a simulated worker that finishes every run after its duration; ``fast_forward`` and
-``outage`` drive one name through many ticks. One pure helper stays here: ``next_bullmq_every``
-(BullMQ's formula, for comparison with the grid).
-"""
+"""Cadence: the three ways to measure the next run (the pump's rules, in :mod:`emq_lab.schedule`) run
+on the real scripts and a SimClock: the lanes a timeline draws, the fast-forward and the pump's outage."""
 
 from __future__ import annotations
 
@@ -38,28 +32,16 @@ def lane_queue(measure: Measure | str, prefix: str = "cadence") -> str:
     return validate.name(f"{prefix}-{SUFFIXES[Measure(measure)]}", field="queue")
 
 
-# -- pure cadence math --------------------------------------------------------------------------
-
-
 def next_bullmq_every(prev_ms: int, every_ms: int, now_ms: int, *, offset_ms: int | None = None) -> int:
-    """BullMQ's ``every`` for a job scheduler (BullMQ 6, ``getJobSchedulerEveryNextMillis.lua``), for
-    comparison with ``next_on_grid``: the slot after ``prev_ms``; if that is behind ``now_ms``, the
-    slot of the scheduler's grid that comes first after now. The grid is the multiples of the period
-    since the epoch, shifted by the scheduler's offset, which BullMQ stores when the first run is
-    scheduled (``offset_ms``; by default ``prev_ms % every_ms``, the phase a schedule keeps).
-
-    With that offset it gives the same slot as ``next_on_grid`` everywhere. BullMQ's formula
-    before July 2026 put the catch-up at the next multiple after now *plus* the offset, which with
-    an offset could pass over a slot: every 15 min from 09:05, now 09:32, it gave 09:50, not 09:35."""
+    """BullMQ 6's next run for ``every`` (``getJobSchedulerEveryNextMillis.lua``): the slot after ``prev_ms``,
+    or if that is behind ``now_ms`` the first slot after now of the epoch's grid shifted by ``offset_ms``
+    (by default ``prev_ms % every_ms``); the same slot as ``next_on_grid`` gives."""
     offset = prev_ms % every_ms if offset_ms is None else offset_ms
     following = prev_ms + every_ms
     if following >= now_ms:
         return following
     aligned = (now_ms // every_ms) * every_ms + offset
     return aligned + every_ms if aligned <= now_ms else aligned
-
-
-# -- the marks ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -74,7 +56,7 @@ class Run:
 
 @dataclass(frozen=True)
 class Lane:
-    """The runs one measure produced, with the period marks it was meant to hit."""
+    """The runs one measure produced on its queue, and the period they were meant to keep."""
 
     measure: Measure
     queue: str
@@ -121,8 +103,7 @@ class Trace:
 
     @property
     def readout(self) -> str:
-        """The setting, then each lane's release times (HH:MM, or HH:MM:SS once any release falls
-        between minutes) and its drift."""
+        """The setting, then each lane's release times (HH:MM, or HH:MM:SS if any is between minutes) and drift."""
         instants = [ms for lane in self.lanes for ms in lane.releases]
         clock = hhmm if all(ms % MINUTE_MS == 0 for ms in instants) else hhmmss
         tick = f"every {duration(self.tick_ms)}" if self.tick_ms else "exactly when due"
@@ -140,16 +121,6 @@ class Trace:
         return "\n".join(lines)
 
 
-# -- the runner ---------------------------------------------------------------------------------
-
-
-def _check_controls(every_ms: int, run_ms: int, cycles: int, tick_ms: int) -> None:
-    validate.every_ms(every_ms)
-    for value, field in ((run_ms, "run_ms"), (tick_ms, "tick_ms")):
-        validate.integer(value, field, 0, unit=" ms")
-    validate.limit(cycles, field="cycles")
-
-
 def _lane_setup(
     lab: Lab, queue: str, *, start_ms: int, every_ms: int, rule: Measure = Measure.START_TO_START
 ) -> tuple[SimClock, Repeat, Pump]:
@@ -158,6 +129,9 @@ def _lane_setup(
     sim = lab.with_clock(clock)
     rep = one_registration(sim, queue, NAME, every_ms, TEMPLATE)
     return clock, rep, sim.pump(queue, rule=rule)
+
+
+AGAIN = "something else wrote to this lane's queue while it ran; move a slider to run the lanes again"
 
 
 def trace(
@@ -170,13 +144,13 @@ def trace(
     start_ms: int | None = None,
     prefix: str = "cadence",
 ) -> Trace:
-    """Run every measure for ``cycles`` cycles on the queues ``<prefix>-s2s``, ``<prefix>-s2f``
-    and ``<prefix>-grid``. Each lane registers its name due at the start and hands its pump to
-    ``fastforward.forward``: a tick every ``tick_ms`` from the start that finds the row due, the rule's
-    advance, and under start-to-finish the worker's finish ``run_ms`` after each release, which
-    advances the row (next = finish + period). (tests/test_cadence.py holds every lane equal to the
-    same pump ticked one tick at a time.)"""
-    _check_controls(every_ms, run_ms, cycles, tick_ms)
+    """Every measure's lane for ``cycles`` cycles on ``<prefix>-s2s``, ``-s2f``, ``-grid``: the name due at the
+    start, the pump ticking every ``tick_ms`` (0: when due) through ``fastforward.forward``, and under
+    start-to-finish the worker finishing ``run_ms`` after each release (next = finish + period)."""
+    validate.every_ms(every_ms)
+    for value, field in ((run_ms, "run_ms"), (tick_ms, "tick_ms")):
+        validate.integer(value, field, 0, unit=" ms")
+    validate.limit(cycles, field="cycles")
     if start_ms is None:
         start_ms = lab_start_ms(lab)
     pumps = [lab.with_clock(SimClock(start_ms)).pump(lane_queue(m, prefix), rule=m) for m in MEASURES]
@@ -195,17 +169,11 @@ def trace(
     return Trace(start_ms, every_ms, run_ms, cycles, tick_ms, tuple(lanes))
 
 
-AGAIN = "something else wrote to this lane's queue while it ran; move a slider to run the lanes again"
-
-
-# -- the live view and the fast-forward ---------------------------------------------------------
-
-
-def state_line(lab: Lab, queue: str, *, jobs: int = 4) -> str:
-    """One line: now, the registry rows with their next run, and the newest job ids."""
+def state_line(lab: Lab, queue: str) -> str:
+    """One line: now, the registry rows with their next run, and the newest four job ids."""
     registry = entries_text(lab.repeat(queue).entries(), empty="empty")
     waiting = lab.jobs(queue)
-    newest = waiting.browse(limit=jobs)
+    newest = waiting.browse(limit=4)
     more = waiting.count() - len(newest)
     listed = ", ".join(newest) + (f" (+{more} older)" if more > 0 else "")
     return f"now {hhmm(lab.clock.now_ms())} | registry: {registry} | jobs: {listed or 'none'}"
@@ -222,7 +190,7 @@ class FastForward:
     registry_rows: int
     jobs: int  # jobs the run left waiting, before the clean-up
     newest_job: str
-    kept: int = 0  # the newest jobs kept after the clean-up (the older ones are deleted)
+    kept: int  # the newest jobs kept after the clean-up (the older ones are deleted)
 
     @property
     def readout(self) -> str:
@@ -240,18 +208,14 @@ def fast_forward(
     every_ms: int = MINUTE_MS,
     on_progress: Callable[[int], None] | None = None,
 ) -> FastForward:
-    """Reset ``queue``, register one name and tick the pump once per period from the lab's start
-    until it fired ``occurrences`` times, on a SimClock (:func:`emq_lab.fastforward.forward`, the
-    lab's scripts: ticks.lua a hundred occurrences a round trip, or a learner's a tick at a time);
-    ``on_progress`` hears the count after each hundred. Then only the newest :data:`KEEP` jobs are
-    kept, so a run leaves a few kilobytes on a server, not thousands of job hashes. A second run on
-    the queue meanwhile (another tab) is a ValueError, not a mixed count."""
+    """One name on an emptied ``queue`` ticked once a period from the lab's start on a SimClock until it
+    fired ``occurrences`` times (``on_progress`` hears the count after each round trip); the newest
+    :data:`KEEP` jobs are kept. Another run on the queue meanwhile is a ValueError, not a mixed count."""
     validate.limit(occurrences, field="occurrences")
     validate.every_ms(every_ms)
-    start_ms = lab_start_ms(lab)
-    clock, rep, pump = _lane_setup(lab, queue, start_ms=start_ms, every_ms=every_ms)
+    _, rep, pump = _lane_setup(lab, queue, start_ms=lab_start_ms(lab), every_ms=every_ms)
     ids: list[str] = []
-    for chunk in forward(pump, occurrences, step_ms=every_ms):  # tick, move the clock a period, ...
+    for chunk in forward(pump, occurrences, step_ms=every_ms):
         ids += [o.job_id for o in chunk]
         if on_progress is not None:
             on_progress(len(ids))
@@ -268,13 +232,9 @@ def fast_forward(
     return FastForward(len(ids), len(entries), made, newest[0], kept=min(KEEP, made))
 
 
-# -- the pump goes down: what fires when it comes back -------------------------------------------
-
-
 @dataclass(frozen=True)
 class Outage:
-    """One measure's lane around a pump outage: the releases (slot, release, job), and the
-    window the pump was down."""
+    """One measure's lane around a pump outage: its runs and the window the pump was down."""
 
     measure: Measure
     every_ms: int
@@ -298,8 +258,8 @@ class Outage:
     @property
     def missed(self) -> int:
         """Period marks (from the first run) that fell inside the outage."""
-        first = self.runs[0].release_ms
-        return len([m for m in range(first, self.back_ms + 1, self.every_ms) if self.down_ms <= m <= self.back_ms])
+        marks = range(self.runs[0].release_ms, self.back_ms + 1, self.every_ms)
+        return sum(1 for mark in marks if mark >= self.down_ms)
 
     def __str__(self) -> str:
         before = " ".join(hhmm(run.release_ms) for run in self.before)
@@ -321,28 +281,23 @@ def outage(
     lab: Lab,
     measure: Measure | str = Measure.START_TO_START,
     *,
-    every_ms: int = 15 * MINUTE_MS,
     down_for_ms: int = 40 * MINUTE_MS,
-    after: int = 3,
-    start_ms: int | None = None,
+    runs_after: int = 3,
     queue: str | None = None,
 ) -> Outage:
-    """Register one name on a fresh queue (``outage-<lane>``), run the real pump exactly when the
-    name is due, stop it :data:`DOWN_AT_MS` after the start for ``down_for_ms``, and let it tick again:
-    the first tick back releases the overdue name once, and the rule says where the cadence goes.
-    Runs until ``after`` more releases followed the return."""
+    """One name every 15 min on an emptied ``outage-<lane>``, the real pump ticking when it is due but down from
+    :data:`DOWN_AT_MS` after the lab's start for ``down_for_ms``, until ``runs_after`` releases followed its return."""
     measure = Measure(measure)
     if measure is Measure.START_TO_FINISH:
         raise ValueError("measure: an outage lane runs start-to-start or the fixed grid (the pump's own rules)")
-    _check_controls(every_ms, 0, 1, 0)
     validate.integer(down_for_ms, "down_for_ms", 1, unit=" ms")
-    validate.limit(after, field="after")
-    start = lab_start_ms(lab) if start_ms is None else start_ms
+    validate.limit(runs_after, field="runs_after")
+    start, every_ms = lab_start_ms(lab), 15 * MINUTE_MS
     down, back = start + DOWN_AT_MS, start + DOWN_AT_MS + down_for_ms
     queue = lane_queue(measure, "outage") if queue is None else queue
     clock, rep, pump = _lane_setup(lab, queue, start_ms=start, every_ms=every_ms, rule=measure)
     runs: list[Run] = []
-    while len([run for run in runs if run.release_ms > back]) < after:
+    while len([run for run in runs if run.release_ms > back]) < runs_after:
         ((_, score),) = rep.entries()
         tick_at = back if down <= score < back else score
         clock.set(max(clock.now_ms(), tick_at))
@@ -350,6 +305,6 @@ def outage(
     return Outage(measure, every_ms, down, back, tuple(runs))
 
 
-def outages(lab: Lab, *, every_ms: int = 15 * MINUTE_MS, down_for_ms: int = 40 * MINUTE_MS) -> list[Outage]:
+def outages(lab: Lab) -> list[Outage]:
     """The same outage on start-to-start and on the fixed grid."""
-    return [outage(lab, m, every_ms=every_ms, down_for_ms=down_for_ms) for m in (Measure.START_TO_START, Measure.GRID)]
+    return [outage(lab, m) for m in (Measure.START_TO_START, Measure.GRID)]

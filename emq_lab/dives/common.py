@@ -1,5 +1,5 @@
-"""What the dives share: how a registry entry and the clock's now are written, and the one
-set-up every step-through starts from (a queue of its own holding one registration due now)."""
+"""What the dives share: how a registry entry and the clock's now are written, a queue's record names,
+the set-up every step-through starts from (one registration due now), and moving a SimClock."""
 
 from __future__ import annotations
 
@@ -16,6 +16,12 @@ if TYPE_CHECKING:
 def entries_text(entries: Iterable[tuple[str, int]], *, empty: str = "(empty)") -> str:
     """Registry entries (each name and its next run) as the dives write them: ``report @ 09:15, digest @ 09:20``."""
     return ", ".join(f"{name} @ {hhmm(ms)}" for name, ms in entries) or empty
+
+
+def record_names(lab: Lab, queue: str) -> list[str]:
+    """The names that have a record on ``queue``, sorted."""
+    prefix = lab.keyspace(queue).record("")
+    return sorted(key[len(prefix) :] for key in lab.keys(queue) if key.startswith(prefix))
 
 
 def one_registration(lab: Lab, queue: str, name: str, every_ms: int, template: str) -> Repeat:
@@ -40,6 +46,5 @@ def move_to(lab: Lab, target_ms: int) -> None:
 
 
 def now_text(lab: Lab) -> str:
-    """The lab clock's now as the dives print it: ``09:15`` on the first day of a SimClock,
-    with the date on any later day (``2026-01-06 09:15``)."""
+    """The lab clock's now as the dives print it: ``09:15``, with the date after a SimClock's first day."""
     return moment(lab.clock.now_ms(), day_ms=lab_start_ms(lab))

@@ -1,8 +1,5 @@
-"""The cancel dive's fault: a pump that crashes after an enqueue and before its advance, and
-what a restart then produces with fresh ids (a duplicate) and with slot-keyed ids (none).
-
-The CrashPanel is a view over a :class:`CrashBench`.
-"""
+"""The cancel dive's fault: a pump that crashes between an enqueue and its advance, and what the restart
+makes with fresh ids (a duplicate) and with slot-keyed ids (none); the CrashPanel shows a :class:`CrashBench`."""
 
 from __future__ import annotations
 
@@ -34,13 +31,9 @@ def crash_after_enqueue(tick: Tick) -> None:
         raise PumpCrash(list(tick.fired))
 
 
-# --- the crash between enqueue and advance -------------------------------------------------
-
-
 @dataclass(frozen=True)
 class CrashReplay:
-    """A tick that crashed after its enqueue, the restarted pump's tick on the same slot, and the
-    jobs the slot got."""
+    """A tick that crashed after its enqueue, the restarted pump's tick on the same slot, the slot's jobs."""
 
     slot_keyed: bool
     crashed: CrashTick
@@ -53,16 +46,15 @@ class CrashReplay:
 
     def __str__(self) -> str:
         mode = "slot-keyed ids <name>:<slot_ms>" if self.slot_keyed else "fresh ids from the counter"
-        return "\n".join(
-            [
-                f"pump with {mode}, fault switch on",
-                f"  {self.crashed}",
-                f"  registry after the crash: {entries_text(self.crashed.registry)} - the name is still due",
-                f"  {self.restarted}",
-                f"  jobs for the {hhmm(self.crashed.slot_ms or 0)} slot: {', '.join(self.jobs)}",
-                f"verdict: {self.duplicates} duplicate(s)",
-            ]
-        )
+        lines = [
+            f"pump with {mode}, fault switch on",
+            f"  {self.crashed}",
+            f"  registry after the crash: {entries_text(self.crashed.registry)} - the name is still due",
+            f"  {self.restarted}",
+            f"  jobs for the {hhmm(self.crashed.slot_ms or 0)} slot: {', '.join(self.jobs)}",
+            f"verdict: {self.duplicates} duplicate(s)",
+        ]
+        return "\n".join(lines)
 
 
 def replay_crash(
@@ -70,17 +62,15 @@ def replay_crash(
     queue: str,
     *,
     slot_keyed: bool,
-    name: str = "report",
     every_ms: int = 15 * MINUTE_MS,
     restart_after_ms: int = MINUTE_MS,
 ) -> CrashReplay:
-    """Two clicks of a :class:`CrashBench` with the fault on, on a queue of its own (reset first):
-    ``name`` registered due now, a tick that crashes after its enqueue, then, ``restart_after_ms``
-    later on a SimClock, the restarted pump's tick with the same ``slot_keyed`` mode."""
+    """Two clicks of a :class:`CrashBench` with the fault on, on an emptied ``queue``: a tick that crashes
+    after its enqueue, then the restarted pump's tick ``restart_after_ms`` later on a SimClock."""
     if restart_after_ms and not isinstance(lab.clock, AdvancingClock):
         raise ValueError("restart_after_ms: moving the clock needs a SimClock; pass 0 otherwise")
     bench = CrashBench(
-        lab, queue, name=name, every_ms=every_ms, restart_after_ms=restart_after_ms, crash=True, slot_keyed=slot_keyed
+        lab, queue, every_ms=every_ms, restart_after_ms=restart_after_ms, crash=True, slot_keyed=slot_keyed
     )
     crashed = bench.tick()
     if crashed.kind != CRASH or crashed.slot_ms is None:
@@ -88,19 +78,15 @@ def replay_crash(
     return CrashReplay(slot_keyed, crashed, bench.tick(), tuple(reversed(lab.jobs(queue).browse(limit=100))))
 
 
-# --- the crash, one click at a time (what the CrashPanel drives) ---------------------------
-
 TICK = "tick"  # a running pump's tick
 CRASH = "crash"  # a running pump's tick with the fault on: enqueued, then died before the advance
 RESTART = "restart"  # the restarted pump's first tick
-ALREADY_STORED = "the slot's id is already stored: nothing enqueued"
 
 
 @dataclass(frozen=True)
 class CrashTick:
-    """One tick of a :class:`CrashBench`: what kind it was, when, for which slot, what it
-    enqueued, what its advance answered (None: it crashed first, or nothing was due) and the
-    registry right after it."""
+    """One tick of a :class:`CrashBench`: its kind, when, the slot, what it enqueued, what its advance
+    answered (None: it crashed first, or nothing was due), the registry after it."""
 
     kind: str
     at_ms: int
@@ -113,14 +99,11 @@ class CrashTick:
         at = f"{hhmm(self.at_ms)} {'restart' if self.kind == RESTART else 'tick'}"
         if self.slot_ms is None:
             return f"{at}: nothing due"
-        slot = hhmm(self.slot_ms)
         made = ", ".join(o.job_id for o in self.occurrences)
+        again = " again" if self.kind == RESTART else ""
+        enqueued = f"enqueued {made} for the {hhmm(self.slot_ms)} slot{again}"
         if not made:
-            enqueued = ALREADY_STORED
-        elif self.kind == RESTART:
-            enqueued = f"enqueued {made} for the {slot} slot again"
-        else:
-            enqueued = f"enqueued {made} for the {slot} slot"
+            enqueued = "the slot's id is already stored: nothing enqueued"
         if self.kind == CRASH:
             return f"{at}: {enqueued}, then crashed before advance"
         advance = self.advance.tuple if self.advance else "-"
@@ -129,16 +112,9 @@ class CrashTick:
 
 
 class CrashBench:
-    """One name on a queue of its own, ticked one click at a time, with a fault switch.
-
-    With ``crash`` on, a running pump's tick crashes after its enqueue, before the advance, and
-    the next tick is the restarted pump's (``restart_after_ms`` later on a SimClock; a restarted
-    pump runs clean). With ``crash`` off a tick is a plain ``Pump.tick()``. A running pump ticks
-    at the name's next run: a SimClock behind it moves there (a clock that cannot move is read as
-    it is). ``slot_keyed`` picks the ids: fresh ``JOB-`` ids from the counter, or ``<name>:<slot_ms>``;
-    switching it starts a new round, so one round never mixes the two. The queue is reset on
-    creation.
-    """
+    """One name on an emptied queue ticked a click at a time. With the fault on, a tick crashes after its
+    enqueue and the next is the restarted pump's, ``restart_after_ms`` later; ``slot_keyed`` picks
+    ``<name>:<slot_ms>`` ids over ``JOB-`` ones, and switching it starts a new round."""
 
     def __init__(
         self,
@@ -147,14 +123,13 @@ class CrashBench:
         *,
         name: str = "report",
         every_ms: int = 15 * MINUTE_MS,
-        template: str = '{"report": "daily"}',
         restart_after_ms: int = MINUTE_MS,
         crash: bool = False,
         slot_keyed: bool = False,
     ) -> None:
         self.lab = lab
         self.queue = validate.name(queue, field="queue")
-        self.name, self.every_ms, self.template = validate.registration(name, every_ms, template)
+        self.name, self.every_ms, self.template = validate.registration(name, every_ms, '{"report": "daily"}')
         # below every_ms, so the restart meets the same slot
         self.restart_after_ms = validate.integer(restart_after_ms, "restart_after_ms", 0, every_ms - 1, unit=" ms")
         self.crash = validate.switch(crash, "crash")
@@ -162,8 +137,6 @@ class CrashBench:
         self.ticks: list[CrashTick] = []
         self.restart_pending = False  # the last tick crashed: the next one is the restarted pump's
         self.reset()
-
-    # -- controls ------------------------------------------------------------------------------
 
     def set(self, *, crash: bool | None = None, slot_keyed: bool | None = None) -> None:
         """Flip the fault switch and/or the id mode. A new id mode starts a new round (reset)."""
@@ -180,8 +153,7 @@ class CrashBench:
         self.restart_pending = False
 
     def tick(self) -> CrashTick:
-        """One click: the restarted pump's tick if the last one crashed, else a running pump's
-        tick at the name's next run (crashing after its enqueue when the fault is on)."""
+        """One click: the restarted pump's tick after a crash, else a tick at the name's next run (on a SimClock)."""
         rep = self.lab.repeat(self.queue)
         restart = self.restart_pending
         upcoming = dict(rep.entries()).get(self.name)
@@ -198,14 +170,12 @@ class CrashBench:
         try:
             result = pump.begin().run(after_enqueue=fault)
             fired, advanced = result.fired, dict(result.advanced)
-        except PumpCrash as crash:
-            fired, kind = list(crash.occurrences), CRASH
+        except PumpCrash as died:
+            fired, kind = list(died.occurrences), CRASH
         self.restart_pending = kind == CRASH
         taken = CrashTick(kind, now, slot, tuple(fired), advanced.get(self.name), tuple(rep.entries()))
         self.ticks.append(taken)
         return taken
-
-    # -- reading the round ---------------------------------------------------------------------
 
     @property
     def per_slot(self) -> dict[int, tuple[str, ...]]:

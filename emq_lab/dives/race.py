@@ -1,10 +1,5 @@
-"""The cancel dive's race: a pump tick taken apart into steps and a cancel that can land
-between any two of them. (The crash between an enqueue and its advance is in ``dives.crash``.)
-
-The steps are the real tick's phases (``Pump.begin()`` -> ``Tick.read / enqueue / advance``)
-plus ``Repeat.cancel`` (and ``Repeat.register`` for the re-registration race); the CancelPanel
-is a view over a :class:`Race`.
-"""
+"""The cancel dive's race: the real tick's phases (``Pump.begin()`` -> ``Tick.read / enqueue / advance``)
+one step at a time, a cancel (or a registration anew) between any two; the CancelPanel shows a :class:`Race`."""
 
 from __future__ import annotations
 
@@ -18,35 +13,26 @@ from ..clock import SimClock, duration, hhmm
 from ..outcome import Outcome
 from ..pump import Occurrence, Tick
 from ..schedule import MINUTE_MS
-from .common import entries_text, one_registration
+from .common import entries_text, one_registration, record_names
 
 if TYPE_CHECKING:
     from ..lab import Lab
-    from ..pump import Pump
 
-STEPS = ("read", "cancel", "enqueue", "advance")
-LABELS = {
-    "read": "pump reads due",
-    "cancel": "cancel lands",
-    "enqueue": "pump enqueues",
-    "advance": "pump advances",
-}
+LABELS = {"read": "pump reads due", "cancel": "cancel lands", "enqueue": "pump enqueues", "advance": "pump advances"}
+STEPS = tuple(LABELS)
 PRESETS: dict[str, tuple[str, ...]] = {
     "before-read": ("cancel", "read", "enqueue", "advance"),
     "after-read": ("read", "cancel", "enqueue", "advance"),
     "after-enqueue": ("read", "enqueue", "cancel", "advance"),
     "after-advance": ("read", "enqueue", "advance", "cancel"),
 }
-# The re-registration race (the compare-and-set's lesson): cancelled and registered again,
-# every hour from half past, between the tick's read and its advance. Not one of the four
-# steps every_order() permutes; a preset of its own.
+# The compare-and-set's lesson: cancelled and registered anew (every hour from half past) between the
+# tick's read and its advance; a preset of its own, not a step every_order() permutes.
 REGISTER = "register"
 ALL_LABELS = {**LABELS, REGISTER: "registered anew"}
 REREGISTER_EVERY_MS = 60 * MINUTE_MS
 REREGISTER_FIRST_IN_MS = 30 * MINUTE_MS
-EXTRA_PRESETS: dict[str, tuple[str, ...]] = {
-    "re-register": ("read", "cancel", REGISTER, "enqueue", "advance"),
-}
+EXTRA_PRESETS: dict[str, tuple[str, ...]] = {"re-register": ("read", "cancel", REGISTER, "enqueue", "advance")}
 PRESET_LABELS = {
     "before-read": "cancel before the read",
     "after-read": "cancel between read and enqueue",
@@ -54,9 +40,6 @@ PRESET_LABELS = {
     "after-advance": "cancel after the advance",
     "re-register": "cancel and register anew between read and advance",
 }
-
-
-# --- the keyspace, as a learner reads it -------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -84,40 +67,30 @@ class Snapshot:
         return f"BROKEN - no record for {', '.join(self.dangling)}"
 
     def __str__(self) -> str:
-        return "\n".join(
-            [
-                f"registry: {entries_text(self.registry)}",
-                f"records:  {', '.join(self.records) or '(none)'}",
-                f"jobs:     {', '.join(self.jobs) or '(none)'}",
-                f"invariant: {self.invariant}",
-            ]
-        )
+        lines = [
+            f"registry: {entries_text(self.registry)}",
+            f"records:  {', '.join(self.records) or '(none)'}",
+            f"jobs:     {', '.join(self.jobs) or '(none)'}",
+            f"invariant: {self.invariant}",
+        ]
+        return "\n".join(lines)
 
 
 def snapshot(lab: Lab, queue: str) -> Snapshot:
     """Read the registry, the records and the wait list of ``queue``."""
     k = lab.keyspace(queue)
-    prefix = k.record("")
-    records = sorted(key[len(prefix) :] for key in lab.keys(queue) if key.startswith(prefix))
+    records = record_names(lab, queue)
     pipe = lab.client.pipeline(transaction=False)  # the registry and the wait list in one round trip
     pipe.zrange(k.registry, 0, -1, withscores=True)
     pipe.lrange(k.wait, 0, -1)
     members, jobs = pipe.execute()
-    return Snapshot(
-        registry=tuple(scored(members)),
-        records=tuple(records),
-        jobs=tuple(jobs),
-    )
+    return Snapshot(registry=tuple(scored(members)), records=tuple(records), jobs=tuple(jobs))
 
 
 def drop_record(lab: Lab, queue: str, name: str) -> bool:
-    """Delete the record of ``name`` out of band (not through cancel), leaving its registry
-    member dangling. True if there was a record to delete."""
+    """Delete ``name``'s record out of band (not through cancel), leaving its member dangling; True if there was one."""
     validate.name(name)
     return bool(lab.client.delete(lab.keyspace(queue).record(name)))
-
-
-# --- the race: a tick in steps, a cancel in between ----------------------------------------
 
 
 @dataclass(frozen=True)
@@ -127,19 +100,12 @@ class Step:
     step: str
     note: str
     after: Snapshot
-    outcome: Outcome | None = None
+    outcome: Outcome | None
 
 
 class Race:
-    """A pump tick on ``name`` split into read / enqueue / advance, and a cancel that lands
-    wherever the learner puts it. Each step is taken once; the pump's own order holds
-    (read, then enqueue, then advance), the cancel may come at any point.
-
-    The race runs on a queue of its own: :meth:`reset` deletes every key of ``queue`` and
-    registers ``name`` due now. "Now" is the instant the race was made: a round is one tick,
-    so every reset replays the same round, however far the lab's clock has moved since (a
-    crash replay later in the dive moves it on).
-    """
+    """A pump tick on ``name`` in steps (read, enqueue, advance, in that order, each once a round) and a
+    cancel anywhere, on a queue of its own, on a SimClock stopped at the lab's now: every round is the same tick."""
 
     def __init__(
         self,
@@ -153,26 +119,18 @@ class Race:
         self.lab = lab = lab.with_clock(SimClock(lab.clock.now_ms()))
         self.queue = validate.name(queue, field="queue")
         self.name, self.every_ms, self.template = validate.registration(name, every_ms, template)
-        self.repeat = lab.repeat(queue)
-        self.pump: Pump  # a fresh one each round: reset() makes it
-        self._taken: list[Step] = []
+        self.repeat, self.pump = lab.repeat(queue), lab.pump(queue)
+        self.taken: list[Step] = []
         self._tick: Tick | None = None  # the pump's tick, begun at the read
         self.preset: str | None = None
         self.reset()
 
-    # -- the round ---------------------------------------------------------------------------
-
     def reset(self) -> Snapshot:
         """Empty the queue, register ``name`` due now, forget the steps taken."""
         one_registration(self.lab, self.queue, self.name, self.every_ms, self.template)
-        self.pump = self.lab.pump(self.queue)
-        self._taken, self._tick, self.preset = [], None, None
+        self.taken, self._tick, self.preset = [], None, None
         self.start = snapshot(self.lab, self.queue)
         return self.start
-
-    @property
-    def taken(self) -> list[Step]:
-        return list(self._taken)
 
     @property
     def fired(self) -> list[Occurrence]:
@@ -189,7 +147,7 @@ class Race:
         """None if ``step`` may be taken now, else the reason it may not."""
         if step not in ALL_LABELS:
             raise ValueError(f"step: {step!r} is not a step; use one of {', '.join(ALL_LABELS)}")
-        done = {s.step for s in self._taken}
+        done = {s.step for s in self.taken}
         if step in done:
             return f"{step}: already taken this round; reset to replay"
         if step == REGISTER and "cancel" not in done:
@@ -211,15 +169,15 @@ class Race:
         before = snapshot(self.lab, self.queue)
         note, outcome = getattr(self, f"_{step}")(before)
         taken = Step(step, note, snapshot(self.lab, self.queue), outcome)
-        self._taken.append(taken)
+        self.taken.append(taken)
         return taken
 
     def play(self, preset: str) -> list[Step]:
-        """Reset, then take the steps of ``preset`` in order (see PRESETS)."""
-        every = {**PRESETS, **EXTRA_PRESETS}
-        if preset not in every:
-            raise ValueError(f"preset: {preset!r} is not a preset; use one of {', '.join(every)}")
-        taken = self.replay(every[preset])
+        """Reset, then take the steps of ``preset`` (PRESETS, EXTRA_PRESETS) in order."""
+        presets = {**PRESETS, **EXTRA_PRESETS}
+        if preset not in presets:
+            raise ValueError(f"preset: {preset!r} is not a preset; use one of {', '.join(presets)}")
+        taken = self.replay(presets[preset])
         self.preset = preset
         return taken
 
@@ -228,26 +186,22 @@ class Race:
         self.reset()
         return [self.step(step) for step in order]
 
-    # -- the steps ---------------------------------------------------------------------------
-
     def _read(self, before: Snapshot) -> tuple[str, Outcome | None]:
         tick = self._tick = self.pump.begin()
-        held = tick.read()
-        if not held:
+        rows = tick.read()
+        if not rows:
             return "nothing due: the pump holds nothing this tick", None
-        row = held[0]
+        row = rows[0]
         every = "no record" if row.every_ms is None else f"every {duration(row.every_ms)}"
         return f"due: {row.name} @ {hhmm(row.slot_ms)} ({every}); the pump now holds it", None
 
     def _cancel(self, before: Snapshot) -> tuple[str, Outcome | None]:
         outcome = self.repeat.cancel(self.name)
-        scores = dict(before.registry)
-        if outcome is Outcome.CANCELLED and self.name in scores:
-            run = hhmm(scores[self.name])
-            return f"{outcome.tuple}: member (next run {run}) and record of {self.name} deleted", outcome
-        if outcome is Outcome.CANCELLED:
-            return f"{outcome.tuple}: record of {self.name} deleted", outcome
-        return f"{outcome.tuple}: nothing to delete", outcome
+        if outcome is not Outcome.CANCELLED:
+            return f"{outcome.tuple}: nothing to delete", outcome
+        next_ms = dict(before.registry).get(self.name)
+        member = "" if next_ms is None else f"member (next run {hhmm(next_ms)}) and "
+        return f"{outcome.tuple}: {member}record of {self.name} deleted", outcome
 
     def _register(self, before: Snapshot) -> tuple[str, Outcome | None]:
         outcome = self.repeat.register(self.name, REREGISTER_EVERY_MS, self.template, REREGISTER_FIRST_IN_MS)
@@ -255,30 +209,30 @@ class Race:
         when = f", first run {hhmm(first)}" if first is not None else ""
         return f"{outcome.tuple}: {self.name} every {duration(REREGISTER_EVERY_MS)}{when}", outcome
 
-    def held(self) -> Tick:
+    def _begun_tick(self) -> Tick:
         """The pump's tick this round, begun at the read (enqueue and advance come after it)."""
         assert self._tick is not None  # why_not: enqueue and advance come after the read
         return self._tick
 
     def _enqueue(self, before: Snapshot) -> tuple[str, Outcome | None]:
-        tick = self.held()
+        tick = self._begun_tick()
         fired = tick.enqueue()
         if not tick.rows:
             return "the pump holds nothing: no occurrence", None
         made = {o.name: o for o in fired}
+        cancelled = any(s.step == "cancel" for s in self.taken)
+        late = " (from what the read held; the cancel came too late)" if cancelled else ""
         notes = []
         for row in tick.rows:
             occurrence = made.get(row.name)
             if occurrence is None:
                 notes.append(f"{row.name}: no new job")
-                continue
-            cancelled = any(s.step == "cancel" for s in self._taken)
-            late = " (from what the read held; the cancel came too late)" if cancelled else ""
-            notes.append(f"{occurrence.job_id} enqueued for the {hhmm(row.slot_ms)} slot{late}")
+            else:
+                notes.append(f"{occurrence.job_id} enqueued for the {hhmm(row.slot_ms)} slot{late}")
         return "; ".join(notes), Outcome.ENQUEUED if fired else None
 
     def _advance(self, before: Snapshot) -> tuple[str, Outcome | None]:
-        tick = self.held()
+        tick = self._begun_tick()
         outcomes = dict(tick.advance())
         if not tick.rows:
             return "the pump holds nothing: no advance", None
@@ -289,9 +243,9 @@ class Race:
             if outcome is Outcome.ADVANCED:
                 notes.append(f"{outcome.tuple}: next run of {row.name} @ {hhmm(tick.next_run(row))}")
             elif outcome is Outcome.MOVED:
-                now = hhmm(members[row.name]) if row.name in members else "?"
+                current = hhmm(members[row.name]) if row.name in members else "?"
                 notes.append(
-                    f"{outcome.tuple}: the row holds {row.name} @ {now}, not the {hhmm(row.slot_ms)} the read saw;"
+                    f"{outcome.tuple}: the row holds {row.name} @ {current}, not the {hhmm(row.slot_ms)} the read saw;"
                     " the compare-and-set wrote nothing"
                 )
             elif row.name in members:
@@ -300,15 +254,13 @@ class Race:
                 notes.append(f"{outcome.tuple}: record gone, so the guard re-adds nothing (the cancel took the member)")
         return "; ".join(notes), self.advance_outcome
 
-    # -- reading the round -------------------------------------------------------------------
-
     def verdict(self) -> str:
         """One line: occurrences fired, what the advance answered, the registry, the invariant."""
-        now = snapshot(self.lab, self.queue)
+        state = snapshot(self.lab, self.queue)
         label = PRESET_LABELS.get(self.preset or "", "your order")
         advance = self.advance_outcome.tuple if self.advance_outcome else "nothing (the pump held nothing)"
-        registry = entries_text(now.registry, empty="empty")
-        holds = "holds" if now.consistent else "BROKEN"
+        registry = entries_text(state.registry, empty="empty")
+        holds = "holds" if state.consistent else "BROKEN"
         return (
             f"{label}: {len(self.fired)} occurrence(s) fired, advance answered {advance}, "
             f"registry {registry}, invariant {holds}"
@@ -319,13 +271,13 @@ class Race:
         lines = [f"race on {self.name} (every {duration(self.every_ms)}), queue {self.queue}"]
         if self.preset:
             lines[0] += f" - preset: {PRESET_LABELS[self.preset]}"
-        lines.append(f"steps: {' -> '.join(s.step for s in self._taken) or '(none yet)'}")
-        lines += [f"  {ALL_LABELS[s.step]:<14} {s.note}" for s in self._taken]
+        lines.append(f"steps: {' -> '.join(s.step for s in self.taken) or '(none yet)'}")
+        lines += [f"  {ALL_LABELS[s.step]:<14} {s.note}" for s in self.taken]
         lines.append(f"advance outcome: {self.advance_outcome.tuple if self.advance_outcome else '-'}")
         lines.append(f"occurrences fired: {len(self.fired)}")
         lines.append(str(snapshot(self.lab, self.queue)))
         left = [LABELS[s] for s in STEPS if self.allowed(s)]
-        if REGISTER in {s.step for s in self._taken} or self.preset == "re-register":
+        if REGISTER in {s.step for s in self.taken} or self.preset == "re-register":
             left = [ALL_LABELS[s] for s in (*STEPS, REGISTER) if self.allowed(s)]
         lines.append(f"next: {', '.join(left)}" if left else "next: round complete (reset or pick a preset)")
         return "\n".join(lines)
@@ -333,50 +285,44 @@ class Race:
 
 @dataclass(frozen=True)
 class Orders:
-    """Every order of the four steps, tried: which the pump's order allows, and whether the
-    invariant held after each step of each allowed one."""
+    """Every order of the four steps: those the pump's order allows or refuses, and if the invariant always held."""
 
     allowed: tuple[tuple[tuple[str, ...], int], ...]  # (order, occurrences fired)
     refused: tuple[tuple[str, ...], ...]
     invariant_after_every_step: bool
 
     def __str__(self) -> str:
-        held = "yes" if self.invariant_after_every_step else "NO"
-        return "\n".join(
-            [
-                f"{len(self.allowed) + len(self.refused)} orders of the four steps",
-                f"  refused by the pump's order (enqueue before read, advance before enqueue): {len(self.refused)}",
-                f"  allowed: {len(self.allowed)}",
-                *(f"    {' -> '.join(order):<38} {fired} occurrence(s)" for order, fired in self.allowed),
-                f"every registry member had a record after every step: {held}",
-            ]
-        )
+        holds = "yes" if self.invariant_after_every_step else "NO"
+        lines = [
+            f"{len(self.allowed) + len(self.refused)} orders of the four steps",
+            f"  refused by the pump's order (enqueue before read, advance before enqueue): {len(self.refused)}",
+            f"  allowed: {len(self.allowed)}",
+            *(f"    {' -> '.join(order):<38} {fired} occurrence(s)" for order, fired in self.allowed),
+            f"every registry member had a record after every step: {holds}",
+        ]
+        return "\n".join(lines)
 
 
 def every_order(race: Race) -> Orders:
     """Replay every permutation of STEPS on ``race`` and check the invariant after each step."""
     allowed: list[tuple[tuple[str, ...], int]] = []
     refused: list[tuple[str, ...]] = []
-    held = True
+    holds = True
     for order in permutations(STEPS):
         try:
             taken = race.replay(order)
         except ValueError:
             refused.append(order)
             continue
-        held = held and race.start.consistent and all(s.after.consistent for s in taken)
+        holds = holds and race.start.consistent and all(s.after.consistent for s in taken)
         allowed.append((order, len(race.fired)))
     race.reset()
-    return Orders(tuple(allowed), tuple(refused), held)
-
-
-# --- the presets, step by step (what the keyspace figure draws) --------------------------
+    return Orders(tuple(allowed), tuple(refused), holds)
 
 
 @dataclass(frozen=True)
 class Mark:
-    """The race's name after one step: its registry score (None: no member), whether its
-    record exists, how many occurrences the step enqueued, and the invariant."""
+    """The race's name after one step: its score (None: no member), its record, the jobs enqueued, the invariant."""
 
     step: str  # "start" for the keyspace before the first step
     next_ms: int | None
@@ -389,39 +335,30 @@ class Mark:
         return self.next_ms is not None
 
 
-def marks(name: str, start: Snapshot, taken: list[Step] | tuple[Step, ...]) -> tuple[Mark, ...]:
-    """The marks of one round: the start, then one per step taken (a pure function)."""
-    out: list[Mark] = []
-    before: Snapshot | None = None
-    for step, state in [("start", start), *((s.step, s.after) for s in taken)]:
-        fired = 0 if before is None else max(0, len(state.jobs) - len(before.jobs))
-        out.append(Mark(step, dict(state.registry).get(name), name in state.records, fired, state.consistent))
-        before = state
-    return tuple(out)
-
-
 def preset_marks(race: Race) -> dict[str, tuple[Mark, ...]]:
-    """Play every preset on ``race`` (the real scripts) and return its marks, by preset label.
-    The race is reset at the end."""
+    """Every preset played on ``race`` (reset at the end): the marks of its start and of each step, by label."""
     rounds: dict[str, tuple[Mark, ...]] = {}
+    name = race.name
     for preset in PRESETS:
         taken = race.play(preset)
-        rounds[PRESET_LABELS[preset]] = marks(race.name, race.start, taken)
+        marks, before = [], race.start
+        for step, state in [("start", race.start), *((s.step, s.after) for s in taken)]:
+            fired = max(0, len(state.jobs) - len(before.jobs))
+            marks.append(Mark(step, dict(state.registry).get(name), name in state.records, fired, state.consistent))
+            before = state
+        rounds[PRESET_LABELS[preset]] = tuple(marks)
     race.reset()
     return rounds
 
 
-# --- the same re-registration without the compare-and-set -------------------------------------
-
-
-def without_compare_and_set(lab: Lab, queue: str, *, name: str = "report") -> list[str]:
-    """Replay the ``re-register`` preset on ``queue`` (reset first), but finish the tick with an
-    unconditional advance (advance.lua with ARGV[3] = ""), as the pump did before its advance
-    compared: the lines say what it overwrote."""
-    race = Race(lab, queue, name=name)
+def without_compare_and_set(lab: Lab, queue: str) -> list[str]:
+    """The ``re-register`` preset on an emptied ``queue`` finished by an advance that does not compare
+    (advance.lua with ARGV[3] = "", as the pump's advance was before): what it overwrote."""
+    race = Race(lab, queue)
+    name = race.name
     for step in EXTRA_PRESETS["re-register"][:-1]:
         race.step(step)
-    tick = race.held()
+    tick = race._begun_tick()
     assert tick.rows  # the read held the name
     row = tick.rows[0]
     fresh = dict(race.repeat.entries())[name]

@@ -1,9 +1,9 @@
-"""The upsert dive: a service registers its schedule at every boot, under one of three
-strategies, each a real Lua script. This module runs the boots and says what each one did;
-the BootPanel only shows it."""
+"""The upsert dive: a service registers its schedule at every boot under one of three strategies,
+each a real Lua script; what each boot did, which the BootPanel shows."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -29,58 +29,35 @@ class Strategy(StrEnum):
 
     @property
     def label(self) -> str:
-        return _LABELS[self]
+        return {"guard": "EXISTS guard", "naive": "naive append", "upsert": "ZSCORE upsert"}[self]
 
     @property
     def script(self) -> str:
-        """The script's name for ``emq_lab.scripts.source``."""
-        return _SCRIPTS[self]
+        """The script's name for ``emq_lab.scripts.source``: register, contrast/naive, contrast/upsert."""
+        return "register" if self is Strategy.GUARD else f"contrast/{self}"
 
 
-_LABELS = {Strategy.GUARD: "EXISTS guard", Strategy.NAIVE: "naive append", Strategy.UPSERT: "ZSCORE upsert"}
-_SCRIPTS = {Strategy.GUARD: "register", Strategy.NAIVE: "contrast/naive", Strategy.UPSERT: "contrast/upsert"}
-
-# Each step of a script is found in its source by a piece of its code; a reply says which ran.
-_STEPS: dict[Strategy, dict[str, str]] = {
+# The code lines each reply ran, each found in the script's source by a piece of its code.
+_RAN: dict[Strategy, dict[int, tuple[str, ...]]] = {
     Strategy.GUARD: {
-        "probe": "redis.call('EXISTS'",
-        "bail": "return 0",
-        "record": "redis.call('HSET'",
-        "row": "redis.call('ZADD'",
-        "done": "return 1",
+        1: ("redis.call('EXISTS'", "redis.call('HSET'", "redis.call('ZADD'", "return 1"),
+        0: ("redis.call('EXISTS'", "return 0"),
     },
     Strategy.NAIVE: {
-        "record": "redis.call('HSET', record",
-        "row": "redis.call('ZADD', registry",
-        "row_record": "redis.call('HSET', registry",
-        "pending": "redis.call('ZADD', delayed",
-        "done": "return 1",
+        1: ("redis.call('HSET', record", "redis.call('ZADD', registry", "redis.call('HSET', registry",
+            "redis.call('ZADD', delayed", "return 1"),
     },
     Strategy.UPSERT: {
-        "probe": "redis.call('ZSCORE'",
-        "unqueue": "redis.call('ZREM'",
-        "record": "redis.call('HSET'",
-        "row": "redis.call('ZADD', registry",
-        "pending": "redis.call('ZADD', delayed",
-        "updated": "return 0",
-        "done": "return 1",
+        1: ("redis.call('ZSCORE'", "redis.call('HSET'", "redis.call('ZADD', registry", "redis.call('ZADD', delayed",
+            "return 1"),
+        0: ("redis.call('ZSCORE'", "redis.call('ZREM'", "redis.call('HSET'", "redis.call('ZADD', registry",
+            "redis.call('ZADD', delayed", "return 0"),
     },
-}
-_PATHS: dict[Strategy, dict[int, tuple[str, ...]]] = {
-    Strategy.GUARD: {1: ("probe", "record", "row", "done"), 0: ("probe", "bail")},
-    Strategy.NAIVE: {1: ("record", "row", "row_record", "pending", "done")},
-    Strategy.UPSERT: {
-        1: ("probe", "record", "row", "pending", "done"),
-        0: ("probe", "unqueue", "record", "row", "pending", "updated"),
-    },
-}
+}  # fmt: skip
 
 
 def code_line(text: str, needle: str) -> int:
-    """The 1-based number of the one code line of ``text`` containing ``needle``.
-
-    Comments are ignored, so the header's prose never matches; zero or several matches is an
-    error naming the needle, because a lit line must be unambiguous."""
+    """The 1-based number of the one code line (comments aside) of ``text`` containing ``needle``."""
     found = [n for n, line in enumerate(text.splitlines(), 1) if needle in line.split("--", 1)[0]]
     if len(found) != 1:
         raise ValueError(f"needle: {needle!r} is on {len(found)} code lines of the script; expected exactly one")
@@ -91,11 +68,11 @@ def lit_lines(strategy: Strategy | str, raw: int) -> tuple[int, ...]:
     """The source lines that ran for a reply of ``raw``, in line order."""
     chosen = Strategy(strategy)
     try:
-        path = _PATHS[chosen][raw]
+        needles = _RAN[chosen][raw]
     except KeyError:
         raise ValueError(f"raw: {chosen.script}.lua never returns {raw!r}") from None
     text = source(chosen.script)
-    return tuple(sorted(code_line(text, _STEPS[chosen][step]) for step in path))
+    return tuple(sorted(code_line(text, needle) for needle in needles))
 
 
 @dataclass(frozen=True)
@@ -128,8 +105,7 @@ class Registry:
 
 @dataclass(frozen=True)
 class Boot:
-    """What one boot did: when, under which strategy, what the script answered and which of its
-    lines ran, and the state just before and just after."""
+    """What one boot did: when, how, the script's answer, the lines that ran, the state before and after."""
 
     number: int
     strategy: Strategy
@@ -137,7 +113,7 @@ class Boot:
     at_ms: int
     every_ms: int
     raw: int
-    outcome: str
+    outcome: Outcome
     lit: tuple[int, ...]
     lit_text: tuple[str, ...]
     before: Registry
@@ -145,7 +121,7 @@ class Boot:
 
     @property
     def tuple(self) -> str:
-        return Outcome(self.outcome).tuple
+        return self.outcome.tuple
 
     @property
     def size(self) -> int:
@@ -153,12 +129,11 @@ class Boot:
 
     @property
     def verdict(self) -> str:
-        """One line a reader can check, e.g. ``boot #2 → EXISTS = 1, script returns 0, ...``."""
-        size = f"registry size {self.size}"
-        if self.size == self.before.size and self.before.size:
-            size = f"registry size still {self.size}"
+        """One line a reader can check: ``boot #2 → EXISTS = 1, script returns 0, ...``."""
+        still = " still" if self.size == self.before.size and self.before.size else ""
+        size = f"registry size{still} {self.size}"
         if self.strategy is Strategy.GUARD:
-            probe = f"EXISTS = {int(bool(self.before.record))}" if self.before.record else "record absent"
+            probe = "EXISTS = 1" if self.before.record else "record absent"
             steps = f"{probe}, script returns 0" if self.raw == 0 else f"{probe}, HSET + ZADD"
         elif self.strategy is Strategy.NAIVE:
             steps = "no probe, HSET + ZADD appends a row"
@@ -176,9 +151,8 @@ RESTART_MS = 5 * MINUTE_MS
 
 
 class Service:
-    """A service that registers its :class:`Schedule` on queue ``queue`` at every boot, under one
-    strategy. Boot #1 happens at the lab clock's now; each later boot :data:`RESTART_MS` after the
-    one before (a simulated restart; the lab's clock is not moved)."""
+    """A service registering its :class:`Schedule` on ``queue`` at every boot: #1 at the lab's now, each
+    later one :data:`RESTART_MS` after the one before (the lab's clock is not moved)."""
 
     def __init__(self, lab: Lab, queue: str, *, strategy: Strategy | str = Strategy.GUARD) -> None:
         self.lab = lab
@@ -193,9 +167,8 @@ class Service:
         self.reset()
 
     def reset(self) -> None:
-        """Delete every key of the queue and forget the boots. The naive append's record of the
-        schedule's name is named by no registry member (its rows are ``<name>:<first_ms>``), so
-        it goes by name; ``lab.reset`` finds the rest."""
+        """Delete every key of the queue and forget the boots."""
+        # no registry member names the naive append's record (its rows are <name>:<first_ms>)
         self.lab.client.delete(self.lab.keyspace(self.queue).record(self.schedule.name))
         self.lab.reset(self.queue)
         self.history.clear()
@@ -210,8 +183,7 @@ class Service:
         )
 
     def boot(self, *, every_ms: int | None = None) -> Boot:
-        """Run the next boot: one real script call registering the schedule (with ``every_ms``
-        as its period when given, as on a deploy day)."""
+        """The next boot: one real script call registering the schedule (period ``every_ms`` if given)."""
         schedule = self.schedule if every_ms is None else replace(self.schedule, every_ms=every_ms)
         now = self.history[-1].at_ms + RESTART_MS if self.history else self.lab.clock.now_ms()
         first_ms = now + schedule.every_ms
@@ -226,7 +198,7 @@ class Service:
             at_ms=now,
             every_ms=schedule.every_ms,
             raw=raw,
-            outcome=outcome_of(self.strategy.script, raw).value,
+            outcome=outcome_of(self.strategy.script, raw),
             lit=lit,
             lit_text=tuple(text[n - 1].strip() for n in lit),
             before=before,
@@ -251,13 +223,12 @@ class Service:
         if self.strategy is Strategy.GUARD:
             call = scripts.register(k, *args)
         else:
-            call = scripts.contrast("naive" if self.strategy is Strategy.NAIVE else "upsert", k, *args)
+            call = scripts.contrast(self.strategy.value, k, *args)
         return scripts.int_reply(scripts.send(lab.scripts, call, lab.client))
 
 
 def report(boot: Boot, *, queue: str, of: int, lab: Lab) -> list[str]:
-    """The readout lines of one boot (``of`` = how many boots have run; the key names are those
-    of ``lab``'s namespace)."""
+    """The readout lines of one boot of ``of`` boots run, with the key names of ``lab``'s namespace."""
     k = lab.keyspace(queue)
     after = boot.after
     lines = [
@@ -277,19 +248,20 @@ def report(boot: Boot, *, queue: str, of: int, lab: Lab) -> list[str]:
     return lines
 
 
-def tally(lab: Lab, queue: str, boots: int) -> dict[Strategy, Registry]:
-    """The state after ``boots`` boots under each strategy, each run from an empty ``queue``.
-
-    The queue is emptied before each strategy and again at the end."""
+def _each_strategy(lab: Lab, queue: str, boots: int) -> Iterator[Service]:
+    """The service after ``boots`` boots under each strategy in turn, each on an emptied ``queue``."""
     validate.limit(boots, field="boots")
     service = Service(lab, queue)
-    result: dict[Strategy, Registry] = {}
     for strategy in Strategy:
         service.use(strategy)
         service.boot_until(boots)
-        result[strategy] = service.state()
+        yield service
     service.reset()
-    return result
+
+
+def tally(lab: Lab, queue: str, boots: int) -> dict[Strategy, Registry]:
+    """The state after ``boots`` boots under each strategy, each on an emptied ``queue`` (emptied again after)."""
+    return {service.strategy: service.state() for service in _each_strategy(lab, queue, boots)}
 
 
 def tally_text(counts: dict[Strategy, Registry], boots: int) -> str:
@@ -301,13 +273,9 @@ def tally_text(counts: dict[Strategy, Registry], boots: int) -> str:
     return "\n".join(lines)
 
 
-# -- what the pump makes of each strategy's rows ------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Fired:
-    """The jobs the real pump released after the same boots under each strategy, in a window
-    that starts at boot #1 (one cycle of the schedule, so one job is the right answer)."""
+    """The jobs the real pump released after the same boots under each strategy, from boot #1 to ``until_ms``."""
 
     boots: int
     start_ms: int
@@ -319,17 +287,12 @@ class Fired:
 
 
 def fire_after_boots(lab: Lab, queue: str, boots: int = 2) -> Fired:
-    """Boot the service ``boots`` times under each strategy on an emptied ``queue``, then run the
-    real pump for 30 minutes from boot #1, ticking whenever a row is due (on a SimClock of its
-    own, so the lab's clock stays where it is). The queue is emptied again at the end."""
-    validate.limit(boots, field="boots")
-    service = Service(lab, queue)
+    """Each strategy's ``boots`` boots on an emptied ``queue``, then the real pump ticking whenever a row
+    is due for 30 minutes from boot #1, on a SimClock of its own; the queue is emptied again at the end."""
     start = lab.clock.now_ms()
     until = start + 30 * MINUTE_MS
     jobs: dict[Strategy, tuple[Occurrence, ...]] = {}
-    for strategy in Strategy:
-        service.use(strategy)
-        service.boot_until(boots)
+    for service in _each_strategy(lab, queue, boots):
         clock = SimClock(start)
         sim = lab.with_clock(clock)
         rep, pump = sim.repeat(queue), sim.pump(queue)
@@ -337,20 +300,17 @@ def fire_after_boots(lab: Lab, queue: str, boots: int = 2) -> Fired:
         while (upcoming := min((ms for _, ms in rep.entries()), default=None)) is not None and upcoming < until:
             clock.set(max(upcoming, clock.now_ms()))
             fired.extend(pump.tick())
-        jobs[strategy] = tuple(fired)
-    service.reset()
+        jobs[service.strategy] = tuple(fired)
     return Fired(boots, start, until, jobs)
 
 
-def deploy_day(lab: Lab, queue: str, *, every_ms: int = 30 * MINUTE_MS) -> list[str]:
-    """Deploy day under the guard and the upsert: boot #1 registers the schedule, boot #2 (the
-    new release) declares it with period ``every_ms``. One line per strategy: the answer, then
-    the period and next run the registry keeps. The queue is emptied before each and at the end."""
-    validate.every_ms(every_ms)
+def deploy_day(lab: Lab, queue: str) -> list[str]:
+    """Deploy day on an emptied ``queue``, a line per strategy (guard, upsert): boot #2 declares every 30 min."""
+    every_ms = 30 * MINUTE_MS
+    service = Service(lab, queue)
     lines = []
     for strategy in (Strategy.GUARD, Strategy.UPSERT):
-        service = Service(lab, queue, strategy=strategy)
-        service.reset()
+        service.use(strategy)
         service.boot()
         second = service.boot(every_ms=every_ms)
         kept = dict(second.after.record).get("every_ms", "0")
@@ -359,5 +319,5 @@ def deploy_day(lab: Lab, queue: str, *, every_ms: int = 30 * MINUTE_MS) -> list[
             f"{strategy.label:<14} boot #2 declares every {duration(every_ms)} -> {second.tuple}; "
             f"the registry keeps every {duration(int(kept))}, next run {hhmm(next_ms)}"
         )
-        service.reset()
+    service.reset()
     return lines
