@@ -50,7 +50,7 @@ INSTANTS = f"1970-01-01 to 9999-12-31 UTC, {MIN_INSTANT_MS} to {MAX_INSTANT_MS} 
 
 def _in_range(ms: int, field: str) -> int:
     if not MIN_INSTANT_MS <= ms <= MAX_INSTANT_MS:
-        raise ValueError(f"{field}: a SimClock keeps the instants {INSTANTS}, got {shown(ms)}")
+        raise ValueError(f"{field}: {shown(ms)} is outside the instants a SimClock keeps ({INSTANTS})")
     return ms
 
 

@@ -53,14 +53,12 @@ def test_simclock_rejects_a_bad_start_and_a_bad_instant_naming_each() -> None:
 
 
 def test_simclock_refuses_an_instant_past_the_year_9999_or_a_huge_int_naming_its_size() -> None:
-    with pytest.raises(
-        ValueError, match=r"^start: a SimClock keeps the instants 1970-01-01 to 9999-12-31 UTC, .* got -1$"
-    ):
+    with pytest.raises(ValueError, match=r"^start: -1 is outside the instants a SimClock keeps \(1970-01-01 to 9999"):
         SimClock(-1)
-    with pytest.raises(ValueError, match="^instant: .*got an int of 14001 bits$"):
+    with pytest.raises(ValueError, match="^instant: an int of 14001 bits is outside"):
         SimClock().set(2**14000)  # str() of it would be refused: more than 4,300 digits
     clock = SimClock("9999-12-31T23:59:00Z")
-    with pytest.raises(ValueError, match="^ms: a SimClock keeps"):
+    with pytest.raises(ValueError, match="^ms: .* is outside the instants a SimClock keeps"):
         clock.advance(minutes=1)
     assert hhmm(clock.now_ms()) == "23:59"
 
