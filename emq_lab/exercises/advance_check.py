@@ -67,9 +67,7 @@ BEFORE_THE_TICK: dict[str, Callable[[Race], object]] = {
 
 
 class CheckRace(Race):
-    """The dive's race with steps more: :data:`SAME_SCORE`, after the cancel, in place of the
-    dive's registration anew (first run in 30 min); the split cancel; :data:`VERB`, an advance
-    outside the tick."""
+    """The dive's race with steps more: a registration anew at the same score, the split cancel, rep.advance."""
 
     def why_not(self, step: str) -> str | None:
         if step in SENT:
@@ -117,9 +115,7 @@ class CheckRace(Race):
 
 
 def sweep_orders() -> list[tuple[str, ...]]:
-    """The orders the page's ``@advance`` must pass (the sweep): a plain tick, the cancel anywhere in
-    the tick, a cancel split into DEL and ZREM with the advance between them, then the record gone
-    before the tick. The whole cancel comes first: a guard missing there shows as a resurrected name."""
+    """The sweep's orders: a plain tick, the cancel anywhere, the split cancel, the record gone before the tick."""
     tick = ("read", "enqueue", "advance")
     out: list[tuple[str, ...]] = [tick]
     out += [order for order in permutations(STEPS) if [s for s in order if s in tick] == list(tick)]
@@ -131,10 +127,7 @@ def sweep_orders() -> list[tuple[str, ...]]:
 
 
 def stretch_orders() -> list[tuple[str, ...]]:
-    """The orders of the compare-and-set (the stretch): cancel and register anew anywhere in the tick
-    (register after cancel), then anew at the score the tick read with another period, then
-    ``rep.advance`` outside a tick (ARGV[3] and ARGV[4] "": no check), given the score it read (ARGV[4]
-    ""), and on a record deleted before it. A sweep that writes without a compare passes the last three."""
+    """The compare-and-set's orders: cancel and register anew anywhere, anew at the same score, rep.advance."""
     tick = ("read", "enqueue", "advance")
     out = [
         order
@@ -149,9 +142,7 @@ def stretch_orders() -> list[tuple[str, ...]]:
 
 
 def orders() -> list[tuple[str, ...]]:
-    """Every order the pump allows: the sweep's, then the compare-and-set's; the late tick after them
-    (it moves the race's clock on for good); ``rep.advance`` outside a tick last, so that an answer
-    wrong in a tick is shown the tick (a ZINCRBY by ARGV[4] is told of the late pump, not of ARGV[4] "")."""
+    """Every order the pump allows: the ticks, the late tick's last (it moves the clock on), then rep.advance."""
     every = [*sweep_orders(), *stretch_orders()]
     ticks = [order for order in every if not set(order) & set(SENT)]
     verbs = [order for order in every if set(order) & set(SENT)]
@@ -246,8 +237,7 @@ def _failed(
     error: str | None,
     difference: str | None = None,
 ) -> Check:
-    """The order failed at ``theirs.step``, after ``taken`` (from ``start``): its keys before it, after it,
-    and as they should be."""
+    """The order failed at ``theirs.step``: the keys before it, after it and as they should be."""
     before = taken[-1].after if taken else start
     if mine is None:
         return _laid_out(order, taken, theirs.step, f"the script failed: {error}", before=_keys(before))
@@ -258,7 +248,7 @@ def _failed(
 
 
 def _stopped(order: tuple[str, ...], stop: Stopped) -> Check:
-    """The check ends where a limit stopped the script: the steps up to it, and the limit."""
+    """The steps up to where a limit stopped the script, and the limit."""
     taken: list[Step] = getattr(stop, "taken", [])
     start = getattr(stop, "start", None)
     states = {} if start is None else {"before": _keys(taken[-1].after if taken else start)}

@@ -67,9 +67,7 @@ def _canonical(message: str) -> str:
 
 
 def explain_error(exc: BaseException) -> str:
-    """One line for a script error, the same on fakeredis and Valkey: ``line 3: <what>``, or
-    ``syntax error on line 1: <what>``, or the message alone when no line is known; control
-    characters escaped (``\\n``, ``\\x1b``)."""
+    """One line for a script error, the same on fakeredis and Valkey: ``line 3: <what>``, control characters escaped."""
     return printable(_explained(str(exc)))
 
 
@@ -101,10 +99,7 @@ def _explained(text: str) -> str:
 
 
 def attempt(run: Callable[[], T], returns: str) -> tuple[T | None, str | None]:
-    """``run()``, a verb that runs a learner's script; what went wrong comes back as one line
-    instead of an exception: a script error explained, or a reply no Outcome maps said beside
-    ``returns`` (what the script returns). A script stopped at a limit raises
-    :class:`~emq_lab.sandbox.Stopped` (explain it with explain_error)."""
+    """``run()``'s answer, or None and what went wrong in one line; a script stopped at a limit raises Stopped."""
     try:
         return run(), None
     except ResponseError as exc:

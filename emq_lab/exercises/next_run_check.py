@@ -37,8 +37,7 @@ Releases = tuple[int, ...]  # one lane's release instants, in ms
 
 @dataclass(frozen=True)
 class Setting:
-    """One scenario: the period, how long each run takes, and the pump's ticks (every
-    ``tick_ms`` from ``phase_ms`` after the start; 0 = exactly when due)."""
+    """One scenario: period, run length, the pump ticking every ``tick_ms`` (0: when due) from ``phase_ms``."""
 
     every_ms: int
     run_ms: int
@@ -100,7 +99,7 @@ def releases(lab: Lab, queue: str, setting: Setting, rule: Any) -> Releases:
 
 @dataclass
 class Budget:
-    """The time the learner's rule has spent in this check, over all its calls."""
+    """The time the learner's rule has spent in this check."""
 
     cpu_s: float = 0.0
     wall_s: float = 0.0
@@ -186,8 +185,7 @@ SETTINGS = st.builds(
 
 
 def check(fn: Callable[..., Any]) -> Check:
-    """Run ``fn`` as the pump's start-to-start rule for fixed and random settings. Whatever
-    ``fn`` is or does, the answer is a Check (a failed one says why)."""
+    """Whatever ``fn`` is or does, a Check of it as the pump's start-to-start rule."""
     if not callable(fn):
         said = f"got {type(fn).__name__} {validate.shown(fn)}"
         return _refused(f"your answer must be a function (release_ms, every_ms[, finish_ms]) -> next_ms; {said}")

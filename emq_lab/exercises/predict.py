@@ -31,13 +31,11 @@ class Field:
 
 
 class Predictions:
-    """The questions of one dive: ``predict(key=answer, ...)`` checks answers, ``fields()`` lists
-    them as a form shows them."""
+    """The questions of one dive: ``predict(key=answer, ...)`` checks answers, ``fields()`` lists them."""
 
     def __init__(
         self, dive: str, questions: tuple[Question, ...], record: Callable[[Check, Lab | None], Check] | None = None
     ) -> None:
-        """``record(check, lab)``, when given, records each verdict and answers it as recorded."""
         self.dive, self._record = dive, record
         self._questions = {q.key: q for q in questions}
 
@@ -46,10 +44,7 @@ class Predictions:
         return tuple(Field(q.key, q.ask, q.kind.unit, q.kind.example) for q in self._questions.values())
 
     def predict(self, *args: Lab, lab: Lab | None = None, **answer: Any) -> Check:
-        """Right or wrong, and why, for each answer given, and which questions it left out. An
-        answer that cannot be read, or a keyword that names no question, is a line of the verdict
-        (what was expected, and an example), and the other answers are still checked. A reason that
-        would answer another question of the dive waits until that one is answered too."""
+        """A line per answer (right, or not and why; unreadable: expected what), and the questions left out."""
         if args:
             if len(args) > 1 or lab is not None:
                 raise TypeError(
@@ -113,8 +108,7 @@ class Predictions:
 
 
 def _reason(question: Question, truth: Any, answer: dict[str, Any]) -> str:
-    """Why the truth is what it is; while a question its reason would answer is still open, only the
-    truth, and when the reason comes."""
+    """Why the truth is what it is, or only the truth while a question the reason answers is open."""
     waiting = [key for key in question.tells if key not in answer]
     if waiting:
         return f"{_show(truth)} (why, once you have answered {' and '.join(waiting)} too)"
@@ -122,7 +116,7 @@ def _reason(question: Question, truth: Any, answer: dict[str, Any]) -> str:
 
 
 def _misnamed(key: str, questions: dict[str, Question]) -> str:
-    """A keyword that names no question, as a line of the verdict, with the question it likely meant."""
+    """A keyword that names no question, with the question it likely meant."""
     near = difflib.get_close_matches(key, questions, n=1, cutoff=0.6)
     if near:
         return f"{key} is not a question; did you mean {near[0]}?"

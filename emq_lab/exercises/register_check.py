@@ -47,8 +47,7 @@ class CancelOp:
 
 @dataclass(frozen=True)
 class LeftOp:
-    """What a crash or a cancel half done left of ``name``: its registry row, due ``ago_ms`` ago, with
-    no record (``row``), or its record with no row (not ``row``); written as is, through no script."""
+    """What a crash or a half-done cancel left of ``name``: its row due ``ago_ms`` ago (``row``), or its record."""
 
     name: str
     row: bool
@@ -84,8 +83,7 @@ class State:
 
 
 def read_state(lab: Lab, queue: str, names: tuple[str, ...]) -> State:
-    """The registry rows and the records of ``names`` as the learner reads them, and every key
-    of the server (one round trip)."""
+    """The registry rows and the records of ``names``, and every key of the server."""
     k = lab.keyspace(queue)
     keys = keyspace(lab, queue)
     found = {key.name: key for key in keys}
@@ -127,8 +125,7 @@ def describe(op: BootOp | CancelOp, number: int, now_ms: int) -> str:
 
 
 def seed(lab: Lab, queue: str) -> None:
-    """What a queue holds besides its registrations: a job a tick enqueued and no worker took
-    yet (register must leave it, and the wait list, as they are)."""
+    """A job a tick enqueued and no worker took yet: register must leave it, and the wait list, as they are."""
     k = lab.keyspace(queue)
     pipe = lab.client.pipeline(transaction=False)
     pipe.set(k.counter, 1)
@@ -216,8 +213,7 @@ INTERLEAVINGS = st.lists(_ops, min_size=1, max_size=8).map(tuple)
 
 
 def check(lua_source: str) -> Check:
-    """Run ``lua_source`` as register.lua against every scenario; the first, smallest that fails
-    is explained, with the keyspace before and after."""
+    """The first, smallest scenario where ``lua_source`` as register.lua parts from the reference, explained."""
     return lua_check("register", lua_source, _search)
 
 
@@ -257,7 +253,7 @@ def _steps(steps: list[Played]) -> list[str]:
 
 
 def _stopped(scenario: str, steps: list[Played]) -> Check:
-    """The check ends where a limit stopped the script: the steps up to it, and the limit."""
+    """The steps up to where a limit stopped the script, and the limit."""
     head = f'register: FAILED in scenario "{scenario}"'
     if not steps:
         return failed("register", scenario, head, [])

@@ -1,9 +1,6 @@
-"""Valkey's cjson, bit and ``redis.sha1hex`` for the sandbox's Lua, in Python: Lua values in, Lua
-values out, and every error in the words Valkey 9 uses (lua_cjson 2.1.0, LuaBitOp 1.0.2), so a
-script reads the same text in the sandbox as on the server (tests/test_conformance.py measures it).
-
-Each function raises :class:`LuaArgError` or ``ValueError`` with the message alone; the runner
-(``runner.lua``) raises it in Lua at the script's line, as ``luaL_error`` does on Valkey.
+"""Valkey's cjson, bit and ``redis.sha1hex`` for the sandbox's Lua, in Python, each error in Valkey 9's
+words (lua_cjson 2.1.0, LuaBitOp 1.0.2; tests/test_conformance.py measures it): raised as
+:class:`LuaArgError` or ``ValueError``, the runner raises it in Lua at the script's line.
 """
 
 from __future__ import annotations
@@ -130,8 +127,7 @@ class Json:
         out.append(b"}")
 
     def _array_length(self, items: list[tuple[Any, Any]]) -> int:
-        """cjson's lua_array_length: the largest key when every key is a positive whole number
-        (0 for an empty table, -1 when not an array); an error when the array is too sparse."""
+        """cjson's lua_array_length: the largest key of an array, 0 when empty, -1 when not an array."""
         largest = 0
         for key, _ in items:
             if isinstance(key, bool) or not isinstance(key, (int, float)):
