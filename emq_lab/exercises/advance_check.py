@@ -1,11 +1,8 @@
-"""Dive 3's exercise: the learner writes advance.lua, the guard of the tick's last phase: its sweep,
-then (the stretch) its compare-and-set. The cancel race (``dives.race.Race``: the real tick in
-phases, a cancel, a cancel split into DEL and ZREM, a registration anew) is replayed in every order
-the pump allows, the sweep's orders first, with their script as the advance and, on a second
-queue, with the package's own. The first step where the two keyspaces part is explained: a
-dangling member, a cancelled name brought back, a newer registration overwritten (one made at
-another first run, or at the very score the tick read with another period), or a ``rep.advance``
-(which read nothing: ARGV[3] and ARGV[4] are "", no check) answered moved."""
+"""Dive 3's exercise: the learner writes advance.lua, the tick's last phase: its sweep, then (the
+stretch) its compare-and-set. The cancel race (``dives.race.Race``) is replayed in every order the
+pump allows, with their script as the advance and, on a second queue, the package's own; the first
+step where the two keyspaces part is explained (a dangling member, a cancelled name back, a newer
+registration overwritten, or a ``rep.advance``, which read nothing, answered moved)."""
 
 from __future__ import annotations
 
@@ -70,11 +67,10 @@ class CheckRace(Race):
     """The dive's race with steps more: a registration anew at the same score, the split cancel, rep.advance."""
 
     def why_not(self, step: str) -> str | None:
+        done = {s.step for s in self.taken}
         if step in SENT:
-            done = {s.step for s in self.taken}
             return f"{step}: once a round, outside the tick" if done else None
         if step in (SPLIT_DEL, SPLIT_ZREM):
-            done = {s.step for s in self.taken}
             if step in done or "cancel" in done:
                 return f"{step}: once a round, and not beside a whole cancel"
             if step == SPLIT_ZREM and SPLIT_DEL not in done:
@@ -82,7 +78,6 @@ class CheckRace(Race):
             return None
         if step != SAME_SCORE:
             return super().why_not(step)
-        done = {s.step for s in self.taken}
         if "cancel" not in done or step in done or REGISTER in done:
             return f"{step}: only once, after the cancel, instead of register"
         return None
@@ -328,12 +323,11 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
         return f"it wrote a record for {printable(sorted(set(mine.after.records))[0])}, which should not exist"
     said = mine.outcome.tuple if mine.outcome else "nothing"
     expected = theirs.outcome.tuple if theirs.outcome else "nothing"
-    return f"the advance answered {said}; here it should answer {expected} ({_meaning(theirs.outcome)})"
+    return f"the advance answered {said}; here it should answer {expected} ({MEANING.get(theirs.outcome, '')})"
 
 
-def _meaning(outcome: Outcome | None) -> str:
-    return {
-        Outcome.ADVANCED: "the row held what the tick read: moved to the next run",
-        Outcome.ABSENT: "the record is gone: the member is swept",
-        Outcome.MOVED: "the row no longer holds what the tick read: nothing written",
-    }.get(outcome or Outcome.ENQUEUED, "")
+MEANING: dict[Outcome | None, str] = {
+    Outcome.ADVANCED: "the row held what the tick read: moved to the next run",
+    Outcome.ABSENT: "the record is gone: the member is swept",
+    Outcome.MOVED: "the row no longer holds what the tick read: nothing written",
+}

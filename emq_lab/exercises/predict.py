@@ -58,53 +58,38 @@ class Predictions:
         if not answer:
             raise ValueError(f"answer: give at least one of {', '.join(self._questions)}")
         misnamed = {key: answer.pop(key) for key in [k for k in answer if k not in self._questions]}
-        given: dict[str, tuple[Any, str]] = {}
-        unread: dict[str, str] = {}
-        for key, value in answer.items():
-            question, kind = self._questions[key], self._questions[key].kind
-            try:
-                if isinstance(value, str) and any(c.isdigit() and not c.isascii() for c in value):
-                    raise ValueError("write its digits as 0-9")
-                said = answers.on_the_clock(value, question.minutes_from or question.clock)
-                given[key] = answers.plain(kind.read(said))
-            except ValueError as exc:
-                unread[key] = (
-                    f"{key}: could not read {validate.shown(value, 80)} as {kind.unit} ({exc}); try {kind.example}"
-                )
-        lines, right = [_misnamed(key, self._questions) for key in misnamed], not unread and not misnamed
         with session("predict") as (base, _):
-            for key in answer:
-                if key in unread:
-                    lines.append(unread[key])
-                    continue
-                question = self._questions[key]
-                said, note = given[key]
-                noted = f" ({note})" if note else ""
-                sim_lab = base.with_clock(SimClock(f"{DAY}T{question.clock}:00Z"))
-                try:
-                    truth, _ = answers.plain(question.kind.read(question.truth(sim_lab)))
-                except Exception as error:  # noqa: BLE001 - a fault of the sandbox is a line, not a traceback
-                    right = False
-                    lines.append(
-                        f"{key}: not checked - the sandbox failed ({explain_error(error)}); run the check again"
-                    )
-                    continue
-                finally:
-                    base.reset(QUEUE)
-                why = _reason(question, truth, answer)
-                if said == truth:
-                    lines.append(f"{key}: right{noted} - {why}")
-                else:
-                    right = False
-                    lines.append(
-                        f"{key}: not quite - you said {_show(said)}{noted}, it is {_show(truth)}"
-                        f"{_differs(said, truth)}: {why}"
-                    )
+            verdicts = [self._verdict(base, key, value, answer) for key, value in answer.items()]
+        lines = [_misnamed(key, self._questions) for key in misnamed] + [line for _, line in verdicts]
         skipped = [key for key in self._questions if key not in answer]
         if skipped:
             lines.append(f"not answered: {', '.join(skipped)}")
+        right = not misnamed and all(ok for ok, _ in verdicts)
         check = Check(f"{self.dive}.predict", right, "\n".join(lines))
         return check if self._record is None else self._record(check, lab)
+
+    def _verdict(self, base: Lab, key: str, value: Any, answer: dict[str, Any]) -> tuple[bool, str]:
+        """Whether ``value`` answers question ``key`` right, and the verdict's line."""
+        question, kind = self._questions[key], self._questions[key].kind
+        try:
+            if isinstance(value, str) and any(c.isdigit() and not c.isascii() for c in value):
+                raise ValueError("write its digits as 0-9")
+            said, note = answers.plain(kind.read(answers.on_the_clock(value, question.minutes_from or question.clock)))
+        except ValueError as exc:
+            unread = f"could not read {validate.shown(value, 80)} as {kind.unit} ({exc}); try {kind.example}"
+            return False, f"{key}: {unread}"
+        sim_lab = base.with_clock(SimClock(f"{DAY}T{question.clock}:00Z"))
+        try:
+            truth, _ = answers.plain(kind.read(question.truth(sim_lab)))
+        except Exception as error:  # noqa: BLE001 - a fault of the sandbox is a line, not a traceback
+            return False, f"{key}: not checked - the sandbox failed ({explain_error(error)}); run the check again"
+        finally:
+            base.reset(QUEUE)
+        noted, why = f" ({note})" if note else "", _reason(question, truth, answer)
+        if said == truth:
+            return True, f"{key}: right{noted} - {why}"
+        shown = f"you said {_show(said)}{noted}, it is {_show(truth)}{_differs(said, truth)}"
+        return False, f"{key}: not quite - {shown}: {why}"
 
 
 def _reason(question: Question, truth: Any, answer: dict[str, Any]) -> str:
