@@ -145,7 +145,7 @@ def orders() -> list[tuple[str, ...]]:
 
 
 def replay(race: Race, order: tuple[str, ...]) -> tuple[Snapshot, list[Step], str | None]:
-    """Reset the race and take ``order``; stops at a step whose script failed."""
+    """Reset the race and take ``order``; stops at a step whose script failed (or a limit stopped)."""
     clear(race.lab)  # a wrong script may have left a key reset cannot read
     start = race.reset()
     taken: list[Step] = []
@@ -156,9 +156,8 @@ def replay(race: Race, order: tuple[str, ...]) -> tuple[Snapshot, list[Step], st
             continue
         try:
             took, error = attempt(partial(race.step, step), "advance returns 1 (advanced), 0 (absent) or 2 (moved)")
-        except Stopped as stop:
-            stop.taken, stop.step, stop.start = taken, step, start  # type: ignore[attr-defined]
-            raise
+        except Stopped as stop:  # the sandbox is spent: the order ends here, and the check with it
+            return start, taken, explain_error(stop)
         if error:
             return start, taken, error
         assert took is not None
@@ -197,8 +196,8 @@ def _replay_all(learner_lab: Lab, reference_lab: Lab) -> Check:
         _, ref_steps, _ = replay(ref, order)
         try:
             start, steps, error = replay(yours, order)
-        except Stopped as stop:
-            return _stopped(order, stop)
+        except Stopped as stop:  # outside a step (resetting the race): no keys to show
+            return _laid_out(order, [], "", f"the script failed: {explain_error(stop)}")
         for i, theirs_step in enumerate(ref_steps):
             mine_step = steps[i] if i < len(steps) else None
             if mine_step is None or mine_step.outcome != theirs_step.outcome or mine_step.after != theirs_step.after:
@@ -240,14 +239,6 @@ def _failed(
     return _laid_out(
         order, taken, theirs.step, said, before=_keys(before), after=_keys(mine.after), expected=_keys(theirs.after)
     )
-
-
-def _stopped(order: tuple[str, ...], stop: Stopped) -> Check:
-    """The steps up to where a limit stopped the script, and the limit."""
-    taken: list[Step] = getattr(stop, "taken", [])
-    start = getattr(stop, "start", None)
-    states = {} if start is None else {"before": _keys(taken[-1].after if taken else start)}
-    return _laid_out(order, taken, getattr(stop, "step", ""), f"the script failed: {explain_error(stop)}", **states)
 
 
 def _laid_out(order: tuple[str, ...], taken: list[Step], step: str, what: str, **states: str) -> Check:

@@ -27,8 +27,6 @@ def plain(read: Any) -> tuple[Any, str]:
     return (read.value, read.note) if isinstance(read, Said) else (read, "")
 
 
-# -- outcomes --------------------------------------------------------------------------------------
-
 _WORDS = {o.value for o in Outcome} | {"nothing"}
 # The course's verdict words for a probe: "EXISTS = 1" (the record is there), "ZSCORE = nil".
 _PROBE = re.compile(r"\b(exists|zscore)\s*(?:=|->|answered|returned|returns)\s*(\S+)")
@@ -95,8 +93,6 @@ def choices(replies: dict[int, str]) -> str:
     """The outcomes a script answers, as a hint lists them: ``"registered" (1) or "exists" (0)``."""
     return " or ".join(f'"{name}" ({code})' for code, name in sorted(replies.items(), key=lambda c: -c[0]))
 
-
-# -- counts and minutes ---------------------------------------------------------------------------
 
 _NUMBER_WORDS = {
     "no": 0, "none": 0, "zero": 0, "nothing": 0, "nil": 0,
@@ -228,8 +224,6 @@ def minutes(value: Any) -> int | Said:
     return _whole(found)
 
 
-# -- times -----------------------------------------------------------------------------------------
-
 _TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])(?:\s*([ap])\.?m\b\.?)?")
 _EPOCH = re.compile(r"(?<!\d)(1\d{12})(?!\d)")  # an instant in epoch milliseconds, as the panels print it
 _MINUTES = re.compile(r"(?<![\d:\w])(:)(\d{2})\b")
@@ -316,8 +310,6 @@ def times(value: Any) -> tuple[str, ...]:
     return tuple(found)
 
 
-# -- registry entries ------------------------------------------------------------------------------
-
 # A row: a name, then "@", "next", "at", an arrow, "=", ":", "," or nothing, then its time (and its ms in brackets).
 _ROW = re.compile(
     r"(?<![\w:])(?!(?:next|at|row|rows|registry|one)\b)([a-z_]\w*)\s*(?:@|next\b|at\b|->|→|=|:|,|-)?\s*"
@@ -350,8 +342,6 @@ def entries(name: str) -> Callable[[Any], str]:
 
     return read
 
-
-# -- lanes -----------------------------------------------------------------------------------------
 
 _LANES = {
     "start to start": "start-to-start", "s2s": "start-to-start", "start to finish": "start-to-finish",

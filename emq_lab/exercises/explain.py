@@ -34,8 +34,6 @@ CHECK_LIMIT = (
 LIMITS = (TIME_LIMIT, MEMORY_LIMIT, CHECK_LIMIT)
 
 
-# -- errors ------------------------------------------------------------------------------------
-
 # fakeredis and Valkey word some command errors differently; the learner reads one wording.
 _UNDEFINED = r"'\1' is not defined (a typo, or a missing local?)"
 _CANON: tuple[tuple[str, str], ...] = (

@@ -180,8 +180,6 @@ def leave(lab: Lab, queue: str, op: LeftOp, now_ms: int) -> None:
         lab.client.hset(k.record(op.name), mapping={"every_ms": str(30 * MINUTE_MS), "template": '{"job": "old"}'})
 
 
-# -- the scenarios -------------------------------------------------------------------------------
-
 REPORT = BootOp("report")
 LONG_TEMPLATE = '{"job": "report", "note": "' + "Grüße, 東京 — ünïcödé; " * 100 + '"}'  # 3.3 KB, not ASCII
 FIXED: tuple[tuple[str, tuple[Op, ...]], ...] = (

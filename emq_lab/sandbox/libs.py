@@ -54,8 +54,6 @@ class Json:
         self._module, self._runtime = module, runtime
         self.null: Any = None
 
-    # -- encode ---------------------------------------------------------------------------------
-
     def encode(self, *args: Any) -> bytes:
         if len(args) != 1:
             raise LuaArgError("bad argument #1 to 'encode' (expected 1 argument)")
@@ -138,8 +136,6 @@ class Json:
         if largest > len(items) * SPARSE_RATIO and largest > SPARSE_SAFE:
             raise ValueError("Cannot serialise table: excessively sparse array")
         return largest
-
-    # -- decode ---------------------------------------------------------------------------------
 
     def decode(self, *args: Any) -> Any:
         if len(args) != 1:
@@ -333,9 +329,6 @@ class _Parser:
                 token = self.next()
         self.depth -= 1
         return self.codec._runtime.table_from(items)
-
-
-# -- bit (LuaBitOp) ------------------------------------------------------------------------------
 
 
 def _tobit(value: Any, position: int, name: str) -> int:
