@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from hypothesis import HealthCheck, Phase, Verbosity, configuration, find, settings
 from hypothesis import strategies as st
@@ -83,16 +83,24 @@ def with_scripts(lab: Lab, **sources: str) -> Lab:
     return Lab(client, lab.clock, "a sandbox (private fakeredis)", namespace=lab.namespace, scripts=scripts)
 
 
+def checked(exercise: str, refusal: str | None, run: Callable[[Lab, Lab], Check], *, lua: bool = False) -> Check:
+    """``run(sandbox's lab, reference's lab)`` (:func:`session`) unless refused: a Check, whatever the answer does."""
+    if refusal is not None:
+        return Check(exercise, False, f"{exercise}: FAILED: your answer {refusal}")
+    try:
+        with session(exercise, lua=lua) as (sandboxed, reference):
+            return run(sandboxed, reference)
+    except (Exception, SystemExit, GeneratorExit) as error:  # noqa: BLE001 - no answer may break the checker
+        return unexpected(exercise, error)
+
+
 def lua_check(exercise: str, lua_source: object, compare: Callable[[Lab, Lab], Check]) -> Check:
-    """``compare(learner, reference)`` in the sandbox, the learner running ``lua_source``: a Check, whatever it does."""
-    if (why := refused(exercise, lua_source)) is not None:
-        return Check(exercise, False, f"{exercise}: FAILED: your answer {why}")
-    assert isinstance(lua_source, str)
-    with session(exercise, lua=True) as (sandboxed, reference):
-        try:
-            return compare(with_scripts(sandboxed, **{exercise: lua_source}), reference)
-        except Exception as error:  # noqa: BLE001 - no answer may break the checker
-            return unexpected(exercise, error)
+    """:func:`checked`: ``compare(learner, reference)``, the learner's lab running ``lua_source``."""
+
+    def run(sandboxed: Lab, reference: Lab) -> Check:
+        return compare(with_scripts(sandboxed, **{exercise: cast(str, lua_source)}), reference)
+
+    return checked(exercise, refused(exercise, lua_source), run, lua=True)
 
 
 def failed(

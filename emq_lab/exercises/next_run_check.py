@@ -19,7 +19,7 @@ from .. import validate
 from ..clock import INSTANTS, MAX_INSTANT_MS, MIN_INSTANT_MS, duration, moment, parse_instant, whole_ms
 from ..dives.common import one_registration
 from ..schedule import MINUTE_MS, Measure, first_tick_at_or_after
-from .check import START, Check, passed, queues, search, session, sim, unexpected
+from .check import START, Check, checked, passed, queues, search, sim
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -186,43 +186,41 @@ SETTINGS = st.builds(
 
 def check(fn: Callable[..., Any]) -> Check:
     """Whatever ``fn`` is or does, a Check of it as the pump's start-to-start rule."""
+    return checked("next_run", _refusal(fn), lambda sandboxed, _: _check(fn, sandboxed))
+
+
+def _refusal(fn: object) -> str | None:
+    """Why ``fn`` is not a rule the check can call, or None."""
     if not callable(fn):
         said = f"got {type(fn).__name__} {validate.shown(fn)}"
-        return _refused(f"your answer must be a function (release_ms, every_ms[, finish_ms]) -> next_ms; {said}")
+        return f"must be a function (release_ms, every_ms[, finish_ms]) -> next_ms; {said}"
     try:
         _arity(fn)
     except ValueError as exc:
-        return _refused(f"your answer must be {str(exc).removeprefix('fn: expected ')}")
-    try:
-        return _check(fn)
-    except (Exception, SystemExit, GeneratorExit) as error:  # noqa: BLE001 - no answer may break the checker
-        return unexpected("next_run", error)
+        return f"must be {str(exc).removeprefix('fn: expected ')}"
+    return None
 
 
-def _refused(reason: str) -> Check:
-    return Check("next_run", False, f"next_run: FAILED: {reason}")
-
-
-def _check(fn: Callable[..., Any]) -> Check:
+def _check(fn: Callable[..., Any], base: Lab) -> Check:
+    """The first setting where ``fn``'s releases part from start-to-start's, explained; else passed."""
     mine, theirs = queues("next-run")
     budget = Budget()  # the rule's time over the whole check
-    with session("next-run") as (base, _):
 
-        def failure(name: str, setting: Setting) -> Check | None:
-            ref = releases(base, theirs, setting, Measure.START_TO_START)
-            try:
-                yours = releases(base, mine, setting, _wrapped(fn, setting, budget))
-                error = None
-            except RuleError as exc:
-                yours, error = (), str(exc)
-            parted = next((i for i, (a, b) in enumerate(zip(yours, ref, strict=False)) if a != b), None)
-            if parted is None and len(yours) != len(ref):
-                parted = min(len(yours), len(ref))
-            if parted is None and error is None:
-                return None
-            return _failed(name, setting, yours, ref, parted, error, fn)
+    def failure(name: str, setting: Setting) -> Check | None:
+        ref = releases(base, theirs, setting, Measure.START_TO_START)
+        try:
+            yours = releases(base, mine, setting, _wrapped(fn, setting, budget))
+            error = None
+        except RuleError as exc:
+            yours, error = (), str(exc)
+        parted = next((i for i, (a, b) in enumerate(zip(yours, ref, strict=False)) if a != b), None)
+        if parted is None and len(yours) != len(ref):
+            parted = min(len(yours), len(ref))
+        if parted is None and error is None:
+            return None
+        return _failed(name, setting, yours, ref, parted, error, fn)
 
-        found, tried = search("next_run", FIXED, SETTINGS, failure, random="random settings", examples=EXAMPLES)
+    found, tried = search("next_run", FIXED, SETTINGS, failure, random="random settings", examples=EXAMPLES)
     if found is not None:
         return found
     return passed(
