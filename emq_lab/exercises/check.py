@@ -96,11 +96,10 @@ def checked(exercise: str, refusal: str | None, run: Callable[[Lab, Lab], Check]
 
 def lua_check(exercise: str, lua_source: object, compare: Callable[[Lab, Lab], Check]) -> Check:
     """:func:`checked`: ``compare(learner, reference)``, the learner's lab running ``lua_source``."""
-
-    def run(sandboxed: Lab, reference: Lab) -> Check:
-        return compare(with_scripts(sandboxed, **{exercise: cast(str, lua_source)}), reference)
-
-    return checked(exercise, refused(exercise, lua_source), run, lua=True)
+    scripts = {exercise: cast(str, lua_source)}
+    return checked(
+        exercise, refused(exercise, lua_source), lambda mine, ref: compare(with_scripts(mine, **scripts), ref), lua=True
+    )
 
 
 def failed(

@@ -1,10 +1,5 @@
 """A learner's script error as one readable line, the same on the sandbox and on Valkey; and
-:func:`attempt`, which runs one call of a checker and hands back its error as that line.
-
-The learner's Lua runs in :mod:`emq_lab.sandbox` (never on the lab's server); a script that a
-limit stopped ends the check (:class:`~emq_lab.sandbox.Stopped`), since the rest of the
-check would only meet the same limit again.
-"""
+:func:`attempt`, one call of a checker with its error as that line (a limit raises Stopped)."""
 
 from __future__ import annotations
 

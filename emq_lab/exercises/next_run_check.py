@@ -1,8 +1,6 @@
-"""Dive 2's exercise: the learner writes the start-to-start rule as a Python function. It runs
-as the real pump's rule (``Pump(rule=...)``) on a queue of its own, the pump's own
-start-to-start on a second queue; both on SimClocks, with the pump ticking late by a random
-delay and a worker whose runs take a random time. The first release where they part is the
-counterexample, shown beside the reference's timeline."""
+"""Dive 2's exercise: the learner's start-to-start rule, a Python function, runs as the real pump's
+rule on a queue of its own, the pump's own on a second, both with late ticks and runs of random
+length; the first release where they part is shown beside the reference's timeline."""
 
 from __future__ import annotations
 
