@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import select
 import shutil
@@ -215,15 +216,9 @@ def command(directory: Path) -> list[str]:
     return [sys.executable, "-I", "-B", "-X", "utf8", "-c", _BOOT, str(directory), package, *paths]
 
 
-_started = False
-
-
+@functools.cache
 def _first_start() -> None:
     """Before the first worker: make the kernel non-dumpable (unreadable through /proc), remove stale dirs."""
-    global _started
-    if _started:
-        return
-    _started = True
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError):
             from .worker import _PR_SET_DUMPABLE, _prctl
