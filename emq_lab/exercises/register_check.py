@@ -226,13 +226,13 @@ def _search(learner: Lab, reference: Lab) -> Check:
         yours, ref = run(learner, mine, ops), run(reference, theirs, ops)
         for i, (step, expected) in enumerate(zip(yours, ref, strict=False)):
             if step.error or step.answer != expected.answer or step.after != expected.after:
-                return _failed(name, yours, ref, i)
+                return _failed(name, yours[: i + 1], ref)
         return None
 
     try:
         found, tried = search("register", FIXED, INTERLEAVINGS, failure, random="random interleavings", last=(TWENTY,))
     except Stopped as stop:
-        return _stopped(scenario, getattr(stop, "steps", []))
+        return _failed(scenario, getattr(stop, "steps", []))
     if found is not None:
         return found
     return passed(
@@ -246,28 +246,19 @@ def _search(learner: Lab, reference: Lab) -> Check:
     )
 
 
-def _steps(steps: list[Played]) -> list[str]:
-    return [f"{step.label} -> {step.answer.tuple if step.answer else '?'}" for step in steps]
-
-
-def _stopped(scenario: str, steps: list[Played]) -> Check:
-    """The steps up to where a limit stopped the script, and the limit."""
+def _failed(scenario: str, yours: list[Played], ref: list[Played] | None = None) -> Check:
+    """The steps that went right, then the last of ``yours``: where it parts from ``ref`` (None: a limit stopped it)."""
     head = f'register: FAILED in scenario "{scenario}"'
-    if not steps:
+    if not yours:
         return failed("register", scenario, head, [])
-    last = steps[-1]
-    return failed(
-        "register", scenario, head, _steps(steps[:-1]), last.label, f"the script failed: {last.error}",
-        before=last.before.text(),
-    )  # fmt: skip
-
-
-def _failed(scenario: str, yours: list[Played], ref: list[Played], i: int) -> Check:
-    mine, theirs = yours[i], ref[i]
-    return failed(
-        "register", scenario, f'register: FAILED in scenario "{scenario}"', _steps(yours[:i]), mine.label,
-        why(mine, theirs), before=mine.before.text(), after=mine.after.text(), expected=theirs.after.text(),
-    )  # fmt: skip
+    *went, mine = yours
+    steps = [f"{step.label} -> {step.answer.tuple if step.answer else '?'}" for step in went]
+    if ref is None:
+        what = f"the script failed: {mine.error}"
+        return failed("register", scenario, head, steps, mine.label, what, before=mine.before.text())
+    theirs = ref[len(went)]
+    states = {"before": mine.before.text(), "after": mine.after.text(), "expected": theirs.after.text()}
+    return failed("register", scenario, head, steps, mine.label, why(mine, theirs), **states)
 
 
 def why(mine: Played, ref: Played) -> str:
