@@ -32,35 +32,23 @@ RECORD_TIMEOUT_S = 2.0
 
 
 def _recorded(check: Check, lab: Lab | None) -> Check:
-    """Record ``check``'s result in ``lab``'s namespace (a fresh connection's when None). The
-    verdict stands whatever the server does: when it is down, stalled or refuses the learner (a
-    password rotated), the check says its result was not recorded, and why; nothing is raised."""
-    why = _record(check, lab)
-    if why is None:
-        return check
-    return dataclasses.replace(check, text=f"{check.text}\n  (not recorded for your instructor: {why})")
-
-
-def _record(check: Check, lab: Lab | None) -> str | None:
-    """None once recorded, else why not."""
-    target = lab
+    """``check``, recorded in ``lab``'s namespace (a fresh connection's when None), or saying why not."""
+    target, why = lab, None
     try:
         target = lab if lab is not None else connect(timeout_s=RECORD_TIMEOUT_S)
-        if progress.record(target, check.exercise, check.passed):
-            return None
-        target.client.ping()  # the reason the write failed, when the server has one
-        return "the server did not take the write (a user that may not write its progress key?)"
+        if not progress.record(target, check.exercise, check.passed):
+            target.client.ping()  # the reason the write failed, when the server has one
+            why = "the server did not take the write (a user that may not write its progress key?)"
     except Exception as error:  # noqa: BLE001 - any failure to reach the server is reported, not raised
-        return _why(error)
+        said = str(error).strip()
+        why = f"{type(error).__name__}: {said.splitlines()[0][:300]}" if said else type(error).__name__
     finally:
         if lab is None and target is not None:
             with contextlib.suppress(Exception):
                 target.close()
-
-
-def _why(error: Exception) -> str:
-    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    return f"{type(error).__name__}: {text[:300]}" if text else type(error).__name__
+    if why is not None:
+        check = dataclasses.replace(check, text=f"{check.text}\n  (not recorded for your instructor: {why})")
+    return check
 
 
 def _recording(checker: Callable[..., Check]) -> Callable[..., Check]:

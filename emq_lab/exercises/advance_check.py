@@ -1,11 +1,8 @@
-"""Dive 3's exercise: the learner writes advance.lua, the guard of the tick's last phase: its sweep,
-then (the stretch) its compare-and-set. The cancel race (``dives.race.Race``: the real tick in
-phases, a cancel, a cancel split into DEL and ZREM, a registration anew) is replayed in every order
-the pump allows, the sweep's orders first, with their script as the advance and, on a second
-queue, with the package's own. The first step where the two keyspaces part is explained: a
-dangling member, a cancelled name brought back, a newer registration overwritten (one made at
-another first run, or at the very score the tick read with another period), or a ``rep.advance``
-(which read nothing: ARGV[3] and ARGV[4] are "", no check) answered moved."""
+"""Dive 3's exercise: the learner writes advance.lua, the tick's last phase: its sweep, then (the
+stretch) its compare-and-set. The cancel race (``dives.race.Race``) is replayed in every order the
+pump allows, with their script as the advance and, on a second queue, the package's own; the first
+step where the two keyspaces part is explained (a dangling member, a cancelled name back, a newer
+registration overwritten, or a ``rep.advance``, which read nothing, answered moved)."""
 
 from __future__ import annotations
 
@@ -67,16 +64,13 @@ BEFORE_THE_TICK: dict[str, Callable[[Race], object]] = {
 
 
 class CheckRace(Race):
-    """The dive's race with steps more: :data:`SAME_SCORE`, after the cancel, in place of the
-    dive's registration anew (first run in 30 min); the split cancel; :data:`VERB`, an advance
-    outside the tick."""
+    """The dive's race with steps more: a registration anew at the same score, the split cancel, rep.advance."""
 
     def why_not(self, step: str) -> str | None:
+        done = {s.step for s in self.taken}
         if step in SENT:
-            done = {s.step for s in self.taken}
             return f"{step}: once a round, outside the tick" if done else None
         if step in (SPLIT_DEL, SPLIT_ZREM):
-            done = {s.step for s in self.taken}
             if step in done or "cancel" in done:
                 return f"{step}: once a round, and not beside a whole cancel"
             if step == SPLIT_ZREM and SPLIT_DEL not in done:
@@ -84,7 +78,6 @@ class CheckRace(Race):
             return None
         if step != SAME_SCORE:
             return super().why_not(step)
-        done = {s.step for s in self.taken}
         if "cancel" not in done or step in done or REGISTER in done:
             return f"{step}: only once, after the cancel, instead of register"
         return None
@@ -117,9 +110,7 @@ class CheckRace(Race):
 
 
 def sweep_orders() -> list[tuple[str, ...]]:
-    """The orders the page's ``@advance`` must pass (the sweep): a plain tick, the cancel anywhere in
-    the tick, a cancel split into DEL and ZREM with the advance between them, then the record gone
-    before the tick. The whole cancel comes first: a guard missing there shows as a resurrected name."""
+    """The sweep's orders: a plain tick, the cancel anywhere, the split cancel, the record gone before the tick."""
     tick = ("read", "enqueue", "advance")
     out: list[tuple[str, ...]] = [tick]
     out += [order for order in permutations(STEPS) if [s for s in order if s in tick] == list(tick)]
@@ -131,10 +122,7 @@ def sweep_orders() -> list[tuple[str, ...]]:
 
 
 def stretch_orders() -> list[tuple[str, ...]]:
-    """The orders of the compare-and-set (the stretch): cancel and register anew anywhere in the tick
-    (register after cancel), then anew at the score the tick read with another period, then
-    ``rep.advance`` outside a tick (ARGV[3] and ARGV[4] "": no check), given the score it read (ARGV[4]
-    ""), and on a record deleted before it. A sweep that writes without a compare passes the last three."""
+    """The compare-and-set's orders: cancel and register anew anywhere, anew at the same score, rep.advance."""
     tick = ("read", "enqueue", "advance")
     out = [
         order
@@ -149,9 +137,7 @@ def stretch_orders() -> list[tuple[str, ...]]:
 
 
 def orders() -> list[tuple[str, ...]]:
-    """Every order the pump allows: the sweep's, then the compare-and-set's; the late tick after them
-    (it moves the race's clock on for good); ``rep.advance`` outside a tick last, so that an answer
-    wrong in a tick is shown the tick (a ZINCRBY by ARGV[4] is told of the late pump, not of ARGV[4] "")."""
+    """Every order the pump allows: the ticks, the late tick's last (it moves the clock on), then rep.advance."""
     every = [*sweep_orders(), *stretch_orders()]
     ticks = [order for order in every if not set(order) & set(SENT)]
     verbs = [order for order in every if set(order) & set(SENT)]
@@ -159,7 +145,7 @@ def orders() -> list[tuple[str, ...]]:
 
 
 def replay(race: Race, order: tuple[str, ...]) -> tuple[Snapshot, list[Step], str | None]:
-    """Reset the race and take ``order``; stops at a step whose script failed."""
+    """Reset the race and take ``order``; stops at a step whose script failed (or a limit stopped)."""
     clear(race.lab)  # a wrong script may have left a key reset cannot read
     start = race.reset()
     taken: list[Step] = []
@@ -170,9 +156,8 @@ def replay(race: Race, order: tuple[str, ...]) -> tuple[Snapshot, list[Step], st
             continue
         try:
             took, error = attempt(partial(race.step, step), "advance returns 1 (advanced), 0 (absent) or 2 (moved)")
-        except Stopped as stop:
-            stop.taken, stop.step, stop.start = taken, step, start  # type: ignore[attr-defined]
-            raise
+        except Stopped as stop:  # the sandbox is spent: the order ends here, and the check with it
+            return start, taken, explain_error(stop)
         if error:
             return start, taken, error
         assert took is not None
@@ -211,8 +196,8 @@ def _replay_all(learner_lab: Lab, reference_lab: Lab) -> Check:
         _, ref_steps, _ = replay(ref, order)
         try:
             start, steps, error = replay(yours, order)
-        except Stopped as stop:
-            return _stopped(order, stop)
+        except Stopped as stop:  # outside a step (resetting the race): no keys to show
+            return _laid_out(order, [], "", f"the script failed: {explain_error(stop)}")
         for i, theirs_step in enumerate(ref_steps):
             mine_step = steps[i] if i < len(steps) else None
             if mine_step is None or mine_step.outcome != theirs_step.outcome or mine_step.after != theirs_step.after:
@@ -246,8 +231,7 @@ def _failed(
     error: str | None,
     difference: str | None = None,
 ) -> Check:
-    """The order failed at ``theirs.step``, after ``taken`` (from ``start``): its keys before it, after it,
-    and as they should be."""
+    """The order failed at ``theirs.step``: the keys before it, after it and as they should be."""
     before = taken[-1].after if taken else start
     if mine is None:
         return _laid_out(order, taken, theirs.step, f"the script failed: {error}", before=_keys(before))
@@ -255,14 +239,6 @@ def _failed(
     return _laid_out(
         order, taken, theirs.step, said, before=_keys(before), after=_keys(mine.after), expected=_keys(theirs.after)
     )
-
-
-def _stopped(order: tuple[str, ...], stop: Stopped) -> Check:
-    """The check ends where a limit stopped the script: the steps up to it, and the limit."""
-    taken: list[Step] = getattr(stop, "taken", [])
-    start = getattr(stop, "start", None)
-    states = {} if start is None else {"before": _keys(taken[-1].after if taken else start)}
-    return _laid_out(order, taken, getattr(stop, "step", ""), f"the script failed: {explain_error(stop)}", **states)
 
 
 def _laid_out(order: tuple[str, ...], taken: list[Step], step: str, what: str, **states: str) -> Check:
@@ -338,12 +314,11 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
         return f"it wrote a record for {printable(sorted(set(mine.after.records))[0])}, which should not exist"
     said = mine.outcome.tuple if mine.outcome else "nothing"
     expected = theirs.outcome.tuple if theirs.outcome else "nothing"
-    return f"the advance answered {said}; here it should answer {expected} ({_meaning(theirs.outcome)})"
+    return f"the advance answered {said}; here it should answer {expected} ({MEANING.get(theirs.outcome, '')})"
 
 
-def _meaning(outcome: Outcome | None) -> str:
-    return {
-        Outcome.ADVANCED: "the row held what the tick read: moved to the next run",
-        Outcome.ABSENT: "the record is gone: the member is swept",
-        Outcome.MOVED: "the row no longer holds what the tick read: nothing written",
-    }.get(outcome or Outcome.ENQUEUED, "")
+MEANING: dict[Outcome | None, str] = {
+    Outcome.ADVANCED: "the row held what the tick read: moved to the next run",
+    Outcome.ABSENT: "the record is gone: the member is swept",
+    Outcome.MOVED: "the row no longer holds what the tick read: nothing written",
+}

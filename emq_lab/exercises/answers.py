@@ -1,7 +1,6 @@
-"""Reading a learner's answer to a prediction in any form a dive prints it (each reader lists its
-forms): an outcome, a count, minutes, times of day, registry rows, a lane. Each reader returns one
-canonical value (or a :class:`Said` with a note) or raises a ValueError that says, in a few words,
-why the text is not that kind of answer."""
+"""Reading a learner's answer to a prediction in any form a dive prints it: an outcome, a count,
+minutes, times of day, registry rows, a lane (tests/test_predict.py holds the forms). Each reader
+returns one value (or a :class:`Said` with a note) or raises a ValueError that says why not."""
 
 from __future__ import annotations
 
@@ -28,8 +27,6 @@ def plain(read: Any) -> tuple[Any, str]:
     return (read.value, read.note) if isinstance(read, Said) else (read, "")
 
 
-# -- outcomes --------------------------------------------------------------------------------------
-
 _WORDS = {o.value for o in Outcome} | {"nothing"}
 # The course's verdict words for a probe: "EXISTS = 1" (the record is there), "ZSCORE = nil".
 _PROBE = re.compile(r"\b(exists|zscore)\s*(?:=|->|answered|returned|returns)\s*(\S+)")
@@ -49,13 +46,8 @@ def outcome(
     probes: Mapping[str, tuple[str | None, str]] | None = None,
     phrases: Mapping[str, str] | None = None,
 ) -> Callable[[Any], str]:
-    """A reader for one script's outcome, in any form the dives print it: ``"exists"``,
-    ``":exists"``, ``"{:ok, :exists}"``, ``":ok :exists"``, ``"ok exists"``, ``"Outcome.EXISTS"``,
-    an Outcome, the raw integer (``0``, ``"raw 0"``, ``"returns 0"``), or a whole verdict line that
-    names one outcome; any case. ``probes`` reads the script's probe as the pages write it
-    (``"EXISTS = 1"``): for each probe, the outcome when it finds something and when it finds nothing
-    (None: the probe alone does not tell). ``phrases`` maps the pages' own words for an outcome to it
-    (``"already registered"``: exists); a negated outcome (``"not exists"``) is refused, not ignored."""
+    """A reader of one script's outcome in any form the dives print it (``"{:ok, :exists}"``, ``0``, ...);
+    ``probes``: a probe's outcome when it finds something and when not (``"EXISTS = 1"``); ``phrases``: words."""
     known = probes or {}
 
     def read(value: Any) -> str:
@@ -101,8 +93,6 @@ def choices(replies: dict[int, str]) -> str:
     """The outcomes a script answers, as a hint lists them: ``"registered" (1) or "exists" (0)``."""
     return " or ".join(f'"{name}" ({code})' for code, name in sorted(replies.items(), key=lambda c: -c[0]))
 
-
-# -- counts and minutes ---------------------------------------------------------------------------
 
 _NUMBER_WORDS = {
     "no": 0, "none": 0, "zero": 0, "nothing": 0, "nil": 0,
@@ -151,9 +141,7 @@ def _tokens(value: str) -> list[str]:
 
 
 def _one_number(value: Any, allowed: set[str]) -> tuple[int | float, list[str]]:
-    """The one number in ``value`` and its words; a ValueError for none, two, or a word it cannot place.
-    A line of ``|``-separated parts, as the dives print their state, is read when exactly one part is
-    a number (``"occurrences in a day: 0 | clock now ..."``)."""
+    """The one number in ``value`` (or in the one part of a ``|``-separated line that has one) and its words."""
     if isinstance(value, str) and "|" in value:
         read, errors = [], []
         for part in value.split("|"):
@@ -198,9 +186,7 @@ _ASIDE = re.compile(r"\([^)]*\)|(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?!\d)")  # "(
 
 
 def number(value: Any) -> int:
-    """A whole number: ``3``, ``"3"``, ``"3,000"``, ``"3 rows"``, ``"1 entry"``, ``"size 1"``,
-    ``"registry rows: 1"``, ``"20 orders"``, ``"0 occurrence(s) fired"``, ``"none"``, ``"one"``; a
-    list of job ids as the dives print them (``"JOB-000001, JOB-000002"``) counts its jobs."""
+    """A whole number: ``3``, ``"3,000"``, ``"registry rows: 1"``, ``"none"``, or a list of job ids, counted."""
     if isinstance(value, str) and (ids := _JOB_ID.findall(value.lower())):
         rest = re.findall(r"[a-z_]+", _ASIDE.sub(" ", _JOB_ID.sub(" ", value.lower())))
         if all(word in _COUNT_WORDS for word in rest):
@@ -216,9 +202,7 @@ def _whole(found: int | float) -> int:
 
 
 def minutes(value: Any) -> int | Said:
-    """Whole minutes: ``15``, ``"15 min"``, ``"5m"``, ``"+12 min"``, ``"0 s"``, ``"1 hour"``; a bare
-    number of a minute or more in milliseconds (``900000``), or one marked ``ms``, read as
-    milliseconds, with a note saying so."""
+    """Whole minutes (``"15 min"``, ``"1 hour"``, ``"0 s"``); milliseconds (``900000``) read as such, with a note."""
     found, words = _one_number(value, _COUNT_WORDS | _MINUTE_WORDS | set(_MINUTE_UNITS) | set(_OTHER_UNITS))
     units = [w for w in words if w in _MINUTE_UNITS or w in _OTHER_UNITS]
     if len(set(units)) > 1:
@@ -240,8 +224,6 @@ def minutes(value: Any) -> int | Said:
     return _whole(found)
 
 
-# -- times -----------------------------------------------------------------------------------------
-
 _TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])(?:\s*([ap])\.?m\b\.?)?")
 _EPOCH = re.compile(r"(?<!\d)(1\d{12})(?!\d)")  # an instant in epoch milliseconds, as the panels print it
 _MINUTES = re.compile(r"(?<![\d:\w])(:)(\d{2})\b")
@@ -256,7 +238,7 @@ _DOTTED = re.compile(r"(?<![\d.:,])(\d{1,2})[.h](\d{2})(?![\d.])")  # "09.15", "
 
 
 def _spoken(text: str) -> str:
-    """``text`` with times in words or with a dot (``"quarter past nine"``, ``"9.15"``, ``"10h17"``) as H:MM."""
+    """``text`` with times in words or with a dot (``"quarter past nine"``, ``"9.15"``) as H:MM."""
 
     def said(match: re.Match[str]) -> str:
         minute = _SPOKEN_MINUTES[match[1]]
@@ -269,9 +251,7 @@ def _spoken(text: str) -> str:
 
 
 def on_the_clock(value: Any, clock: str) -> Any:
-    """Bare minutes (``":00, :15, :30, :45"``, ``"on :17 :32 :47"``, as the dives print the grid)
-    read on the question's clock: they start in its hour (or the next, for a minute before the
-    clock's) and move to the next hour each time a minute goes back down."""
+    """Bare minutes (``":00 :15"``) as times on the question's clock, the hour moving on as minutes go down."""
     hour, last = int(clock[:2]), int(clock[3:5])
 
     def fill(text: str) -> str:
@@ -314,9 +294,7 @@ def _times_in(text: str) -> list[str]:
 
 
 def times(value: Any) -> tuple[str, ...]:
-    """Times as a list or tuple (``["09:00", "9:15"]``) or one line (``"09:00 09:15"``, commas,
-    slashes and words around them allowed: ``"then 10:17 10:32 10:47"``); ``HH:MM:SS`` is
-    read as ``HH:MM`` when its seconds are 00."""
+    """Times of day, as a list or one line (``"then 10:17 10:32"``); ``HH:MM:SS`` at :00 read as ``HH:MM``."""
     if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
         found = [t for v in value for t in _times_in(v)]
         if len(found) != len(value):
@@ -332,8 +310,6 @@ def times(value: Any) -> tuple[str, ...]:
     return tuple(found)
 
 
-# -- registry entries ------------------------------------------------------------------------------
-
 # A row: a name, then "@", "next", "at", an arrow, "=", ":", "," or nothing, then its time (and its ms in brackets).
 _ROW = re.compile(
     r"(?<![\w:])(?!(?:next|at|row|rows|registry|one)\b)([a-z_]\w*)\s*(?:@|next\b|at\b|->|→|=|:|,|-)?\s*"
@@ -343,11 +319,7 @@ _EMPTY = {"", "(empty)", "empty", "none", "(none)", "nothing", "no rows", "0 row
 
 
 def entries(name: str) -> Callable[[Any], str]:
-    """A reader for registry entries, as the dives and panels print them, in any case:
-    ``"report @ 09:45"``, ``"report @ 09:45:00"``, ``"digest @ 09:15 (1767604500000)"``,
-    ``"digest  next 09:15 (1767604500000)"`` (the BootPanel's row), ``"registry: report @ 9:45"``,
-    ``"registry = report @ 09:45; records: report"`` (the checkers' line), a ``("report", "09:45")``
-    pair, or a time alone (``"09:45"``), read as ``name``'s row. Several rows: ``"a @ 09:15, b @ 09:30"``."""
+    """A reader of registry rows as the dives and panels print them (``"report @ 09:45"``; a time alone: ``name``'s)."""
 
     def read(value: Any) -> str:
         if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
@@ -371,8 +343,6 @@ def entries(name: str) -> Callable[[Any], str]:
     return read
 
 
-# -- lanes -----------------------------------------------------------------------------------------
-
 _LANES = {
     "start to start": "start-to-start", "s2s": "start-to-start", "start to finish": "start-to-finish",
     "s2f": "start-to-finish", "fixed grid": "fixed grid", "grid": "fixed grid",
@@ -381,8 +351,7 @@ _LANES = {
 
 
 def lane(value: Any) -> str:
-    """A lane as the dives print it, in any case: ``"fixed grid"``, ``"the grid"``, ``"grid"``,
-    ``"start-to-start"``, ``"the start-to-finish lane"``."""
+    """A lane as the dives print it: ``"fixed grid"``, ``"the grid"``, ``"start-to-start"``, ..."""
     if not isinstance(value, str):
         raise ValueError(f"{type(value).__name__} is not a lane")
     text = value.strip().lower().replace("'s", "").replace("’s", "")

@@ -1,6 +1,4 @@
-"""What every checker shares: the Check it returns, the sandbox it runs on, its own queues, the
-fixed start instant and the settings hypothesis searches with; and :func:`with_scripts`, a lab that
-runs a learner's Lua in place of the course's scripts."""
+"""What every checker shares: its Check, its sandbox and queues, its search; and :func:`with_scripts`."""
 
 from __future__ import annotations
 
@@ -11,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from hypothesis import HealthCheck, Phase, Verbosity, configuration, find, settings
 from hypothesis import strategies as st
@@ -74,48 +72,40 @@ def unsteady(exercise: str, scenario: str) -> Check:
 
 
 def with_scripts(lab: Lab, **sources: str) -> Lab:
-    """``lab`` with some scripts replaced by Lua source, e.g. ``with_scripts(lab, advance=text)``:
-    every verb and the pump of the lab returned run that text. A learner's Lua never runs on the
-    lab's server: the lab returned lives in the sandbox (:func:`emq_lab.sandbox.shared`, a private
-    fakeredis in a worker process, empty at first, shared by every such lab of this kernel), with
-    ``lab``'s clock and namespace. A lab already in a sandbox stays in it."""
+    """``lab`` whose verbs and pump run the Lua given (``with_scripts(lab, advance=text)``), on the
+    sandbox (:func:`emq_lab.sandbox.shared`, never the lab's server), with ``lab``'s clock and namespace."""
     for name, source in sources.items():
-        if not isinstance(source, str):
-            raise ValueError(f"{name}: expected the script's Lua source as text, got {type(source).__name__}")
-        try:
-            source.encode()
-        except UnicodeEncodeError as error:
-            raise ValueError(
-                f"{name}: the script's text cannot be encoded as UTF-8 (a lone surrogate "
-                f"{source[error.start]!r} at character {error.start})"
-            ) from None
+        if (why := refused(name, source)) is not None:
+            raise ValueError(f"{name}: the script's text {why}")
     client = lab.client if sandbox.owns(lab.client) else sandbox.shared().client
     base = lab.scripts if client is lab.client else Scripts.load(client)
     scripts = base.replacing(client, **sources)
     return Lab(client, lab.clock, "a sandbox (private fakeredis)", namespace=lab.namespace, scripts=scripts)
 
 
+def checked(exercise: str, refusal: str | None, run: Callable[[Lab, Lab], Check], *, lua: bool = False) -> Check:
+    """``run(sandbox's lab, reference's lab)`` (:func:`session`) unless refused: a Check, whatever the answer does."""
+    if refusal is not None:
+        return Check(exercise, False, f"{exercise}: FAILED: your answer {refusal}")
+    try:
+        with session(exercise, lua=lua) as (sandboxed, reference):
+            return run(sandboxed, reference)
+    except (Exception, SystemExit, GeneratorExit) as error:  # noqa: BLE001 - no answer may break the checker
+        return unexpected(exercise, error)
+
+
 def lua_check(exercise: str, lua_source: object, compare: Callable[[Lab, Lab], Check]) -> Check:
-    """The frame of a check of a learner's ``<exercise>.lua``: an answer that is not Lua text is
-    refused; else ``compare(learner, reference)`` runs in the sandbox (:func:`session`), the
-    learner's lab running the script; whatever the script does, the answer is a Check."""
-    refused = lua_text(exercise, f"{exercise}.lua", lua_source)
-    if refused is not None:
-        return refused
-    assert isinstance(lua_source, str)
-    with session(exercise, lua=True) as (sandboxed, reference):
-        try:
-            return compare(with_scripts(sandboxed, **{exercise: lua_source}), reference)
-        except Exception as error:  # noqa: BLE001 - no answer may break the checker
-            return unexpected(exercise, error)
+    """:func:`checked`: ``compare(learner, reference)``, the learner's lab running ``lua_source``."""
+    scripts = {exercise: cast(str, lua_source)}
+    return checked(
+        exercise, refused(exercise, lua_source), lambda mine, ref: compare(with_scripts(mine, **scripts), ref), lua=True
+    )
 
 
 def failed(
     exercise: str, scenario: str, head: str, steps: list[str], step: str | None = None, what: str = "", **states: str
 ) -> Check:
-    """A failed Check laid out as every checker lays it out: ``head``, the steps that went as they
-    should, the ``step`` that failed and ``what`` went wrong, then the keyspace ``before``, ``after``
-    and ``expected`` of it (those given)."""
+    """A failed Check: ``head``, the steps taken, the ``step`` that failed and ``what`` went wrong, then ``states``."""
     lines = [head, *(f"  {taken}" for taken in steps)]
     if step is not None:
         lines += [f"  {step}", f"    what went wrong: {what}"]
@@ -129,25 +119,21 @@ def unexpected(exercise: str, error: BaseException) -> Check:
     return Check(exercise, False, text[:2000])
 
 
-def lua_text(exercise: str, script: str, answer: object) -> Check | None:
-    """None when ``answer`` can be run as a Lua script; else the failed Check that says why (not
-    text, empty, or text that cannot be sent: a lone surrogate has no UTF-8 form)."""
-    if not isinstance(answer, str):
-        got = f"{type(answer).__name__} {shown(answer)}"
-        why = f"your answer must be the Lua text of {script} (a str); got {got}"
-    elif not answer.strip():
-        why = f"your answer is empty; write the Lua text of {script}"
-    else:
-        try:
-            answer.encode("utf-8")
-            return None
-        except UnicodeEncodeError as error:
-            line, char = answer.count("\n", 0, error.start) + 1, ascii(answer[error.start])
-            why = (
-                f"line {line} holds {char}, a character that has no UTF-8 form (a lone surrogate), so the script "
-                "cannot be sent to a server; remove it"
-            )
-    return Check(exercise, False, f"{exercise}: FAILED: {why}")
+def refused(script: str, text: object) -> str | None:
+    """Why ``text`` cannot run as ``<script>.lua`` (not text, empty, a character with no UTF-8 form), or None."""
+    if not isinstance(text, str):
+        return f"must be the Lua text of {script}.lua (a str); got {type(text).__name__} {shown(text)}"
+    if not text.strip():
+        return f"is empty; write the Lua text of {script}.lua"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        line, char = text.count("\n", 0, error.start) + 1, ascii(text[error.start])
+        return (
+            f"cannot be encoded as UTF-8: line {line} holds {char}, a character that has no UTF-8 form (a lone "
+            "surrogate), so the script cannot be sent to a server; remove it"
+        )
+    return None
 
 
 def queues(exercise: str) -> tuple[str, str]:
@@ -157,13 +143,8 @@ def queues(exercise: str) -> tuple[str, str]:
 
 @contextmanager
 def session(exercise: str, *, lua: bool = False) -> Iterator[tuple[Lab, Lab]]:
-    """The two labs a checker runs on, reading now from START: the kernel's sandbox
-    (:func:`emq_lab.sandbox.for_checks`, wiped; with ``lua``, the check of a learner's Lua, its
-    scripts all stop after :data:`~emq_lab.sandbox.CHECK_S`), where the learner's script runs, and the
-    reference's: a private fakeredis of this check's own in this process, where no learner's
-    script ever runs, so nothing a script plants in its Lua state can reach the reference. No
-    check touches the learner's own lab: nothing is read from it or written to it, whatever its
-    server (one that refuses a learner's EVAL included)."""
+    """The sandbox's lab (wiped; with ``lua``, under the check's limit) and the reference's: a private
+    fakeredis where no learner's script runs. Nothing is read from or written to the learner's own lab."""
     import fakeredis
 
     box = sandbox.for_checks(sandbox.CHECK_S if lua else None)
@@ -184,9 +165,7 @@ def session(exercise: str, *, lua: bool = False) -> Iterator[tuple[Lab, Lab]]:
 
 @dataclass(frozen=True)
 class Key:
-    """One key of a checker's private server, as a scheduler depends on it: its name (the
-    queue's name written ``{q}``, so the learner's and the reference's compare), its type,
-    whether it expires, and its value as text."""
+    """One key of a checker's server: its name (the queue written ``{q}``), type, whether it expires, value."""
 
     name: str
     kind: str
@@ -204,37 +183,20 @@ _READS: dict[str, Callable[[Any, str], Any]] = {
 }
 
 
-def _guess(name: str) -> str:
-    """The type a key of a queue has when every script was right (the read sent with TYPE)."""
-    if name.endswith(":repeat") or name.endswith(":delayed"):
-        return "zset"
-    if ":repeat:" in name or ":job:" in name:
-        return "hash"
-    return "list" if name.endswith(":wait") else "string"
-
-
 def keyspace(lab: Lab, queue: str) -> tuple[Key, ...]:
-    """Every key of ``lab``'s server (a checker's own: the sandbox or the private reference),
-    sorted by name: whatever a script may have written, inside its queue or not. Two round
-    trips when every key has the type its name says (the read is sent with TYPE and PTTL), a
-    third for the keys that have not."""
+    """Every key of ``lab``'s server (whatever a script wrote, inside its queue or not), sorted by name."""
     client = lab.client
     names = sorted(str(name) for name in client.keys("*"))  # both clients decode replies: str already
     pipe = client.pipeline(transaction=False)
     for name in names:
         pipe.type(name)
         pipe.pttl(name)
-        _READS[_guess(name)](pipe, name)
     found = pipe.execute(raise_on_error=False)
-    kinds, ttls, values = found[0::3], found[1::3], found[2::3]
-    wrong = [i for i, (name, kind) in enumerate(zip(names, kinds, strict=True)) if kind != _guess(name)]
-    if wrong:
-        pipe = client.pipeline(transaction=False)
-        for i in wrong:
-            read = _READS.get(kinds[i], lambda pipe, key: pipe.type(key))  # a stream: its type is enough
-            read(pipe, names[i])
-        for i, value in zip(wrong, pipe.execute(raise_on_error=False), strict=True):
-            values[i] = value
+    kinds, ttls = found[0::2], found[1::2]
+    pipe = client.pipeline(transaction=False)
+    for name, kind in zip(names, kinds, strict=True):
+        _READS.get(kind, lambda pipe, key: pipe.type(key))(pipe, name)  # a stream: its type is enough
+    values = pipe.execute(raise_on_error=False)
     out = []
     for name, kind, ttl, value in zip(names, kinds, ttls, values, strict=True):
         if isinstance(value, dict):
@@ -287,8 +249,7 @@ def key_differences(mine: tuple[Key, ...], reference: tuple[Key, ...]) -> list[s
 
 
 def clear(lab: Lab) -> None:
-    """Empty a checker's private server (the sandbox, or the reference's own) before a scenario:
-    every key, whatever its type or name (a wrong script can write anywhere on it)."""
+    """Empty a checker's private server (a wrong script can write anywhere on it)."""
     found = lab.client.keys("*")
     if found:
         lab.client.delete(*found)
@@ -304,12 +265,8 @@ def search(
     examples: int = EXAMPLES,
     last: Iterable[tuple[str, T]] = (),
 ) -> tuple[Check | None, int]:
-    """A checker's search: each scenario of ``fixed`` in turn, then ``random`` ones drawn from
-    ``strategy`` (hypothesis, with a fixed seed and no example database: the first that fails,
-    shrunk to the smallest), then each of ``last``; ``failure(scenario, value)`` runs one and
-    answers its failed Check, or None. The first failed Check (None: every one passed) and how
-    many random scenarios ran. A script whose answers change from run to run is a failed Check; a
-    script stopped at a limit ends the search at once and raises :class:`~emq_lab.sandbox.Stopped`."""
+    """The first failed Check of ``fixed``, then ``random``'s draws (shrunk), then ``last``; and how many were
+    drawn. A script whose answers change from run to run fails; one stopped at a limit raises Stopped."""
     for name, value in fixed:
         if (found := failure(name, value)) is not None:
             return found, 0
@@ -350,8 +307,7 @@ _home: list[str] = []
 
 @contextmanager
 def _hypothesis_home() -> Iterator[None]:
-    """hypothesis writes a cache (``.hypothesis/constants``) into the working directory, which is
-    the learner's notebook folder: while a checker searches, it writes into a temp dir of its own."""
+    """hypothesis's cache goes to a temp dir of its own, not the learner's notebook folder."""
     if not _home:
         _home.append(tempfile.mkdtemp(prefix="emq-lab-hypothesis-"))
         atexit.register(shutil.rmtree, _home[0], True)

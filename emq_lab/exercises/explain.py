@@ -1,10 +1,5 @@
 """A learner's script error as one readable line, the same on the sandbox and on Valkey; and
-:func:`attempt`, which runs one call of a checker and hands back its error as that line.
-
-The learner's Lua runs in :mod:`emq_lab.sandbox` (never on the lab's server); a script that a
-limit stopped ends the check (:class:`~emq_lab.sandbox.Stopped`), since the rest of the
-check would only meet the same limit again.
-"""
+:func:`attempt`, one call of a checker with its error as that line (a limit raises Stopped)."""
 
 from __future__ import annotations
 
@@ -33,8 +28,6 @@ CHECK_LIMIT = (
 )
 LIMITS = (TIME_LIMIT, MEMORY_LIMIT, CHECK_LIMIT)
 
-
-# -- errors ------------------------------------------------------------------------------------
 
 # fakeredis and Valkey word some command errors differently; the learner reads one wording.
 _UNDEFINED = r"'\1' is not defined (a typo, or a missing local?)"
@@ -67,9 +60,7 @@ def _canonical(message: str) -> str:
 
 
 def explain_error(exc: BaseException) -> str:
-    """One line for a script error, the same on fakeredis and Valkey: ``line 3: <what>``, or
-    ``syntax error on line 1: <what>``, or the message alone when no line is known; control
-    characters escaped (``\\n``, ``\\x1b``)."""
+    """One line for a script error, the same on fakeredis and Valkey: ``line 3: <what>``, control characters escaped."""
     return printable(_explained(str(exc)))
 
 
@@ -101,10 +92,7 @@ def _explained(text: str) -> str:
 
 
 def attempt(run: Callable[[], T], returns: str) -> tuple[T | None, str | None]:
-    """``run()``, a verb that runs a learner's script; what went wrong comes back as one line
-    instead of an exception: a script error explained, or a reply no Outcome maps said beside
-    ``returns`` (what the script returns). A script stopped at a limit raises
-    :class:`~emq_lab.sandbox.Stopped` (explain it with explain_error)."""
+    """``run()``'s answer, or None and what went wrong in one line; a script stopped at a limit raises Stopped."""
     try:
         return run(), None
     except ResponseError as exc:

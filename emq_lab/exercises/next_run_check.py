@@ -1,8 +1,6 @@
-"""Dive 2's exercise: the learner writes the start-to-start rule as a Python function. It runs
-as the real pump's rule (``Pump(rule=...)``) on a queue of its own, the pump's own
-start-to-start on a second queue; both on SimClocks, with the pump ticking late by a random
-delay and a worker whose runs take a random time. The first release where they part is the
-counterexample, shown beside the reference's timeline."""
+"""Dive 2's exercise: the learner's start-to-start rule, a Python function, runs as the real pump's
+rule on a queue of its own, the pump's own on a second, both with late ticks and runs of random
+length; the first release where they part is shown beside the reference's timeline."""
 
 from __future__ import annotations
 
@@ -19,7 +17,7 @@ from .. import validate
 from ..clock import INSTANTS, MAX_INSTANT_MS, MIN_INSTANT_MS, duration, moment, parse_instant, whole_ms
 from ..dives.common import one_registration
 from ..schedule import MINUTE_MS, Measure, first_tick_at_or_after
-from .check import START, Check, passed, queues, search, session, sim, unexpected
+from .check import START, Check, checked, passed, queues, search, sim
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -37,8 +35,7 @@ Releases = tuple[int, ...]  # one lane's release instants, in ms
 
 @dataclass(frozen=True)
 class Setting:
-    """One scenario: the period, how long each run takes, and the pump's ticks (every
-    ``tick_ms`` from ``phase_ms`` after the start; 0 = exactly when due)."""
+    """One scenario: period, run length, the pump ticking every ``tick_ms`` (0: when due) from ``phase_ms``."""
 
     every_ms: int
     run_ms: int
@@ -100,7 +97,7 @@ def releases(lab: Lab, queue: str, setting: Setting, rule: Any) -> Releases:
 
 @dataclass
 class Budget:
-    """The time the learner's rule has spent in this check, over all its calls."""
+    """The time the learner's rule has spent in this check."""
 
     cpu_s: float = 0.0
     wall_s: float = 0.0
@@ -186,45 +183,42 @@ SETTINGS = st.builds(
 
 
 def check(fn: Callable[..., Any]) -> Check:
-    """Run ``fn`` as the pump's start-to-start rule for fixed and random settings. Whatever
-    ``fn`` is or does, the answer is a Check (a failed one says why)."""
+    """Whatever ``fn`` is or does, a Check of it as the pump's start-to-start rule."""
+    return checked("next_run", _refusal(fn), lambda sandboxed, _: _check(fn, sandboxed))
+
+
+def _refusal(fn: object) -> str | None:
+    """Why ``fn`` is not a rule the check can call, or None."""
     if not callable(fn):
         said = f"got {type(fn).__name__} {validate.shown(fn)}"
-        return _refused(f"your answer must be a function (release_ms, every_ms[, finish_ms]) -> next_ms; {said}")
+        return f"must be a function (release_ms, every_ms[, finish_ms]) -> next_ms; {said}"
     try:
         _arity(fn)
     except ValueError as exc:
-        return _refused(f"your answer must be {str(exc).removeprefix('fn: expected ')}")
-    try:
-        return _check(fn)
-    except (Exception, SystemExit, GeneratorExit) as error:  # noqa: BLE001 - no answer may break the checker
-        return unexpected("next_run", error)
+        return f"must be {str(exc).removeprefix('fn: expected ')}"
+    return None
 
 
-def _refused(reason: str) -> Check:
-    return Check("next_run", False, f"next_run: FAILED: {reason}")
-
-
-def _check(fn: Callable[..., Any]) -> Check:
+def _check(fn: Callable[..., Any], base: Lab) -> Check:
+    """The first setting where ``fn``'s releases part from start-to-start's, explained; else passed."""
     mine, theirs = queues("next-run")
     budget = Budget()  # the rule's time over the whole check
-    with session("next-run") as (base, _):
 
-        def failure(name: str, setting: Setting) -> Check | None:
-            ref = releases(base, theirs, setting, Measure.START_TO_START)
-            try:
-                yours = releases(base, mine, setting, _wrapped(fn, setting, budget))
-                error = None
-            except RuleError as exc:
-                yours, error = (), str(exc)
-            parted = next((i for i, (a, b) in enumerate(zip(yours, ref, strict=False)) if a != b), None)
-            if parted is None and len(yours) != len(ref):
-                parted = min(len(yours), len(ref))
-            if parted is None and error is None:
-                return None
-            return _failed(name, setting, yours, ref, parted, error, fn)
+    def failure(name: str, setting: Setting) -> Check | None:
+        ref = releases(base, theirs, setting, Measure.START_TO_START)
+        try:
+            yours = releases(base, mine, setting, _wrapped(fn, setting, budget))
+            error = None
+        except RuleError as exc:
+            yours, error = (), str(exc)
+        parted = next((i for i, (a, b) in enumerate(zip(yours, ref, strict=False)) if a != b), None)
+        if parted is None and len(yours) != len(ref):
+            parted = min(len(yours), len(ref))
+        if parted is None and error is None:
+            return None
+        return _failed(name, setting, yours, ref, parted, error, fn)
 
-        found, tried = search("next_run", FIXED, SETTINGS, failure, random="random settings", examples=EXAMPLES)
+    found, tried = search("next_run", FIXED, SETTINGS, failure, random="random settings", examples=EXAMPLES)
     if found is not None:
         return found
     return passed(

@@ -31,13 +31,11 @@ class Field:
 
 
 class Predictions:
-    """The questions of one dive: ``predict(key=answer, ...)`` checks answers, ``fields()`` lists
-    them as a form shows them."""
+    """The questions of one dive: ``predict(key=answer, ...)`` checks answers, ``fields()`` lists them."""
 
     def __init__(
         self, dive: str, questions: tuple[Question, ...], record: Callable[[Check, Lab | None], Check] | None = None
     ) -> None:
-        """``record(check, lab)``, when given, records each verdict and answers it as recorded."""
         self.dive, self._record = dive, record
         self._questions = {q.key: q for q in questions}
 
@@ -46,10 +44,7 @@ class Predictions:
         return tuple(Field(q.key, q.ask, q.kind.unit, q.kind.example) for q in self._questions.values())
 
     def predict(self, *args: Lab, lab: Lab | None = None, **answer: Any) -> Check:
-        """Right or wrong, and why, for each answer given, and which questions it left out. An
-        answer that cannot be read, or a keyword that names no question, is a line of the verdict
-        (what was expected, and an example), and the other answers are still checked. A reason that
-        would answer another question of the dive waits until that one is answered too."""
+        """A line per answer (right, or not and why; unreadable: expected what), and the questions left out."""
         if args:
             if len(args) > 1 or lab is not None:
                 raise TypeError(
@@ -63,58 +58,42 @@ class Predictions:
         if not answer:
             raise ValueError(f"answer: give at least one of {', '.join(self._questions)}")
         misnamed = {key: answer.pop(key) for key in [k for k in answer if k not in self._questions]}
-        given: dict[str, tuple[Any, str]] = {}
-        unread: dict[str, str] = {}
-        for key, value in answer.items():
-            question, kind = self._questions[key], self._questions[key].kind
-            try:
-                if isinstance(value, str) and any(c.isdigit() and not c.isascii() for c in value):
-                    raise ValueError("write its digits as 0-9")
-                said = answers.on_the_clock(value, question.minutes_from or question.clock)
-                given[key] = answers.plain(kind.read(said))
-            except ValueError as exc:
-                unread[key] = (
-                    f"{key}: could not read {validate.shown(value, 80)} as {kind.unit} ({exc}); try {kind.example}"
-                )
-        lines, right = [_misnamed(key, self._questions) for key in misnamed], not unread and not misnamed
         with session("predict") as (base, _):
-            for key in answer:
-                if key in unread:
-                    lines.append(unread[key])
-                    continue
-                question = self._questions[key]
-                said, note = given[key]
-                noted = f" ({note})" if note else ""
-                sim_lab = base.with_clock(SimClock(f"{DAY}T{question.clock}:00Z"))
-                try:
-                    truth, _ = answers.plain(question.kind.read(question.truth(sim_lab)))
-                except Exception as error:  # noqa: BLE001 - a fault of the sandbox is a line, not a traceback
-                    right = False
-                    lines.append(
-                        f"{key}: not checked - the sandbox failed ({explain_error(error)}); run the check again"
-                    )
-                    continue
-                finally:
-                    base.reset(QUEUE)
-                why = _reason(question, truth, answer)
-                if said == truth:
-                    lines.append(f"{key}: right{noted} - {why}")
-                else:
-                    right = False
-                    lines.append(
-                        f"{key}: not quite - you said {_show(said)}{noted}, it is {_show(truth)}"
-                        f"{_differs(said, truth)}: {why}"
-                    )
+            verdicts = [self._verdict(base, key, value, answer) for key, value in answer.items()]
+        lines = [_misnamed(key, self._questions) for key in misnamed] + [line for _, line in verdicts]
         skipped = [key for key in self._questions if key not in answer]
         if skipped:
             lines.append(f"not answered: {', '.join(skipped)}")
+        right = not misnamed and all(ok for ok, _ in verdicts)
         check = Check(f"{self.dive}.predict", right, "\n".join(lines))
         return check if self._record is None else self._record(check, lab)
 
+    def _verdict(self, base: Lab, key: str, value: Any, answer: dict[str, Any]) -> tuple[bool, str]:
+        """Whether ``value`` answers question ``key`` right, and the verdict's line."""
+        question, kind = self._questions[key], self._questions[key].kind
+        try:
+            if isinstance(value, str) and any(c.isdigit() and not c.isascii() for c in value):
+                raise ValueError("write its digits as 0-9")
+            said, note = answers.plain(kind.read(answers.on_the_clock(value, question.minutes_from or question.clock)))
+        except ValueError as exc:
+            unread = f"could not read {validate.shown(value, 80)} as {kind.unit} ({exc}); try {kind.example}"
+            return False, f"{key}: {unread}"
+        sim_lab = base.with_clock(SimClock(f"{DAY}T{question.clock}:00Z"))
+        try:
+            truth, _ = answers.plain(kind.read(question.truth(sim_lab)))
+        except Exception as error:  # noqa: BLE001 - a fault of the sandbox is a line, not a traceback
+            return False, f"{key}: not checked - the sandbox failed ({explain_error(error)}); run the check again"
+        finally:
+            base.reset(QUEUE)
+        noted, why = f" ({note})" if note else "", _reason(question, truth, answer)
+        if said == truth:
+            return True, f"{key}: right{noted} - {why}"
+        shown = f"you said {_show(said)}{noted}, it is {_show(truth)}{_differs(said, truth)}"
+        return False, f"{key}: not quite - {shown}: {why}"
+
 
 def _reason(question: Question, truth: Any, answer: dict[str, Any]) -> str:
-    """Why the truth is what it is; while a question its reason would answer is still open, only the
-    truth, and when the reason comes."""
+    """Why the truth is what it is, or only the truth while a question the reason answers is open."""
     waiting = [key for key in question.tells if key not in answer]
     if waiting:
         return f"{_show(truth)} (why, once you have answered {' and '.join(waiting)} too)"
@@ -122,7 +101,7 @@ def _reason(question: Question, truth: Any, answer: dict[str, Any]) -> str:
 
 
 def _misnamed(key: str, questions: dict[str, Question]) -> str:
-    """A keyword that names no question, as a line of the verdict, with the question it likely meant."""
+    """A keyword that names no question, with the question it likely meant."""
     near = difflib.get_close_matches(key, questions, n=1, cutoff=0.6)
     if near:
         return f"{key} is not a question; did you mean {near[0]}?"

@@ -27,8 +27,7 @@ DAY = "2026-01-05"  # the dives' simulated day; each question names its time of 
 
 @dataclass(frozen=True)
 class Kind:
-    """A kind of answer: how a learner's text is read, what it is (a form's hint, and the line for
-    an answer that cannot be read), and an example of its form (not necessarily the right one)."""
+    """A kind of answer: how it is read, what it is, and an example of its form (not necessarily right)."""
 
     read: Callable[[Any], Any]
     unit: str
@@ -37,8 +36,7 @@ class Kind:
 
 @dataclass(frozen=True)
 class Question:
-    """One prediction: the keyword, the question, how to read the truth off the package, the kind of
-    answer, and why the truth is what it is."""
+    """One prediction: keyword, question, how to read the truth, kind of answer, why the truth is so."""
 
     key: str
     ask: str
@@ -59,7 +57,7 @@ def registry(name: str, at: str) -> Kind:
 
 
 def outcome(replies: dict[int, str], probe: Any, example: str, **words: tuple[str, ...]) -> Kind:
-    """An outcome: ``words`` are the pages' own words for each outcome (``exists=("already there",)``)."""
+    """An outcome; ``words`` are the pages' own words for each (``exists=("already there",)``)."""
     said = {phrase: meant for meant, phrases in words.items() for phrase in phrases}
     return Kind(answers.outcome(replies, probe, said), "an outcome", f'"{example}", "{{:ok, :{example}}}" or 1')
 

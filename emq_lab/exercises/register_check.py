@@ -47,8 +47,7 @@ class CancelOp:
 
 @dataclass(frozen=True)
 class LeftOp:
-    """What a crash or a cancel half done left of ``name``: its registry row, due ``ago_ms`` ago, with
-    no record (``row``), or its record with no row (not ``row``); written as is, through no script."""
+    """What a crash or a half-done cancel left of ``name``: its row due ``ago_ms`` ago (``row``), or its record."""
 
     name: str
     row: bool
@@ -84,8 +83,7 @@ class State:
 
 
 def read_state(lab: Lab, queue: str, names: tuple[str, ...]) -> State:
-    """The registry rows and the records of ``names`` as the learner reads them, and every key
-    of the server (one round trip)."""
+    """The registry rows and the records of ``names``, and every key of the server."""
     k = lab.keyspace(queue)
     keys = keyspace(lab, queue)
     found = {key.name: key for key in keys}
@@ -127,8 +125,7 @@ def describe(op: BootOp | CancelOp, number: int, now_ms: int) -> str:
 
 
 def seed(lab: Lab, queue: str) -> None:
-    """What a queue holds besides its registrations: a job a tick enqueued and no worker took
-    yet (register must leave it, and the wait list, as they are)."""
+    """A job a tick enqueued and no worker took yet: register must leave it, and the wait list, as they are."""
     k = lab.keyspace(queue)
     pipe = lab.client.pipeline(transaction=False)
     pipe.set(k.counter, 1)
@@ -183,8 +180,6 @@ def leave(lab: Lab, queue: str, op: LeftOp, now_ms: int) -> None:
         lab.client.hset(k.record(op.name), mapping={"every_ms": str(30 * MINUTE_MS), "template": '{"job": "old"}'})
 
 
-# -- the scenarios -------------------------------------------------------------------------------
-
 REPORT = BootOp("report")
 LONG_TEMPLATE = '{"job": "report", "note": "' + "Grüße, 東京 — ünïcödé; " * 100 + '"}'  # 3.3 KB, not ASCII
 FIXED: tuple[tuple[str, tuple[Op, ...]], ...] = (
@@ -216,8 +211,7 @@ INTERLEAVINGS = st.lists(_ops, min_size=1, max_size=8).map(tuple)
 
 
 def check(lua_source: str) -> Check:
-    """Run ``lua_source`` as register.lua against every scenario; the first, smallest that fails
-    is explained, with the keyspace before and after."""
+    """The first, smallest scenario where ``lua_source`` as register.lua parts from the reference, explained."""
     return lua_check("register", lua_source, _search)
 
 
@@ -232,13 +226,13 @@ def _search(learner: Lab, reference: Lab) -> Check:
         yours, ref = run(learner, mine, ops), run(reference, theirs, ops)
         for i, (step, expected) in enumerate(zip(yours, ref, strict=False)):
             if step.error or step.answer != expected.answer or step.after != expected.after:
-                return _failed(name, yours, ref, i)
+                return _failed(name, yours[: i + 1], ref)
         return None
 
     try:
         found, tried = search("register", FIXED, INTERLEAVINGS, failure, random="random interleavings", last=(TWENTY,))
     except Stopped as stop:
-        return _stopped(scenario, getattr(stop, "steps", []))
+        return _failed(scenario, getattr(stop, "steps", []))
     if found is not None:
         return found
     return passed(
@@ -252,28 +246,19 @@ def _search(learner: Lab, reference: Lab) -> Check:
     )
 
 
-def _steps(steps: list[Played]) -> list[str]:
-    return [f"{step.label} -> {step.answer.tuple if step.answer else '?'}" for step in steps]
-
-
-def _stopped(scenario: str, steps: list[Played]) -> Check:
-    """The check ends where a limit stopped the script: the steps up to it, and the limit."""
+def _failed(scenario: str, yours: list[Played], ref: list[Played] | None = None) -> Check:
+    """The steps that went right, then the last of ``yours``: where it parts from ``ref`` (None: a limit stopped it)."""
     head = f'register: FAILED in scenario "{scenario}"'
-    if not steps:
+    if not yours:
         return failed("register", scenario, head, [])
-    last = steps[-1]
-    return failed(
-        "register", scenario, head, _steps(steps[:-1]), last.label, f"the script failed: {last.error}",
-        before=last.before.text(),
-    )  # fmt: skip
-
-
-def _failed(scenario: str, yours: list[Played], ref: list[Played], i: int) -> Check:
-    mine, theirs = yours[i], ref[i]
-    return failed(
-        "register", scenario, f'register: FAILED in scenario "{scenario}"', _steps(yours[:i]), mine.label,
-        why(mine, theirs), before=mine.before.text(), after=mine.after.text(), expected=theirs.after.text(),
-    )  # fmt: skip
+    *went, mine = yours
+    steps = [f"{step.label} -> {step.answer.tuple if step.answer else '?'}" for step in went]
+    if ref is None:
+        what = f"the script failed: {mine.error}"
+        return failed("register", scenario, head, steps, mine.label, what, before=mine.before.text())
+    theirs = ref[len(went)]
+    states = {"before": mine.before.text(), "after": mine.after.text(), "expected": theirs.after.text()}
+    return failed("register", scenario, head, steps, mine.label, why(mine, theirs), **states)
 
 
 def why(mine: Played, ref: Played) -> str:

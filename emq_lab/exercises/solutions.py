@@ -21,8 +21,7 @@ def _lua(name: str) -> str:
 
 
 def start_to_start(release_ms: int, every_ms: int, finish_ms: int) -> int:
-    """The reference rule: the next run starts one period after this one started; the finish
-    does not count."""
+    """The reference rule: one period after this run started; the finish does not count."""
     return release_ms + every_ms
 
 
@@ -69,22 +68,19 @@ def hint(exercise: str, level: int = 1) -> str:
 
 
 def solution(exercise: str) -> Any:
-    """The reference solution: Lua text for register and advance, the function for next_run
-    (``inspect.getsource`` shows its code). For instructors; nothing calls it by default."""
+    """The reference solution: Lua text for register and advance, the function for next_run."""
     chosen = _exercise(exercise)
     return start_to_start if chosen == "next_run" else _lua(f"{chosen}.solution")
 
 
 def buggy(exercise: str) -> str | Callable[[int, int, int], int]:
-    """The version for "fix the bug": register ZADDs before it probes; advance sweeps but has no
-    compare-and-set (the stretch of dive 3's exercise); the rule is finish-based."""
+    """The version for "fix the bug": register ZADDs first, advance has no compare-and-set, the rule drifts."""
     chosen = _exercise(exercise)
     return finish_based if chosen == "next_run" else _lua(f"{chosen}.buggy")
 
 
 def skeleton(exercise: str) -> str:
-    """The Lua a learner starts from: register without its guard and writes; advance without its
-    sweep (dive 3's exercise) and compare-and-set (its stretch), always writing the next run."""
+    """The Lua a learner starts from: without the guard and writes (register), the sweep and compare (advance)."""
     chosen = _exercise(exercise)
     if chosen == "next_run":
         raise ValueError("exercise: next_run is written in Python; its skeleton is a def in the notebook")

@@ -1,27 +1,16 @@
 """Where a learner's Lua runs: a private, disposable fakeredis, never the lab's server.
 
-On CPython the sandbox is a worker process (:mod:`emq_lab.sandbox.worker`) serving its own
-fakeredis on a unix socket in a private temp directory; a client here talks to it with
-redis-py, so every verb, the pump and the checkers run on it unchanged. Its fakeredis runs only
-the commands of an allowlist (:mod:`emq_lab.sandbox.allow`). Its Lua (see ``runner.lua``) has
-Valkey's globals and no more, and a line hook the script cannot reach stops it after
-:data:`LIMIT_S` seconds of the worker's CPU time or :data:`~emq_lab.sandbox.lua.MEMORY_BYTES` of
-Lua memory, and every script of one check once the check's scripts have run :data:`CHECK_S` CPU
-seconds in all. No Python object is reachable from its Lua; the worker starts with an empty
-environment and no descriptor of the kernel's, then gives up root, privileges and the right to
-write files, and the kernel makes itself non-dumpable so that the worker cannot read it through
-``/proc`` (:func:`emq_lab.sandbox.worker.confine`). What the hook cannot stop (a long call into
-the server), the parent does: a call during which the worker spent :data:`CALL_CPU_S` CPU seconds,
-or whose reply has not come after :data:`HARD_S` seconds of the wall clock (a backstop no right
-answer reaches on a busy machine), or a Ctrl-C / Jupyter interrupt, kills the worker at once.
-Then the sandbox is spent: every later call raises :class:`Stopped` with the line the script was
-on.
+On CPython, a worker process (:mod:`.worker`) serves its fakeredis on a unix socket in a private
+temp dir, running only an allowlist's commands (:mod:`.allow`); its Lua (``runner.lua``) has
+Valkey's globals and no Python object, under a hook that stops a script after :data:`LIMIT_S` CPU
+seconds or :data:`MEMORY_BYTES` of Lua memory, and every script of a check after :data:`CHECK_S`.
+The worker starts with an empty environment and no descriptor of the kernel's, then drops root,
+privileges and file writes; the kernel makes itself non-dumpable. What the hook cannot stop, the
+parent does: a call costing :data:`CALL_CPU_S` CPU seconds, a reply :data:`HARD_S` seconds late or
+an interrupt kills the worker, and every later call raises :class:`Stopped`. In the browser
+(Pyodide), the same server runs in-process and the hook is the only limit (:func:`in_process`).
 
-In the browser (Pyodide, no processes) the sandbox is a second fakeredis in this process with the
-same allowlist, Lua environment and hook; the hook is the only limit there (:func:`in_process`).
-
-- :func:`for_checks`: the kernel's warm worker for the exercises' checkers, wiped before each check
-  (the checkers run their reference side elsewhere: never in a Lua state a learner's script ran in).
+- :func:`for_checks`: the checkers' worker, wiped before each check (their reference runs elsewhere).
 - :func:`shared`: the worker ``exercises.with_scripts`` runs a learner's scripts on (not wiped).
 """
 
@@ -29,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import select
 import shutil
@@ -73,8 +63,7 @@ class Stopped(Exception):
 
 
 class _Client(redis.Redis):
-    """redis-py's client on a sandbox: a call that outlives :data:`HARD_S`, or is interrupted,
-    kills the worker and raises :class:`Stopped`."""
+    """redis-py's client on a sandbox: a call too long or interrupted kills the worker and raises Stopped."""
 
     emq_sandbox: Sandbox
 
@@ -90,9 +79,7 @@ class _Client(redis.Redis):
 
 
 def in_process(check_s: float | None = None) -> Any:
-    """A client of a new sandbox server in this process, with the worker's allowlist, Lua
-    environment and hook, whose scripts stop ``check_s`` seconds from now (None: no limit but each
-    script's own): the browser edition's sandbox (Pyodide has no processes; the hook is its only limit)."""
+    """A client of a new sandbox server in this process (the browser's: the hook is its only limit)."""
     import fakeredis
 
     from .allow import connection_class
@@ -151,8 +138,7 @@ class Sandbox:
             self._ready = True
 
     def wipe(self, check_s: float | None = None) -> None:
-        """Empty the sandbox: a new server, its data and Lua state fresh, whose scripts stop
-        ``check_s`` seconds from now (None: no limit but each script's own)."""
+        """Empty the sandbox (data and Lua state); with ``check_s``, its scripts stop that many seconds from now."""
         if self.spent is not None:
             raise Stopped(self.spent)
         if self._process is None:
@@ -166,8 +152,7 @@ class Sandbox:
         self._wait("wiped")
 
     def guard(self, call: Callable[[], T]) -> T:
-        """``call()`` on the worker, killing it when the call costs it :data:`CALL_CPU_S` CPU
-        seconds, its reply is :data:`HARD_S` seconds late, or the call is interrupted."""
+        """``call()``'s answer; the worker is killed when the call is too costly, too late or interrupted."""
         if self.spent is not None:
             raise Stopped(
                 f"the sandbox was stopped during an earlier call, not this one ({self.spent}); what it held went "
@@ -231,17 +216,9 @@ def command(directory: Path) -> list[str]:
     return [sys.executable, "-I", "-B", "-X", "utf8", "-c", _BOOT, str(directory), package, *paths]
 
 
-_started = False
-
-
+@functools.cache
 def _first_start() -> None:
-    """Before the kernel's first worker: make the kernel non-dumpable (a process of its uid, the
-    worker included, cannot read its memory or environment through /proc), and remove the temp
-    dirs that kernels which are gone left behind (a kernel killed by SIGKILL runs no atexit)."""
-    global _started
-    if _started:
-        return
-    _started = True
+    """Before the first worker: make the kernel non-dumpable (unreadable through /proc), remove stale dirs."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError):
             from .worker import _PR_SET_DUMPABLE, _prctl
@@ -251,8 +228,7 @@ def _first_start() -> None:
 
 
 def remove_stale(root: Path | None = None) -> list[Path]:
-    """Remove the sandbox temp dirs under ``root`` (the temp dir) whose kernel has ended, and those
-    without a kernel's pid in their name (an older emq_lab's) untouched for a day; the removed ones."""
+    """The sandbox temp dirs under ``root`` removed: their kernel ended (no pid: untouched for a day)."""
     import time
 
     removed = []
@@ -292,9 +268,7 @@ def _cpu_s(pid: int) -> float | None:
 
 
 class _Watch:
-    """Kills the worker when one call has cost it :data:`CALL_CPU_S` CPU seconds: what the hook does
-    not see (a long call into the server, a pattern that backtracks). Where the worker's CPU time
-    cannot be read (no /proc), the wall-clock backstop alone does it."""
+    """Kills the worker when one call has cost it :data:`CALL_CPU_S` CPU seconds (no /proc: HARD_S alone)."""
 
     def __init__(self, process: subprocess.Popen[str]) -> None:
         self._process = process
@@ -369,9 +343,7 @@ def _replace(spent: Sandbox) -> None:
 
 
 def for_checks(check_s: float | None = None) -> Sandbox:
-    """The worker a check runs on, wiped; a new one (started at once) when the last was spent.
-    With ``check_s`` (a check that runs a learner's Lua: :data:`CHECK_S`), every script stops
-    ``check_s`` seconds from now."""
+    """The checks' worker, wiped (a new one once spent); with ``check_s``, scripts stop that many seconds on."""
     box = _box("checks")
     box.wipe(check_s)
     return box

@@ -1,17 +1,12 @@
-"""The commands the sandbox runs: an allowlist, enforced where fakeredis turns a command's name
-into the method that runs it (``_name_to_func``), the one place both a client's command and a
-script's ``redis.call`` / ``redis.pcall`` pass through.
+"""The commands the sandbox runs: an allowlist, enforced in fakeredis's ``_name_to_func``, where
+both a client's command and a script's ``redis.call`` / ``redis.pcall`` pass.
 
-A script may run :data:`SCRIPT_COMMANDS`: what a scheduler's script of this course could use on
-Valkey (strings, hashes, lists, sets, sorted sets, a key's existence, type and TTL, the server's
-clock). The clients of the sandbox (the checkers, ``exercises.with_scripts``) may also run
-:data:`CLIENT_COMMANDS` (running and loading scripts, transactions, listing a queue's keys).
-Anything else, RESTORE and DUMP (fakeredis's emulation unpickles and pickles), the module
-commands fakeredis emulates (JSON.*, BF.*, TS.*, ...), the server's administration, blocking
-commands, the random picks (SRANDMEMBER, HRANDFIELD, ZRANDMEMBER: a negative count of millions
-builds a reply of millions, and a scheduler picks nothing at random), answers :func:`refusal`: an
-error naming the command. A name fakeredis does not know
-at all answers fakeredis's own "unknown command", as Valkey would.
+A script may run :data:`SCRIPT_COMMANDS` (strings, hashes, lists, sets, sorted sets, a key's
+existence, type and TTL, the clock); the sandbox's clients also :data:`CLIENT_COMMANDS` (scripts,
+transactions, listing keys). Anything else answers :func:`refusal`, naming the command: RESTORE and
+DUMP (fakeredis's emulation pickles), the modules fakeredis emulates (JSON.*, BF.*, ...), the
+server's administration, blocking commands, the random picks (a negative count of millions builds
+a reply of millions). A name fakeredis does not know answers its "unknown command", as Valkey would.
 """
 
 from __future__ import annotations
@@ -86,8 +81,7 @@ def allowed(name: str, *, in_script: bool) -> bool:
 
 
 def _known(name: str) -> bool:
-    """True when ``name`` is a command fakeredis or Valkey knows, or a module's (``JSON.SET``): it
-    answers :func:`refusal`; any other name answers fakeredis's "unknown command"."""
+    """True when fakeredis or Valkey knows ``name``, or a module does (``JSON.SET``): refused, not unknown."""
     from fakeredis._commands import COMMANDS_WITH_SUB, SUPPORTED_COMMANDS
 
     head, known = name.split(" ", 1)[0], (SUPPORTED_COMMANDS, COMMANDS_WITH_SUB, _VALKEY_ONLY)
@@ -103,8 +97,7 @@ _VALKEY_ONLY = frozenset(
 
 
 def _not_from_scripts(name: str, in_script: bool) -> bool:
-    """True for a client's command that a script calls and Valkey refuses in a script (EVAL, MULTI):
-    fakeredis answers it in Valkey's words, before it runs anything."""
+    """True for a client's command (EVAL, MULTI) a script calls: fakeredis refuses it in Valkey's words."""
     from fakeredis import _msgs
     from fakeredis._commands import SUPPORTED_COMMANDS
 

@@ -1,9 +1,6 @@
-"""Valkey's cjson, bit and ``redis.sha1hex`` for the sandbox's Lua, in Python: Lua values in, Lua
-values out, and every error in the words Valkey 9 uses (lua_cjson 2.1.0, LuaBitOp 1.0.2), so a
-script reads the same text in the sandbox as on the server (tests/test_conformance.py measures it).
-
-Each function raises :class:`LuaArgError` or ``ValueError`` with the message alone; the runner
-(``runner.lua``) raises it in Lua at the script's line, as ``luaL_error`` does on Valkey.
+"""Valkey's cjson, bit and ``redis.sha1hex`` for the sandbox's Lua, in Python, each error in Valkey 9's
+words (lua_cjson 2.1.0, LuaBitOp 1.0.2; tests/test_conformance.py measures it): raised as
+:class:`LuaArgError` or ``ValueError``, the runner raises it in Lua at the script's line.
 """
 
 from __future__ import annotations
@@ -56,8 +53,6 @@ class Json:
     def __init__(self, module: Any, runtime: Any) -> None:
         self._module, self._runtime = module, runtime
         self.null: Any = None
-
-    # -- encode ---------------------------------------------------------------------------------
 
     def encode(self, *args: Any) -> bytes:
         if len(args) != 1:
@@ -130,8 +125,7 @@ class Json:
         out.append(b"}")
 
     def _array_length(self, items: list[tuple[Any, Any]]) -> int:
-        """cjson's lua_array_length: the largest key when every key is a positive whole number
-        (0 for an empty table, -1 when not an array); an error when the array is too sparse."""
+        """cjson's lua_array_length: the largest key of an array, 0 when empty, -1 when not an array."""
         largest = 0
         for key, _ in items:
             if isinstance(key, bool) or not isinstance(key, (int, float)):
@@ -142,8 +136,6 @@ class Json:
         if largest > len(items) * SPARSE_RATIO and largest > SPARSE_SAFE:
             raise ValueError("Cannot serialise table: excessively sparse array")
         return largest
-
-    # -- decode ---------------------------------------------------------------------------------
 
     def decode(self, *args: Any) -> Any:
         if len(args) != 1:
@@ -337,9 +329,6 @@ class _Parser:
                 token = self.next()
         self.depth -= 1
         return self.codec._runtime.table_from(items)
-
-
-# -- bit (LuaBitOp) ------------------------------------------------------------------------------
 
 
 def _tobit(value: Any, position: int, name: str) -> int:

@@ -26,8 +26,7 @@ def _no_attributes(obj: Any, name: Any, is_setting: bool) -> Any:
 
 
 class _Limited:
-    """The Lua module fakeredis uses, with every LuaRuntime made without ``python``, without
-    access to any Python object's attributes, and with a memory bound."""
+    """The Lua module fakeredis uses, its runtimes without ``python``, attributes, or unbounded memory."""
 
     def __init__(self, module: Any) -> None:
         self._module = module
@@ -82,16 +81,12 @@ def _command_kind(name: bytes) -> bytes | None:
 
 @functools.cache
 def _runner() -> str:
-    """runner.lua's text, read once: the worker reads it before it is confined (it may then no
-    longer reach the package's folder, e.g. a checkout in a 0700 directory)."""
+    """runner.lua's text, read once (before the worker is confined: then it may reach no file)."""
     return resources.files(__package__).joinpath("runner.lua").read_text(encoding="utf-8")
 
 
 def server(tick: Callable[[int], float] | None = None, check_s: float | None = None) -> Any:
-    """A new FakeServer whose scripts run sandboxed; ``tick(line)`` hears the line a script is on
-    (at every line it runs) and answers the clock the limits count, in seconds (the worker's: its
-    CPU time; None: Lua's os.clock). With ``check_s``, every script from now on stops ``check_s``
-    seconds of that clock from now (one check's time)."""
+    """A new FakeServer whose scripts run sandboxed; ``tick(line)`` answers the limits' clock (None: os.clock)."""
     import fakeredis
     from fakeredis.commands_mixins import scripting_mixin
 

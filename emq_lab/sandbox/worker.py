@@ -1,15 +1,10 @@
 """The sandbox's worker process: ``python -m emq_lab.sandbox.worker <dir>``.
 
-It serves one private fakeredis (:func:`emq_lab.sandbox.lua.server`), running only the allowlist's
-commands (:mod:`emq_lab.sandbox.allow`), on the unix socket ``<dir>/socket``, and writes the line a
-script is on into ``<dir>/line`` (8 bytes, by mmap) so that the parent can name it after a kill. Its
-address space is bounded (RLIMIT_AS); a script's limits count the worker's own CPU time, so a busy
-machine does not stop a right answer. On stdin, ``wipe [<seconds>]`` makes a new, empty server (data
-and Lua state) whose scripts all stop after ``<seconds>`` more CPU time (one check's), answered
-``wiped``; the end of stdin (the parent is gone) ends it. A command fakeredis fails on (a script's
-reply it cannot convert, say) is an error reply, never the worker's end. It starts with an empty
-environment and no descriptor but its pipes; once it listens, :func:`confine` takes what it does
-not need.
+It serves one private fakeredis (:func:`.lua.server`, the allowlist's commands only) on the unix
+socket ``<dir>/socket``, and writes the line a script is on into ``<dir>/line`` (8 bytes, by mmap)
+for the parent to name after a kill. Limits count its own CPU time; its address space is bounded.
+On stdin, ``wipe [<seconds>]`` makes a new, empty server whose scripts stop after ``<seconds>`` more
+CPU time, answered ``wiped``; the end of stdin ends it. Once it listens, :func:`confine` runs.
 """
 
 from __future__ import annotations
@@ -123,8 +118,7 @@ class Worker:
             sock.sendall(b"".join(out))
 
     def reply(self, sock: socket.socket, error: Exception) -> None:
-        """Answer ``error`` to a command fakeredis failed on, on a fresh connection (the old one
-        may be mid-command)."""
+        """Answer ``error`` on a fresh connection (the old one may be mid-command)."""
         self.connections.pop(sock).disconnect()
         self.accept(sock)
         sock.sendall(_encode(error))
@@ -154,13 +148,7 @@ def _prctl(option: int, value: int) -> None:
 
 
 def confine() -> None:
-    """Take from this process what a sandbox's worker does not need, once it has imported all it
-    runs and holds its socket and its line file (Linux; elsewhere nothing). Run as root, it becomes
-    ``nobody`` (root reads any process's ``/proc`` files, however non-dumpable); then no new
-    privileges, not dumpable (a process of its uid cannot read its memory), no core file, no file
-    written (RLIMIT_FSIZE 0: the line file is written through its mmap), no process started. Each
-    step is taken where the system allows it (a container may refuse one; the allowlist holds
-    anyway); tests/test_sandbox_confine.py asserts each on the system it runs on."""
+    """Drop root (to nobody), new privileges, dumpability, core files, file writes and new processes, where allowed."""
     if not sys.platform.startswith("linux"):
         return
     import pwd
