@@ -5,6 +5,8 @@ checker writes nothing to the lab (its scripts run in the sandbox; tests/test_sa
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -131,6 +133,30 @@ def test_a_checker_writes_nothing_to_the_lab(lab: emq_lab.Lab, queue: str) -> No
     assert snapshot(lab, queue) == before
     for own in ("exercise-register", "exercise-register-ref", "exercise-advance", "exercise-advance-ref"):
         assert lab.keys(own) == []
+
+
+SANDBOX_CANNOT_START = """
+import tempfile
+import emq_lab
+from emq_lab import exercises, keys, progress
+tempfile.tempdir = "/nonexistent-emq-lab-tmp"  # the machine's temp dir gone: no worker can start
+lab = emq_lab.connect("embedded")
+for name, answer in (("register", exercises.solution("register")), ("next_run", lambda start, every: start + every)):
+    try:
+        print(name, "verdict", getattr(exercises, name)(answer, lab=lab).text.splitlines()[0])
+    except OSError as error:
+        print(name, "raised", type(error).__name__)
+print("recorded", sorted(progress.parse(lab.client.hgetall(keys.progress(lab.namespace)))[0]))
+"""
+
+
+def test_a_sandbox_that_cannot_start_is_an_error_never_a_failed_verdict() -> None:
+    ran = subprocess.run([sys.executable, "-c", SANDBOX_CANNOT_START], capture_output=True, text=True, timeout=120)
+    assert ran.stdout.splitlines() == [
+        "register raised FileNotFoundError",
+        "next_run raised FileNotFoundError",
+        "recorded []",
+    ], ran.stderr
 
 
 @pytest.mark.embedded_only  # learner Lua runs in the sandbox, never on the lab's server

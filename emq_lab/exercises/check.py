@@ -87,11 +87,11 @@ def checked(exercise: str, refusal: str | None, run: Callable[[Lab, Lab], Check]
     """``run(sandbox's lab, reference's lab)`` (:func:`session`) unless refused: a Check, whatever the answer does."""
     if refusal is not None:
         return Check(exercise, False, f"{exercise}: FAILED: your answer {refusal}")
-    try:
-        with session(exercise, lua=lua) as (sandboxed, reference):
+    with session(exercise, lua=lua) as (sandboxed, reference):  # a sandbox that cannot start is no verdict: it raises
+        try:
             return run(sandboxed, reference)
-    except (Exception, SystemExit, GeneratorExit) as error:  # noqa: BLE001 - no answer may break the checker
-        return unexpected(exercise, error)
+        except (Exception, SystemExit, GeneratorExit) as error:  # noqa: BLE001 - no answer may break the checker
+            return unexpected(exercise, error)
 
 
 def lua_check(exercise: str, lua_source: object, compare: Callable[[Lab, Lab], Check]) -> Check:
