@@ -188,7 +188,7 @@ class FastForward:
 
     occurrences: int
     registry_rows: int
-    jobs: int  # jobs the run left waiting, before the clean-up
+    jobs_made: int  # jobs the run left waiting, before the clean-up
     newest_job: str
     kept: int  # the newest jobs kept after the clean-up (the older ones are deleted)
 
@@ -196,7 +196,7 @@ class FastForward:
     def readout(self) -> str:
         return (
             f"fired {self.occurrences:,} occurrences; registry rows: {self.registry_rows}; "
-            f"jobs made: {self.jobs:,} (the newest {self.kept} kept); newest job: {self.newest_job}"
+            f"jobs made: {self.jobs_made:,} (the newest {self.kept} kept); newest job: {self.newest_job}"
         )
 
 

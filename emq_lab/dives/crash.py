@@ -92,7 +92,7 @@ class CrashTick:
     at_ms: int
     slot_ms: int | None  # the slot the name was due for; None when nothing was due
     occurrences: tuple[Occurrence, ...]
-    advance: Outcome | None
+    advance_outcome: Outcome | None
     registry: tuple[tuple[str, int], ...]
 
     def __str__(self) -> str:
@@ -106,7 +106,7 @@ class CrashTick:
             enqueued = "the slot's id is already stored: nothing enqueued"
         if self.kind == CRASH:
             return f"{at}: {enqueued}, then crashed before advance"
-        advance = self.advance.tuple if self.advance else "-"
+        advance = self.advance_outcome.tuple if self.advance_outcome else "-"
         upcoming = ", ".join(f"next run {hhmm(ms)}" for _, ms in self.registry)
         return f"{at}: {enqueued}; advance {advance}" + (f", {upcoming}" if upcoming else "")
 

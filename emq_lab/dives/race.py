@@ -322,12 +322,12 @@ def every_order(race: Race) -> Orders:
 
 @dataclass(frozen=True)
 class Mark:
-    """The race's name after one step: its score (None: no member), its record, the jobs enqueued, the invariant."""
+    """The race's name after one step: its score (None: no member), its record, the jobs it made, the invariant."""
 
     step: str  # "start" for the keyspace before the first step
     next_ms: int | None
     record: bool
-    fired: int
+    jobs_made: int
     consistent: bool
 
     @property
@@ -343,8 +343,8 @@ def preset_marks(race: Race) -> dict[str, tuple[Mark, ...]]:
         taken = race.play(preset)
         marks, before = [], race.start
         for step, state in [("start", race.start), *((s.step, s.after) for s in taken)]:
-            fired = max(0, len(state.jobs) - len(before.jobs))
-            marks.append(Mark(step, dict(state.registry).get(name), name in state.records, fired, state.consistent))
+            made = max(0, len(state.jobs) - len(before.jobs))
+            marks.append(Mark(step, dict(state.registry).get(name), name in state.records, made, state.consistent))
             before = state
         rounds[PRESET_LABELS[preset]] = tuple(marks)
     race.reset()

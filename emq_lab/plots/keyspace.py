@@ -23,7 +23,7 @@ KEY = "each step: the member's next run (- no member), the record (R, - none), *
 
 def _cell(mark: Mark) -> str:
     member = hhmm(mark.next_ms) if mark.next_ms is not None else "-"
-    return f"{mark.step} {member} {'R' if mark.record else '-'}{' *' * mark.fired}"
+    return f"{mark.step} {member} {'R' if mark.record else '-'}{' *' * mark.jobs_made}"
 
 
 def keyspace_marks(rounds: Rounds) -> list[str]:
@@ -86,12 +86,13 @@ def keyspace_figure(rounds: Rounds, *, title: str = "") -> go.Figure:
                     **_scatter(rounds, keep, dx, 0, hover),
                 )
             )
+    made = _scatter(rounds, lambda m: m.jobs_made > 0, 0, FIRED_DY, lambda m: f"{m.jobs_made} occurrence(s) enqueued")
     figure.add_trace(
         go.Scatter(
             name="occurrence fired",
             mode="markers",
             marker={"symbol": "star", "size": 16, "color": FIRED},
-            **_scatter(rounds, lambda m: m.fired > 0, 0, FIRED_DY, lambda m: f"{m.fired} occurrence(s) enqueued"),
+            **made,
         )
     )
     figure.add_trace(

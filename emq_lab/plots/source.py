@@ -59,6 +59,3 @@ class ScriptView:
             f"<p style='margin:8px 0 2px'><b>returns</b></p><ul style='margin:0;font-size:13px'>{returns}</ul>"
             "</div></div></div>"
         )
-
-
-script_view = ScriptView  # as the notebooks call it: ``script_view("register")``

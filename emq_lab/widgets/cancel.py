@@ -19,20 +19,20 @@ from .view import BAD, GOOD, View, html_part, whole
 if TYPE_CHECKING:
     from ..lab import Lab
 
-M = TypeVar("M", Race, CrashBench)
+R = TypeVar("R", Race, CrashBench)  # the round a panel shows
 ALREADY_RAN = "that step already ran — press Reset or pick the next step"
 
 
-class _Round(View, Generic[M]):
+class _Round(View, Generic[R]):
     """A panel over one round on a queue of its own (a Race, a CrashBench), made on first use (which
     empties the queue and registers the name due now); until the backend answers it shows empty."""
 
     _readout: widgets.HTML
 
-    def __init__(self, lab: Lab, make: Callable[[], M]) -> None:
+    def __init__(self, lab: Lab, make: Callable[[], R]) -> None:
         super().__init__(lab)
-        self._make: Callable[[], M] = make
-        self._model: M | None = None
+        self._make: Callable[[], R] = make
+        self._made: R | None = None
 
     def _show(self, css_class: str, *parts: widgets.Widget) -> None:
         """Lay out ``parts``, draw them empty, then start the round (or show the backend's status)."""
@@ -41,26 +41,27 @@ class _Round(View, Generic[M]):
         self.act(self._start)
 
     @property
-    def model(self) -> M:
-        if self._model is None:
-            self._model = self._make()
-        return self._model
+    def _round(self) -> R:
+        """The round, made on first use (``race`` or ``bench`` in a panel)."""
+        if self._made is None:
+            self._made = self._make()
+        return self._made
 
     def _start(self) -> None:
-        model = self.model
+        made = self._round
         self.refresh()
-        self._note.say(f"a fresh start: this panel emptied queue {model.queue} and registered {model.name} due now")
+        self._note.say(f"a fresh start: this panel emptied queue {made.queue} and registered {made.name} due now")
 
     def _said_reset(self) -> None:
-        self._note.say(f"reset: queue {self.model.queue} emptied, {self.model.name} registered due now", "done")
+        self._note.say(f"reset: queue {self._round.queue} emptied, {self._round.name} registered due now", "done")
 
     @property
     def readout(self) -> str:
-        return self.model.text()
+        return self._round.text()
 
     def refresh(self) -> None:
-        """Set every child from the model (until the backend answers, say so)."""
-        if self._model is None:
+        """Set every child from the round (until the backend answers, say so)."""
+        if self._made is None:
             self._enable([])
             self._readout.value = "<i>waiting for the backend</i>"
         else:
@@ -119,7 +120,7 @@ class CancelPanel(_Round[Race]):
 
     @property
     def race(self) -> Race:
-        return self.model
+        return self._round
 
     def step(self, name: str) -> None:
         """Take one step (``read``, ``cancel``, ``enqueue``, ``advance``); one the order refuses: ValueError."""
@@ -167,18 +168,18 @@ class CancelPanel(_Round[Race]):
         """The controls on again, each step button only if the pump's order allows it now."""
         super()._enable(controls)
         for step, button in self._buttons.items():
-            button.disabled = self._model is None or not self._model.allowed(step)
+            button.disabled = self._made is None or not self._made.allowed(step)
 
     def _show_preset(self, preset: str) -> None:
         with self._quietly():
             self._preset.value = preset
 
     def _on_preset(self, change: dict[str, Any]) -> None:
-        if self._quiet or self._model is None:
+        if self._quiet or self._made is None:
             return
         if change["new"] == MANUAL:
             self._note.say("your own order: take the steps with the buttons above (reset starts over)")
-        elif self._model.preset != change["new"]:
+        elif self._made.preset != change["new"]:
             self._note.say(f"preset '{PRESET_LABELS[change['new']]}' chosen: press play preset to run it")
 
 
@@ -238,7 +239,7 @@ class CrashPanel(_Round[CrashBench]):
 
     @property
     def bench(self) -> CrashBench:
-        return self.model
+        return self._round
 
     def _on_crash(self, change: dict[str, Any]) -> None:
         if not self._quiet:
