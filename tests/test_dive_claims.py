@@ -241,7 +241,7 @@ def test_each_claim_names_a_cell_that_holds_its_fact(row: tuple[str, str, str, s
 def test_each_page_script_sits_beside_lines_of_ours_that_make_the_same_calls(name: str) -> None:
     shown = beside(name)
     ours = shown.excerpt()
-    start, end = shown.lines()
+    start, end = shown.line_numbers()
     assert source(name).splitlines()[start - 1 : end] == ours.splitlines()
     calls = re.findall(r"\b(EXISTS|HSET|ZADD|ZREM|ZSCORE)\b", shown.course)
     mine = re.findall(r"'(EXISTS|HSET|ZADD|ZREM|ZSCORE)'", ours)

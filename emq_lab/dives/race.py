@@ -336,7 +336,7 @@ class Mark:
 
 
 def preset_marks(race: Race) -> dict[str, tuple[Mark, ...]]:
-    """Every preset played on ``race`` (reset at the end): the marks of its start and of each step, by label."""
+    """Each of ``PRESETS`` played on ``race`` (reset at the end): the marks of its start and of each step, by label."""
     rounds: dict[str, tuple[Mark, ...]] = {}
     name = race.name
     for preset in PRESETS:

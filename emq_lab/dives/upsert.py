@@ -91,7 +91,7 @@ class Schedule:
 
 @dataclass(frozen=True)
 class QueueState:
-    """What one queue holds: the registry's entries, the schedule's record, the pending occurrences."""
+    """What a boot reads of its queue: the registry's entries, the schedule's record, the pending occurrences."""
 
     registry: tuple[tuple[str, int], ...]
     record: tuple[tuple[str, str], ...]

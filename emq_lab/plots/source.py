@@ -23,7 +23,7 @@ def lua_html(text: str) -> str:
 
 
 class ScriptView:
-    """``<name>.lua`` (``contrast/naive`` too) beside its header's table, as HTML; its text is the table."""
+    """``<name>.lua`` (``contrast/naive`` too) beside its header's table, as HTML; as plain text, the table alone."""
 
     def __init__(self, name: str) -> None:
         self.name = name

@@ -94,7 +94,7 @@ def _keyspace_html(state: Snapshot, queue: str) -> str:
 
 class CancelPanel(_Round[Race]):
     """A button per step (read, cancel, enqueue, advance), a preset menu, Reset, and the keyspace after
-    each step. Twins: ``step(name)``, ``play(preset)``, ``reset()``, ``readout``."""
+    each step. Twins: ``step(step)``, ``play(preset)``, ``reset()``, ``readout``."""
 
     def __init__(self, lab: Lab, queue: str = "race", *, name: str = "report", every_ms: int = 15 * MINUTE_MS) -> None:
         super().__init__(lab, lambda: Race(lab, queue, name=name, every_ms=every_ms))
@@ -122,19 +122,19 @@ class CancelPanel(_Round[Race]):
     def race(self) -> Race:
         return self._round
 
-    def step(self, name: str) -> None:
+    def step(self, step: str) -> None:
         """Take one step (``read``, ``cancel``, ``enqueue``, ``advance``); one the order refuses: ValueError."""
-        reason = self.race.why_not(name)  # ValueError for a name that is no step at all
+        reason = self.race.why_not(step)  # ValueError for a word that is no step at all
         if reason is not None:
-            if name in {s.step for s in self.race.taken}:
+            if step in {s.step for s in self.race.taken}:
                 ready = ", ".join(LABELS[s] for s in STEPS if self.race.allowed(s)) or "none left this round"
-                reason = f"{ALL_LABELS[name]}: {ALREADY_RAN} ({ready})"
+                reason = f"{ALL_LABELS[step]}: {ALREADY_RAN} ({ready})"
             self._note.say(reason, "refused")
             raise ValueError(reason)
-        taken = self.race.step(name)
+        taken = self.race.step(step)
         self._show_preset(MANUAL)  # the steps on screen are yours now, not a preset's
         self._draw(taken.after)  # the keyspace the step just read: no second read
-        self._note.say(f"{ALL_LABELS[name]}: {taken.note}", "done")
+        self._note.say(f"{ALL_LABELS[step]}: {taken.note}", "done")
 
     def play(self, preset: str) -> None:
         """Reset and take a preset order (``before-read``, ``after-read``, ...)."""
@@ -194,7 +194,7 @@ def _crash_html(bench: CrashBench) -> str:
     table = f"<table>{rows}</table>" if rows else "<i>no jobs</i>"
     colour = BAD if bench.duplicates else GOOD
     return (
-        f"<div>queue <code>{escape(bench.queue)}</code> · ids: {escape(bench.ids)}</div>"
+        f"<div>queue <code>{escape(bench.queue)}</code> · ids: {escape(bench.id_mode)}</div>"
         f"<div>{ticks}</div><div><b>jobs per slot</b></div>{table}"
         f"<div style='color:{colour}'><b>duplicates: {bench.duplicates}</b></div>"
         f"<div>next click: {escape(bench.next_click())}</div>"
@@ -256,7 +256,7 @@ class CrashPanel(_Round[CrashBench]):
         self.refresh()
         said = ["the fault is ON: the next running tick crashes after its enqueue" if self.bench.crash else "no fault"]
         if self.bench.slot_keyed != keyed_before:
-            said.append(f"ids {self.bench.ids}: a new round on an emptied queue")
+            said.append(f"ids {self.bench.id_mode}: a new round on an emptied queue")
         self._note.say("; ".join(said), "done")
 
     def tick(self) -> None:
