@@ -18,7 +18,7 @@ MEMBER_DX, RECORD_DX = -0.12, 0.12  # the member's and the record's place within
 FIRED_DY, STEP_DY = 0.3, -0.3  # the star above the pair, the step's name below it
 # colour-blind safe (Okabe-Ito); each state also has its own shape (filled, hollow, star, ring)
 PRESENT, ABSENT, FIRED, BROKEN, TEXT = "#009E73", "#8c959f", "#E69F00", "#D55E00", "#444"
-KEY = "each step: the member's next run (- no member), the record (R, - none), * an occurrence fired"
+LEGEND = "each step: the member's next run (- no member), the record (R, - none), * an occurrence fired"
 
 
 def _cell(mark: Mark) -> str:
@@ -27,9 +27,9 @@ def _cell(mark: Mark) -> str:
 
 
 def keyspace_marks(rounds: Rounds) -> list[str]:
-    """The marks the figure draws, as text a cell can print: the key, then one line per preset."""
+    """The marks the figure draws, as text a cell can print: the legend, then one line per preset."""
     width = max((len(label) for label in rounds), default=0)
-    return [KEY] + [f"{label:<{width}}  " + " | ".join(map(_cell, marks)) for label, marks in rounds.items()]
+    return [LEGEND] + [f"{label:<{width}}  " + " | ".join(map(_cell, marks)) for label, marks in rounds.items()]
 
 
 def _rows(rounds: Rounds) -> dict[str, int]:

@@ -34,7 +34,7 @@ class _Round(View, Generic[R]):
         self._make: Callable[[], R] = make
         self._made: R | None = None
 
-    def _show(self, css_class: str, *parts: widgets.Widget) -> None:
+    def _build(self, css_class: str, *parts: widgets.Widget) -> None:
         """Lay out ``parts``, draw them empty, then start the round (or show the backend's status)."""
         self._boxed(css_class, *parts)
         self.refresh()
@@ -116,7 +116,7 @@ class CancelPanel(_Round[Race]):
             button.on_click(lambda b, s=step: self._click(lambda: self.step(s), b, *self._buttons.values(), reset))
         self._readout, self._keyspace = html_part("emq-readout"), html_part("emq-readout")
         steps, menu = widgets.HBox(list(self._buttons.values())), widgets.HBox([self._preset, play, reset])
-        self._show("emq-cancel-panel", steps, menu, self._note.widget, self._readout, self._keyspace)
+        self._build("emq-cancel-panel", steps, menu, self._note.widget, self._readout, self._keyspace)
 
     @property
     def race(self) -> Race:
@@ -235,7 +235,7 @@ class CrashPanel(_Round[CrashBench]):
             [self._crash_toggle, widgets.Label("occurrence ids"), self._ids_switch],
             layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
         )
-        self._show("emq-crash-panel", switches, buttons, self._note.widget, self._readout)
+        self._build("emq-crash-panel", switches, buttons, self._note.widget, self._readout)
 
     @property
     def bench(self) -> CrashBench:
