@@ -232,7 +232,7 @@ class Service:
         return scripts.int_reply(scripts.send(lab.scripts, call, lab.client))
 
 
-def report(boot: Boot, *, queue: str, of: int, lab: Lab) -> list[str]:
+def readout_lines(boot: Boot, *, queue: str, of: int, lab: Lab) -> list[str]:
     """The readout lines of one boot of ``of`` boots run, with the key names of ``lab``'s namespace."""
     k = lab.keyspace(queue)
     after = boot.after

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from ..clock import duration, hhmm
-from ..dives.upsert import Boot, QueueState, Service, Strategy, report, tally, tally_text
+from ..dives.upsert import Boot, QueueState, Service, Strategy, readout_lines, tally, tally_text
 from ..schedule import MINUTE_MS
 from ..scripts import source
 from .view import View, html_part, whole
@@ -55,11 +55,9 @@ def script_html(text: str, lit: tuple[int, ...]) -> str:
         if what == "open":
             out.append(rows)
             continue
-        summary = (
-            f"lines 1-{header}: the header (KEYS, ARGV, returns)"
-            if what == "header"
-            else line_span(numbers[0], numbers[-1])
-        )
+        summary = line_span(numbers[0], numbers[-1])
+        if what == "header":
+            summary += ": the header (KEYS, ARGV, returns)"
         out.append(f"<details><summary style='{_FOLD}'>{html.escape(summary)}</summary>{rows}</details>")
     return f'<div style="{_PRE}">{"".join(out)}</div>'
 
@@ -208,7 +206,7 @@ class BootPanel(View):
                 f"strategy  {strategy.label} ({strategy.script}.lua)\n"
                 f"no boot yet · registry {registry} · size {self.service.state().size}"
             )
-        return "\n".join(report(boot, queue=self.queue, of=len(self.service.history), lab=self.lab))
+        return "\n".join(readout_lines(boot, queue=self.queue, of=len(self.service.history), lab=self.lab))
 
     def _on_strategy(self, change: dict[str, Any]) -> None:
         self._click(lambda: self._start_over(Strategy(change["new"])), self._strategy)
