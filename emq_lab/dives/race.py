@@ -158,7 +158,7 @@ class Race:
             return "advance: the pump advances only after it enqueued; take enqueue first"
         return None
 
-    def allowed(self, step: str) -> bool:
+    def may_take(self, step: str) -> bool:
         return self.why_not(step) is None
 
     def step(self, step: str) -> Step:
@@ -276,9 +276,9 @@ class Race:
         lines.append(f"advance outcome: {self.advance_outcome.tuple if self.advance_outcome else '-'}")
         lines.append(f"occurrences fired: {len(self.fired)}")
         lines.append(str(snapshot(self.lab, self.queue)))
-        left = [LABELS[s] for s in STEPS if self.allowed(s)]
+        left = [LABELS[s] for s in STEPS if self.may_take(s)]
         if REGISTER in {s.step for s in self.taken} or self.preset == "re-register":
-            left = [ALL_LABELS[s] for s in (*STEPS, REGISTER) if self.allowed(s)]
+            left = [ALL_LABELS[s] for s in (*STEPS, REGISTER) if self.may_take(s)]
         lines.append(f"next: {', '.join(left)}" if left else "next: round complete (reset or pick a preset)")
         return "\n".join(lines)
 

@@ -127,7 +127,7 @@ class CancelPanel(_Round[Race]):
         reason = self.race.why_not(step)  # ValueError for a word that is no step at all
         if reason is not None:
             if step in {s.step for s in self.race.taken}:
-                ready = ", ".join(LABELS[s] for s in STEPS if self.race.allowed(s)) or "none left this round"
+                ready = ", ".join(LABELS[s] for s in STEPS if self.race.may_take(s)) or "none left this round"
                 reason = f"{ALL_LABELS[step]}: {ALREADY_RAN} ({ready})"
             self._note.say(reason, "refused")
             raise ValueError(reason)
@@ -168,7 +168,7 @@ class CancelPanel(_Round[Race]):
         """The controls on again, each step button only if the pump's order allows it now."""
         super()._enable(controls)
         for step, button in self._buttons.items():
-            button.disabled = self._made is None or not self._made.allowed(step)
+            button.disabled = self._made is None or not self._made.may_take(step)
 
     def _show_preset(self, preset: str) -> None:
         with self._quietly():
