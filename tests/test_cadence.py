@@ -208,7 +208,7 @@ def test_fast_forward_reports_progress_and_leaves_one_row(lab: emq_lab.Lab, queu
     seen: list[int] = []
     result = cadence.fast_forward(lab, queue, occurrences=250, every_ms=MIN, on_progress=seen.append)
     assert seen == [100, 200, 250]
-    counts = (result.occurrences, result.registry_rows, result.jobs_made)
+    counts = (result.occurrences_fired, result.registry_rows, result.jobs_made)
     assert counts == (250, 1, 250) and result.newest_job == "JOB-000250"
     assert lab.repeat(queue).entries() == [("report", START + 250 * MIN)]
     assert lab.clock.now_ms() == START  # the fast-forward ran on a SimClock of its own
@@ -232,7 +232,7 @@ def test_two_fast_forwards_on_one_queue_refuse_rather_than_mix(lab: emq_lab.Lab,
             cadence.fast_forward(lab, queue, occurrences=300, every_ms=MIN, on_progress=second_tab)
         assert seen == [150]  # the other tab's run, whole before the first went on, is right
         result = cadence.fast_forward(lab, queue, occurrences=300, every_ms=MIN)  # one at a time: right
-        assert (result.occurrences, result.jobs_made, result.newest_job) == (300, 300, "JOB-000300")
+        assert (result.occurrences_fired, result.jobs_made, result.newest_job) == (300, 300, "JOB-000300")
     finally:
         other.close()
 

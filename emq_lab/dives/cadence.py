@@ -186,7 +186,7 @@ KEEP = 20  # the newest jobs a fast-forward keeps
 class FastForward:
     """What a fast-forward left behind."""
 
-    occurrences: int
+    occurrences_fired: int
     registry_rows: int
     jobs_made: int  # jobs the run left waiting, before the clean-up
     newest_job: str
@@ -195,7 +195,7 @@ class FastForward:
     @property
     def readout(self) -> str:
         return (
-            f"fired {self.occurrences:,} occurrences; registry rows: {self.registry_rows}; "
+            f"fired {self.occurrences_fired:,} occurrences; registry rows: {self.registry_rows}; "
             f"jobs made: {self.jobs_made:,} (the newest {self.kept} kept); newest job: {self.newest_job}"
         )
 

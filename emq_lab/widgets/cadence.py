@@ -186,7 +186,7 @@ class FastForwardPanel(View):
             result = self.act(self._fire)
         finally:
             self._label.value = self.readout
-            self._bar.value = self.result.occurrences if self.result is not None else self._bar.value
+            self._bar.value = self.result.occurrences_fired if self.result is not None else self._bar.value
             self._note.say("")  # "running" or "still working" no longer holds
             self._mine = False
             self._lock.release()
