@@ -162,7 +162,7 @@ def test_preset_marks_are_what_the_scripts_left(lab: emq_lab.Lab, queue: str) ->
     assert list(rounds) == [PRESET_LABELS[p] for p in PRESETS]
     for preset, expected in PRESET_MARKS.items():
         got = [
-            (m.step, None if m.next_ms is None else (m.next_ms - start) // MIN, m.record, m.jobs_made)
+            (m.step, None if m.next_ms is None else (m.next_ms - start) // MIN, m.has_record, m.jobs_made)
             for m in rounds[PRESET_LABELS[preset]]
         ]
         assert got == expected, preset
@@ -181,10 +181,10 @@ def test_the_keyspace_figure_draws_the_marks(lab: emq_lab.Lab, queue: str) -> No
     def points(name: str) -> list[tuple[float, float]]:
         return sorted(zip(traces[name].x, traces[name].y, strict=True))
 
-    assert points("member present") == sorted((c - 0.12, r) for c, r, m in cells if m.member)
-    assert points("member absent") == sorted((c - 0.12, r) for c, r, m in cells if not m.member)
-    assert points("record present") == sorted((c + 0.12, r) for c, r, m in cells if m.record)
-    assert points("record absent") == sorted((c + 0.12, r) for c, r, m in cells if not m.record)
+    assert points("member present") == sorted((c - 0.12, r) for c, r, m in cells if m.has_member)
+    assert points("member absent") == sorted((c - 0.12, r) for c, r, m in cells if not m.has_member)
+    assert points("record present") == sorted((c + 0.12, r) for c, r, m in cells if m.has_record)
+    assert points("record absent") == sorted((c + 0.12, r) for c, r, m in cells if not m.has_record)
     # the star sits above the enqueue of every preset except the one whose cancel came first
     assert points("occurrence fired") == sorted([(3, 2.3), (2, 1.3), (2, 0.3)])
     assert points("invariant broken") == []

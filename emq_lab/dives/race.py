@@ -326,12 +326,12 @@ class Mark:
 
     step: str  # "start" for the keyspace before the first step
     next_ms: int | None
-    record: bool
+    has_record: bool
     jobs_made: int
     consistent: bool
 
     @property
-    def member(self) -> bool:
+    def has_member(self) -> bool:
         return self.next_ms is not None
 
 

@@ -23,7 +23,7 @@ LEGEND = "each step: the member's next run (- no member), the record (R, - none)
 
 def _cell(mark: Mark) -> str:
     member = hhmm(mark.next_ms) if mark.next_ms is not None else "-"
-    return f"{mark.step} {member} {'R' if mark.record else '-'}{' *' * mark.jobs_made}"
+    return f"{mark.step} {member} {'R' if mark.has_record else '-'}{' *' * mark.jobs_made}"
 
 
 def keyspace_marks(rounds: Rounds) -> list[str]:
@@ -57,13 +57,13 @@ def _member(m: Mark) -> str:
 
 
 def _record(m: Mark) -> str:
-    return f"record {'present' if m.record else 'absent'}"
+    return f"record {'present' if m.has_record else 'absent'}"
 
 
 # The pairs drawn in every cell: what, where in the cell, its symbol, whether a mark has it, its hover.
 _PAIRS: tuple[tuple[str, float, str, Callable[[Mark], bool], Callable[[Mark], str]], ...] = (
-    ("member", MEMBER_DX, "circle", lambda m: m.member, _member),
-    ("record", RECORD_DX, "square", lambda m: m.record, _record),
+    ("member", MEMBER_DX, "circle", lambda m: m.has_member, _member),
+    ("record", RECORD_DX, "square", lambda m: m.has_record, _record),
 )
 
 
