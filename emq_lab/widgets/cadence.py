@@ -140,7 +140,7 @@ class FastForwardPanel(View):
         self.queue = queue
         self.occurrences = occurrences
         self.result: cadence.FastForward | None = None
-        self.runs = 0  # runs finished
+        self.finishes = 0  # runs finished
         self.starts = 0  # runs begun (a click or the twin)
         # one lock per queue, shared by its panels: a cell re-run mid-run must not reset the first's queue
         with _QUEUE_LOCKS_GUARD:
@@ -211,7 +211,7 @@ class FastForwardPanel(View):
         self.result = cadence.fast_forward(
             self.lab, self.queue, occurrences=self.occurrences, on_progress=self._progress
         )
-        self.runs += 1
+        self.finishes += 1
         return self.result
 
     def _running(self) -> None:
