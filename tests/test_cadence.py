@@ -208,7 +208,8 @@ def test_fast_forward_reports_progress_and_leaves_one_row(lab: emq_lab.Lab, queu
     seen: list[int] = []
     result = cadence.fast_forward(lab, queue, occurrences=250, every_ms=MIN, on_progress=seen.append)
     assert seen == [100, 200, 250]
-    assert (result.occurrences, result.registry_rows, result.jobs, result.newest_job) == (250, 1, 250, "JOB-000250")
+    counts = (result.occurrences_fired, result.registry_rows, result.jobs_made)
+    assert counts == (250, 1, 250) and result.newest_job == "JOB-000250"
     assert lab.repeat(queue).entries() == [("report", START + 250 * MIN)]
     assert lab.clock.now_ms() == START  # the fast-forward ran on a SimClock of its own
     # It leaves the newest 20 jobs and the registration, not 250 job hashes.
@@ -224,14 +225,14 @@ def test_two_fast_forwards_on_one_queue_refuse_rather_than_mix(lab: emq_lab.Lab,
 
     def second_tab(fired: int) -> None:
         if not seen:
-            seen.append(cadence.fast_forward(other, queue, occurrences=150, every_ms=MIN).jobs)
+            seen.append(cadence.fast_forward(other, queue, occurrences=150, every_ms=MIN).jobs_made)
 
     try:
         with pytest.raises(ValueError, match=f"another run used queue {queue} meanwhile"):
             cadence.fast_forward(lab, queue, occurrences=300, every_ms=MIN, on_progress=second_tab)
         assert seen == [150]  # the other tab's run, whole before the first went on, is right
         result = cadence.fast_forward(lab, queue, occurrences=300, every_ms=MIN)  # one at a time: right
-        assert (result.occurrences, result.jobs, result.newest_job) == (300, 300, "JOB-000300")
+        assert (result.occurrences_fired, result.jobs_made, result.newest_job) == (300, 300, "JOB-000300")
     finally:
         other.close()
 

@@ -135,7 +135,7 @@ def test_fast_forward_clicks_while_running_start_no_second_run(lab: emq_lab.Lab,
     for _ in range(3):
         button.click()  # three quick clicks (the page may send them before it shows the button off)
     panel.wait()
-    assert panel.runs == panel.starts == 1
+    assert panel.finishes == panel.starts == 1
     assert not button.disabled and not panel.busy
     assert panel.html().startswith("fired 2,000 occurrences")
     assert lab.jobs(queue).count() == 20  # one run: 2,000 jobs made, the newest 20 kept
@@ -159,7 +159,7 @@ def test_fast_forward_twin_refuses_while_a_click_runs(
     assert panel.start() is None and "still working" in panel.note  # a click while it runs
     release.set()
     panel.wait()
-    assert panel.runs == 1 and not panel.busy
+    assert panel.finishes == 1 and not panel.busy
     assert panel.html().startswith("fired 300 occurrences") and panel.note == ""
 
 

@@ -162,7 +162,7 @@ def test_preset_marks_are_what_the_scripts_left(lab: emq_lab.Lab, queue: str) ->
     assert list(rounds) == [PRESET_LABELS[p] for p in PRESETS]
     for preset, expected in PRESET_MARKS.items():
         got = [
-            (m.step, None if m.next_ms is None else (m.next_ms - start) // MIN, m.record, m.fired)
+            (m.step, None if m.next_ms is None else (m.next_ms - start) // MIN, m.has_record, m.jobs_made)
             for m in rounds[PRESET_LABELS[preset]]
         ]
         assert got == expected, preset
@@ -181,10 +181,10 @@ def test_the_keyspace_figure_draws_the_marks(lab: emq_lab.Lab, queue: str) -> No
     def points(name: str) -> list[tuple[float, float]]:
         return sorted(zip(traces[name].x, traces[name].y, strict=True))
 
-    assert points("member present") == sorted((c - 0.12, r) for c, r, m in cells if m.member)
-    assert points("member absent") == sorted((c - 0.12, r) for c, r, m in cells if not m.member)
-    assert points("record present") == sorted((c + 0.12, r) for c, r, m in cells if m.record)
-    assert points("record absent") == sorted((c + 0.12, r) for c, r, m in cells if not m.record)
+    assert points("member present") == sorted((c - 0.12, r) for c, r, m in cells if m.has_member)
+    assert points("member absent") == sorted((c - 0.12, r) for c, r, m in cells if not m.has_member)
+    assert points("record present") == sorted((c + 0.12, r) for c, r, m in cells if m.has_record)
+    assert points("record absent") == sorted((c + 0.12, r) for c, r, m in cells if not m.has_record)
     # the star sits above the enqueue of every preset except the one whose cancel came first
     assert points("occurrence fired") == sorted([(3, 2.3), (2, 1.3), (2, 0.3)])
     assert points("invariant broken") == []
@@ -217,7 +217,7 @@ def test_crash_after_enqueue_is_harmless_with_slot_keyed_ids(lab: emq_lab.Lab, q
     slot_id = f"report:{replay.crashed.slot_ms}"
     assert [o.job_id for o in replay.crashed.occurrences] == [slot_id]
     assert replay.restarted.occurrences == ()
-    assert replay.restarted.advance == Outcome.ADVANCED
+    assert replay.restarted.advance_outcome == Outcome.ADVANCED
     assert replay.jobs == (slot_id,) and replay.duplicates == 0
     assert lab.repeat(queue).entries() == [("report", replay.restarted.at_ms + 15 * MIN)]
     assert "verdict: 0 duplicate(s)" in str(replay)
@@ -235,14 +235,14 @@ def test_bench_fault_on_with_fresh_ids_duplicates_the_slot(lab: emq_lab.Lab, que
     bench = CrashBench(lab, queue, crash=True)
     start = parse_instant(START)
     crashed = bench.tick()
-    assert crashed.kind == CRASH and crashed.advance is None
+    assert crashed.kind == CRASH and crashed.advance_outcome is None
     assert [o.job_id for o in crashed.occurrences] == ["JOB-000001"]
     assert crashed.registry == (("report", start),)  # still due: the advance never ran
     assert bench.restart_pending
     restarted = bench.tick()
     assert restarted.kind == RESTART and restarted.at_ms == start + MIN and restarted.slot_ms == start
     assert [o.job_id for o in restarted.occurrences] == ["JOB-000002"]
-    assert restarted.advance == Outcome.ADVANCED
+    assert restarted.advance_outcome == Outcome.ADVANCED
     assert bench.per_slot == {start: ("JOB-000001", "JOB-000002")}
     assert bench.duplicates == 1 and lab.jobs(queue).count() == 2
     assert not bench.restart_pending
@@ -255,7 +255,7 @@ def test_bench_fault_on_with_slot_keyed_ids_collides(lab: emq_lab.Lab, queue: st
     start = parse_instant(START)
     crashed, restarted = bench.tick(), bench.tick()
     assert [o.job_id for o in crashed.occurrences] == [f"report:{start}"]
-    assert restarted.occurrences == () and restarted.advance == Outcome.ADVANCED
+    assert restarted.occurrences == () and restarted.advance_outcome == Outcome.ADVANCED
     assert bench.per_slot == {start: (f"report:{start}",)}
     assert bench.duplicates == 0 and lab.jobs(queue).count() == 1
     assert lab.repeat(queue).entries() == [("report", start + MIN + 15 * MIN)]
@@ -275,7 +275,7 @@ def test_bench_fault_off_fires_one_job_per_slot(lab: emq_lab.Lab, queue: str, sl
     start = parse_instant(START)
     for _ in range(4):
         taken = bench.tick()
-        assert taken.kind == TICK and len(taken.occurrences) == 1 and taken.advance == Outcome.ADVANCED
+        assert taken.kind == TICK and len(taken.occurrences) == 1 and taken.advance_outcome == Outcome.ADVANCED
         lab.clock.advance(minutes=15)
     assert list(bench.per_slot) == [start + i * 15 * MIN for i in range(4)]
     assert all(len(ids) == 1 for ids in bench.per_slot.values())

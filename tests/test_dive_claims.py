@@ -20,7 +20,7 @@ from emq_lab.dives.upsert import Strategy
 from emq_lab.plots.course import beside
 from emq_lab.plots.fired import fired_figure, fired_marks
 from emq_lab.plots.header import header
-from emq_lab.plots.source import lua_html, script_view
+from emq_lab.plots.source import ScriptView, lua_html
 from emq_lab.schedule import next_on_grid
 from emq_lab.scripts import FILES, source
 
@@ -28,10 +28,10 @@ from emq_lab.scripts import FILES, source
 def test_the_naive_rows_each_fire_so_one_schedule_runs_twice(lab: emq_lab.Lab, queue: str) -> None:
     fired = upsert.fire_after_boots(lab, queue, 2)
     assert {s: fired.count(s) for s in Strategy} == {Strategy.GUARD: 1, Strategy.NAIVE: 2, Strategy.UPSERT: 1}
-    naive = fired.jobs[Strategy.NAIVE]
+    naive = fired.occurrences[Strategy.NAIVE]
     assert [hhmm(o.fired_at_ms) for o in naive] == ["09:15", "09:20"]
     assert len({o.job_id for o in naive}) == 2 and all(o.name.startswith("digest:") for o in naive)
-    assert [hhmm(o.fired_at_ms) for o in fired.jobs[Strategy.UPSERT]] == ["09:20"]
+    assert [hhmm(o.fired_at_ms) for o in fired.occurrences[Strategy.UPSERT]] == ["09:20"]
     assert lab.keys(queue) == [] and lab.clock.now_ms() == lab.clock.start_ms  # type: ignore[attr-defined]
     marks = fired_marks(fired)
     assert marks[1] == "naive append   jobs at 09:15 JOB-000001, 09:20 JOB-000002"
@@ -79,7 +79,7 @@ def test_an_outage_refuses_start_to_finish_and_bad_windows(lab: emq_lab.Lab) -> 
 def test_concurrent_boots_of_the_same_names_leave_one_row_each(lab: emq_lab.Lab, queue: str) -> None:
     result = storm.stampede(lab, queue, boots=4, names=120)
     assert (result.registered, result.exists, result.won_twice) == (120, 360, 0)
-    assert result.registry_rows == result.records == 120
+    assert result.registry_rows == result.record_count == 120
     assert "one each: yes" in str(result)
     lab.reset(queue)
 
@@ -123,7 +123,7 @@ def test_a_header_line_the_view_cannot_read_is_refused_not_dropped(monkeypatch: 
 
 
 def test_the_script_view_shows_every_line_and_the_table() -> None:
-    view = script_view("advance")
+    view = ScriptView("advance")
     rendered = shown(view)["text/html"]
     assert rendered.count("ZSCORE") >= 1 and "KEYS[2]" in rendered and "read_ms" in rendered
     assert re.sub(r"<[^>]+>", "", lua_html(view.text)).count("\n") >= len(view.text.splitlines())
@@ -241,7 +241,7 @@ def test_each_claim_names_a_cell_that_holds_its_fact(row: tuple[str, str, str, s
 def test_each_page_script_sits_beside_lines_of_ours_that_make_the_same_calls(name: str) -> None:
     shown = beside(name)
     ours = shown.excerpt()
-    start, end = shown.lines()
+    start, end = shown.line_numbers()
     assert source(name).splitlines()[start - 1 : end] == ours.splitlines()
     calls = re.findall(r"\b(EXISTS|HSET|ZADD|ZREM|ZSCORE)\b", shown.course)
     mine = re.findall(r"'(EXISTS|HSET|ZADD|ZREM|ZSCORE)'", ours)

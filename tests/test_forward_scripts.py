@@ -73,7 +73,7 @@ def test_the_cadence_dives_fast_forward_runs_a_learners_due() -> None:
     counted = DUE.replace("local out = {}\n", "local out = {}\nredis.call('INCR', registry .. ':reads')\n")
     lab = exercises.with_scripts(emq_lab.connect(clock=SimClock(START)), due=counted)
     try:
-        assert cadence.fast_forward(lab, "ff-dive", occurrences=30, every_ms=MIN).occurrences == 30
+        assert cadence.fast_forward(lab, "ff-dive", occurrences=30, every_ms=MIN).occurrences_fired == 30
         assert lab.client.get(f"{lab.keyspace('ff-dive').registry}:reads") == "30"  # one read a tick
     finally:
         lab.reset("ff-dive")

@@ -179,6 +179,6 @@ def test_each_script_is_shown_once_across_the_dives() -> None:
     for dive in DIVES:
         cells = json.loads(dive.read_text())["cells"]
         for source in ("".join(c["source"]) for c in cells if c["cell_type"] == "code"):
-            for name in re.findall(r"script_view\(\"([^\"]+)\"\)", source):
+            for name in re.findall(r"ScriptView\(\"([^\"]+)\"\)", source):
                 assert name not in shown, f"{name}.lua shown in {shown.get(name)} and in {dive.stem}"
                 shown[name] = dive.stem

@@ -122,13 +122,13 @@ class Trace:
 
 
 def _lane_setup(
-    lab: Lab, queue: str, *, start_ms: int, every_ms: int, rule: Measure = Measure.START_TO_START
+    lab: Lab, queue: str, *, start_ms: int, every_ms: int, measure: Measure = Measure.START_TO_START
 ) -> tuple[SimClock, Repeat, Pump]:
     """An emptied ``queue`` holding the one registration a lane runs, on a fresh SimClock."""
     clock = SimClock(start_ms)
     sim = lab.with_clock(clock)
     rep = one_registration(sim, queue, NAME, every_ms, TEMPLATE)
-    return clock, rep, sim.pump(queue, rule=rule)
+    return clock, rep, sim.pump(queue, rule=measure)
 
 
 AGAIN = "something else wrote to this lane's queue while it ran; move a slider to run the lanes again"
@@ -186,17 +186,17 @@ KEEP = 20  # the newest jobs a fast-forward keeps
 class FastForward:
     """What a fast-forward left behind."""
 
-    occurrences: int
+    occurrences_fired: int
     registry_rows: int
-    jobs: int  # jobs the run left waiting, before the clean-up
+    jobs_made: int  # jobs the run left waiting, before the clean-up
     newest_job: str
     kept: int  # the newest jobs kept after the clean-up (the older ones are deleted)
 
     @property
     def readout(self) -> str:
         return (
-            f"fired {self.occurrences:,} occurrences; registry rows: {self.registry_rows}; "
-            f"jobs made: {self.jobs:,} (the newest {self.kept} kept); newest job: {self.newest_job}"
+            f"fired {self.occurrences_fired:,} occurrences; registry rows: {self.registry_rows}; "
+            f"jobs made: {self.jobs_made:,} (the newest {self.kept} kept); newest job: {self.newest_job}"
         )
 
 
@@ -295,7 +295,7 @@ def outage(
     start, every_ms = lab_start_ms(lab), 15 * MINUTE_MS
     down, back = start + DOWN_AT_MS, start + DOWN_AT_MS + down_for_ms
     queue = lane_queue(measure, "outage") if queue is None else queue
-    clock, rep, pump = _lane_setup(lab, queue, start_ms=start, every_ms=every_ms, rule=measure)
+    clock, rep, pump = _lane_setup(lab, queue, start_ms=start, every_ms=every_ms, measure=measure)
     runs: list[Run] = []
     while len([run for run in runs if run.release_ms > back]) < runs_after:
         ((_, score),) = rep.entries()

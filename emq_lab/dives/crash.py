@@ -92,7 +92,7 @@ class CrashTick:
     at_ms: int
     slot_ms: int | None  # the slot the name was due for; None when nothing was due
     occurrences: tuple[Occurrence, ...]
-    advance: Outcome | None
+    advance_outcome: Outcome | None
     registry: tuple[tuple[str, int], ...]
 
     def __str__(self) -> str:
@@ -106,7 +106,7 @@ class CrashTick:
             enqueued = "the slot's id is already stored: nothing enqueued"
         if self.kind == CRASH:
             return f"{at}: {enqueued}, then crashed before advance"
-        advance = self.advance.tuple if self.advance else "-"
+        advance = self.advance_outcome.tuple if self.advance_outcome else "-"
         upcoming = ", ".join(f"next run {hhmm(ms)}" for _, ms in self.registry)
         return f"{at}: {enqueued}; advance {advance}" + (f", {upcoming}" if upcoming else "")
 
@@ -192,7 +192,8 @@ class CrashBench:
         return sum(len(ids) - 1 for ids in self.per_slot.values())
 
     @property
-    def ids(self) -> str:
+    def id_mode(self) -> str:
+        """How this round's occurrences are named: slot-keyed ``<name>:<slot_ms>`` or fresh ``JOB-`` ids."""
         return f"slot-keyed {self.name}:<slot_ms>" if self.slot_keyed else "fresh JOB- ids from the counter"
 
     def next_click(self) -> str:
@@ -210,7 +211,7 @@ class CrashBench:
         fault = "on" if self.crash else "off"
         lines = [
             f"crash bench: {self.name} every {duration(self.every_ms)}, queue {self.queue}",
-            f"fault (crash after enqueue): {fault} | occurrence ids: {self.ids}",
+            f"fault (crash after enqueue): {fault} | occurrence ids: {self.id_mode}",
             "ticks:" if self.ticks else "ticks: (none yet)",
         ]
         lines.extend(f"  {tick}" for tick in self.ticks)

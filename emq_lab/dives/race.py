@@ -158,7 +158,7 @@ class Race:
             return "advance: the pump advances only after it enqueued; take enqueue first"
         return None
 
-    def allowed(self, step: str) -> bool:
+    def may_take(self, step: str) -> bool:
         return self.why_not(step) is None
 
     def step(self, step: str) -> Step:
@@ -276,9 +276,9 @@ class Race:
         lines.append(f"advance outcome: {self.advance_outcome.tuple if self.advance_outcome else '-'}")
         lines.append(f"occurrences fired: {len(self.fired)}")
         lines.append(str(snapshot(self.lab, self.queue)))
-        left = [LABELS[s] for s in STEPS if self.allowed(s)]
+        left = [LABELS[s] for s in STEPS if self.may_take(s)]
         if REGISTER in {s.step for s in self.taken} or self.preset == "re-register":
-            left = [ALL_LABELS[s] for s in (*STEPS, REGISTER) if self.allowed(s)]
+            left = [ALL_LABELS[s] for s in (*STEPS, REGISTER) if self.may_take(s)]
         lines.append(f"next: {', '.join(left)}" if left else "next: round complete (reset or pick a preset)")
         return "\n".join(lines)
 
@@ -322,29 +322,29 @@ def every_order(race: Race) -> Orders:
 
 @dataclass(frozen=True)
 class Mark:
-    """The race's name after one step: its score (None: no member), its record, the jobs enqueued, the invariant."""
+    """The race's name after one step: its score (None: no member), its record, the jobs it made, the invariant."""
 
     step: str  # "start" for the keyspace before the first step
     next_ms: int | None
-    record: bool
-    fired: int
+    has_record: bool
+    jobs_made: int
     consistent: bool
 
     @property
-    def member(self) -> bool:
+    def has_member(self) -> bool:
         return self.next_ms is not None
 
 
 def preset_marks(race: Race) -> dict[str, tuple[Mark, ...]]:
-    """Every preset played on ``race`` (reset at the end): the marks of its start and of each step, by label."""
+    """Each of ``PRESETS`` played on ``race`` (reset at the end): the marks of its start and of each step, by label."""
     rounds: dict[str, tuple[Mark, ...]] = {}
     name = race.name
     for preset in PRESETS:
         taken = race.play(preset)
         marks, before = [], race.start
         for step, state in [("start", race.start), *((s.step, s.after) for s in taken)]:
-            fired = max(0, len(state.jobs) - len(before.jobs))
-            marks.append(Mark(step, dict(state.registry).get(name), name in state.records, fired, state.consistent))
+            made = max(0, len(state.jobs) - len(before.jobs))
+            marks.append(Mark(step, dict(state.registry).get(name), name in state.records, made, state.consistent))
             before = state
         rounds[PRESET_LABELS[preset]] = tuple(marks)
     race.reset()

@@ -28,7 +28,7 @@ class Stampede:
     registered: int
     exists: int
     registry_rows: int
-    records: int
+    record_count: int
     won_twice: int  # names that more than one boot was told it registered
 
     def __str__(self) -> str:
@@ -36,8 +36,8 @@ class Stampede:
             f"{self.boots} boots at once, each registering the same {self.names} names:",
             f"  answers: {self.registered} registered, {self.exists} exists",
             f"  names that more than one boot registered: {self.won_twice}",
-            f"  registry rows: {self.registry_rows}; records: {self.records} (one each: "
-            + ("yes)" if self.registry_rows == self.records == self.names else "NO)"),
+            f"  registry rows: {self.registry_rows}; records: {self.record_count} (one each: "
+            + ("yes)" if self.registry_rows == self.record_count == self.names else "NO)"),
         ]
         return "\n".join(lines)
 
@@ -68,7 +68,7 @@ def stampede(lab: Lab, queue: str, *, boots: int = 8, names: int = 300) -> Stamp
         registered=flat.count(Outcome.REGISTERED),
         exists=flat.count(Outcome.EXISTS),
         registry_rows=lab.repeat(queue).count(),
-        records=len(record_names(lab, queue)),
+        record_count=len(record_names(lab, queue)),
         won_twice=sum(1 for count in winners if count > 1),
     )
 

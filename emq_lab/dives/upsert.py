@@ -90,17 +90,22 @@ class Schedule:
 
 
 @dataclass(frozen=True)
-class Registry:
-    """One queue's registration state: the registry's entries, the schedule's record, pending occurrences."""
+class QueueState:
+    """What a boot reads of its queue: the registry's entries, the schedule's record, the pending occurrences."""
 
-    entries: tuple[tuple[str, int], ...]
+    registry: tuple[tuple[str, int], ...]
     record: tuple[tuple[str, str], ...]
     pending: tuple[tuple[str, int], ...]
 
     @property
     def size(self) -> int:
         """ZCARD of the registry."""
-        return len(self.entries)
+        return len(self.registry)
+
+    @property
+    def entries(self) -> tuple[tuple[str, int], ...]:
+        # the old name of ``registry``, read by exercises/questions.py until it reads ``registry``
+        return self.registry
 
 
 @dataclass(frozen=True)
@@ -116,8 +121,8 @@ class Boot:
     outcome: Outcome
     lit: tuple[int, ...]
     lit_text: tuple[str, ...]
-    before: Registry
-    after: Registry
+    before: QueueState
+    after: QueueState
 
     @property
     def tuple(self) -> str:
@@ -138,7 +143,7 @@ class Boot:
         elif self.strategy is Strategy.NAIVE:
             steps = "no probe, HSET + ZADD appends a row"
         else:
-            prior = dict(self.before.entries).get(self.name)
+            prior = dict(self.before.registry).get(self.name)
             if prior is None:
                 steps = "ZSCORE = nil, HSET + ZADD"
             else:
@@ -173,11 +178,11 @@ class Service:
         self.lab.reset(self.queue)
         self.history.clear()
 
-    def state(self) -> Registry:
+    def state(self) -> QueueState:
         """The registry, the schedule's record and the pending occurrences of the queue."""
         client, k = self.lab.client, self.lab.keyspace(self.queue)
-        return Registry(
-            entries=tuple(scored(client.zrange(k.registry, 0, -1, withscores=True))),
+        return QueueState(
+            registry=tuple(scored(client.zrange(k.registry, 0, -1, withscores=True))),
             record=tuple(sorted(fields(client.hgetall(k.record(self.schedule.name))).items())),
             pending=tuple(scored(client.zrange(k.delayed, 0, -1, withscores=True))),
         )
@@ -227,7 +232,7 @@ class Service:
         return scripts.int_reply(scripts.send(lab.scripts, call, lab.client))
 
 
-def report(boot: Boot, *, queue: str, of: int, lab: Lab) -> list[str]:
+def readout_lines(boot: Boot, *, queue: str, of: int, lab: Lab) -> list[str]:
     """The readout lines of one boot of ``of`` boots run, with the key names of ``lab``'s namespace."""
     k = lab.keyspace(queue)
     after = boot.after
@@ -237,7 +242,7 @@ def report(boot: Boot, *, queue: str, of: int, lab: Lab) -> list[str]:
         f"outcome   {boot.tuple}  raw {boot.raw}",
         f"registry  {k.registry} · size {after.size}",
     ]
-    lines += [f"  {member}  next {hhmm(score)} ({score})" for member, score in after.entries]
+    lines += [f"  {member}  next {hhmm(score)} ({score})" for member, score in after.registry]
     record = "  ".join(f"{field}={value}" for field, value in after.record) or "(absent)"
     lines.append(f"record    {k.record(boot.name)}  {record}")
     lines.append(f"pending   {k.delayed} · {len(after.pending)}")
@@ -259,15 +264,15 @@ def _each_strategy(lab: Lab, queue: str, boots: int) -> Iterator[Service]:
     service.reset()
 
 
-def tally(lab: Lab, queue: str, boots: int) -> dict[Strategy, Registry]:
+def tally(lab: Lab, queue: str, boots: int) -> dict[Strategy, QueueState]:
     """The state after ``boots`` boots under each strategy, each on an emptied ``queue`` (emptied again after)."""
     return {service.strategy: service.state() for service in _each_strategy(lab, queue, boots)}
 
 
-def tally_text(counts: dict[Strategy, Registry], boots: int) -> str:
+def tally_text(states: dict[Strategy, QueueState], boots: int) -> str:
     """``after N boots: EXISTS guard 1 row ...`` — one line per strategy."""
     lines = [f"after {boots} boot{'s' if boots != 1 else ''}:"]
-    for strategy, state in counts.items():
+    for strategy, state in states.items():
         rows = f"{state.size} row{'s' if state.size != 1 else ''}"
         lines.append(f"  {strategy.label:<14} {rows:<8} {len(state.pending)} pending")
     return "\n".join(lines)
@@ -275,15 +280,15 @@ def tally_text(counts: dict[Strategy, Registry], boots: int) -> str:
 
 @dataclass(frozen=True)
 class Fired:
-    """The jobs the real pump released after the same boots under each strategy, from boot #1 to ``until_ms``."""
+    """The occurrences the real pump fired after the same boots under each strategy, from boot #1 to ``until_ms``."""
 
     boots: int
     start_ms: int
     until_ms: int
-    jobs: dict[Strategy, tuple[Occurrence, ...]]
+    occurrences: dict[Strategy, tuple[Occurrence, ...]]
 
     def count(self, strategy: Strategy | str) -> int:
-        return len(self.jobs[Strategy(strategy)])
+        return len(self.occurrences[Strategy(strategy)])
 
 
 def fire_after_boots(lab: Lab, queue: str, boots: int = 2) -> Fired:
@@ -291,7 +296,7 @@ def fire_after_boots(lab: Lab, queue: str, boots: int = 2) -> Fired:
     is due for 30 minutes from boot #1, on a SimClock of its own; the queue is emptied again at the end."""
     start = lab.clock.now_ms()
     until = start + 30 * MINUTE_MS
-    jobs: dict[Strategy, tuple[Occurrence, ...]] = {}
+    occurrences: dict[Strategy, tuple[Occurrence, ...]] = {}
     for service in _each_strategy(lab, queue, boots):
         clock = SimClock(start)
         sim = lab.with_clock(clock)
@@ -300,8 +305,8 @@ def fire_after_boots(lab: Lab, queue: str, boots: int = 2) -> Fired:
         while (upcoming := min((ms for _, ms in rep.entries()), default=None)) is not None and upcoming < until:
             clock.set(max(upcoming, clock.now_ms()))
             fired.extend(pump.tick())
-        jobs[service.strategy] = tuple(fired)
-    return Fired(boots, start, until, jobs)
+        occurrences[service.strategy] = tuple(fired)
+    return Fired(boots, start, until, occurrences)
 
 
 def deploy_day(lab: Lab, queue: str) -> list[str]:
@@ -314,7 +319,7 @@ def deploy_day(lab: Lab, queue: str) -> list[str]:
         service.boot()
         second = service.boot(every_ms=every_ms)
         kept = dict(second.after.record).get("every_ms", "0")
-        (_, next_ms), *_ = second.after.entries
+        (_, next_ms), *_ = second.after.registry
         lines.append(
             f"{strategy.label:<14} boot #2 declares every {duration(every_ms)} -> {second.tuple}; "
             f"the registry keeps every {duration(int(kept))}, next run {hhmm(next_ms)}"

@@ -1,1 +1,2 @@
-"""Plotly figures: pure functions from state to a Figure, one module per dive."""
+"""What the dives draw: a plotly figure per dive (``fired``, ``timeline``, ``keyspace``: pure functions from
+state to a Figure, ``config`` their settings) and the scripts as HTML (``source``, ``header``, ``course``)."""

@@ -22,7 +22,7 @@ class Beside:
     last: str  # the last line of ours to show
     differs: tuple[str, ...]
 
-    def lines(self) -> tuple[int, int]:
+    def line_numbers(self) -> tuple[int, int]:
         """The 1-based line numbers of ``first`` and ``last`` in our script."""
         text = [line.strip() for line in source(self.ours).splitlines()]
         start = text.index(self.first) + 1
@@ -30,11 +30,11 @@ class Beside:
 
     def excerpt(self) -> str:
         """Our script's lines ``first`` to ``last``."""
-        start, end = self.lines()
+        start, end = self.line_numbers()
         return "\n".join(source(self.ours).splitlines()[start - 1 : end])
 
     def line_range(self) -> str:
-        start, end = self.lines()
+        start, end = self.line_numbers()
         return f"line {start}" if start == end else f"lines {start} to {end}"
 
     def __repr__(self) -> str:

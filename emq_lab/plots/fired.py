@@ -11,16 +11,17 @@ from . import config  # noqa: F401 - plotly's config for every figure (no logo, 
 
 def fired_marks(fired: Fired) -> list[str]:
     """The marks ``fired_figure`` draws, one line per strategy, as text a cell can print."""
-    return [
-        f"{strategy.label:<14} jobs at " + (", ".join(f"{hhmm(o.fired_at_ms)} {o.job_id}" for o in jobs) or "none")
-        for strategy, jobs in fired.jobs.items()
-    ]
+    lines = []
+    for strategy, occurrences in fired.occurrences.items():
+        jobs = ", ".join(f"{hhmm(o.fired_at_ms)} {o.job_id}" for o in occurrences) or "none"
+        lines.append(f"{strategy.label:<14} jobs at {jobs}")
+    return lines
 
 
 def fired_figure(fired: Fired, *, title: str = "") -> go.Figure:
     """One lane per strategy, a diamond for each job the pump fired, labelled with its id."""
-    labels = [strategy.label for strategy in fired.jobs]
-    pairs = [(s.label, o) for s, jobs in fired.jobs.items() for o in jobs]
+    labels = [strategy.label for strategy in fired.occurrences]
+    pairs = [(s.label, o) for s, occurrences in fired.occurrences.items() for o in occurrences]
     figure = go.Figure(
         go.Scatter(
             name="job fired",

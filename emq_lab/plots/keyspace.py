@@ -18,18 +18,18 @@ MEMBER_DX, RECORD_DX = -0.12, 0.12  # the member's and the record's place within
 FIRED_DY, STEP_DY = 0.3, -0.3  # the star above the pair, the step's name below it
 # colour-blind safe (Okabe-Ito); each state also has its own shape (filled, hollow, star, ring)
 PRESENT, ABSENT, FIRED, BROKEN, TEXT = "#009E73", "#8c959f", "#E69F00", "#D55E00", "#444"
-KEY = "each step: the member's next run (- no member), the record (R, - none), * an occurrence fired"
+LEGEND = "each step: the member's next run (- no member), the record (R, - none), * an occurrence fired"
 
 
 def _cell(mark: Mark) -> str:
     member = hhmm(mark.next_ms) if mark.next_ms is not None else "-"
-    return f"{mark.step} {member} {'R' if mark.record else '-'}{' *' * mark.fired}"
+    return f"{mark.step} {member} {'R' if mark.has_record else '-'}{' *' * mark.jobs_made}"
 
 
 def keyspace_marks(rounds: Rounds) -> list[str]:
-    """The marks the figure draws, as text a cell can print: the key, then one line per preset."""
+    """The marks the figure draws, as text a cell can print: the legend, then one line per preset."""
     width = max((len(label) for label in rounds), default=0)
-    return [KEY] + [f"{label:<{width}}  " + " | ".join(map(_cell, marks)) for label, marks in rounds.items()]
+    return [LEGEND] + [f"{label:<{width}}  " + " | ".join(map(_cell, marks)) for label, marks in rounds.items()]
 
 
 def _rows(rounds: Rounds) -> dict[str, int]:
@@ -57,13 +57,13 @@ def _member(m: Mark) -> str:
 
 
 def _record(m: Mark) -> str:
-    return f"record {'present' if m.record else 'absent'}"
+    return f"record {'present' if m.has_record else 'absent'}"
 
 
 # The pairs drawn in every cell: what, where in the cell, its symbol, whether a mark has it, its hover.
 _PAIRS: tuple[tuple[str, float, str, Callable[[Mark], bool], Callable[[Mark], str]], ...] = (
-    ("member", MEMBER_DX, "circle", lambda m: m.member, _member),
-    ("record", RECORD_DX, "square", lambda m: m.record, _record),
+    ("member", MEMBER_DX, "circle", lambda m: m.has_member, _member),
+    ("record", RECORD_DX, "square", lambda m: m.has_record, _record),
 )
 
 
@@ -86,12 +86,13 @@ def keyspace_figure(rounds: Rounds, *, title: str = "") -> go.Figure:
                     **_scatter(rounds, keep, dx, 0, hover),
                 )
             )
+    made = _scatter(rounds, lambda m: m.jobs_made > 0, 0, FIRED_DY, lambda m: f"{m.jobs_made} occurrence(s) enqueued")
     figure.add_trace(
         go.Scatter(
             name="occurrence fired",
             mode="markers",
             marker={"symbol": "star", "size": 16, "color": FIRED},
-            **_scatter(rounds, lambda m: m.fired > 0, 0, FIRED_DY, lambda m: f"{m.fired} occurrence(s) enqueued"),
+            **made,
         )
     )
     figure.add_trace(

@@ -23,7 +23,7 @@ def lua_html(text: str) -> str:
 
 
 class ScriptView:
-    """``<name>.lua`` (``contrast/naive`` too) beside its header's table, as HTML; its text is the table."""
+    """``<name>.lua`` (``contrast/naive`` too) beside its header's table, as HTML; as plain text, the table alone."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -59,6 +59,3 @@ class ScriptView:
             f"<p style='margin:8px 0 2px'><b>returns</b></p><ul style='margin:0;font-size:13px'>{returns}</ul>"
             "</div></div></div>"
         )
-
-
-script_view = ScriptView  # as the notebooks call it: ``script_view("register")``

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from ..clock import duration, hhmm
-from ..dives.upsert import Boot, Registry, Service, Strategy, report, tally, tally_text
+from ..dives.upsert import Boot, QueueState, Service, Strategy, readout_lines, tally, tally_text
 from ..schedule import MINUTE_MS
 from ..scripts import source
 from .view import View, html_part, whole
@@ -55,11 +55,9 @@ def script_html(text: str, lit: tuple[int, ...]) -> str:
         if what == "open":
             out.append(rows)
             continue
-        summary = (
-            f"lines 1-{header}: the header (KEYS, ARGV, returns)"
-            if what == "header"
-            else line_span(numbers[0], numbers[-1])
-        )
+        summary = line_span(numbers[0], numbers[-1])
+        if what == "header":
+            summary += ": the header (KEYS, ARGV, returns)"
         out.append(f"<details><summary style='{_FOLD}'>{html.escape(summary)}</summary>{rows}</details>")
     return f'<div style="{_PRE}">{"".join(out)}</div>'
 
@@ -82,7 +80,7 @@ def _table(head: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
 def state_html(boot: Boot, k: QueueKeys) -> str:
     """Outcome, raw reply, registry rows, record and pending occurrences after ``boot`` (keys ``k``)."""
     after = boot.after
-    rows = [(member, hhmm(score), str(score)) for member, score in after.entries]
+    rows = [(member, hhmm(score), str(score)) for member, score in after.registry]
     pending = [(member, hhmm(score)) for member, score in after.pending]
     return (
         f"<b>boot #{boot.number}</b> at {hhmm(boot.at_ms)} · period {duration(boot.every_ms)}<br>"
@@ -208,7 +206,7 @@ class BootPanel(View):
                 f"strategy  {strategy.label} ({strategy.script}.lua)\n"
                 f"no boot yet · registry {registry} · size {self.service.state().size}"
             )
-        return "\n".join(report(boot, queue=self.queue, of=len(self.service.history), lab=self.lab))
+        return "\n".join(readout_lines(boot, queue=self.queue, of=len(self.service.history), lab=self.lab))
 
     def _on_strategy(self, change: dict[str, Any]) -> None:
         self._click(lambda: self._start_over(Strategy(change["new"])), self._strategy)
@@ -258,7 +256,7 @@ class BootCounter(View):
     def __init__(self, lab: Lab, queue: str, *, boots: int = 2) -> None:
         super().__init__(lab)
         self.queue = queue
-        self._counts: dict[Strategy, Registry] = {}
+        self._states: dict[Strategy, QueueState] = {}
         self._slider = widgets.IntSlider(value=boots, min=1, max=20, description="boots")
         self._slider.observe(lambda _: self.act(self._recount), names="value")
         self._table = html_part("emq-readout")
@@ -278,18 +276,18 @@ class BootCounter(View):
 
     @property
     def readout(self) -> str:
-        if not self._counts:  # not counted yet: the backend has not answered
+        if not self._states:  # not counted yet: the backend has not answered
             self._recount()
-        return tally_text(self._counts, self.boots)
+        return tally_text(self._states, self.boots)
 
     def _recount(self) -> None:
-        self._counts = tally(self.lab, self.queue, self.boots)
+        self._states = tally(self.lab, self.queue, self.boots)
         self._draw()
 
     def _draw(self) -> None:
         rows = [
             (s.label, str(state.size), str(len(state.pending)), "one row" if state.size == 1 else "duplicated")
-            for s, state in self._counts.items()
+            for s, state in self._states.items()
         ]
         self._table.value = f"<b>after {self.boots} boot{'s' if self.boots != 1 else ''}</b>" + _table(
             ("strategy", "registry rows", "pending", ""), rows

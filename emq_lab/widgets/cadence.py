@@ -107,13 +107,14 @@ class CadenceExplorer(View):
         return validate.integer(value, key, low, high)
 
     def _compute(self) -> cadence.Trace:
-        c = {key: int(slider.value) * CONTROLS[key][3] for key, slider in self._sliders.items()}
+        # each control in ms (the cycles: a count)
+        value = {key: int(slider.value) * CONTROLS[key][3] for key, slider in self._sliders.items()}
         return cadence.trace(
             self.lab,
-            every_ms=c["period_minutes"],
-            run_ms=c["run_minutes"],
-            cycles=c["cycles"],
-            tick_ms=c["tick_seconds"],
+            every_ms=value["period_minutes"],
+            run_ms=value["run_minutes"],
+            cycles=value["cycles"],
+            tick_ms=value["tick_seconds"],
             start_ms=self.start_ms,
             prefix=self.prefix,
         )
@@ -139,7 +140,7 @@ class FastForwardPanel(View):
         self.queue = queue
         self.occurrences = occurrences
         self.result: cadence.FastForward | None = None
-        self.runs = 0  # runs finished
+        self.finishes = 0  # runs finished
         self.starts = 0  # runs begun (a click or the twin)
         # one lock per queue, shared by its panels: a cell re-run mid-run must not reset the first's queue
         with _QUEUE_LOCKS_GUARD:
@@ -185,7 +186,7 @@ class FastForwardPanel(View):
             result = self.act(self._fire)
         finally:
             self._label.value = self.readout
-            self._bar.value = self.result.occurrences if self.result is not None else self._bar.value
+            self._bar.value = self.result.occurrences_fired if self.result is not None else self._bar.value
             self._note.say("")  # "running" or "still working" no longer holds
             self._mine = False
             self._lock.release()
@@ -210,7 +211,7 @@ class FastForwardPanel(View):
         self.result = cadence.fast_forward(
             self.lab, self.queue, occurrences=self.occurrences, on_progress=self._progress
         )
-        self.runs += 1
+        self.finishes += 1
         return self.result
 
     def _running(self) -> None:
@@ -220,6 +221,6 @@ class FastForwardPanel(View):
         self._progress(0)
         self._note.say("running — the bar fills as it fires; a press now only says so", "busy")
 
-    def _progress(self, fired: int) -> None:
-        self._bar.value = fired
-        self._label.value = f"fast-forward: running, {fired:,} of {self.occurrences:,} fired"
+    def _progress(self, so_far: int) -> None:
+        self._bar.value = so_far
+        self._label.value = f"fast-forward: running, {so_far:,} of {self.occurrences:,} fired"

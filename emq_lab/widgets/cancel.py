@@ -19,48 +19,49 @@ from .view import BAD, GOOD, View, html_part, whole
 if TYPE_CHECKING:
     from ..lab import Lab
 
-M = TypeVar("M", Race, CrashBench)
+R = TypeVar("R", Race, CrashBench)  # the round a panel shows
 ALREADY_RAN = "that step already ran — press Reset or pick the next step"
 
 
-class _Round(View, Generic[M]):
+class _Round(View, Generic[R]):
     """A panel over one round on a queue of its own (a Race, a CrashBench), made on first use (which
     empties the queue and registers the name due now); until the backend answers it shows empty."""
 
     _readout: widgets.HTML
 
-    def __init__(self, lab: Lab, make: Callable[[], M]) -> None:
+    def __init__(self, lab: Lab, make: Callable[[], R]) -> None:
         super().__init__(lab)
-        self._make: Callable[[], M] = make
-        self._model: M | None = None
+        self._make: Callable[[], R] = make
+        self._made: R | None = None
 
-    def _show(self, css_class: str, *parts: widgets.Widget) -> None:
+    def _build(self, css_class: str, *parts: widgets.Widget) -> None:
         """Lay out ``parts``, draw them empty, then start the round (or show the backend's status)."""
         self._boxed(css_class, *parts)
         self.refresh()
         self.act(self._start)
 
     @property
-    def model(self) -> M:
-        if self._model is None:
-            self._model = self._make()
-        return self._model
+    def _round(self) -> R:
+        """The round, made on first use (``race`` or ``bench`` in a panel)."""
+        if self._made is None:
+            self._made = self._make()
+        return self._made
 
     def _start(self) -> None:
-        model = self.model
+        made = self._round
         self.refresh()
-        self._note.say(f"a fresh start: this panel emptied queue {model.queue} and registered {model.name} due now")
+        self._note.say(f"a fresh start: this panel emptied queue {made.queue} and registered {made.name} due now")
 
     def _said_reset(self) -> None:
-        self._note.say(f"reset: queue {self.model.queue} emptied, {self.model.name} registered due now", "done")
+        self._note.say(f"reset: queue {self._round.queue} emptied, {self._round.name} registered due now", "done")
 
     @property
     def readout(self) -> str:
-        return self.model.text()
+        return self._round.text()
 
     def refresh(self) -> None:
-        """Set every child from the model (until the backend answers, say so)."""
-        if self._model is None:
+        """Set every child from the round (until the backend answers, say so)."""
+        if self._made is None:
             self._enable([])
             self._readout.value = "<i>waiting for the backend</i>"
         else:
@@ -93,7 +94,7 @@ def _keyspace_html(state: Snapshot, queue: str) -> str:
 
 class CancelPanel(_Round[Race]):
     """A button per step (read, cancel, enqueue, advance), a preset menu, Reset, and the keyspace after
-    each step. Twins: ``step(name)``, ``play(preset)``, ``reset()``, ``readout``."""
+    each step. Twins: ``step(step)``, ``play(preset)``, ``reset()``, ``readout``."""
 
     def __init__(self, lab: Lab, queue: str = "race", *, name: str = "report", every_ms: int = 15 * MINUTE_MS) -> None:
         super().__init__(lab, lambda: Race(lab, queue, name=name, every_ms=every_ms))
@@ -115,25 +116,25 @@ class CancelPanel(_Round[Race]):
             button.on_click(lambda b, s=step: self._click(lambda: self.step(s), b, *self._buttons.values(), reset))
         self._readout, self._keyspace = html_part("emq-readout"), html_part("emq-readout")
         steps, menu = widgets.HBox(list(self._buttons.values())), widgets.HBox([self._preset, play, reset])
-        self._show("emq-cancel-panel", steps, menu, self._note.widget, self._readout, self._keyspace)
+        self._build("emq-cancel-panel", steps, menu, self._note.widget, self._readout, self._keyspace)
 
     @property
     def race(self) -> Race:
-        return self.model
+        return self._round
 
-    def step(self, name: str) -> None:
+    def step(self, step: str) -> None:
         """Take one step (``read``, ``cancel``, ``enqueue``, ``advance``); one the order refuses: ValueError."""
-        reason = self.race.why_not(name)  # ValueError for a name that is no step at all
+        reason = self.race.why_not(step)  # ValueError for a word that is no step at all
         if reason is not None:
-            if name in {s.step for s in self.race.taken}:
-                ready = ", ".join(LABELS[s] for s in STEPS if self.race.allowed(s)) or "none left this round"
-                reason = f"{ALL_LABELS[name]}: {ALREADY_RAN} ({ready})"
+            if step in {s.step for s in self.race.taken}:
+                ready = ", ".join(LABELS[s] for s in STEPS if self.race.may_take(s)) or "none left this round"
+                reason = f"{ALL_LABELS[step]}: {ALREADY_RAN} ({ready})"
             self._note.say(reason, "refused")
             raise ValueError(reason)
-        taken = self.race.step(name)
+        taken = self.race.step(step)
         self._show_preset(MANUAL)  # the steps on screen are yours now, not a preset's
         self._draw(taken.after)  # the keyspace the step just read: no second read
-        self._note.say(f"{ALL_LABELS[name]}: {taken.note}", "done")
+        self._note.say(f"{ALL_LABELS[step]}: {taken.note}", "done")
 
     def play(self, preset: str) -> None:
         """Reset and take a preset order (``before-read``, ``after-read``, ...)."""
@@ -167,18 +168,18 @@ class CancelPanel(_Round[Race]):
         """The controls on again, each step button only if the pump's order allows it now."""
         super()._enable(controls)
         for step, button in self._buttons.items():
-            button.disabled = self._model is None or not self._model.allowed(step)
+            button.disabled = self._made is None or not self._made.may_take(step)
 
     def _show_preset(self, preset: str) -> None:
         with self._quietly():
             self._preset.value = preset
 
     def _on_preset(self, change: dict[str, Any]) -> None:
-        if self._quiet or self._model is None:
+        if self._quiet or self._made is None:
             return
         if change["new"] == MANUAL:
             self._note.say("your own order: take the steps with the buttons above (reset starts over)")
-        elif self._model.preset != change["new"]:
+        elif self._made.preset != change["new"]:
             self._note.say(f"preset '{PRESET_LABELS[change['new']]}' chosen: press play preset to run it")
 
 
@@ -193,7 +194,7 @@ def _crash_html(bench: CrashBench) -> str:
     table = f"<table>{rows}</table>" if rows else "<i>no jobs</i>"
     colour = BAD if bench.duplicates else GOOD
     return (
-        f"<div>queue <code>{escape(bench.queue)}</code> · ids: {escape(bench.ids)}</div>"
+        f"<div>queue <code>{escape(bench.queue)}</code> · ids: {escape(bench.id_mode)}</div>"
         f"<div>{ticks}</div><div><b>jobs per slot</b></div>{table}"
         f"<div style='color:{colour}'><b>duplicates: {bench.duplicates}</b></div>"
         f"<div>next click: {escape(bench.next_click())}</div>"
@@ -234,11 +235,11 @@ class CrashPanel(_Round[CrashBench]):
             [self._crash_toggle, widgets.Label("occurrence ids"), self._ids_switch],
             layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
         )
-        self._show("emq-crash-panel", switches, buttons, self._note.widget, self._readout)
+        self._build("emq-crash-panel", switches, buttons, self._note.widget, self._readout)
 
     @property
     def bench(self) -> CrashBench:
-        return self.model
+        return self._round
 
     def _on_crash(self, change: dict[str, Any]) -> None:
         if not self._quiet:
@@ -255,7 +256,7 @@ class CrashPanel(_Round[CrashBench]):
         self.refresh()
         said = ["the fault is ON: the next running tick crashes after its enqueue" if self.bench.crash else "no fault"]
         if self.bench.slot_keyed != keyed_before:
-            said.append(f"ids {self.bench.ids}: a new round on an emptied queue")
+            said.append(f"ids {self.bench.id_mode}: a new round on an emptied queue")
         self._note.say("; ".join(said), "done")
 
     def tick(self) -> None:

@@ -67,7 +67,7 @@ def whole(text: str) -> str:
 # The theme's own colours (light, dark, Voila), defaults that pass on white; the words say the state too.
 GOOD = "var(--jp-success-color0,#1b5e20)"
 BAD = "var(--jp-error-color1,#d32f2f)"
-STYLES = {
+NOTE_STYLES = {
     "info": "color:var(--jp-content-font-color1,#24292f)",
     "done": f"color:{GOOD}",
     "refused": f"color:{BAD};font-weight:bold",
@@ -93,7 +93,7 @@ class Note:
 
     def say(self, text: str, kind: str = "info") -> None:
         self.text = text
-        self.widget.value = f"<span style='{STYLES[kind]}'>{html.escape(text)}</span>" if text else ""
+        self.widget.value = f"<span style='{NOTE_STYLES[kind]}'>{html.escape(text)}</span>" if text else ""
 
     def attempt(self, action: Callable[[], Any]) -> Any:
         """``action()``; a ValueError it raises is said here and swallowed (the value is then None)."""
