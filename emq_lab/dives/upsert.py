@@ -102,11 +102,6 @@ class QueueState:
         """ZCARD of the registry."""
         return len(self.registry)
 
-    @property
-    def entries(self) -> tuple[tuple[str, int], ...]:
-        # the old name of ``registry``, read by exercises/questions.py until it reads ``registry``
-        return self.registry
-
 
 @dataclass(frozen=True)
 class Boot:
