@@ -242,8 +242,7 @@ def revoking(base: type[Any], settings: HubSettings) -> type:
             client.close()
         return result
 
-    cls: type = type(f"Class{base.__name__}", (base,), {"delete_user": delete_user, "__module__": __name__})
-    return cls
+    return type(f"Class{base.__name__}", (base,), {"delete_user": delete_user, "__module__": __name__})
 
 
 def limit_open_files(limit: int = OPEN_FILES) -> Callable[[], None]:
@@ -272,8 +271,7 @@ def limited(base: type[Any], open_files: int = OPEN_FILES) -> type:
 
         return preexec
 
-    cls: type = type(f"Limited{base.__name__}", (base,), {"make_preexec_fn": make_preexec_fn, "__module__": __name__})
-    return cls
+    return type(f"Limited{base.__name__}", (base,), {"make_preexec_fn": make_preexec_fn, "__module__": __name__})
 
 
 def configure(
