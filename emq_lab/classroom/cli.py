@@ -170,10 +170,8 @@ def class_hub(settings: HubSettings) -> Any:
             await super().init_users()
             names = [user.name for user in self.db.query(orm.User)]
             tidy, _ = open_client(settings.admin_url)
-            try:
+            with tidy:
                 gone = reconcile(tidy, settings.prefix, names)
-            finally:
-                tidy.close()
             if gone:
                 self.log.info("emq-lab: deleted the ACL users of hub users gone: %s", " ".join(gone))
 
@@ -203,11 +201,9 @@ def run_hub(args: argparse.Namespace) -> int:
     learners = _login(args.learner_password_file, HUB_LEARNER_ENV, "learner password")
     instructor = _login(args.instructor_password_file, HUB_INSTRUCTOR_ENV, "instructor password")
     client, _ = open_client(settings.admin_url)
-    try:
+    with client:
         refuse_open_default(client)
         shas = load_scripts(client)
-    finally:
-        client.close()
     # For a jupyterhub_config.py next to it (read after ours) that calls hub.settings_from_env():
     # the server and prefix, and the password's file (never the password itself).
     os.environ.update({hub.SERVER_ENV: server, hub.PREFIX_ENV: args.prefix})
@@ -280,9 +276,8 @@ def _run(args: argparse.Namespace, client: Any) -> int:
         return 1 if failed else 0
     if args.command == "users":
         learners = create_users(client, learners=args.learners, prefix=args.prefix)
-        print(
-            f"# {len(learners)} learner(s), {len(load_scripts(client))} scripts loaded. Each learner pastes their line"
-        )
+        loaded = len(load_scripts(client))
+        print(f"# {len(learners)} learner(s), {loaded} scripts loaded. Each learner pastes their line")
         print("# into a shell, then runs make lab. These passwords are printed only here.")
         print("\n".join(apply_limits(client, learners=len(learners))))
         print("\n".join(learner.env(args.url) for learner in learners))
@@ -316,10 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "hub":
             return run_hub(args)
         client, _ = open_client(admin_url(args.url, args.password_file))
-        try:
+        with client:
             return _run(args, client)
-        finally:
-            client.close()
     except (ValueError, RedisError, BackendUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

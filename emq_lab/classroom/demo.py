@@ -45,13 +45,8 @@ def prepare(lab: Lab, *, prefix: str | None = None) -> Setting:
         return Setting(lab, chosen, (), False, note, admin)
     demo = lab.with_clock(SimClock(START))
     _play(demo)
-    return Setting(
-        demo.with_clock(MovingClock(demo.clock.now_ms())),
-        DEMO_PREFIX,
-        DEMO_LEARNERS,
-        True,
-        "The embedded backend: three demo learners played by this notebook (set EMQ_LAB_URL to see a class).",
-    )
+    note = "The embedded backend: three demo learners played by this notebook (set EMQ_LAB_URL to see a class)."
+    return Setting(demo.with_clock(MovingClock(demo.clock.now_ms())), DEMO_PREFIX, DEMO_LEARNERS, True, note)
 
 
 def _is_admin(lab: Lab) -> bool:

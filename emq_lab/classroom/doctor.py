@@ -15,7 +15,7 @@ from redis.exceptions import NoPermissionError, RedisError
 
 from .guard import MAX_REPLY, QUOTA
 from .slow import MAX_HOLD_MS, SLOW_ENTRIES
-from .users import DEFAULT_FIX, acl_list, all_powerful_users, default_user, on_every_node, open_users, user_fix
+from .users import DEFAULT_FIX, acl_users, all_powerful_users, default_user, on_every_node, open_users, user_fix
 
 #: The Lua engine CVEs of October 2025 (remote code execution; a script running as another user), and the
 #: first release of each line with the fix. A line not named and older than the newest is unfixed.
@@ -91,8 +91,7 @@ def _bytes(value: str) -> int:
 
 def learner_count(client: Any) -> int:
     """The server's ACL users that are neither the default nor an admin: the class (and its observer)."""
-    users = {words[1] for words in acl_list(client) if len(words) > 1 and words[0] == "user"}
-    return len(users - set(all_powerful_users(client)) - {"default"})
+    return len(set(acl_users(client)) - set(all_powerful_users(client)) - {"default"})
 
 
 def _users(client: Any) -> list[Row]:

@@ -111,9 +111,8 @@ def settings_from_env() -> HubSettings:
     password = read_secret(os.environ.get(PASSWORD_FILE_ENV), PASSWORD_ENV, what="admin password")
     if password is None:
         raise ValueError(f"admin password: set {PASSWORD_FILE_ENV} (a file) or {PASSWORD_ENV}")
-    extra: dict[str, Any] = {}
-    if os.environ.get(NOTEBOOKS_ENV):
-        extra["notebooks"] = Path(os.environ[NOTEBOOKS_ENV])
+    notebooks = os.environ.get(NOTEBOOKS_ENV)
+    extra = {"notebooks": Path(notebooks)} if notebooks else {}
     return HubSettings(server, password, prefix=os.environ.get(PREFIX_ENV, "learner-"), **extra)
 
 
@@ -155,15 +154,13 @@ def prepare_spawn(settings: HubSettings, spawner: Any, *, copy: bool = True) -> 
     """The variables the user's server gets, its ACL user (an admin's: the observer) made and notebooks copied."""
     hub_name, admin = spawner.user.name, bool(spawner.user.admin)
     client, _ = open_client(settings.admin_url)
-    try:
+    with client:
         if admin:
             observer = make_observer(client, settings.observer_name(hub_name))
             env = {"EMQ_LAB_URL": observer.url(settings.server_url), "EMQ_LAB_CLASS_PREFIX": settings.prefix}
         else:
             learner = make_learner(client, settings.acl_name(hub_name))
             env = {"EMQ_LAB_URL": learner.url(settings.server_url), "EMQ_LAB_NAMESPACE": learner.namespace}
-    finally:
-        client.close()
     if not copy:
         return env
     home, owner = home_of(spawner)
@@ -234,16 +231,13 @@ def revoking(base: type[Any], settings: HubSettings) -> type:
     def delete_user(self: Any, user: Any) -> Any:
         result = base.delete_user(self, user)
         client, _ = open_client(settings.admin_url)
-        try:
+        with client:
             for name in _names(settings, user.name):
                 if revoke_learner(client, name):
                     self.log.info("emq-lab: deleted the ACL user %s of %s", name, user.name)
-        finally:
-            client.close()
         return result
 
-    cls: type = type(f"Class{base.__name__}", (base,), {"delete_user": delete_user, "__module__": __name__})
-    return cls
+    return type(f"Class{base.__name__}", (base,), {"delete_user": delete_user, "__module__": __name__})
 
 
 def limit_open_files(limit: int = OPEN_FILES) -> Callable[[], None]:
@@ -272,8 +266,7 @@ def limited(base: type[Any], open_files: int = OPEN_FILES) -> type:
 
         return preexec
 
-    cls: type = type(f"Limited{base.__name__}", (base,), {"make_preexec_fn": make_preexec_fn, "__module__": __name__})
-    return cls
+    return type(f"Limited{base.__name__}", (base,), {"make_preexec_fn": make_preexec_fn, "__module__": __name__})
 
 
 def configure(

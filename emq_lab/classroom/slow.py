@@ -185,12 +185,11 @@ def over(weighed: Iterable[Slow], *, max_hold_ms: int = MAX_HOLD_MS) -> list[Slo
 
 def lines(when: str, held: Sequence[Slow], *, cooldown_s: int, max_hold_ms: int) -> list[str]:
     """One line per learner, its longest hold (and how many and their time in all when more than one)."""
-    longest: dict[str, Slow] = {}
     count = Counter(slow.user for slow in held)
     total = _totals(held)
-    for slow in held:
-        if slow.user not in longest or slow.duration_us > longest[slow.user].duration_us:
-            longest[slow.user] = slow
+    longest: dict[str, Slow] = {}
+    for slow in sorted(held, key=lambda slow: slow.duration_us, reverse=True):  # stable: the first of equals
+        longest.setdefault(slow.user, slow)
     said = []
     for user, slow in sorted(longest.items()):
         key = validate.shorten(slow.key, 60)

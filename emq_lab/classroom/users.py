@@ -117,15 +117,8 @@ def learner_names(prefix: str, learners: int) -> list[str]:
 def acl_rules(namespace: str, password: str) -> list[str]:
     """A learner's ``ACL SETUSER`` rules: one password, its namespace's keys, no channels, :data:`ALLOWED_COMMANDS`."""
     pattern = keys.namespace_pattern(validate.namespace(namespace))
-    return [
-        "reset",
-        "on",
-        f">{password}",
-        f"~{pattern}",
-        "resetchannels",
-        "-@all",
-        *(f"+{c}" for c in ALLOWED_COMMANDS),
-    ]
+    commands = [f"+{command}" for command in ALLOWED_COMMANDS]
+    return ["reset", "on", f">{password}", f"~{pattern}", "resetchannels", "-@all", *commands]
 
 
 def on_every_node(client: Any, *args: Any) -> Any:
