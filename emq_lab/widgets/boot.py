@@ -7,7 +7,7 @@ import html
 from collections.abc import Sequence
 from functools import partial
 from itertools import groupby
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 
@@ -120,9 +120,9 @@ class BootPanel(View):
         self._history = widgets.ToggleButtons(options=[], description="boots", layout=widgets.Layout(display="none"))
         self._script = html_part("emq-script", flex="1 1 0", min_width="0", overflow="auto")
         self._state = html_part("emq-readout", flex="0 0 auto", max_width="50%")
-        self._strategy.observe(self._on_strategy, names="value")
-        self._history.observe(self._on_history, names="value")
-        self._period.observe(self._on_period, names="value")
+        self._on(self._strategy, lambda value: self._click(lambda: self._start_over(Strategy(value)), self._strategy))
+        self._on(self._history, self._on_history)
+        self._on(self._period, self._on_period)
         boots = [self._action_button(f"Boot #{n}", partial(self.boot, n), style="primary") for n in (1, 2)]
         controls = widgets.HBox([*boots, self._action_button("Reset", self.reset), self._period])
         views = widgets.HBox(  # the state first (outcome and registry in view), the script beside it
@@ -208,17 +208,14 @@ class BootPanel(View):
             )
         return "\n".join(readout_lines(boot, queue=self.queue, of=len(self.service.history), lab=self.lab))
 
-    def _on_strategy(self, change: dict[str, Any]) -> None:
-        self._click(lambda: self._start_over(Strategy(change["new"])), self._strategy)
+    def _on_history(self, i: int | None) -> None:
+        if i is not None:
+            self._show(int(i))
+            self._note.say(f"Boot #{i} selected: its call lit again (nothing ran)")
 
-    def _on_history(self, change: dict[str, Any]) -> None:
-        if not self._quiet and change["new"] is not None:
-            self._show(int(change["new"]))
-            self._note.say(f"Boot #{change['new']} selected: its call lit again (nothing ran)")
-
-    def _on_period(self, change: dict[str, Any]) -> None:
+    def _on_period(self, minutes: int) -> None:
         self._note.say(
-            f"next boot registers every {change['new']} min; boots already run keep their period"
+            f"next boot registers every {minutes} min; boots already run keep their period"
             + (" (Boot #2 has run: press Reset to boot again)" if len(self.service.history) >= 2 else ""),
             "done",
         )

@@ -54,7 +54,7 @@ class CadenceExplorer(View):
                 value=self._checked(key, initial[key]), min=low, max=high, description=label, continuous_update=False
             )
             slider.style.description_width = "110px"
-            slider.observe(self._on_change, names="value")
+            self._on(slider, lambda _: self.act(self.refresh))
             self._sliders[key] = slider
         self._trace: cadence.Trace | None = None
         self.figure = FigureView()
@@ -118,10 +118,6 @@ class CadenceExplorer(View):
             start_ms=self.start_ms,
             prefix=self.prefix,
         )
-
-    def _on_change(self, _change: dict[str, Any]) -> None:
-        if not self._quiet:
-            self.act(self.refresh)
 
 
 BUSY = "still working on the last click — wait for it to finish"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from html import escape
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import ipywidgets as widgets
 
@@ -108,7 +108,7 @@ class CancelPanel(_Round[Race]):
             description="preset",
             layout=widgets.Layout(width="auto"),
         )
-        self._preset.observe(self._on_preset, names="value")
+        self._on(self._preset, self._on_preset)
         play = self._action_button("play preset", lambda: self.play(str(self._preset.value)), style="primary")
         reset = self._action_button("reset", self.reset)
         for step, button in self._buttons.items():
@@ -174,13 +174,13 @@ class CancelPanel(_Round[Race]):
         with self._quietly():
             self._preset.value = preset
 
-    def _on_preset(self, change: dict[str, Any]) -> None:
-        if self._quiet or self._made is None:
+    def _on_preset(self, preset: str) -> None:
+        if self._made is None:
             return
-        if change["new"] == MANUAL:
+        if preset == MANUAL:
             self._note.say("your own order: take the steps with the buttons above (reset starts over)")
-        elif self._made.preset != change["new"]:
-            self._note.say(f"preset '{PRESET_LABELS[change['new']]}' chosen: press play preset to run it")
+        elif self._made.preset != preset:
+            self._note.say(f"preset '{PRESET_LABELS[preset]}' chosen: press play preset to run it")
 
 
 def _crash_html(bench: CrashBench) -> str:
@@ -220,13 +220,13 @@ class CrashPanel(_Round[CrashBench]):
             icon="check",
             layout=widgets.Layout(width="auto"),
         )
-        self._crash_toggle.observe(self._on_crash, names="value")
         self._ids_switch = widgets.ToggleButtons(
             options=[("fresh JOB- ids", False), ("slot-keyed <name>:<slot_ms>", True)],
             value=False,
             style={"button_width": "auto"},
         )
-        self._ids_switch.observe(self._on_ids, names="value")
+        self._on(self._crash_toggle, lambda on: self._click(lambda: self.set(crash=bool(on)), self._crash_toggle))
+        self._on(self._ids_switch, lambda on: self._click(lambda: self.set(slot_keyed=bool(on)), self._ids_switch))
         tick = self._action_button("Tick (and restart)", self.tick, style="primary", width="auto")
         buttons = widgets.HBox([tick, self._action_button("Reset", self.reset)])
         self._readout = html_part("emq-readout")
@@ -240,14 +240,6 @@ class CrashPanel(_Round[CrashBench]):
     @property
     def bench(self) -> CrashBench:
         return self._round
-
-    def _on_crash(self, change: dict[str, Any]) -> None:
-        if not self._quiet:
-            self._click(lambda: self.set(crash=bool(change["new"])), self._crash_toggle)
-
-    def _on_ids(self, change: dict[str, Any]) -> None:
-        if not self._quiet:
-            self._click(lambda: self.set(slot_keyed=bool(change["new"])), self._ids_switch)
 
     def set(self, *, crash: bool | None = None, slot_keyed: bool | None = None) -> None:
         """Flip the fault switch and/or the id mode (a new round on an emptied queue), as the toggles would."""

@@ -165,6 +165,10 @@ class View:
         button.on_click(lambda b: self._click(action, b))
         return button
 
+    def _on(self, control: widgets.DOMWidget, react: Callable[[Any], Any]) -> None:
+        """``react(value)`` when a learner moves ``control``; not while the panel sets it (``_quietly``)."""
+        control.observe(lambda change: None if self._quiet else react(change["new"]), names="value")
+
     @contextmanager
     def _quietly(self) -> Iterator[None]:
         """Set controls from the model without their observers taking it for a learner's move."""
