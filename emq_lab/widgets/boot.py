@@ -132,13 +132,13 @@ class BootPanel(View):
         # a label of its own: a ToggleButtons' description puts its buttons on the next line
         centred = widgets.Layout(align_items="center")
         strategy = widgets.HBox([widgets.Label("strategy"), self._strategy], layout=centred)
-        self._boxed("emq-boot-panel", strategy, controls, self._note.widget, self._history, views)
+        self._boxed("emq-boot-panel", strategy, controls, self._note, self._history, views)
         self.act(self._fresh_start)  # a dead backend: the panel shows with its status line
 
     def _fresh_start(self) -> None:
         self.service.reset()
         self._show(None)
-        self._note.say(f"a fresh start: this panel emptied queue {self.queue} (registry size 0)")
+        self._say(f"a fresh start: this panel emptied queue {self.queue} (registry size 0)")
 
     def boot(self, n: int, *, minutes: int | None = None) -> Boot:
         """Boot #n (the missing boots before it first), or select it if it ran; ``minutes``: their period."""
@@ -148,18 +148,16 @@ class BootPanel(View):
         self._sync_history()
         self.select(n)
         if n <= ran:
-            self._note.say(
-                f"Boot #{n} already ran — shown again, nothing new ran; press Reset to boot again", "refused"
-            )
+            self._say(f"Boot #{n} already ran — shown again, nothing new ran; press Reset to boot again", "refused")
         elif n > ran + 1:
             missing = f"Boot #{ran + 1}" if n == ran + 2 else f"Boots #{ran + 1} to #{n - 1}"
-            self._note.say(
+            self._say(
                 f"{missing} had not run, so {'it' if n == ran + 2 else 'they'} ran first; then Boot #{n}: "
                 f"{done.tuple}, registry size {done.size}",
                 "done",
             )
         else:
-            self._note.say(f"Boot #{n} ran: {done.tuple}, registry size {done.size}", "done")
+            self._say(f"Boot #{n} ran: {done.tuple}, registry size {done.size}", "done")
         return done
 
     def use(self, strategy: Strategy | str) -> None:
@@ -211,10 +209,10 @@ class BootPanel(View):
     def _on_history(self, i: int | None) -> None:
         if i is not None:
             self._show(int(i))
-            self._note.say(f"Boot #{i} selected: its call lit again (nothing ran)")
+            self._say(f"Boot #{i} selected: its call lit again (nothing ran)")
 
     def _on_period(self, minutes: int) -> None:
-        self._note.say(
+        self._say(
             f"next boot registers every {minutes} min; boots already run keep their period"
             + (" (Boot #2 has run: press Reset to boot again)" if len(self.service.history) >= 2 else ""),
             "done",
@@ -224,7 +222,7 @@ class BootPanel(View):
         self.service.use(strategy)
         self._sync_history()
         self._show(None)
-        self._note.say(f"{strategy.label}: queue {self.queue} emptied, no boot yet (registry size 0)", "done")
+        self._say(f"{strategy.label}: queue {self.queue} emptied, no boot yet (registry size 0)", "done")
 
     def _sync_history(self) -> None:
         with self._quietly():

@@ -50,10 +50,10 @@ class _Round(View, Generic[R]):
     def _start(self) -> None:
         made = self._round
         self.refresh()
-        self._note.say(f"a fresh start: this panel emptied queue {made.queue} and registered {made.name} due now")
+        self._say(f"a fresh start: this panel emptied queue {made.queue} and registered {made.name} due now")
 
     def _said_reset(self) -> None:
-        self._note.say(f"reset: queue {self._round.queue} emptied, {self._round.name} registered due now", "done")
+        self._say(f"reset: queue {self._round.queue} emptied, {self._round.name} registered due now", "done")
 
     @property
     def readout(self) -> str:
@@ -116,7 +116,7 @@ class CancelPanel(_Round[Race]):
             button.on_click(lambda b, s=step: self._click(lambda: self.step(s), b, *self._buttons.values(), reset))
         self._readout, self._keyspace = html_part("emq-readout"), html_part("emq-readout")
         steps, menu = widgets.HBox(list(self._buttons.values())), widgets.HBox([self._preset, play, reset])
-        self._build("emq-cancel-panel", steps, menu, self._note.widget, self._readout, self._keyspace)
+        self._build("emq-cancel-panel", steps, menu, self._note, self._readout, self._keyspace)
 
     @property
     def race(self) -> Race:
@@ -129,12 +129,12 @@ class CancelPanel(_Round[Race]):
             if step in {s.step for s in self.race.taken}:
                 ready = ", ".join(LABELS[s] for s in STEPS if self.race.may_take(s)) or "none left this round"
                 reason = f"{ALL_LABELS[step]}: {ALREADY_RAN} ({ready})"
-            self._note.say(reason, "refused")
+            self._say(reason, "refused")
             raise ValueError(reason)
         taken = self.race.step(step)
         self._show_preset(MANUAL)  # the steps on screen are yours now, not a preset's
         self._draw(taken.after)  # the keyspace the step just read: no second read
-        self._note.say(f"{ALL_LABELS[step]}: {taken.note}", "done")
+        self._say(f"{ALL_LABELS[step]}: {taken.note}", "done")
 
     def play(self, preset: str) -> None:
         """Reset and take a preset order (``before-read``, ``after-read``, ...)."""
@@ -143,7 +143,7 @@ class CancelPanel(_Round[Race]):
         taken = self.race.play(preset)
         self._show_preset(preset)
         self._draw(taken[-1].after if taken else self.race.start)
-        self._note.say(f"played '{PRESET_LABELS[preset]}': {self.race.verdict()}", "done")
+        self._say(f"played '{PRESET_LABELS[preset]}': {self.race.verdict()}", "done")
 
     def reset(self) -> None:
         """Empty the queue, register the name due now, clear the steps."""
@@ -178,9 +178,9 @@ class CancelPanel(_Round[Race]):
         if self._made is None:
             return
         if preset == MANUAL:
-            self._note.say("your own order: take the steps with the buttons above (reset starts over)")
+            self._say("your own order: take the steps with the buttons above (reset starts over)")
         elif self._made.preset != preset:
-            self._note.say(f"preset '{PRESET_LABELS[preset]}' chosen: press play preset to run it")
+            self._say(f"preset '{PRESET_LABELS[preset]}' chosen: press play preset to run it")
 
 
 def _crash_html(bench: CrashBench) -> str:
@@ -235,7 +235,7 @@ class CrashPanel(_Round[CrashBench]):
             [self._crash_toggle, widgets.Label("occurrence ids"), self._ids_switch],
             layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
         )
-        self._build("emq-crash-panel", switches, buttons, self._note.widget, self._readout)
+        self._build("emq-crash-panel", switches, buttons, self._note, self._readout)
 
     @property
     def bench(self) -> CrashBench:
@@ -249,13 +249,13 @@ class CrashPanel(_Round[CrashBench]):
         said = ["the fault is ON: the next running tick crashes after its enqueue" if self.bench.crash else "no fault"]
         if self.bench.slot_keyed != keyed_before:
             said.append(f"ids {self.bench.id_mode}: a new round on an emptied queue")
-        self._note.say("; ".join(said), "done")
+        self._say("; ".join(said), "done")
 
     def tick(self) -> None:
         """Click Tick: the restarted pump's tick after a crash, else a running pump's tick."""
         done = self.bench.tick()
         self.refresh()
-        self._note.say(str(done), "done")
+        self._say(str(done), "done")
 
     def reset(self) -> None:
         """Empty the queue, register the name due now, forget the ticks."""
