@@ -78,17 +78,14 @@ MANUAL_LABEL = "— manual: your own steps —"
 
 def _keyspace_html(state: Snapshot, queue: str) -> str:
     """The registry, records and jobs of the race's queue as a small HTML table."""
-    registry = escape(entries_text(state.registry, empty="")) or "<i>empty</i>"
-    records = ", ".join(escape(name) for name in state.records) or "<i>none</i>"
-    jobs = ", ".join(escape(job) for job in state.jobs) or "<i>none</i>"
-    colour = GOOD if state.consistent else BAD
     rows = [
         ("queue", escape(queue)),
-        ("registry (ZSET)", registry),
-        ("records (HASH)", records),
-        ("jobs (wait list)", jobs),
+        ("registry (ZSET)", escape(entries_text(state.registry, empty="")) or "<i>empty</i>"),
+        ("records (HASH)", ", ".join(map(escape, state.records)) or "<i>none</i>"),
+        ("jobs (wait list)", ", ".join(map(escape, state.jobs)) or "<i>none</i>"),
     ]
     body = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    colour = GOOD if state.consistent else BAD
     return f"<table>{body}</table><div style='color:{colour}'>invariant: {escape(state.invariant)}</div>"
 
 
