@@ -39,9 +39,8 @@ def _row(number: int, line: str, lit: tuple[int, ...]) -> str:
 def script_html(text: str, lit: tuple[int, ...]) -> str:
     """The script numbered, ``lit`` lines highlighted; the header and runs far from them fold (``<details>``)."""
     lines = text.splitlines()
-    header = 0
-    while header < len(lines) and (lines[header].startswith("--") or not lines[header].strip()):
-        header += 1
+    code = (i for i, line in enumerate(lines) if line.strip() and not line.startswith("--"))
+    header = next(code, len(lines))  # the lines before the first code line: comments and blanks
 
     def kind(n: int) -> str:
         if n <= header:
