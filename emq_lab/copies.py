@@ -55,13 +55,9 @@ def make(root: Path, *, into: str = COPIES) -> list[Path]:
     """The copies made of the dives missing in ``root/into`` (an existing copy is never touched)."""
     course, copies = _course(root), root / into
     copies.mkdir(parents=True, exist_ok=True)
-    made = []
-    for source in sorted(course.glob(DIVES)):
-        target = copies / source.name
-        if target.exists():
-            continue
-        strip_file(source, target)
-        made.append(target)
+    made = [copies / source.name for source in sorted(course.glob(DIVES)) if not (copies / source.name).exists()]
+    for target in made:
+        strip_file(course / target.name, target)
     return made
 
 

@@ -7,7 +7,7 @@ import html
 from collections.abc import Sequence
 from functools import partial
 from itertools import groupby
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 
@@ -39,9 +39,8 @@ def _row(number: int, line: str, lit: tuple[int, ...]) -> str:
 def script_html(text: str, lit: tuple[int, ...]) -> str:
     """The script numbered, ``lit`` lines highlighted; the header and runs far from them fold (``<details>``)."""
     lines = text.splitlines()
-    header = 0
-    while header < len(lines) and (lines[header].startswith("--") or not lines[header].strip()):
-        header += 1
+    code = (i for i, line in enumerate(lines) if line.strip() and not line.startswith("--"))
+    header = next(code, len(lines))  # the lines before the first code line: comments and blanks
 
     def kind(n: int) -> str:
         if n <= header:
@@ -120,9 +119,9 @@ class BootPanel(View):
         self._history = widgets.ToggleButtons(options=[], description="boots", layout=widgets.Layout(display="none"))
         self._script = html_part("emq-script", flex="1 1 0", min_width="0", overflow="auto")
         self._state = html_part("emq-readout", flex="0 0 auto", max_width="50%")
-        self._strategy.observe(self._on_strategy, names="value")
-        self._history.observe(self._on_history, names="value")
-        self._period.observe(self._on_period, names="value")
+        self._on(self._strategy, lambda value: self._click(lambda: self._start_over(Strategy(value)), self._strategy))
+        self._on(self._history, self._on_history)
+        self._on(self._period, self._on_period)
         boots = [self._action_button(f"Boot #{n}", partial(self.boot, n), style="primary") for n in (1, 2)]
         controls = widgets.HBox([*boots, self._action_button("Reset", self.reset), self._period])
         views = widgets.HBox(  # the state first (outcome and registry in view), the script beside it
@@ -132,13 +131,13 @@ class BootPanel(View):
         # a label of its own: a ToggleButtons' description puts its buttons on the next line
         centred = widgets.Layout(align_items="center")
         strategy = widgets.HBox([widgets.Label("strategy"), self._strategy], layout=centred)
-        self._boxed("emq-boot-panel", strategy, controls, self._note.widget, self._history, views)
+        self._boxed("emq-boot-panel", strategy, controls, self._note, self._history, views)
         self.act(self._fresh_start)  # a dead backend: the panel shows with its status line
 
     def _fresh_start(self) -> None:
         self.service.reset()
         self._show(None)
-        self._note.say(f"a fresh start: this panel emptied queue {self.queue} (registry size 0)")
+        self._say(f"a fresh start: this panel emptied queue {self.queue} (registry size 0)")
 
     def boot(self, n: int, *, minutes: int | None = None) -> Boot:
         """Boot #n (the missing boots before it first), or select it if it ran; ``minutes``: their period."""
@@ -148,18 +147,16 @@ class BootPanel(View):
         self._sync_history()
         self.select(n)
         if n <= ran:
-            self._note.say(
-                f"Boot #{n} already ran — shown again, nothing new ran; press Reset to boot again", "refused"
-            )
+            self._say(f"Boot #{n} already ran — shown again, nothing new ran; press Reset to boot again", "refused")
         elif n > ran + 1:
             missing = f"Boot #{ran + 1}" if n == ran + 2 else f"Boots #{ran + 1} to #{n - 1}"
-            self._note.say(
+            self._say(
                 f"{missing} had not run, so {'it' if n == ran + 2 else 'they'} ran first; then Boot #{n}: "
                 f"{done.tuple}, registry size {done.size}",
                 "done",
             )
         else:
-            self._note.say(f"Boot #{n} ran: {done.tuple}, registry size {done.size}", "done")
+            self._say(f"Boot #{n} ran: {done.tuple}, registry size {done.size}", "done")
         return done
 
     def use(self, strategy: Strategy | str) -> None:
@@ -208,17 +205,14 @@ class BootPanel(View):
             )
         return "\n".join(readout_lines(boot, queue=self.queue, of=len(self.service.history), lab=self.lab))
 
-    def _on_strategy(self, change: dict[str, Any]) -> None:
-        self._click(lambda: self._start_over(Strategy(change["new"])), self._strategy)
+    def _on_history(self, i: int | None) -> None:
+        if i is not None:
+            self._show(int(i))
+            self._say(f"Boot #{i} selected: its call lit again (nothing ran)")
 
-    def _on_history(self, change: dict[str, Any]) -> None:
-        if not self._quiet and change["new"] is not None:
-            self._show(int(change["new"]))
-            self._note.say(f"Boot #{change['new']} selected: its call lit again (nothing ran)")
-
-    def _on_period(self, change: dict[str, Any]) -> None:
-        self._note.say(
-            f"next boot registers every {change['new']} min; boots already run keep their period"
+    def _on_period(self, minutes: int) -> None:
+        self._say(
+            f"next boot registers every {minutes} min; boots already run keep their period"
             + (" (Boot #2 has run: press Reset to boot again)" if len(self.service.history) >= 2 else ""),
             "done",
         )
@@ -227,7 +221,7 @@ class BootPanel(View):
         self.service.use(strategy)
         self._sync_history()
         self._show(None)
-        self._note.say(f"{strategy.label}: queue {self.queue} emptied, no boot yet (registry size 0)", "done")
+        self._say(f"{strategy.label}: queue {self.queue} emptied, no boot yet (registry size 0)", "done")
 
     def _sync_history(self) -> None:
         with self._quietly():

@@ -54,14 +54,14 @@ class CadenceExplorer(View):
                 value=self._checked(key, initial[key]), min=low, max=high, description=label, continuous_update=False
             )
             slider.style.description_width = "110px"
-            slider.observe(self._on_change, names="value")
+            self._on(slider, lambda _: self.act(self.refresh))
             self._sliders[key] = slider
         self._trace: cadence.Trace | None = None
         self.figure = FigureView()
         self._readout = html_part("emq-readout")
         sliders = list(self._sliders.values())
         rows = widgets.HBox(sliders[:2]), widgets.HBox(sliders[2:])
-        self._boxed("emq-cadence-explorer", *rows, self._note.widget, self.figure.widget, self._readout)
+        self._boxed("emq-cadence-explorer", *rows, self._note, self.figure.widget, self._readout)
         self.act(self.refresh)  # a dead backend: the panel shows with its status line
 
     def set(self, **controls: int) -> str:
@@ -93,13 +93,13 @@ class CadenceExplorer(View):
 
     def refresh(self) -> None:
         """Re-run the lanes for the current controls and send the figure whole (the note says so meanwhile)."""
-        self._note.say("drawing the lanes…", "busy")
+        self._say("drawing the lanes…", "busy")
         self._trace = self._compute()
         self.figure.show(timeline(self._trace))
         # Wrap only at spaces, never inside a time (24 cycles make a long line).
         style = "font-size:14px;line-height:1.45;white-space:pre-wrap;word-break:normal;overflow-wrap:normal"
         self._readout.value = f"<pre style='{style}'>{escape(self.readout)}</pre>"
-        self._note.say("")
+        self._say("")
 
     @staticmethod
     def _checked(key: str, value: Any) -> int:
@@ -118,10 +118,6 @@ class CadenceExplorer(View):
             start_ms=self.start_ms,
             prefix=self.prefix,
         )
-
-    def _on_change(self, _change: dict[str, Any]) -> None:
-        if not self._quiet:
-            self.act(self.refresh)
 
 
 BUSY = "still working on the last click — wait for it to finish"
@@ -157,7 +153,7 @@ class FastForwardPanel(View):
             layout=widgets.Layout(width="auto", min_width="fit-content"),  # the label whole
         )
         self._button.on_click(lambda _: self.start())
-        self._boxed("emq-fast-forward", widgets.HBox([self._button, self._bar]), self._note.widget, self._label)
+        self._boxed("emq-fast-forward", widgets.HBox([self._button, self._bar]), self._note, self._label)
 
     def run(self) -> str:
         """Reset the queue, fire every occurrence (moving the bar), and return the readout."""
@@ -170,13 +166,13 @@ class FastForwardPanel(View):
     def start(self) -> threading.Thread | None:
         """What a click does: ``run()`` on a background thread; while one runs, only a note."""
         if not self._lock.acquire(blocking=False):
-            self._note.say(BUSY, "refused")
+            self._say(BUSY, "refused")
             return None
         self._running()  # marked running before the click's handler returns
         if platform.active():  # the browser edition has no threads: run in the click
-            self._note.attempt(self._run_locked)
+            self._attempt(self._run_locked)
             return None
-        worker = threading.Thread(target=lambda: self._note.attempt(self._run_locked), daemon=True)
+        worker = threading.Thread(target=lambda: self._attempt(self._run_locked), daemon=True)
         self._worker = worker
         worker.start()
         return worker
@@ -187,10 +183,10 @@ class FastForwardPanel(View):
         finally:
             self._label.value = self.readout
             self._bar.value = self.result.occurrences_fired if self.result is not None else self._bar.value
-            self._note.say("")  # "running" or "still working" no longer holds
+            self._say("")  # "running" or "still working" no longer holds
             self._mine = False
             self._lock.release()
-        return self.readout if result is not None else self._note.text
+        return self.readout if result is not None else self.note
 
     def wait(self) -> None:
         """Block until a started run ends (for tests and notebooks)."""
@@ -219,7 +215,7 @@ class FastForwardPanel(View):
         self.starts += 1
         self.result = None
         self._progress(0)
-        self._note.say("running — the bar fills as it fires; a press now only says so", "busy")
+        self._say("running — the bar fills as it fires; a press now only says so", "busy")
 
     def _progress(self, so_far: int) -> None:
         self._bar.value = so_far

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from html import escape
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import ipywidgets as widgets
 
@@ -50,10 +50,10 @@ class _Round(View, Generic[R]):
     def _start(self) -> None:
         made = self._round
         self.refresh()
-        self._note.say(f"a fresh start: this panel emptied queue {made.queue} and registered {made.name} due now")
+        self._say(f"a fresh start: this panel emptied queue {made.queue} and registered {made.name} due now")
 
     def _said_reset(self) -> None:
-        self._note.say(f"reset: queue {self._round.queue} emptied, {self._round.name} registered due now", "done")
+        self._say(f"reset: queue {self._round.queue} emptied, {self._round.name} registered due now", "done")
 
     @property
     def readout(self) -> str:
@@ -78,17 +78,14 @@ MANUAL_LABEL = "— manual: your own steps —"
 
 def _keyspace_html(state: Snapshot, queue: str) -> str:
     """The registry, records and jobs of the race's queue as a small HTML table."""
-    registry = escape(entries_text(state.registry, empty="")) or "<i>empty</i>"
-    records = ", ".join(escape(name) for name in state.records) or "<i>none</i>"
-    jobs = ", ".join(escape(job) for job in state.jobs) or "<i>none</i>"
-    colour = GOOD if state.consistent else BAD
     rows = [
         ("queue", escape(queue)),
-        ("registry (ZSET)", registry),
-        ("records (HASH)", records),
-        ("jobs (wait list)", jobs),
+        ("registry (ZSET)", escape(entries_text(state.registry, empty="")) or "<i>empty</i>"),
+        ("records (HASH)", ", ".join(map(escape, state.records)) or "<i>none</i>"),
+        ("jobs (wait list)", ", ".join(map(escape, state.jobs)) or "<i>none</i>"),
     ]
     body = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    colour = GOOD if state.consistent else BAD
     return f"<table>{body}</table><div style='color:{colour}'>invariant: {escape(state.invariant)}</div>"
 
 
@@ -108,7 +105,7 @@ class CancelPanel(_Round[Race]):
             description="preset",
             layout=widgets.Layout(width="auto"),
         )
-        self._preset.observe(self._on_preset, names="value")
+        self._on(self._preset, self._on_preset)
         play = self._action_button("play preset", lambda: self.play(str(self._preset.value)), style="primary")
         reset = self._action_button("reset", self.reset)
         for step, button in self._buttons.items():
@@ -116,7 +113,7 @@ class CancelPanel(_Round[Race]):
             button.on_click(lambda b, s=step: self._click(lambda: self.step(s), b, *self._buttons.values(), reset))
         self._readout, self._keyspace = html_part("emq-readout"), html_part("emq-readout")
         steps, menu = widgets.HBox(list(self._buttons.values())), widgets.HBox([self._preset, play, reset])
-        self._build("emq-cancel-panel", steps, menu, self._note.widget, self._readout, self._keyspace)
+        self._build("emq-cancel-panel", steps, menu, self._note, self._readout, self._keyspace)
 
     @property
     def race(self) -> Race:
@@ -129,12 +126,12 @@ class CancelPanel(_Round[Race]):
             if step in {s.step for s in self.race.taken}:
                 ready = ", ".join(LABELS[s] for s in STEPS if self.race.may_take(s)) or "none left this round"
                 reason = f"{ALL_LABELS[step]}: {ALREADY_RAN} ({ready})"
-            self._note.say(reason, "refused")
+            self._say(reason, "refused")
             raise ValueError(reason)
         taken = self.race.step(step)
         self._show_preset(MANUAL)  # the steps on screen are yours now, not a preset's
         self._draw(taken.after)  # the keyspace the step just read: no second read
-        self._note.say(f"{ALL_LABELS[step]}: {taken.note}", "done")
+        self._say(f"{ALL_LABELS[step]}: {taken.note}", "done")
 
     def play(self, preset: str) -> None:
         """Reset and take a preset order (``before-read``, ``after-read``, ...)."""
@@ -143,7 +140,7 @@ class CancelPanel(_Round[Race]):
         taken = self.race.play(preset)
         self._show_preset(preset)
         self._draw(taken[-1].after if taken else self.race.start)
-        self._note.say(f"played '{PRESET_LABELS[preset]}': {self.race.verdict()}", "done")
+        self._say(f"played '{PRESET_LABELS[preset]}': {self.race.verdict()}", "done")
 
     def reset(self) -> None:
         """Empty the queue, register the name due now, clear the steps."""
@@ -174,13 +171,13 @@ class CancelPanel(_Round[Race]):
         with self._quietly():
             self._preset.value = preset
 
-    def _on_preset(self, change: dict[str, Any]) -> None:
-        if self._quiet or self._made is None:
+    def _on_preset(self, preset: str) -> None:
+        if self._made is None:
             return
-        if change["new"] == MANUAL:
-            self._note.say("your own order: take the steps with the buttons above (reset starts over)")
-        elif self._made.preset != change["new"]:
-            self._note.say(f"preset '{PRESET_LABELS[change['new']]}' chosen: press play preset to run it")
+        if preset == MANUAL:
+            self._say("your own order: take the steps with the buttons above (reset starts over)")
+        elif self._made.preset != preset:
+            self._say(f"preset '{PRESET_LABELS[preset]}' chosen: press play preset to run it")
 
 
 def _crash_html(bench: CrashBench) -> str:
@@ -220,13 +217,13 @@ class CrashPanel(_Round[CrashBench]):
             icon="check",
             layout=widgets.Layout(width="auto"),
         )
-        self._crash_toggle.observe(self._on_crash, names="value")
         self._ids_switch = widgets.ToggleButtons(
             options=[("fresh JOB- ids", False), ("slot-keyed <name>:<slot_ms>", True)],
             value=False,
             style={"button_width": "auto"},
         )
-        self._ids_switch.observe(self._on_ids, names="value")
+        self._on(self._crash_toggle, lambda on: self._click(lambda: self.set(crash=bool(on)), self._crash_toggle))
+        self._on(self._ids_switch, lambda on: self._click(lambda: self.set(slot_keyed=bool(on)), self._ids_switch))
         tick = self._action_button("Tick (and restart)", self.tick, style="primary", width="auto")
         buttons = widgets.HBox([tick, self._action_button("Reset", self.reset)])
         self._readout = html_part("emq-readout")
@@ -235,19 +232,11 @@ class CrashPanel(_Round[CrashBench]):
             [self._crash_toggle, widgets.Label("occurrence ids"), self._ids_switch],
             layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
         )
-        self._build("emq-crash-panel", switches, buttons, self._note.widget, self._readout)
+        self._build("emq-crash-panel", switches, buttons, self._note, self._readout)
 
     @property
     def bench(self) -> CrashBench:
         return self._round
-
-    def _on_crash(self, change: dict[str, Any]) -> None:
-        if not self._quiet:
-            self._click(lambda: self.set(crash=bool(change["new"])), self._crash_toggle)
-
-    def _on_ids(self, change: dict[str, Any]) -> None:
-        if not self._quiet:
-            self._click(lambda: self.set(slot_keyed=bool(change["new"])), self._ids_switch)
 
     def set(self, *, crash: bool | None = None, slot_keyed: bool | None = None) -> None:
         """Flip the fault switch and/or the id mode (a new round on an emptied queue), as the toggles would."""
@@ -257,13 +246,13 @@ class CrashPanel(_Round[CrashBench]):
         said = ["the fault is ON: the next running tick crashes after its enqueue" if self.bench.crash else "no fault"]
         if self.bench.slot_keyed != keyed_before:
             said.append(f"ids {self.bench.id_mode}: a new round on an emptied queue")
-        self._note.say("; ".join(said), "done")
+        self._say("; ".join(said), "done")
 
     def tick(self) -> None:
         """Click Tick: the restarted pump's tick after a crash, else a running pump's tick."""
         done = self.bench.tick()
         self.refresh()
-        self._note.say(str(done), "done")
+        self._say(str(done), "done")
 
     def reset(self) -> None:
         """Empty the queue, register the name due now, forget the ticks."""

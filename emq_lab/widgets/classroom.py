@@ -136,10 +136,8 @@ class ClassroomPanel(View):
         self.overview = classroom.Overview((), 0, True)
         self._search = Search()  # kept: each refresh's search walks on where the last stopped
         self.when = "not refreshed yet"
-        self._table = html_part("emq-readout")
-        self._table.value = overview_html(self.overview)
-        self._when = html_part("emq-refreshed")
-        self._when.value = escape(self.when)
+        self._table, self._when = html_part("emq-readout"), html_part("emq-refreshed")
+        self._draw()
         self._refresh_button = widgets.Button(description="Refresh", icon="refresh")
         self._refresh_button.on_click(lambda _: self.act(self.refresh))
         self._auto = widgets.Checkbox(value=every_s is not None, description=f"every {every_s or EVERY_S:g} s")
@@ -160,10 +158,13 @@ class ClassroomPanel(View):
         self.overview = classroom.overview(
             self.lab.client, prefix=self.prefix, learners=self.learners, search=self._search
         )
-        self._table.value = overview_html(self.overview)
         self.when = f"last refreshed {hhmmss(self.lab.clock.now_ms())} UTC"
-        self._when.value = escape(self.when)
+        self._draw()
         return self.readout
+
+    def _draw(self) -> None:
+        self._table.value = overview_html(self.overview)
+        self._when.value = escape(self.when)
 
     def stop(self) -> None:
         """No more automatic refreshes (the checkbox's twin)."""

@@ -75,7 +75,7 @@ class PredictForm(View):
         self._verdict = html_part("emq-verdict", "emq-live", "emq-readout", min_height="1.6em", margin="2px 0")
         style = widgets.HTML(STYLE, layout=widgets.Layout(height="0px", margin="0"))
         self._boxed("emq-predict", style, *self._boxes.values(), self._button, self._verdict)
-        self._say(NOT_CHECKED)
+        self._show_verdict(NOT_CHECKED)
 
     def answer(self, **typed: Any) -> None:
         """Type into the boxes (``key="09:15"``); the verdict goes back to not checked."""
@@ -85,24 +85,24 @@ class PredictForm(View):
         self._entered = None
         for key, text in typed.items():
             self._boxes[key].value = str(text)
-        self._say(NOT_CHECKED)
+        self._show_verdict(NOT_CHECKED)
 
     def check(self) -> Check | None:
         """The Check of the answers typed (empty boxes left out); None if none or one was refused."""
         given = {key: box.value.strip() for key, box in self._boxes.items() if box.value.strip()}
         if not given:
-            self._say(EMPTY)
+            self._show_verdict(EMPTY)
             return None
         try:
             check = self._questions.predict(lab=self.lab, **given)
         except ValueError as refusal:  # an answer the dive could not read: said, not raised
-            self._say(str(refusal))
+            self._show_verdict(str(refusal))
             return None
         lines = [line for line in str(check).splitlines() if not line.startswith("not answered:")]
         left = [key for key in self._boxes if key not in given]
         if left:
             lines.append(f"not answered: {', '.join(left)}")
-        self._say("\n".join(lines), check)
+        self._show_verdict("\n".join(lines), check)
         return check
 
     @property
@@ -144,7 +144,7 @@ class PredictForm(View):
             if origin is not None:
                 origin.focus()  # a disabled button loses the focus; give it back
 
-    def _say(self, said: str, last: Check | None = None) -> None:
+    def _show_verdict(self, said: str, last: Check | None = None) -> None:
         """Show ``said`` as the verdict (``last``: the Check it reads, if any), each line in its colour."""
         self._said, self.last = said, last
         keys = tuple(self._boxes)

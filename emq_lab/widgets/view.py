@@ -83,27 +83,6 @@ def html_part(*css_classes: str, **layout: str) -> widgets.HTML:
     return part
 
 
-class Note:
-    """A panel's note line (``widget``, class ``emq-note``) and its ``text``: what the last click did,
-    why it was refused (a ValueError said, not raised into the Log Console), or that it still runs."""
-
-    def __init__(self) -> None:
-        self.widget = html_part("emq-note", min_height="1.6em", margin="2px 0")
-        self.text = ""
-
-    def say(self, text: str, kind: str = "info") -> None:
-        self.text = text
-        self.widget.value = f"<span style='{NOTE_STYLES[kind]}'>{html.escape(text)}</span>" if text else ""
-
-    def attempt(self, action: Callable[[], Any]) -> Any:
-        """``action()``; a ValueError it raises is said here and swallowed (the value is then None)."""
-        try:
-            return action()
-        except ValueError as refusal:
-            self.say(str(refusal), "refused")
-            return None
-
-
 class View:
     """A panel over ``self.lab``: its box under a backend status line; ``readout`` is its text/plain.
 
@@ -116,7 +95,8 @@ class View:
 
     def __init__(self, lab: Lab) -> None:
         self.lab = lab
-        self._note = Note()
+        self._note = html_part("emq-note", min_height="1.6em", margin="2px 0")
+        self._noted = ""
         self._status = html_part("emq-status")
         self.health: Health[Any] = Health(on_change=self._show_status, probe=lambda: probe(self.lab.client))
 
@@ -127,7 +107,20 @@ class View:
     @property
     def note(self) -> str:
         """The note line: what the last action did, or why nothing ran."""
-        return self._note.text
+        return self._noted
+
+    def _say(self, text: str, kind: str = "info") -> None:
+        """Show ``text`` on the note line: what the last click did, why it was refused, or that it still runs."""
+        self._noted = text
+        self._note.value = f"<span style='{NOTE_STYLES[kind]}'>{html.escape(text)}</span>" if text else ""
+
+    def _attempt(self, action: Callable[[], Any]) -> Any:
+        """``action()``; a ValueError it raises is said on the note line and swallowed (the value is then None)."""
+        try:
+            return action()
+        except ValueError as refusal:
+            self._say(str(refusal), "refused")
+            return None
 
     def act(self, action: Callable[[], Any]) -> Any:
         """Run a control's action; on a backend outage show the status, keep the action and retry it."""
@@ -164,6 +157,10 @@ class View:
         button = widgets.Button(description=label, button_style=style, layout=widgets.Layout(**layout))
         button.on_click(lambda b: self._click(action, b))
         return button
+
+    def _on(self, control: widgets.DOMWidget, react: Callable[[Any], Any]) -> None:
+        """``react(value)`` when a learner moves ``control``; not while the panel sets it (``_quietly``)."""
+        control.observe(lambda change: None if self._quiet else react(change["new"]), names="value")
 
     @contextmanager
     def _quietly(self) -> Iterator[None]:
@@ -223,7 +220,7 @@ class View:
         for control in controls:
             control.disabled = True
         try:
-            self.act(lambda: self._note.attempt(action))
+            self.act(lambda: self._attempt(action))
         finally:
             self._enable(controls)
             on = [part for part in (*focus, *self._controls()) if not part.disabled]
