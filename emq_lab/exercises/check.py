@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -302,18 +303,20 @@ def search(
     return None, tried
 
 
-_home: list[str] = []
+@functools.cache
+def _hypothesis_dir() -> str:
+    """A temp dir of the check's own, removed when the kernel ends."""
+    home = tempfile.mkdtemp(prefix="emq-lab-hypothesis-")
+    atexit.register(shutil.rmtree, home, True)
+    return home
 
 
 @contextmanager
 def _hypothesis_home() -> Iterator[None]:
     """hypothesis's cache goes to a temp dir of its own, not the learner's notebook folder."""
-    if not _home:
-        _home.append(tempfile.mkdtemp(prefix="emq-lab-hypothesis-"))
-        atexit.register(shutil.rmtree, _home[0], True)
     found: Any = configuration.storage_directory()
     previous: Path = getattr(found, "home_directory", found)
-    configuration.set_hypothesis_home_dir(_home[0])
+    configuration.set_hypothesis_home_dir(_hypothesis_dir())
     try:
         yield
     finally:

@@ -61,10 +61,7 @@ def _canonical(message: str) -> str:
 
 def explain_error(exc: BaseException) -> str:
     """One line for a script error, the same on fakeredis and Valkey: ``line 3: <what>``, control characters escaped."""
-    return printable(_explained(str(exc)))
-
-
-def _explained(text: str) -> str:
+    text = str(exc)
     piped = re.search(r"of pipeline caused error: (.*)$", text, flags=re.DOTALL)
     if piped:
         text = piped.group(1)
@@ -75,7 +72,7 @@ def _explained(text: str) -> str:
         flags=re.DOTALL,
     )
     if compiled:
-        return f"syntax error on line {compiled.group(1)}: {compiled.group(2).strip()}"
+        return printable(f"syntax error on line {compiled.group(1)}: {compiled.group(2).strip()}")
     # Valkey 8 names the script's sha before its line; Valkey 9 leaves it out.
     text = re.sub(r" script:(?: [0-9a-f]{40},)? on @user_script:(\d+)\.$", r" @line \1", text)
     at_end = re.search(r" @line (\d+)$", text)
@@ -85,7 +82,7 @@ def _explained(text: str) -> str:
     inner = re.match(r"^(?:ERR )?(?:\[string \"[^\"]*\"\]|user_script):(\d+): (.*)$", text, flags=re.DOTALL)
     if inner:
         line, text = inner.group(1), inner.group(2)
-    message = _canonical(text)
+    message = printable(_canonical(text))
     if line is None or line == "0":  # 0: stopped before its first line
         return message
     return f"line {line}: {message}"

@@ -53,20 +53,12 @@ class RuleError(Exception):
 
 
 def _arity(fn: Callable[..., Any]) -> int:
+    """How many positional arguments without a default ``fn`` takes (2 when its signature cannot be read)."""
     try:
-        params = [
-            p
-            for p in inspect.signature(fn).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
-        ]
+        parameters = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return 2
-    if len(params) not in (2, 3):
-        raise ValueError(
-            f"fn: expected a function of (release_ms, every_ms) or (release_ms, every_ms, finish_ms), "
-            f"got one of {len(params)} argument(s)"
-        )
-    return len(params)
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in parameters)
 
 
 def releases(lab: Lab, queue: str, setting: Setting, rule: Any) -> Releases:
@@ -192,10 +184,11 @@ def _refusal(fn: object) -> str | None:
     if not callable(fn):
         said = f"got {type(fn).__name__} {validate.shown(fn)}"
         return f"must be a function (release_ms, every_ms[, finish_ms]) -> next_ms; {said}"
-    try:
-        _arity(fn)
-    except ValueError as exc:
-        return f"must be {str(exc).removeprefix('fn: expected ')}"
+    if (arity := _arity(fn)) not in (2, 3):
+        return (
+            "must be a function of (release_ms, every_ms) or (release_ms, every_ms, finish_ms), "
+            f"got one of {arity} argument(s)"
+        )
     return None
 
 

@@ -26,10 +26,6 @@ if TYPE_CHECKING:
 NAMES = ("report", "digest")
 
 
-def template_of(name: str) -> str:
-    return f'{{"job": "{name}"}}'
-
-
 @dataclass(frozen=True)
 class BootOp:
     """A service boots and registers ``name``."""
@@ -37,7 +33,7 @@ class BootOp:
     name: str
     every_ms: int = 15 * MINUTE_MS
     first_in_ms: int = 15 * MINUTE_MS
-    template: str | None = None  # None: template_of(name)
+    template: str | None = None  # None: {"job": "<name>"}
 
 
 @dataclass(frozen=True)
@@ -155,7 +151,8 @@ def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Played]:
         boots += isinstance(op, BootOp)
         label = describe(op, boots, clock.now_ms())
         if isinstance(op, BootOp):
-            verb = partial(rep.register, op.name, op.every_ms, op.template or template_of(op.name), op.first_in_ms)
+            template = op.template or f'{{"job": "{op.name}"}}'
+            verb = partial(rep.register, op.name, op.every_ms, template, op.first_in_ms)
         else:
             verb = partial(rep.cancel, op.name)
         try:

@@ -80,12 +80,7 @@ class _Client(redis.Redis):
 
 def in_process(check_s: float | None = None) -> Any:
     """A client of a new sandbox server in this process (the browser's: the hook is its only limit)."""
-    import fakeredis
-
-    from .allow import connection_class
-
-    server = lua.server(None, check_s)
-    return fakeredis.FakeRedis(server=server, decode_responses=True, protocol=2, connection_class=connection_class())
+    return lua.client(lua.server(None, check_s), decode_responses=True)
 
 
 class Sandbox:

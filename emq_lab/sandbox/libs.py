@@ -11,7 +11,7 @@ import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple, NoReturn
 
 ENCODE_MAX_DEPTH = DECODE_MAX_DEPTH = 1000  # lua_cjson's defaults, as Valkey builds it
 SPARSE_RATIO, SPARSE_SAFE = 2, 10
@@ -163,12 +163,9 @@ _HEX4 = re.compile(rb"[0-9a-fA-F]{4}")
 _SIMPLE_ESCAPES = {ord(name): bytes((byte,)) for name, byte in zip('"\\/btnfr', b'"\\/\b\t\n\f\r', strict=True)}
 
 
-def _strtod(text: bytes) -> float | None:
-    """C's strtod on the front of ``text`` (decimal, hex, inf, nan), or None when it reads nothing."""
-    found = _NUMBER.match(text)
-    if found is None:
-        return None
-    body = found.group().decode()
+def _strtod(text: bytes) -> float:
+    """C's strtod of a number ``_NUMBER`` matched (decimal, hex, inf, nan)."""
+    body = text.decode()
     sign = -1.0 if body.startswith("-") else 1.0
     bare = body.lstrip("+-").lower()
     if bare.startswith("0x"):
@@ -180,11 +177,10 @@ def _strtod(text: bytes) -> float | None:
     return float(body)
 
 
-class _Token:
-    __slots__ = ("index", "kind", "value")
-
-    def __init__(self, kind: str, index: int, value: Any = None) -> None:
-        self.kind, self.index, self.value = kind, index, value
+class _Token(NamedTuple):
+    kind: str
+    at: int  # where it starts in the text
+    value: Any = None
 
 
 class _Parser:
@@ -200,9 +196,9 @@ class _Parser:
             self.fail("the end", token)
         return value
 
-    def fail(self, expected: str, token: _Token) -> None:
+    def fail(self, expected: str, token: _Token) -> NoReturn:
         found = token.value if token.kind == "T_ERROR" else token.kind
-        raise ValueError(f"Expected {expected} but found {found} at character {token.index + 1}")
+        raise ValueError(f"Expected {expected} but found {found} at character {token.at + 1}")
 
     def next(self) -> _Token:
         data = self.data
@@ -241,11 +237,10 @@ class _Parser:
         ):
             end += 1
         found = _NUMBER.match(self.data[start:end])
-        value = _strtod(self.data[start:end])
-        if value is None or found is None:
+        if found is None:
             return _Token("T_ERROR", start, "invalid number")
         self.at = start + found.end()
-        return _Token("T_NUMBER", start, value)
+        return _Token("T_NUMBER", start, _strtod(found.group()))
 
     def string(self) -> _Token:
         data, start = self.data, self.at
@@ -297,7 +292,6 @@ class _Parser:
         if token.kind in ("T_OBJ_BEGIN", "T_ARR_BEGIN"):
             return self.container("T_OBJ_END" if token.kind == "T_OBJ_BEGIN" else "T_ARR_END")
         self.fail("value", token)
-        return None
 
     def descend(self) -> None:
         self.depth += 1

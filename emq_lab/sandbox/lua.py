@@ -108,3 +108,12 @@ def server(tick: Callable[[int], float] | None = None, check_s: float | None = N
     run, codec.null = runtime.execute(text, tick, *limits, *valkey)
     fake._lua_runtime = _Sandboxed(runtime, run, module.LuaError)  # type: ignore[attr-defined]
     return fake
+
+
+def client(fake: Any, **options: Any) -> Any:
+    """A fakeredis client of the server ``fake`` that runs only the allowlist's commands (:mod:`.allow`)."""
+    import fakeredis
+
+    from .allow import connection_class
+
+    return fakeredis.FakeRedis(server=fake, protocol=2, connection_class=connection_class(), **options)

@@ -77,12 +77,7 @@ class Worker:
         self.server = self._lua.server(self._tick, check_s)
 
     def accept(self, sock: socket.socket) -> Any:
-        import fakeredis
-
-        from .allow import connection_class
-
-        client = fakeredis.FakeRedis(server=self.server, protocol=2, connection_class=connection_class())
-        connection = client.connection_pool.make_connection()
+        connection = self._lua.client(self.server).connection_pool.make_connection()
         connection.connect()
         self.connections[sock] = connection
         return connection
