@@ -26,6 +26,18 @@ def test_a_boot_2_answer_in_any_printed_form_is_right(lab: emq_lab.Lab) -> None:
     assert "you said registered, it is exists" in str(wrong)
 
 
+def test_a_reason_that_would_give_away_another_answer_waits_and_the_truth_is_said_once(lab: emq_lab.Lab) -> None:
+    wrong = exercises.upsert.predict(lab=lab, size_after_boot_2=998)
+    waits = "(why, once you have answered boot_2_answers and registry_after_boot_2 too)"
+    assert str(wrong).splitlines()[0] == f"size_after_boot_2: not quite - you said 998, it is 1 {waits}"
+    right = exercises.upsert.predict(lab=lab, size_after_boot_2=1)
+    assert str(right).splitlines()[0] == f"size_after_boot_2: right - 1 {waits}"
+    told = exercises.upsert.predict(
+        lab=lab, size_after_boot_2=998, boot_2_answers="exists", registry_after_boot_2="digest @ 09:15"
+    )
+    assert "size_after_boot_2: not quite - you said 998, it is 1: " in str(told) and "(why, once" not in str(told)
+
+
 def test_counts_read_as_numbers_with_or_without_their_unit(lab: emq_lab.Lab) -> None:
     check = exercises.upsert.predict(lab=lab, size_after_boot_2="1 row", naive_rows_after_3_boots="3")
     assert check.passed, str(check)

@@ -85,19 +85,13 @@ class Predictions:
             return False, f"{key}: not checked - the sandbox failed ({explain_error(error)}); run the check again"
         finally:
             base.reset(QUEUE)
-        noted, why = f" ({note})" if note else "", _reason(question, truth, answer)
+        noted = f" ({note})" if note else ""
+        waiting = [other for other in question.tells if other not in answer]  # the reason would answer them
+        later = f"(why, once you have answered {' and '.join(waiting)} too)" if waiting else ""
         if said == truth:
-            return True, f"{key}: right{noted} - {why}"
+            return True, f"{key}: right{noted} - " + (f"{_show(truth)} {later}" if later else question.why(truth))
         shown = f"you said {_show(said)}{noted}, it is {_show(truth)}{_differs(said, truth)}"
-        return False, f"{key}: not quite - {shown}: {why}"
-
-
-def _reason(question: Question, truth: Any, answer: dict[str, Any]) -> str:
-    """Why the truth is what it is, or only the truth while a question the reason answers is open."""
-    waiting = [key for key in question.tells if key not in answer]
-    if waiting:
-        return f"{_show(truth)} (why, once you have answered {' and '.join(waiting)} too)"
-    return question.why(truth)
+        return False, f"{key}: not quite - {shown}" + (f" {later}" if later else f": {question.why(truth)}")
 
 
 def _misnamed(key: str, questions: dict[str, Question]) -> str:
