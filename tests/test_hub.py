@@ -18,7 +18,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -176,10 +175,8 @@ def _wait_ready(hub: Hub, timeout: float = 90) -> None:
             raise RuntimeError(f"the hub exited:\n{hub.log.read_text()[-4000:]}")
         try:
             with urllib.request.urlopen(f"{hub.url}/hub/api", timeout=2):
-                return
-        except urllib.error.HTTPError:
-            return
-        except OSError:
+                return  # the hub itself answered: until its route is added, the proxy alone says 404
+        except OSError:  # an HTTPError too
             time.sleep(0.25)
     raise RuntimeError(f"the hub did not answer in {timeout} s:\n{hub.log.read_text()[-4000:]}")
 
