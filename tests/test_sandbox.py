@@ -178,7 +178,10 @@ def test_a_hostile_answer_is_a_failed_check_within_the_limit(
     assert not check.passed
     assert cost.within(), f"{form}: {cost}"
     assert expected in str(check), str(check)
-    assert pinger.count and pinger.slowest < 0.5, f"the lab's server answered a PING in {pinger.slowest:.2f} s"
+    # The server answered all along: a script holding it would hold one PING for most of the check. Measured
+    # against the check's own time (0.5 s at least), as a busy machine slows both alike.
+    bound = max(0.5, cost.wall / 3)
+    assert pinger.count and pinger.slowest < bound, f"a PING took {pinger.slowest:.2f} s of the check's {cost}"
     assert list(workdir.iterdir()) == []  # no file, no .hypothesis
     assert server_keys(lab) == before
     assert exercises.register(REGISTER, lab).passed
