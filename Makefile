@@ -53,8 +53,8 @@ present: $(RUNTIME)
 
 ## ruff check, ruff format --check, mypy.
 lint: $(TESTING)
-	$(BIN)/ruff check emq_lab tests
-	$(BIN)/ruff format --check emq_lab tests
+	$(BIN)/ruff check emq_lab emq_classroom tests
+	$(BIN)/ruff format --check emq_lab emq_classroom tests
 	$(BIN)/mypy
 
 # axe-core, the accessibility checker the browser tests run on every dive, and configurable-http-proxy,
@@ -86,7 +86,7 @@ $(HUB): pyproject.toml | $(VENV)/bin/python
 
 ## The class's JupyterHub: make hub URL=redis://admin@HOST:6379/0 INSTRUCTOR=NAME (passwords: README's Classroom).
 hub: $(HUB) $(NODE_TOOLS)
-	$(BIN)/python -m emq_lab.classroom hub --url '$(URL)' --instructor '$(INSTRUCTOR)' $(HUB_ARGS)
+	$(BIN)/python -m emq_classroom hub --url '$(URL)' --instructor '$(INSTRUCTOR)' $(HUB_ARGS)
 
 ## Lint, type-check, and the whole suite (fakeredis, a throwaway Valkey and cluster, the notebooks), on WORKERS=2 pytest workers (one per core: a third made the browser and hub tests twice as slow).
 # --no-loadscope-reorder: the workers take the tests in the collection's order, the longest first (tests/conftest.py).

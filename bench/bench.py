@@ -592,7 +592,7 @@ def classroom_rows(passes: int) -> list[Row]:
     from class_server import fill
     from nbclient import NotebookClient
 
-    from emq_lab import classroom
+    import emq_classroom as classroom
 
     rows: list[Row] = []
     server = ValkeyServer()

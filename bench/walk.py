@@ -1,4 +1,4 @@
-"""The class guard's memory walk and freeing (emq_lab/classroom/memory.py), measured: four learners on a
+"""The class guard's memory walk and freeing (emq_classroom/memory.py), measured: four learners on a
 throwaway class server, one holding N small keys; the walk alone, then one guard sweep with the server
 past maxmemory, while another learner PINGs and writes every 10 ms and 50 sockets that never log in
 are opened 1 s into the sweep. Method and results: bench/README.md.
@@ -22,8 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from class_server import started_class_server  # noqa: E402
 
-from emq_lab import classroom, keys  # noqa: E402
-from emq_lab.classroom import guard, memory  # noqa: E402
+from emq_lab import keys
+
+import emq_classroom as classroom  # noqa: E402
+from emq_classroom import guard, memory  # noqa: E402
 
 OTHER = r"""
 import json, select, sys, time

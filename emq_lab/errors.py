@@ -185,7 +185,7 @@ def translate(
             f"{where}: the server does not hold this script and user {_user(url)!r} may not load scripts (a "
             "class server runs only emq-lab's own scripts, loaded by the instructor). If emq-lab's own verbs "
             "say this, the server lost its scripts (a restart): ask the instructor to run: python -m "
-            "emq_lab.classroom scripts --url <the instructor's URL>. Your own Lua runs in the exercises' sandbox "
+            "emq_classroom scripts --url <the instructor's URL>. Your own Lua runs in the exercises' sandbox "
             f"[{text}]"
         )
     if isinstance(exc, exceptions.NoPermissionError) and _command(command) in _LUA_COMMANDS:

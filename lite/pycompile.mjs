@@ -31,8 +31,6 @@ with warnings.catch_warnings():
     import IPython.core.interactiveshell, IPython.core.shellapp, IPython.core.displayhook, IPython.utils.tokenutil
     import emq_lab, json, pkgutil
     for found in pkgutil.walk_packages(emq_lab.__path__, "emq_lab."):
-        if found.name.endswith(".__main__"):
-            continue  # a command line (python -m emq_lab.classroom): importing it runs it
         try:
             importlib.import_module(found.name)
         except Exception:

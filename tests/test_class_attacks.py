@@ -30,13 +30,14 @@ from helpers import MIN, START
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+import emq_classroom as classroom
 import emq_lab
-from emq_lab import classroom, keys
-from emq_lab.classroom import guard, memory, sockets
-from emq_lab.classroom.doctor import class_clients
+from emq_classroom import guard, memory, sockets
+from emq_classroom.doctor import class_clients
+from emq_classroom.panel import ClassroomPanel
+from emq_lab import keys
 from emq_lab.dives import cadence
 from emq_lab.errors import BackendUnavailable
-from emq_lab.widgets import ClassroomPanel
 
 pytestmark = pytest.mark.xdist_group("class-attacks")  # one worker: the module's server starts once
 
@@ -1134,7 +1135,7 @@ def flood_and_count(
     flood's sockets at least once (bounded: 400 tries). With ``kill_local``, cy's tries start once
     the flood's processes are all gone and the server has freed their connections (bounded: 400
     and 200 looks). Returns how many were refused, the flooders' counts, and pids."""
-    from emq_lab.classroom import hub
+    from emq_classroom import hub
 
     admin = room.server.admin()
     admin.ping()
@@ -1232,7 +1233,7 @@ def test_a_sustained_flood_of_sockets_never_logged_in_refuses_newcomers_only_pas
     (the outside check's finding). The same process under the hub's open-files limit (256, as each
     process of a learner's server has) holds at most 256 sockets whatever it does, its next socket
     fails with EMFILE, and no newcomer is refused."""
-    from emq_lab.classroom import hub
+    from emq_classroom import hub
 
     admin = room.server.admin()
     before = admin.config_get("maxclients")["maxclients"]
@@ -1285,7 +1286,7 @@ def test_a_learner_flooding_from_four_processes_is_killed_by_the_guard_on_this_m
     user; then no newcomer is refused. A process of bob's holding 20 logged-in connections and
     opening more through their handshake, and the test's own process (the guard's, with the
     admin's connections), live on."""
-    from emq_lab.classroom import hub
+    from emq_classroom import hub
 
     admin = room.server.admin()
     before = admin.config_get("maxclients")["maxclients"]

@@ -26,14 +26,15 @@ from helpers import MIN, START
 from redis.exceptions import NoPermissionError
 from servers import ValkeyServer
 
+import emq_classroom as classroom
 import emq_lab
-from emq_lab import classroom, keys, progress, scripts
-from emq_lab.classroom import cli as classroom_cli
-from emq_lab.classroom.doctor import Row, lua_fixed
-from emq_lab.classroom.overview import MAX_QUEUES_SHOWN
+from emq_classroom import cli as classroom_cli
+from emq_classroom.doctor import Row, lua_fixed
+from emq_classroom.overview import MAX_QUEUES_SHOWN
+from emq_classroom.panel import ClassroomPanel
+from emq_lab import keys, progress, scripts
 from emq_lab.errors import BackendBusy, BackendUnavailable
 from emq_lab.exercises import with_scripts
-from emq_lab.widgets import ClassroomPanel
 
 pytestmark = pytest.mark.xdist_group("class-server")  # one worker takes the module: its server starts once
 
@@ -672,7 +673,7 @@ def test_the_overview_of_thirty_learners_is_bounded_whatever_one_stores() -> Non
     name back, cuts it on the page, and costs less than 0.5 s of CPU (this process and the server)."""
     from class_server import fill
 
-    from emq_lab.classroom.overview import MAX_SCANNED, SCAN_COUNT
+    from emq_classroom.overview import MAX_SCANNED, SCAN_COUNT
 
     with started_class_server() as server:
         admin = server.admin()
@@ -720,14 +721,14 @@ def test_doctor_before_users_says_to_make_the_learners_first() -> None:
 
 
 def test_the_guard_command_suspends_a_learner_past_its_quota_until_ctrl_c(class_server: ClassServer) -> None:
-    """``python -m emq_lab.classroom guard`` (the admin password from the environment, not the URL)
+    """``python -m emq_classroom guard`` (the admin password from the environment, not the URL)
     sweeps until Ctrl-C and prints what it does: a learner holding more than its quota is
     suspended, by name."""
     admin = class_server.admin()
     (grd,) = classroom.create_users(admin, learners=1, prefix="grd")
     url = f"redis://admin@127.0.0.1:{class_server.server.port}/0"
     env = {**os.environ, "EMQ_LAB_ADMIN_PASSWORD": ADMIN_PASSWORD}
-    command = [sys.executable, "-m", "emq_lab.classroom", "guard", "--url", url, "--prefix", "grd", "--every", "0.2"]
+    command = [sys.executable, "-m", "emq_classroom", "guard", "--url", url, "--prefix", "grd", "--every", "0.2"]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     held: list[redis.Redis] = []
     try:
@@ -819,7 +820,7 @@ def test_two_mb_names_never_blind_the_overview_and_a_big_keyspace_is_searched_ov
     bounded, and the course queue of cy is read by name in every pass."""
     from class_server import fill
 
-    from emq_lab.classroom.overview import MAX_SCANNED, Search
+    from emq_classroom.overview import MAX_SCANNED, Search
 
     with started_class_server() as server:
         admin = server.admin()
@@ -895,7 +896,7 @@ def test_acl_users_of_hub_users_gone_while_the_hub_was_down_are_deleted_at_start
     from jupyterhub import orm
     from traitlets.config import Config
 
-    from emq_lab.classroom import hub
+    from emq_classroom import hub
 
     db_url = f"sqlite:///{tmp_path / 'jupyterhub.sqlite'}"
     session = orm.new_session_factory(db_url)()
@@ -925,7 +926,7 @@ def test_acl_users_of_hub_users_gone_while_the_hub_was_down_are_deleted_at_start
                 asyncio.run(app.init_users())
             else:
                 env = {**os.environ, "EMQ_LAB_ADMIN_PASSWORD": ADMIN_PASSWORD}
-                command = [sys.executable, "-m", "emq_lab.classroom", "reconcile", "--url", settings.server_url]
+                command = [sys.executable, "-m", "emq_classroom", "reconcile", "--url", settings.server_url]
                 done = subprocess.run(
                     [*command, "--hub-db", db_url], env=env, capture_output=True, text=True, timeout=60, check=True
                 )
@@ -975,7 +976,7 @@ def test_the_overview_command_walks_the_search_whole_and_ends_quietly_when_its_r
     its refreshes. Its reader gone (``overview | head``), it ends without a traceback."""
     from class_server import fill
 
-    from emq_lab.classroom.overview import MAX_SCANNED
+    from emq_classroom.overview import MAX_SCANNED
 
     with started_class_server() as server:
         admin = server.admin()
@@ -985,7 +986,7 @@ def test_the_overview_command_walks_the_search_whole_and_ends_quietly_when_its_r
         assert one["walk02"] == "not seen"
         url = f"redis://admin@127.0.0.1:{server.server.port}/0"
         env = {**os.environ, "EMQ_LAB_ADMIN_PASSWORD": ADMIN_PASSWORD}
-        command = [sys.executable, "-m", "emq_lab.classroom", "overview", "--url", url, "--prefix", "walk"]
+        command = [sys.executable, "-m", "emq_classroom", "overview", "--url", url, "--prefix", "walk"]
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert "walk02: not started" in done.stdout and "search stopped" not in done.stdout

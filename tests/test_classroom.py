@@ -21,11 +21,12 @@ from helpers import MIN, START, slot
 from redis.exceptions import NoPermissionError, ResponseError
 from servers import ValkeyCluster
 
+import emq_classroom as classroom
 import emq_lab
-from emq_lab import classroom, keys
-from emq_lab.classroom import memory
+from emq_classroom import memory
+from emq_classroom.panel import ClassroomPanel
+from emq_lab import keys
 from emq_lab.errors import BackendUnavailable
-from emq_lab.widgets import ClassroomPanel
 
 _classes = itertools.count(1)
 
@@ -149,7 +150,7 @@ def test_the_guards_walk_reads_each_keys_namespace_as_keys_namespace_of_and_free
         # The guard's scripts are in the server's cache now, and still no learner's: SCAN and MEMORY are none of hers.
         assert not {"scan", "memory", "memory|usage"} & set(classroom.users.ALLOWED_COMMANDS)
         for name in ("walk", "unlink"):
-            sha = hashlib.sha1(resources.files("emq_lab.classroom").joinpath(f"{name}.lua").read_bytes()).hexdigest()
+            sha = hashlib.sha1(resources.files("emq_classroom").joinpath(f"{name}.lua").read_bytes()).hexdigest()
             with pytest.raises((NoPermissionError, ResponseError), match=r"(?i)permission"):
                 _raw(alice.url(url)).evalsha(sha, 0, "0", keys.namespaces_pattern(), 1000, 0, head, me)
         left = [key for key in tricky + elsewhere if admin.exists(key)]
@@ -407,7 +408,7 @@ def test_the_demo_page_clock_moves_while_what_the_learners_did_stays() -> None:
 
 
 def test_doctor_keeps_each_fix_for_the_next_start_as_the_server_was_started() -> None:
-    from emq_lab.classroom.doctor import keep
+    from emq_classroom.doctor import keep
 
     assert keep("/etc/valkey/valkey.conf", "maxclients", "68") == (
         "CONFIG SET maxclients 68 ; CONFIG REWRITE (keeps it in /etc/valkey/valkey.conf)"
@@ -418,11 +419,11 @@ def test_doctor_keeps_each_fix_for_the_next_start_as_the_server_was_started() ->
 
 
 def test_the_package_says_what_each_subcommand_does() -> None:
-    """``python -m emq_lab.classroom``'s subcommands, each named in the package's docstring."""
+    """``python -m emq_classroom``'s subcommands, each named in the package's docstring."""
     import argparse
 
-    from emq_lab import classroom
-    from emq_lab.classroom import cli
+    import emq_classroom as classroom
+    from emq_classroom import cli
 
     (commands,) = [a for a in cli._parser()._actions if isinstance(a, argparse._SubParsersAction)]
     assert set(commands.choices) >= {"doctor", "users", "guard", "hub"}

@@ -15,8 +15,8 @@ import pytest
 from helpers import START
 
 import emq_lab
+from emq_classroom import guard, memory, slow, sockets
 from emq_lab import keys
-from emq_lab.classroom import guard, memory, slow, sockets
 
 
 def _unlogged(ident: int, age: int, *, cmd: str = "NULL") -> dict[str, str]:
@@ -123,7 +123,7 @@ def test_a_sweep_that_killed_processes_names_each_with_its_command_sockets_and_h
 
 
 def test_the_hubs_guard_kills_only_for_a_server_on_this_machine_and_the_guard_command_when_asked() -> None:
-    from emq_lab.classroom import cli
+    from emq_classroom import cli
 
     for url in ("redis://admin@127.0.0.1:6379/0", "redis://admin@localhost:6379/0", "redis://admin@[::1]:6379/0"):
         assert cli.on_this_machine(url), url

@@ -34,10 +34,10 @@ from class_server import ADMIN_PASSWORD, ClassServer, started_class_server
 from helpers import MIN, START
 from servers import free_port
 
+import emq_classroom as classroom
 import emq_lab
-from emq_lab import classroom, keys, progress
-from emq_lab.classroom import Learner
-from emq_lab.classroom.hub import (
+from emq_classroom import Learner
+from emq_classroom.hub import (
     FOLDER,
     LEARNER_NOTEBOOKS,
     OPEN_FILES,
@@ -47,6 +47,7 @@ from emq_lab.classroom.hub import (
     prepare_spawn,
     revoking,
 )
+from emq_lab import keys, progress
 
 LEARNERS = ("ada", "bo", "cy")
 INSTRUCTOR = "teacher"
@@ -123,7 +124,7 @@ def _need_hub_tools() -> None:
 
 @contextmanager
 def running_hub(server: ClassServer) -> Iterator[Hub]:
-    """``python -m emq_lab.classroom hub`` as the README says, the passwords in files, on free
+    """``python -m emq_classroom hub`` as the README says, the passwords in files, on free
     loopback ports; stopped with SIGTERM (it stops the servers and the proxy), then anything left."""
     work = Path(tempfile.mkdtemp(prefix="emq-hub-"))
     secrets = {"admin.pw": ADMIN_PASSWORD, "learners.pw": LEARNER_LOGIN, "instructor.pw": INSTRUCTOR_LOGIN}
@@ -132,7 +133,7 @@ def running_hub(server: ClassServer) -> Iterator[Hub]:
         (work / name).chmod(0o600)
     port = free_port()
     command = [
-        sys.executable, "-m", "emq_lab.classroom", "hub",
+        sys.executable, "-m", "emq_classroom", "hub",
         "--url", f"redis://admin@127.0.0.1:{server.server.port}/0", "--password-file", str(work / "admin.pw"),
         "--instructor", INSTRUCTOR, "--learner-password-file", str(work / "learners.pw"),
         "--instructor-password-file", str(work / "instructor.pw"),

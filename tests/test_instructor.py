@@ -12,8 +12,9 @@ from class_server import ADMIN_PASSWORD, ClassServer, started_class_server
 from helpers import MIN, START
 from nbclient import NotebookClient
 
+import emq_classroom as classroom
 import emq_lab
-from emq_lab import classroom, progress
+from emq_lab import progress
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "instructor.ipynb"
 PREFIX = "room"

@@ -12,8 +12,9 @@ from browser import ROOT, Watch, jupyter_process, launched_chromium, screenshot
 from class_server import ADMIN_PASSWORD, ClassServer, started_class_server
 from helpers import MIN, START
 
+import emq_classroom as classroom
 import emq_lab
-from emq_lab import classroom, progress
+from emq_lab import progress
 
 WIDTH, HEIGHT = 1280, 720
 PREFIX = "pupil"

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 from servers import ValkeyServer
 
+import emq_classroom as classroom
 from conftest import BACKENDS
-from emq_lab import classroom
 from emq_lab.backend import open_client
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import itertools
 
+import emq_classroom as classroom
 import emq_lab
-from emq_lab import classroom, exercises, keys, progress
+from emq_lab import exercises, keys, progress
 
 _runs = itertools.count(1)
 

@@ -11,8 +11,9 @@ import pytest
 from helpers import MIN, START, slot
 from servers import ValkeyCluster
 
+import emq_classroom as classroom
 import emq_lab
-from emq_lab import BackendUnavailable, Outcome, SimClock, classroom
+from emq_lab import BackendUnavailable, Outcome, SimClock
 from emq_lab.scripts import cluster
 from emq_lab.widgets import CrashPanel
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from emq_lab.classroom import sockets
+from emq_classroom import sockets
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads Linux's /proc")
 

@@ -12,8 +12,9 @@ import pytest
 import redis
 from helpers import MIN, START, slot, snapshot
 
+import emq_classroom as classroom
 import emq_lab
-from emq_lab import Occurrence, Outcome, SimClock, SystemClock, classroom, scripts
+from emq_lab import Occurrence, Outcome, SimClock, SystemClock, scripts
 from emq_lab.fastforward import forward
 from emq_lab.keys import QueueKeys
 

@@ -1,5 +1,6 @@
-"""Python lines per layer of the package (what the README's Layout section gives): every line of
-every .py file, blank and comment lines included, as ``wc -l`` counts them."""
+"""Python lines per layer of the package ``emq_lab``, and of the classroom's own package
+``emq_classroom`` (what the README's Layout section gives): every line of every .py file, blank and
+comment lines included, as ``wc -l`` counts them."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "emq_lab"
+CLASSROOM = PACKAGE.parent / "emq_classroom"
 LAYERS: dict[str, tuple[str, ...]] = {
     "core": (
         "scripts", "keys.py", "clock.py", "schedule.py", "validate.py", "errors.py", "backend.py", "outcome.py",
@@ -14,15 +16,14 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     "connections": ("urls.py", "namespace.py", "local.py"),
     "dives": ("dives",),
-    "exercises and sandbox": ("exercises", "sandbox"),
+    "exercises and sandbox": ("exercises", "sandbox", "progress.py"),
     "views": ("plots", "widgets", "health.py", "copies.py"),
-    "classroom": ("classroom", "progress.py"),
     "browser edition": ("_browser",),
 }  # fmt: skip
 
 
-def lines(entry: str) -> int:
-    path = PACKAGE / entry
+def lines(entry: str, package: Path = PACKAGE) -> int:
+    path = package / entry
     files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
     return sum(len(f.read_text(encoding="utf-8").splitlines()) for f in files)
 
@@ -37,6 +38,7 @@ def main() -> int:
     for layer, count in counts.items():
         print(f"{layer:<22} {count:>6,}")
     print(f"{'without the browser':<22} {everything - counts['browser edition']:>6,}")
+    print(f"{'emq_classroom':<22} {lines('.', CLASSROOM):>6,}")
     return 0
 
 

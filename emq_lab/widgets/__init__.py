@@ -1,4 +1,4 @@
-"""The dives' panels (and the instructor's), each with twins of its controls and a ``readout``; a
+"""The dives' panels, each with twins of its controls and a ``readout``; a
 panel's module is imported when first named (the browser edition unpacks a package on first import)."""
 
 from __future__ import annotations
@@ -10,17 +10,15 @@ if TYPE_CHECKING:
     from .boot import BootPanel
     from .cadence import CadenceExplorer
     from .cancel import CancelPanel, CrashPanel
-    from .classroom import ClassroomPanel
     from .predict import PredictForm
 
-__all__ = ["BootPanel", "CadenceExplorer", "CancelPanel", "ClassroomPanel", "CrashPanel", "PredictForm"]
+__all__ = ["BootPanel", "CadenceExplorer", "CancelPanel", "CrashPanel", "PredictForm"]
 
 _MODULES = {
     "BootPanel": "boot",
     "CadenceExplorer": "cadence",
     "CancelPanel": "cancel",
     "CrashPanel": "cancel",
-    "ClassroomPanel": "classroom",
     "PredictForm": "predict",
 }
 

@@ -23,8 +23,9 @@ from typing import Any
 
 from redis.exceptions import OutOfMemoryError, RedisError
 
-from .. import keys, validate
-from ..clock import hhmmss
+from emq_lab import keys, validate
+from emq_lab.clock import hhmmss
+
 from . import memory, slow, sockets
 from .logins import ACL_LOG_ENTRIES, MAX_FAILED, failed_logins, number, since
 from .users import default_user, has_user, learner_test, primaries

@@ -10,7 +10,8 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from .. import keys
+from emq_lab import keys
+
 from .logins import text
 from .users import primaries
 

@@ -17,8 +17,8 @@ from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from redis import RedisCluster
 
-from .. import keys, validate
-from ..scripts import FILES, Scripts, source
+from emq_lab import keys, validate
+from emq_lab.scripts import FILES, Scripts, source
 
 MAX_LEARNERS = 500
 

@@ -1,4 +1,4 @@
-"""``python -m emq_lab.classroom doctor``: what a class server needs, checked, in one table.
+"""``python -m emq_classroom doctor``: what a class server needs, checked, in one table.
 
 Each row names a setting, what the server has, a verdict and the fix: ``FIX`` means a learner could
 reach another's keys or starve the class, or the class could lose its work; ``warn`` that the class
@@ -190,7 +190,7 @@ def check(client: Any, *, learners: int | None = None) -> list[Row]:
         need, have = class_clients(count), int(most)
         sized = f"{count} learner(s) x {QUOTA} + {STAFF_CLIENTS} = {need}"
         if count == 0:
-            fix = "run `python -m emq_lab.classroom users --learners N` first (it sets maxclients for N), "
+            fix = "run `python -m emq_classroom users --learners N` first (it sets maxclients for N), "
             fix += "or run doctor with --learners N"
             rows.append(Row("maxclients", f"{have}: no learner yet, so no size for the class", "warn", fix))
         elif have < need:

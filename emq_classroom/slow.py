@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .. import keys, validate
+from emq_lab import keys, validate
+
 from .logins import number, text
 from .users import ALLOWED_COMMANDS, has_user, learner_test
 

@@ -1,4 +1,4 @@
-"""ClassroomPanel: the instructor's view of a class on one server (``emq_lab.classroom.overview``)."""
+"""ClassroomPanel: the instructor's view of a class on one server (``emq_classroom.overview``)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from .. import classroom
-from ..classroom import guard as class_guard
-from ..classroom.overview import LearnerSummary, Search, cut
-from ..clock import hhmm, hhmmss
-from ..validate import printable
-from .view import View, html_part
+from emq_lab.clock import hhmm, hhmmss
+from emq_lab.validate import printable
+from emq_lab.widgets.view import View, html_part
+
+from . import guard as class_guard
+from .overview import LearnerSummary, Overview, Search, cut, overview
 
 if TYPE_CHECKING:
-    from ..lab import Lab
+    from emq_lab.lab import Lab
 
 EVERY_S = 5.0
 _MARK = {"passed": ("✓", "#1a7f37"), "failed": ("✗", "#cf222e"), "not tried": ("○", "#57606a")}
@@ -30,7 +30,7 @@ def _h(text: str) -> str:
     return escape(printable(text))
 
 
-def _summary_html(view: classroom.Overview) -> str:
+def _summary_html(view: Overview) -> str:
     """The class at a glance: each dive reached by how many, each check passed/failed/not tried."""
     total = len(view.learners)
     marks = [learner.mark for learner in view.learners]
@@ -89,7 +89,7 @@ def _learner_row(learner: LearnerSummary) -> str:
     return "<tr>" + "".join(f"<td style='{_CELL}'>{c}</td>" for c in cells) + "</tr>"
 
 
-def overview_html(view: classroom.Overview) -> str:
+def overview_html(view: Overview) -> str:
     """The summary, then one compact row per learner, then the guard's last lines."""
     if not view.learners:
         body = "<p><i>no learner found yet</i></p>"
@@ -133,7 +133,7 @@ class ClassroomPanel(View):
         self.every_s = every_s
         self.guard = guard
         self.swept: class_guard.Sweep | None = None
-        self.overview = classroom.Overview((), 0, True)
+        self.overview = Overview((), 0, True)
         self._search = Search()  # kept: each refresh's search walks on where the last stopped
         self.when = "not refreshed yet"
         self._table, self._when = html_part("emq-readout"), html_part("emq-refreshed")
@@ -155,9 +155,7 @@ class ClassroomPanel(View):
         """(Run the guard, then) read the class again and redraw; returns the readout."""
         if self.guard:
             self.swept = class_guard.sweep(self.lab.client, prefix=self.prefix or "learner")
-        self.overview = classroom.overview(
-            self.lab.client, prefix=self.prefix, learners=self.learners, search=self._search
-        )
+        self.overview = overview(self.lab.client, prefix=self.prefix, learners=self.learners, search=self._search)
         self.when = f"last refreshed {hhmmss(self.lab.clock.now_ms())} UTC"
         self._draw()
         return self.readout

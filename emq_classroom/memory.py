@@ -20,8 +20,9 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from .. import keys, validate
-from ..scripts import source
+from emq_lab import keys, validate
+from emq_lab.scripts import source
+
 from .logins import number
 from .users import acl_users, learner_test
 

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 
 from redis.exceptions import RedisError
 
-from .. import keys, progress, validate
-from ..clock import COURSE_START, SimClock
-from ..lab import Lab
-from ..schedule import MINUTE_MS
+from emq_lab import keys, progress, validate
+from emq_lab.clock import COURSE_START, SimClock
+from emq_lab.lab import Lab
+from emq_lab.schedule import MINUTE_MS
+
 from .users import all_powerful_users
 
 ENV_PREFIX = "EMQ_LAB_CLASS_PREFIX"

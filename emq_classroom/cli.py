@@ -1,4 +1,4 @@
-"""The instructor's commands: ``python -m emq_lab.classroom doctor|users|scripts|revoke|overview|hub``.
+"""The instructor's commands: ``python -m emq_classroom doctor|users|scripts|revoke|overview|hub``.
 
 Every command reads the admin password from ``--password-file`` or ``$EMQ_LAB_ADMIN_PASSWORD``,
 never from the command line: a password inside ``--url`` still works, with a warning (it shows in
@@ -18,9 +18,10 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from redis.exceptions import RedisError
 
-from .. import errors
-from ..backend import open_client
-from ..errors import BackendUnavailable
+from emq_lab import errors
+from emq_lab.backend import open_client
+from emq_lab.errors import BackendUnavailable
+
 from . import guard, sockets
 from .doctor import apply_limits, doctor, table
 from .hub import PASSWORD_ENV, HubSettings, read_secret, with_password
@@ -38,7 +39,7 @@ LEARNERS_PREFIX = "the learners' names start with this (default: learner)"
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m emq_lab.classroom",
+        prog="python -m emq_classroom",
         description="Run a class on one Valkey: check the server, one ACL user and namespace per learner, "
         "the scripts they may run, and what each has done.",
     )

@@ -7,7 +7,7 @@ that learner's URL and namespace to its server (an admin's gets a read-only obse
 hub user deletes their ACL user. Each process of a learner's server may hold at most
 :data:`OPEN_FILES` open files (:func:`limited`), so one cannot fill ``maxclients`` with sockets.
 
-``python -m emq_lab.classroom hub`` runs it; a ``jupyterhub_config.py`` of your own calls
+``python -m emq_classroom hub`` runs it; a ``jupyterhub_config.py`` of your own calls
 :func:`configure` with :func:`settings_from_env`. JupyterHub is imported only inside :func:`configure`.
 """
 
@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
-from .. import copies, errors, validate
-from ..backend import open_client
+from emq_lab import copies, errors, validate
+from emq_lab.backend import open_client
+
 from .users import acl_users, make_learner, make_observer, on_every_node, revoke_learner
 
 SERVER_ENV = "EMQ_LAB_HUB_SERVER"  # the class server, with the admin user and no password
@@ -50,7 +51,7 @@ class HubSettings:
     server_url: str
     admin_password: str = field(repr=False)
     prefix: str = "learner-"
-    notebooks: Path = Path(__file__).resolve().parents[2] / "notebooks"
+    notebooks: Path = Path(__file__).resolve().parents[1] / "notebooks"
 
     def __post_init__(self) -> None:
         validate.namespace(self.prefix)

@@ -11,10 +11,11 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from .. import keys, progress, validate
-from ..clock import hhmm, hhmmss
-from ..dives import QUEUES
-from ..validate import printable
+from emq_lab import keys, progress, validate
+from emq_lab.clock import hhmm, hhmmss
+from emq_lab.dives import QUEUES
+from emq_lab.validate import printable
+
 from .guard import LOG_LINES, read_log, suspended
 from .search import Found, Search, walk
 from .users import acl_users

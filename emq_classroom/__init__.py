@@ -2,7 +2,7 @@
 
 What it defends: no learner may read, write or delete another's keys, by hand or from a script (its
 ACL user runs only emq-lab's commands on its own namespace, and no Lua but the loaded scripts), nor
-hold the class's connections, memory or time (:mod:`.guard`). ``python -m emq_lab.classroom``:
+hold the class's connections, memory or time (:mod:`.guard`). ``python -m emq_classroom``:
 ``doctor`` checks the server, ``users`` makes the learners (printing the only copy of their
 passwords) and sets the server's limits, ``scripts`` loads the scripts after a restart, ``revoke``
 and ``reconcile`` delete users, ``overview`` prints the instructor's view, ``guard`` runs the guard
