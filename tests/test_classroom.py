@@ -428,4 +428,4 @@ def test_the_package_says_what_each_subcommand_does() -> None:
     (commands,) = [a for a in cli._parser()._actions if isinstance(a, argparse._SubParsersAction)]
     assert set(commands.choices) >= {"doctor", "users", "guard", "hub"}
     missing = [name for name in commands.choices if f"``{name}``" not in (classroom.__doc__ or "")]
-    assert not missing, f"classroom/__init__.py's docstring does not name: {missing}"
+    assert not missing, f"emq_classroom/__init__.py's docstring does not name: {missing}"

@@ -178,7 +178,7 @@ def test_auto_namespace(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_search_globs_match_the_namespaces_they_name(lab: emq_lab.Lab, queue: str) -> None:
     """The instructor's search halves the class by the character after a namespace's head
-    (classroom/search.py): each glob keys.py gives it matches the namespaces it names, on the server."""
+    (emq_classroom/search.py): each glob keys.py gives it matches the namespaces it names, on the server."""
     head = f"{queue}x"  # namespaces no other test makes
     spaces = [head, f"{head}-", f"{head}0", f"{head}4", f"{head}a", f"{head}ab", f"{head}^", f"{head}]", f"{head}\\"]
     made = [keys.QueueKeys("q", ns).wait for ns in spaces]
