@@ -94,9 +94,8 @@ def start_server(binary: str) -> LocalServer:
 
 def _wait_ready(server: LocalServer) -> bool:
     """True once the server on the port is this process (not another that took the port first)."""
-    client = redis.Redis(host="127.0.0.1", port=server.port, socket_connect_timeout=0.2)
     deadline = time.monotonic() + START_TIMEOUT_S
-    try:
+    with redis.Redis(host="127.0.0.1", port=server.port, socket_connect_timeout=0.2) as client:
         while time.monotonic() < deadline:
             if server.process.poll() is not None:
                 return False
@@ -108,8 +107,6 @@ def _wait_ready(server: LocalServer) -> bool:
                 pass
             time.sleep(0.02)
         return False
-    finally:
-        client.close()
 
 
 _server: LocalServer | None = None

@@ -80,19 +80,15 @@ def split_register(lab: Lab, queue: str) -> list[str]:
     k, client, now = lab.keyspace(queue), lab.client, lab.clock.now_ms()
     name, every_ms = "digest", 15 * MINUTE_MS
     lines = []
-    probes = {}
     for boot in ("A", "B"):
-        probes[boot] = client.exists(k.record(name))
-        lines.append(f"boot {boot}: EXISTS {k.record(name)} -> {probes[boot]}")
+        probe = client.exists(k.record(name))
+        lines.append(f"boot {boot}: EXISTS {k.record(name)} -> {probe}")
     for boot, every in (("A", every_ms), ("B", 2 * every_ms)):
         client.hset(k.record(name), mapping={"every_ms": every, "template": "{}"})
         client.zadd(k.registry, {name: now + every})
         lines.append(f"boot {boot}: HSET every_ms={every} + ZADD -> thinks it registered")
-    lines.append(
-        "both were told 'registered'; the record says every "
-        f"{duration(int(lab.repeat(queue).record(name)['every_ms']))}"
-        " (the last writer won)"
-    )
+    kept = duration(int(lab.repeat(queue).record(name)["every_ms"]))
+    lines.append(f"both were told 'registered'; the record says every {kept} (the last writer won)")
     return lines
 
 
