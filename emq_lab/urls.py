@@ -1,6 +1,5 @@
-"""What a URL may say, checked before any connection (each fault a ValueError saying what to write
-instead), and how an error shows a URL (:func:`redact`: never its password). Nothing here opens a client
-(:func:`refuse_plain` only sends a plain PING to the port)."""
+"""What a URL may say, checked before any connection (each fault a ValueError saying what to write instead), and
+how an error shows one (:func:`redact`: never its password); no client opened (:func:`refuse_plain` only PINGs)."""
 
 from __future__ import annotations
 

@@ -205,10 +205,9 @@ class CrashBench:
 
     def text(self) -> str:
         """The multi-line readout: the switches, every tick, the jobs per slot, the duplicates."""
-        fault = "on" if self.crash else "off"
         lines = [
             f"crash bench: {self.name} every {duration(self.every_ms)}, queue {self.queue}",
-            f"fault (crash after enqueue): {fault} | occurrence ids: {self.id_mode}",
+            f"fault (crash after enqueue): {'on' if self.crash else 'off'} | occurrence ids: {self.id_mode}",
             "ticks:" if self.ticks else "ticks: (none yet)",
         ]
         lines.extend(f"  {tick}" for tick in self.ticks)

@@ -120,15 +120,14 @@ class Race:
         self.queue = validate.name(queue, field="queue")
         self.name, self.every_ms, self.template = validate.registration(name, every_ms, template)
         self.repeat, self.pump = lab.repeat(queue), lab.pump(queue)
-        self.taken: list[Step] = []
-        self._tick: Tick | None = None  # the pump's tick, begun at the read
-        self.preset: str | None = None
         self.reset()
 
     def reset(self) -> Snapshot:
         """Empty the queue, register ``name`` due now, forget the steps taken."""
         one_registration(self.lab, self.queue, self.name, self.every_ms, self.template)
-        self.taken, self._tick, self.preset = [], None, None
+        self.taken: list[Step] = []
+        self._tick: Tick | None = None  # the pump's tick, begun at the read
+        self.preset: str | None = None
         self.start = snapshot(self.lab, self.queue)
         return self.start
 
@@ -364,8 +363,7 @@ def without_compare_and_set(lab: Lab, queue: str) -> list[str]:
     fresh = dict(race.repeat.entries())[name]
     written = tick.next_run(row)
     outcome = race.repeat.advance_to(name, written)
-    record = race.repeat.record(name)
-    every = duration(int(record["every_ms"]))
+    every = duration(int(race.repeat.record(name)["every_ms"]))
     return [
         f"steps: {' -> '.join(EXTRA_PRESETS['re-register'][:-1])} -> advance without the compare",
         f"  registered anew: {name} every {every}, first run {hhmm(fresh)}",
