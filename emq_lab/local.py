@@ -5,6 +5,7 @@ PID at exit (or by :func:`stop`); every ``valkey+local://`` lab of a kernel shar
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import signal
@@ -98,12 +99,10 @@ def _wait_ready(server: LocalServer) -> bool:
         while time.monotonic() < deadline:
             if server.process.poll() is not None:
                 return False
-            try:
+            with contextlib.suppress(redis.ConnectionError, redis.TimeoutError):  # not answering yet
                 info = client.info("server")
                 if int(info["process_id"]) == server.process.pid:
                     return True
-            except (redis.ConnectionError, redis.TimeoutError):
-                pass
             time.sleep(0.02)
         return False
 

@@ -21,8 +21,7 @@ def sanitise(text: str) -> str:
 
 def auto() -> str:
     """``$JUPYTERHUB_USER``, else ``<user>-<host>`` (the host's first label), sanitised."""
-    hub = sanitise(os.environ.get(ENV_HUB_USER, "").strip())
-    if hub:
+    if hub := sanitise(os.environ.get(ENV_HUB_USER, "").strip()):
         return hub
     try:
         user = getpass.getuser()

@@ -42,8 +42,7 @@ MAX_HOST = 253  # characters of a DNS name (labels of at most 63)
 #: Query options that would undo the timeouts every client here has (redis-py's URL options win
 #: over its keyword arguments); ``connect(url, timeout_s=...)`` sets them instead.
 TIMEOUT_OPTIONS = ("socket_timeout", "socket_connect_timeout", "retry_on_timeout", "health_check_interval")
-#: The query options a URL may set (redis-py would pass any other name to the client as a
-#: keyword and fail with a TypeError).
+#: The query options a URL may set (redis-py would pass any other name to the client as a keyword: a TypeError).
 URL_OPTIONS = (
     "db", "username", "password", "client_name",
     "ssl_cert_reqs", "ssl_ca_certs", "ssl_ca_path", "ssl_certfile", "ssl_keyfile", "ssl_check_hostname",

@@ -26,8 +26,7 @@ PRESETS: dict[str, tuple[str, ...]] = {
     "after-enqueue": ("read", "enqueue", "cancel", "advance"),
     "after-advance": ("read", "enqueue", "advance", "cancel"),
 }
-# The compare-and-set's lesson: cancelled and registered anew (every hour from half past) between the
-# tick's read and its advance; a preset of its own, not a step every_order() permutes.
+# The compare-and-set's lesson: cancel and register anew between read and advance; a preset, never in every_order().
 REGISTER = "register"
 ALL_LABELS = {**LABELS, REGISTER: "registered anew"}
 REREGISTER_EVERY_MS = 60 * MINUTE_MS

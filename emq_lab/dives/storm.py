@@ -92,9 +92,8 @@ def split_register(lab: Lab, queue: str) -> list[str]:
     return lines
 
 
-#: What one fresh registration writes, counted as the server counts changes (INFO's
-#: ``rdb_changes_since_last_save``): HSET of two fields (2) and ZADD of one new member (1).
-#: An EXISTS answer writes nothing. The tests check this figure against INFO on a real server.
+#: What one fresh registration writes, as the server counts changes (INFO's ``rdb_changes_since_last_save``): HSET of
+#: two fields (2), ZADD of one new member (1); an EXISTS answer writes nothing (the tests check it against INFO).
 WRITES_PER_REGISTRATION = 3
 MAX_STORM = 100_000
 
