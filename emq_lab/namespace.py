@@ -1,5 +1,4 @@
-"""Which namespace a lab uses: the argument, else ``$EMQ_LAB_NAMESPACE``, else none; ``"auto"`` stands for
-the person at the keyboard."""
+"""A lab's namespace: the argument, else ``$EMQ_LAB_NAMESPACE``, else none; ``"auto"``: the person at the keyboard."""
 
 from __future__ import annotations
 
@@ -14,18 +13,15 @@ ENV_NAMESPACE = "EMQ_LAB_NAMESPACE"
 ENV_HUB_USER = "JUPYTERHUB_USER"
 AUTO = "auto"
 
-_OUTSIDE = re.compile(r"[^A-Za-z0-9_.-]+")
-
 
 def sanitise(text: str) -> str:
     """``text`` as a valid namespace: each run of other characters than ``[A-Za-z0-9_.-]`` one ``-``, cut to 64."""
-    return _OUTSIDE.sub("-", text).strip("-")[: validate.MAX_NAMESPACE].rstrip("-")
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[: validate.MAX_NAMESPACE].rstrip("-")
 
 
 def auto() -> str:
     """``$JUPYTERHUB_USER``, else ``<user>-<host>`` (the host's first label), sanitised."""
-    hub = sanitise(os.environ.get(ENV_HUB_USER, "").strip())
-    if hub:
+    if hub := sanitise(os.environ.get(ENV_HUB_USER, "").strip()):
         return hub
     try:
         user = getpass.getuser()
@@ -40,6 +36,4 @@ def resolve_namespace(namespace: str | None) -> str | None:
     chosen = namespace if namespace is not None else os.environ.get(ENV_NAMESPACE, "").strip() or None
     if chosen is None:
         return None
-    if chosen == AUTO:
-        chosen = auto()
-    return validate.namespace(chosen)
+    return validate.namespace(auto() if chosen == AUTO else chosen)

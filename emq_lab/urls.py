@@ -1,6 +1,5 @@
-"""What a URL may say, checked before any connection (each fault a ValueError saying what to write
-instead), and how an error shows a URL (:func:`redact`: never its password). Nothing here opens a client
-(:func:`refuse_plain` only sends a plain PING to the port)."""
+"""What a URL may say, checked before any connection (each fault a ValueError saying what to write instead), and
+how an error shows one (:func:`redact`: never its password); no client opened (:func:`refuse_plain` only PINGs)."""
 
 from __future__ import annotations
 
@@ -16,14 +15,12 @@ SHOWN_PARAMS = frozenset(
     ("db", "username", "protocol", "client_name", "ssl_cert_reqs", "ssl_check_hostname", "ssl_min_version",
      "socket_timeout", "socket_connect_timeout", "retry_on_timeout", "health_check_interval", "timeout")
 )  # fmt: skip
-_QUERY_PARTS = re.compile(r"([&;])")
 MAX_SHOWN = 200  # characters of a URL an error shows
 SHOWN_PART = 40  # characters of a query option or a database an error shows
 
 
 def redact(url: str) -> str:
-    """``url`` on one line, every password as ``***`` (the user-info's, each query value but those of
-    :data:`SHOWN_PARAMS`), done on the text so that a URL that does not parse is redacted too."""
+    """``url`` on one line, parsable or not, every password ``***`` (user-info, query values not in SHOWN_PARAMS)."""
     text = str(url)
     scheme, sep, rest = text.partition("://")
     if sep and "@" in rest:
@@ -33,7 +30,7 @@ def redact(url: str) -> str:
     head, question, query = text.partition("?")
     if question:
         parts = []
-        for part in _QUERY_PARTS.split(query):
+        for part in re.split(r"([&;])", query):
             name, eq, _ = part.partition("=")
             parts.append(f"{name}=***" if eq and unquote_plus(name).strip().lower() not in SHOWN_PARAMS else part)
         text = f"{head}?{''.join(parts)}"
@@ -45,8 +42,7 @@ MAX_HOST = 253  # characters of a DNS name (labels of at most 63)
 #: Query options that would undo the timeouts every client here has (redis-py's URL options win
 #: over its keyword arguments); ``connect(url, timeout_s=...)`` sets them instead.
 TIMEOUT_OPTIONS = ("socket_timeout", "socket_connect_timeout", "retry_on_timeout", "health_check_interval")
-#: The query options a URL may set (redis-py would pass any other name to the client as a
-#: keyword and fail with a TypeError).
+#: The query options a URL may set (redis-py would pass any other name to the client as a keyword: a TypeError).
 URL_OPTIONS = (
     "db", "username", "password", "client_name",
     "ssl_cert_reqs", "ssl_ca_certs", "ssl_ca_path", "ssl_certfile", "ssl_keyfile", "ssl_check_hostname",
@@ -54,15 +50,13 @@ URL_OPTIONS = (
 
 
 def parse(target: str, *, timeout_s: float) -> tuple[SplitResult, str, bool]:
-    """Check the URL's shape; returns its parts, the scheme redis-py knows, and cluster or not.
-    (``timeout_s``: what a call waits by default, which a URL's timeout option would undo.)"""
+    """The URL's parts, the scheme redis-py knows and cluster or not, once checked (``timeout_s``: for the messages)."""
     shown = redact(target)
     try:
         parts = urlsplit(target)
         port = parts.port
     except ValueError as exc:
-        # Never the parser's own words: they quote the text around the port, where a password
-        # holding "/", "#" or "?" ends up.
+        # never the parser's own words: they quote the text by the port, where a password holding / # ? ends up
         why = "its IPv6 address has no closing ]" if "IPv6" in str(exc) else "its port is not a number from 0 to 65535"
         raise ValueError(
             f"url: {shown} is not a valid URL ({why}); write redis://host:port/0, and percent-encode "
@@ -139,9 +133,8 @@ def refuse_plain(parts: SplitResult, shown: str, timeout_s: float) -> None:
     except OSError:
         return  # unreachable, or not talking: the real connection says which
     if reply in (b"+", b"-"):
-        plain = urlunsplit(
-            parts._replace(scheme=parts.scheme.lower().replace("rediss", "redis").replace("valkeys", "valkey"))
-        )
+        scheme = parts.scheme.lower().replace("rediss", "redis").replace("valkeys", "valkey")
+        plain = urlunsplit(parts._replace(scheme=scheme))
         raise ValueError(
             f"url: {shown} asks for TLS, but the server at {host}:{port} speaks plain text; use {redact(plain)}"
         )

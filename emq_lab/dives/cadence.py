@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 NAME = "report"  # the one registration every lane schedules
 TEMPLATE = '{"report": "cadence"}'
 
-
 MEASURES = (Measure.START_TO_START, Measure.START_TO_FINISH, Measure.GRID)
 SUFFIXES = {Measure.START_TO_START: "s2s", Measure.START_TO_FINISH: "s2f", Measure.GRID: "grid"}
 
@@ -221,8 +220,7 @@ def fast_forward(
             on_progress(len(ids))
     jobs = pump.lab.jobs(queue)
     entries, made, newest = rep.entries(), jobs.count(), jobs.browse(limit=1)
-    # The queue was emptied first, so this run alone made JOB-000001 on: anything else is another
-    # run's (a second panel on the queue, in another tab or kernel), and the counts would mix both.
+    # emptied first, this run alone made JOB-000001 on: anything else is another run's, and the counts would mix
     if ids != [f"JOB-{n:06d}" for n in range(1, occurrences + 1)] or made != occurrences or newest != ids[-1:]:
         raise ValueError(
             f"fast-forward: another run used queue {queue} meanwhile (a second panel, in another tab or "

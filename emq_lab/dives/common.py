@@ -34,15 +34,13 @@ def one_registration(lab: Lab, queue: str, name: str, every_ms: int, template: s
 
 def lab_start_ms(lab: Lab) -> int:
     """Where a demo starts: a SimClock's start instant, else now."""
-    clock = lab.clock
-    return clock.start_ms if isinstance(clock, AdvancingClock) else clock.now_ms()
+    return lab.clock.start_ms if isinstance(lab.clock, AdvancingClock) else lab.clock.now_ms()
 
 
 def move_to(lab: Lab, target_ms: int) -> None:
     """Move a SimClock forward to ``target_ms`` (never back; a clock that cannot move stays)."""
-    clock = lab.clock
-    if isinstance(clock, AdvancingClock) and target_ms > clock.now_ms():
-        clock.set(target_ms)
+    if isinstance(lab.clock, AdvancingClock) and target_ms > lab.clock.now_ms():
+        lab.clock.set(target_ms)
 
 
 def now_text(lab: Lab) -> str:

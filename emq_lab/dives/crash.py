@@ -85,14 +85,13 @@ RESTART = "restart"  # the restarted pump's first tick
 
 @dataclass(frozen=True)
 class CrashTick:
-    """One tick of a :class:`CrashBench`: its kind, when, the slot, what it enqueued, what its advance
-    answered (None: it crashed first, or nothing was due), the registry after it."""
+    """One :class:`CrashBench` tick: its kind, when, the slot, what it enqueued and advanced, the registry after it."""
 
     kind: str
     at_ms: int
     slot_ms: int | None  # the slot the name was due for; None when nothing was due
     occurrences: tuple[Occurrence, ...]
-    advance_outcome: Outcome | None
+    advance_outcome: Outcome | None  # None: it crashed first, or nothing was due
     registry: tuple[tuple[str, int], ...]
 
     def __str__(self) -> str:
@@ -134,8 +133,6 @@ class CrashBench:
         self.restart_after_ms = validate.integer(restart_after_ms, "restart_after_ms", 0, every_ms - 1, unit=" ms")
         self.crash = validate.switch(crash, "crash")
         self.slot_keyed = validate.switch(slot_keyed, "slot_keyed")
-        self.ticks: list[CrashTick] = []
-        self.restart_pending = False  # the last tick crashed: the next one is the restarted pump's
         self.reset()
 
     def set(self, *, crash: bool | None = None, slot_keyed: bool | None = None) -> None:
@@ -149,8 +146,8 @@ class CrashBench:
     def reset(self) -> None:
         """Empty the queue, register the name due now, forget the ticks and any pending restart."""
         one_registration(self.lab, self.queue, self.name, self.every_ms, self.template)
-        self.ticks = []
-        self.restart_pending = False
+        self.ticks: list[CrashTick] = []
+        self.restart_pending = False  # the last tick crashed: the next one is the restarted pump's
 
     def tick(self) -> CrashTick:
         """One click: the restarted pump's tick after a crash, else a tick at the name's next run (on a SimClock)."""
@@ -208,10 +205,9 @@ class CrashBench:
 
     def text(self) -> str:
         """The multi-line readout: the switches, every tick, the jobs per slot, the duplicates."""
-        fault = "on" if self.crash else "off"
         lines = [
             f"crash bench: {self.name} every {duration(self.every_ms)}, queue {self.queue}",
-            f"fault (crash after enqueue): {fault} | occurrence ids: {self.id_mode}",
+            f"fault (crash after enqueue): {'on' if self.crash else 'off'} | occurrence ids: {self.id_mode}",
             "ticks:" if self.ticks else "ticks: (none yet)",
         ]
         lines.extend(f"  {tick}" for tick in self.ticks)

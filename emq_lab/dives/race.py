@@ -26,8 +26,7 @@ PRESETS: dict[str, tuple[str, ...]] = {
     "after-enqueue": ("read", "enqueue", "cancel", "advance"),
     "after-advance": ("read", "enqueue", "advance", "cancel"),
 }
-# The compare-and-set's lesson: cancelled and registered anew (every hour from half past) between the
-# tick's read and its advance; a preset of its own, not a step every_order() permutes.
+# The compare-and-set's lesson: cancel and register anew between read and advance; a preset, never in every_order().
 REGISTER = "register"
 ALL_LABELS = {**LABELS, REGISTER: "registered anew"}
 REREGISTER_EVERY_MS = 60 * MINUTE_MS
@@ -120,15 +119,14 @@ class Race:
         self.queue = validate.name(queue, field="queue")
         self.name, self.every_ms, self.template = validate.registration(name, every_ms, template)
         self.repeat, self.pump = lab.repeat(queue), lab.pump(queue)
-        self.taken: list[Step] = []
-        self._tick: Tick | None = None  # the pump's tick, begun at the read
-        self.preset: str | None = None
         self.reset()
 
     def reset(self) -> Snapshot:
         """Empty the queue, register ``name`` due now, forget the steps taken."""
         one_registration(self.lab, self.queue, self.name, self.every_ms, self.template)
-        self.taken, self._tick, self.preset = [], None, None
+        self.taken: list[Step] = []
+        self._tick: Tick | None = None  # the pump's tick, begun at the read
+        self.preset: str | None = None
         self.start = snapshot(self.lab, self.queue)
         return self.start
 
@@ -163,8 +161,7 @@ class Race:
 
     def step(self, step: str) -> Step:
         """Take one step; a step the pump's order forbids raises ValueError."""
-        reason = self.why_not(step)
-        if reason is not None:
+        if (reason := self.why_not(step)) is not None:
             raise ValueError(reason)
         before = snapshot(self.lab, self.queue)
         note, outcome = getattr(self, f"_{step}")(before)
@@ -277,8 +274,6 @@ class Race:
         lines.append(f"occurrences fired: {len(self.fired)}")
         lines.append(str(snapshot(self.lab, self.queue)))
         left = [LABELS[s] for s in STEPS if self.may_take(s)]
-        if REGISTER in {s.step for s in self.taken} or self.preset == "re-register":
-            left = [ALL_LABELS[s] for s in (*STEPS, REGISTER) if self.may_take(s)]
         lines.append(f"next: {', '.join(left)}" if left else "next: round complete (reset or pick a preset)")
         return "\n".join(lines)
 
@@ -364,8 +359,7 @@ def without_compare_and_set(lab: Lab, queue: str) -> list[str]:
     fresh = dict(race.repeat.entries())[name]
     written = tick.next_run(row)
     outcome = race.repeat.advance_to(name, written)
-    record = race.repeat.record(name)
-    every = duration(int(record["every_ms"]))
+    every = duration(int(race.repeat.record(name)["every_ms"]))
     return [
         f"steps: {' -> '.join(EXTRA_PRESETS['re-register'][:-1])} -> advance without the compare",
         f"  registered anew: {name} every {every}, first run {hhmm(fresh)}",

@@ -80,25 +80,20 @@ def split_register(lab: Lab, queue: str) -> list[str]:
     k, client, now = lab.keyspace(queue), lab.client, lab.clock.now_ms()
     name, every_ms = "digest", 15 * MINUTE_MS
     lines = []
-    probes = {}
     for boot in ("A", "B"):
-        probes[boot] = client.exists(k.record(name))
-        lines.append(f"boot {boot}: EXISTS {k.record(name)} -> {probes[boot]}")
+        probe = client.exists(k.record(name))
+        lines.append(f"boot {boot}: EXISTS {k.record(name)} -> {probe}")
     for boot, every in (("A", every_ms), ("B", 2 * every_ms)):
         client.hset(k.record(name), mapping={"every_ms": every, "template": "{}"})
         client.zadd(k.registry, {name: now + every})
         lines.append(f"boot {boot}: HSET every_ms={every} + ZADD -> thinks it registered")
-    lines.append(
-        "both were told 'registered'; the record says every "
-        f"{duration(int(lab.repeat(queue).record(name)['every_ms']))}"
-        " (the last writer won)"
-    )
+    kept = duration(int(lab.repeat(queue).record(name)["every_ms"]))
+    lines.append(f"both were told 'registered'; the record says every {kept} (the last writer won)")
     return lines
 
 
-#: What one fresh registration writes, counted as the server counts changes (INFO's
-#: ``rdb_changes_since_last_save``): HSET of two fields (2) and ZADD of one new member (1).
-#: An EXISTS answer writes nothing. The tests check this figure against INFO on a real server.
+#: What one fresh registration writes, as the server counts changes (INFO's ``rdb_changes_since_last_save``): HSET of
+#: two fields (2), ZADD of one new member (1); an EXISTS answer writes nothing (the tests check it against INFO).
 WRITES_PER_REGISTRATION = 3
 MAX_STORM = 100_000
 

@@ -186,9 +186,8 @@ class Service:
         """The next boot: one real script call registering the schedule (period ``every_ms`` if given)."""
         schedule = self.schedule if every_ms is None else replace(self.schedule, every_ms=every_ms)
         now = self.history[-1].at_ms + RESTART_MS if self.history else self.lab.clock.now_ms()
-        first_ms = now + schedule.every_ms
         before = self.state()
-        raw = self._call(schedule, first_ms)
+        raw = self._call(schedule, now + schedule.every_ms)
         lit = lit_lines(self.strategy, raw)
         text = source(self.strategy.script).splitlines()
         boot = Boot(
