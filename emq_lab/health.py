@@ -24,9 +24,8 @@ T = TypeVar("T")
 
 
 def probe(client: redis.Redis | redis.RedisCluster) -> None:
-    """One PING on a fresh connection of a standalone server, waiting at most ``PROBE_S``; raises
-    :class:`emq_lab.errors.BackendUnavailable` when it does not answer (a stalled server costs this,
-    not a command timeout)."""
+    """One PING on a fresh connection of a standalone server: a stalled one costs ``PROBE_S``, not a command
+    timeout; raises :class:`emq_lab.errors.BackendUnavailable` when it does not answer."""
     if not isinstance(client, Client):
         return
     pool = client.connection_pool
@@ -159,8 +158,7 @@ class Health(Generic[T]):
                 if is_transient(exc):
                     self._down(exc)
                     return False
-                said = shorten(str(exc), 200)
-                self.note = f"a waiting action failed and was dropped: {said}"
+                self.note = f"a waiting action failed and was dropped: {shorten(str(exc), 200)}"
             self._waiting.popleft()
         self._up()
         return True

@@ -1,5 +1,4 @@
-"""The cadence timeline of a ``cadence.Trace``: a lane per measure, each run a bar from release to
-finish, the intended period marks behind."""
+"""A ``cadence.Trace`` as a timeline: a lane per measure, each run a bar from release to finish, period marks behind."""
 
 from __future__ import annotations
 

@@ -206,10 +206,8 @@ class CrashPanel(_Round[CrashBench]):
     """A fault switch, an id switch (``JOB-`` or ``<name>:<slot_ms>``), Tick (restarting a crashed pump),
     Reset, and the jobs per slot. Twins: ``set(crash=, slot_keyed=)``, ``tick()``, ``reset()``, ``readout``."""
 
-    def __init__(
-        self, lab: Lab, queue: str = "crash-panel", *, name: str = "report", every_ms: int = 15 * MINUTE_MS
-    ) -> None:
-        super().__init__(lab, lambda: CrashBench(lab, queue, name=name, every_ms=every_ms))
+    def __init__(self, lab: Lab, queue: str = "crash-panel") -> None:
+        super().__init__(lab, lambda: CrashBench(lab, queue))
         self._crash_toggle = widgets.ToggleButton(
             value=False,
             description=FAULT_OFF,
@@ -224,7 +222,8 @@ class CrashPanel(_Round[CrashBench]):
         )
         self._on(self._crash_toggle, lambda on: self._click(lambda: self.set(crash=bool(on)), self._crash_toggle))
         self._on(self._ids_switch, lambda on: self._click(lambda: self.set(slot_keyed=bool(on)), self._ids_switch))
-        tick = self._action_button("Tick (and restart)", self.tick, style="primary", width="auto")
+        tick = self._action_button("Tick (and restart)", self.tick, style="primary")
+        tick.layout.width = "auto"  # the label whole
         buttons = widgets.HBox([tick, self._action_button("Reset", self.reset)])
         self._readout = html_part("emq-readout")
         # a label of its own: a ToggleButtons' description puts its buttons on the next line

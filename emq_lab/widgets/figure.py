@@ -1,6 +1,5 @@
-"""FigureView: a plotly figure inside a panel, sent whole on every change as the one output of an
-``ipywidgets.Output``; unlike ``FigureWidget``'s deltas, a front end that attaches later (Voila, a
-reloaded tab) draws the current figure."""
+"""FigureView: a plotly figure inside a panel, sent whole on every change as the one output of an ``ipywidgets.Output``;
+unlike ``FigureWidget``'s deltas, a front end that attaches later (Voila, a reloaded tab) draws the current figure."""
 
 from __future__ import annotations
 

@@ -147,14 +147,12 @@ class PredictForm(View):
     def _show_verdict(self, said: str, last: Check | None = None) -> None:
         """Show ``said`` as the verdict (``last``: the Check it reads, if any), each line in its colour."""
         self._said, self.last = said, last
-        keys = tuple(self._boxes)
+        refused = last is None and said not in (NOT_CHECKED, EMPTY)  # an answer the dive could not read
         rows = []
-        for line in self._said.splitlines():
-            if any(line.startswith(f"{key}: right") for key in keys):
+        for line in said.splitlines():
+            if any(line.startswith(f"{key}: right") for key in self._boxes):
                 colour = GOOD
-            elif any(line.startswith(f"{key}:") for key in keys) or (
-                self.last is None and self._said not in (NOT_CHECKED, EMPTY)
-            ):
+            elif refused or any(line.startswith(f"{key}:") for key in self._boxes):
                 colour = BAD
             else:
                 colour = "var(--jp-content-font-color1,#24292f)"
