@@ -1,5 +1,4 @@
-"""Backend health for the panels: a one-line status instead of a traceback while the server is down,
-the actions kept in order and retried with backoff, one retry chain per :class:`Health`."""
+"""Backend health for the panels: a status line, not a traceback, while the server is down; the actions retried."""
 
 from __future__ import annotations
 
@@ -65,12 +64,10 @@ def call_later(delay_s: float, fn: Callable[[], None]) -> Cancellable:
 
 
 class Health(Generic[T]):
-    """Runs a panel's actions; ``status`` is ``""`` while the backend answers.
-
-    An action failing on a transient error waits in line and one retry chain runs the line after
-    each of :data:`RETRY_DELAYS_S` (``probe`` first) until it goes through or ``close()``; a click
-    meanwhile joins the line (past :data:`MAX_WAITING`: refused). Other errors propagate, or, for a
-    retried action, drop it into ``note``. ``later`` schedules the retries (tests pass their own)."""
+    """Runs a panel's actions; ``status`` is ``""`` while the backend answers. An action failing on a transient error
+    waits in line, and one retry chain runs the line after each of :data:`RETRY_DELAYS_S` (``probe`` first) until it
+    goes through or ``close()``; a click meanwhile joins the line (past :data:`MAX_WAITING`: refused). Other errors
+    propagate, or, for a retried action, drop it into ``note``. ``later`` schedules retries (tests pass their own)."""
 
     def __init__(
         self,

@@ -31,9 +31,8 @@ def timeline(trace: Trace) -> go.Figure:
     marks = trace.period_marks()
     shown = marks[:: -(-len(marks) // MAX_TICKS)]  # every k-th mark, k the ceiling of marks / MAX_TICKS
     ys = {lane.measure: len(trace.lanes) - 1 - i for i, lane in enumerate(trace.lanes)}  # the top lane first
-    top = len(trace.lanes) - 0.5
     mark_x = [x for mark in shown for x in (minutes(mark), minutes(mark), None)]  # a vertical line each
-    mark_y = [y for _ in shown for y in (-0.5, top, None)]
+    mark_y = [y for _ in shown for y in (-0.5, len(trace.lanes) - 0.5, None)]
     data: list[dict[str, Any]] = [
         {
             "type": "scatter",

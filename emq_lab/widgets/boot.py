@@ -1,5 +1,4 @@
-"""BootPanel: boot a service over a live registry and see what the register script did.
-BootCounter: boot it N times under every strategy and compare the registry sizes."""
+"""BootPanel: boot a service and see what the register script did; BootCounter: registry sizes after N boots."""
 
 from __future__ import annotations
 

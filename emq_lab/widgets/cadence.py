@@ -1,5 +1,4 @@
-"""CadenceExplorer: drag the period, the run, the cycles and the pump's tick, and watch three
-measures of the next run hold or drift. FastForwardPanel: a progress bar over a long pump run."""
+"""CadenceExplorer: watch three measures of the next run hold or drift; FastForwardPanel: a long pump run."""
 
 from __future__ import annotations
 
@@ -134,8 +133,7 @@ class FastForwardPanel(View):
         self._mine = False  # this panel holds the queue's lock
         self._worker: threading.Thread | None = None
         self._bar = widgets.IntProgress(value=0, min=0, max=occurrences, description="occurrences")
-        self._label = widgets.Label(self.readout)
-        self._label.add_class("emq-readout")
+        self._label = widgets.Label(self.readout, _dom_classes=("emq-readout",))
         self._button = widgets.Button(
             description=f"Fast-forward {occurrences:,}",
             button_style="primary",

@@ -1,5 +1,4 @@
-"""CancelPanel: step through the race between a pump tick and a cancel. CrashPanel: switch on a
-crash between enqueue and advance and watch a slot get (or not get) a duplicate."""
+"""CancelPanel: step through the race of a pump tick and a cancel; CrashPanel: crash between enqueue and advance."""
 
 from __future__ import annotations
 
@@ -129,7 +128,8 @@ class CancelPanel(_Round[Race]):
             self._say(reason, "refused")
             raise ValueError(reason)
         taken = self.race.step(step)
-        self._show_preset(MANUAL)  # the steps on screen are yours now, not a preset's
+        with self._quietly():
+            self._preset.value = MANUAL  # the steps on screen are yours now, not a preset's
         self._draw(taken.after)  # the keyspace the step just read: no second read
         self._say(f"{ALL_LABELS[step]}: {taken.note}", "done")
 
@@ -138,7 +138,8 @@ class CancelPanel(_Round[Race]):
         if preset == MANUAL:
             raise ValueError(f"preset: pick one in the menu ({', '.join(PRESET_LABELS.values())}), then play it")
         taken = self.race.play(preset)
-        self._show_preset(preset)
+        with self._quietly():
+            self._preset.value = preset
         self._draw(taken[-1].after if taken else self.race.start)
         self._say(f"played '{PRESET_LABELS[preset]}': {self.race.verdict()}", "done")
 
@@ -166,10 +167,6 @@ class CancelPanel(_Round[Race]):
         super()._enable(controls)
         for step, button in self._buttons.items():
             button.disabled = self._made is None or not self._made.may_take(step)
-
-    def _show_preset(self, preset: str) -> None:
-        with self._quietly():
-            self._preset.value = preset
 
     def _on_preset(self, preset: str) -> None:
         if self._made is None:

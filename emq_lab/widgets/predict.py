@@ -1,5 +1,4 @@
-"""PredictForm: a dive's Predict prompt as a form on the page, checked (and recorded in the learner's
-progress) through the same ``exercises.<dive>.predict(lab=..., **answers)`` as its twin in code."""
+"""PredictForm: a dive's Predict prompt as a form, checked and recorded by ``exercises.<dive>.predict`` as in code."""
 
 from __future__ import annotations
 
@@ -35,7 +34,6 @@ class Questions(Protocol):
     dive: str
 
     def fields(self) -> tuple[Field, ...]: ...
-
     def predict(self, *args: Lab, lab: Lab | None = None, **answer: Any) -> Check: ...
 
 
@@ -124,8 +122,7 @@ class PredictForm(View):
         return "\n".join(rows)
 
     def _on_submit(self, box: widgets.Text, content: dict[str, Any], _buffers: Any) -> None:
-        # The page sends Enter before the answer typed (the box's value goes on its "change" event,
-        # which follows the key): check what the kernel has now, and again when the answer lands.
+        # Enter comes before the answer typed (sent on the box's "change"): check now, and again when it lands.
         if content.get("event") == "submit":
             self._entered = box
             self._clicked(None)  # the box keeps the focus: it is never disabled
