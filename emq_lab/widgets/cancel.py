@@ -206,7 +206,6 @@ class CrashPanel(_Round[CrashBench]):
     def __init__(self, lab: Lab, queue: str = "crash-panel") -> None:
         super().__init__(lab, lambda: CrashBench(lab, queue))
         self._crash_toggle = widgets.ToggleButton(
-            value=False,
             description=FAULT_OFF,
             tooltip="on: a running pump crashes after its enqueue, before the advance",
             icon="check",
@@ -214,7 +213,6 @@ class CrashPanel(_Round[CrashBench]):
         )
         self._ids_switch = widgets.ToggleButtons(
             options=[("fresh JOB- ids", False), ("slot-keyed <name>:<slot_ms>", True)],
-            value=False,
             style={"button_width": "auto"},
         )
         self._on(self._crash_toggle, lambda on: self._click(lambda: self.set(crash=bool(on)), self._crash_toggle))
