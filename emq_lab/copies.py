@@ -26,8 +26,6 @@ DIVES = "[0-9][0-9]-*.ipynb"  # what a learner runs: 00-start to 03-cancel (not 
 
 def strip(notebook: dict[str, Any]) -> dict[str, Any]:
     """``notebook`` (nbformat 4 JSON) without outputs, execution counts, run timings or saved widget state."""
-    stripped = dict(notebook)
-    stripped["metadata"] = {k: v for k, v in notebook.get("metadata", {}).items() if k != "widgets"}
     cells = []
     for cell in notebook.get("cells", []):
         cell = dict(cell)
@@ -36,8 +34,8 @@ def strip(notebook: dict[str, Any]) -> dict[str, Any]:
             cell["outputs"] = []
             cell["execution_count"] = None
         cells.append(cell)
-    stripped["cells"] = cells
-    return stripped
+    metadata = {k: v for k, v in notebook.get("metadata", {}).items() if k != "widgets"}
+    return {**notebook, "metadata": metadata, "cells": cells}
 
 
 def dumps(notebook: dict[str, Any]) -> str:

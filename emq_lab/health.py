@@ -1,5 +1,4 @@
-"""Backend health for the panels: a one-line status instead of a traceback while the server is down,
-the actions kept in order and retried with backoff, one retry chain per :class:`Health`."""
+"""Backend health for the panels: a status line, not a traceback, while the server is down; the actions retried."""
 
 from __future__ import annotations
 
@@ -24,9 +23,8 @@ T = TypeVar("T")
 
 
 def probe(client: redis.Redis | redis.RedisCluster) -> None:
-    """One PING on a fresh connection of a standalone server, waiting at most ``PROBE_S``; raises
-    :class:`emq_lab.errors.BackendUnavailable` when it does not answer (a stalled server costs this,
-    not a command timeout)."""
+    """One PING on a fresh connection of a standalone server: a stalled one costs ``PROBE_S``, not a command
+    timeout; raises :class:`emq_lab.errors.BackendUnavailable` when it does not answer."""
     if not isinstance(client, Client):
         return
     pool = client.connection_pool
@@ -66,12 +64,10 @@ def call_later(delay_s: float, fn: Callable[[], None]) -> Cancellable:
 
 
 class Health(Generic[T]):
-    """Runs a panel's actions; ``status`` is ``""`` while the backend answers.
-
-    An action failing on a transient error waits in line and one retry chain runs the line after
-    each of :data:`RETRY_DELAYS_S` (``probe`` first) until it goes through or ``close()``; a click
-    meanwhile joins the line (past :data:`MAX_WAITING`: refused). Other errors propagate, or, for a
-    retried action, drop it into ``note``. ``later`` schedules the retries (tests pass their own)."""
+    """Runs a panel's actions; ``status`` is ``""`` while the backend answers. An action failing on a transient error
+    waits in line, and one retry chain runs the line after each of :data:`RETRY_DELAYS_S` (``probe`` first) until it
+    goes through or ``close()``; a click meanwhile joins the line (past :data:`MAX_WAITING`: refused). Other errors
+    propagate, or, for a retried action, drop it into ``note``. ``later`` schedules retries (tests pass their own)."""
 
     def __init__(
         self,
@@ -159,8 +155,7 @@ class Health(Generic[T]):
                 if is_transient(exc):
                     self._down(exc)
                     return False
-                said = shorten(str(exc), 200)
-                self.note = f"a waiting action failed and was dropped: {said}"
+                self.note = f"a waiting action failed and was dropped: {shorten(str(exc), 200)}"
             self._waiting.popleft()
         self._up()
         return True

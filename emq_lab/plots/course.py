@@ -1,5 +1,4 @@
-"""Each course script as its page prints it (quoted below, verbatim), beside this lab's version of
-it, with what differs and why."""
+"""Each course script as its page prints it (quoted below, verbatim), beside this lab's version, with what differs."""
 
 from __future__ import annotations
 

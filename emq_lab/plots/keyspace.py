@@ -1,5 +1,4 @@
-"""The cancel dive's keyspace picture from ``race.preset_marks``: a row per preset order, a column per
-step, whether the registry member and the record exist and whether an occurrence fired."""
+"""The cancel dive's keyspace picture from ``race.preset_marks``: a row per preset order, a column per step."""
 
 from __future__ import annotations
 
@@ -42,8 +41,7 @@ def _scatter(
 ) -> dict[str, Any]:
     """x, y and hover text of the marks ``keep`` selects, placed at (column + dx, row + dy)."""
     rows = _rows(rounds)
-    cells = [(column, rows[label], mark) for label, marks in rounds.items() for column, mark in enumerate(marks)]
-    chosen = [(c, r, m) for c, r, m in cells if keep(m)]
+    chosen = [(c, rows[label], m) for label, marks in rounds.items() for c, m in enumerate(marks) if keep(m)]
     return {
         "x": [c + dx for c, _, _ in chosen],
         "y": [r + dy for _, r, _ in chosen],

@@ -1,5 +1,4 @@
-"""The cadence timeline of a ``cadence.Trace``: a lane per measure, each run a bar from release to
-finish, the intended period marks behind."""
+"""A ``cadence.Trace`` as a timeline: a lane per measure, each run a bar from release to finish, period marks behind."""
 
 from __future__ import annotations
 
@@ -32,9 +31,8 @@ def timeline(trace: Trace) -> go.Figure:
     marks = trace.period_marks()
     shown = marks[:: -(-len(marks) // MAX_TICKS)]  # every k-th mark, k the ceiling of marks / MAX_TICKS
     ys = {lane.measure: len(trace.lanes) - 1 - i for i, lane in enumerate(trace.lanes)}  # the top lane first
-    top = len(trace.lanes) - 0.5
     mark_x = [x for mark in shown for x in (minutes(mark), minutes(mark), None)]  # a vertical line each
-    mark_y = [y for _ in shown for y in (-0.5, top, None)]
+    mark_y = [y for _ in shown for y in (-0.5, len(trace.lanes) - 0.5, None)]
     data: list[dict[str, Any]] = [
         {
             "type": "scatter",

@@ -1,5 +1,4 @@
-"""BootPanel: boot a service over a live registry and see what the register script did.
-BootCounter: boot it N times under every strategy and compare the registry sizes."""
+"""BootPanel: boot a service and see what the register script did; BootCounter: registry sizes after N boots."""
 
 from __future__ import annotations
 
@@ -95,9 +94,8 @@ def state_html(boot: Boot, k: QueueKeys) -> str:
 
 
 class BootPanel(View):
-    """Boot #1, Boot #2 and Reset over an emptied ``queue``, a strategy switch, the next boot's period
-    and the boots run. Twins: ``boot(n)``, ``use(strategy)``, ``select(i)``, ``set_period(minutes)``,
-    ``reset()``; ``readout`` is the selected boot's report."""
+    """Boot #1, Boot #2 and Reset over an emptied ``queue``, a strategy switch, the next boot's period and the boots
+    run. Twins: ``boot(n)``, ``use(strategy)``, ``select(i)``, ``set_period(minutes)``, ``reset()``; ``readout``."""
 
     def __init__(self, lab: Lab, queue: str, *, strategy: Strategy | str = Strategy.GUARD) -> None:
         super().__init__(lab)
@@ -146,17 +144,14 @@ class BootPanel(View):
         done = self.service.boot_until(n, every_ms=every)
         self._sync_history()
         self.select(n)
+        result = f"{done.tuple}, registry size {done.size}"
         if n <= ran:
             self._say(f"Boot #{n} already ran — shown again, nothing new ran; press Reset to boot again", "refused")
         elif n > ran + 1:
-            missing = f"Boot #{ran + 1}" if n == ran + 2 else f"Boots #{ran + 1} to #{n - 1}"
-            self._say(
-                f"{missing} had not run, so {'it' if n == ran + 2 else 'they'} ran first; then Boot #{n}: "
-                f"{done.tuple}, registry size {done.size}",
-                "done",
-            )
+            missing, they = (f"Boot #{ran + 1}", "it") if n == ran + 2 else (f"Boots #{ran + 1} to #{n - 1}", "they")
+            self._say(f"{missing} had not run, so {they} ran first; then Boot #{n}: {result}", "done")
         else:
-            self._say(f"Boot #{n} ran: {done.tuple}, registry size {done.size}", "done")
+            self._say(f"Boot #{n} ran: {result}", "done")
         return done
 
     def use(self, strategy: Strategy | str) -> None:
@@ -283,6 +278,5 @@ class BootCounter(View):
             (s.label, str(state.size), str(len(state.pending)), "one row" if state.size == 1 else "duplicated")
             for s, state in self._states.items()
         ]
-        self._table.value = f"<b>after {self.boots} boot{'s' if self.boots != 1 else ''}</b>" + _table(
-            ("strategy", "registry rows", "pending", ""), rows
-        )
+        title = f"<b>after {self.boots} boot{'s' if self.boots != 1 else ''}</b>"
+        self._table.value = title + _table(("strategy", "registry rows", "pending", ""), rows)

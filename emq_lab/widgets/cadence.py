@@ -1,5 +1,4 @@
-"""CadenceExplorer: drag the period, the run, the cycles and the pump's tick, and watch three
-measures of the next run hold or drift. FastForwardPanel: a progress bar over a long pump run."""
+"""CadenceExplorer: watch three measures of the next run hold or drift; FastForwardPanel: a long pump run."""
 
 from __future__ import annotations
 
@@ -21,38 +20,26 @@ from .view import View, html_part
 if TYPE_CHECKING:
     from ..lab import Lab
 
-# control name -> (label, low, high, unit in ms)
-CONTROLS: dict[str, tuple[str, int, int, int]] = {
-    "period_minutes": ("period (min)", 1, 60, MINUTE_MS),
-    "run_minutes": ("run (min)", 0, 30, MINUTE_MS),
-    "cycles": ("cycles", 1, 24, 1),
-    "tick_seconds": ("pump tick (s)", 0, 120, 1000),
+# control name -> (label, low, high, unit in ms, starting value)
+CONTROLS: dict[str, tuple[str, int, int, int, int]] = {
+    "period_minutes": ("period (min)", 1, 60, MINUTE_MS, 15),
+    "run_minutes": ("run (min)", 0, 30, MINUTE_MS, 4),
+    "cycles": ("cycles", 1, 24, 1, 4),
+    "tick_seconds": ("pump tick (s)", 0, 120, 1000, 0),
 }
 
 
 class CadenceExplorer(View):
-    """Sliders for the period, the run, the cycles and the pump's tick over ``cadence.trace``'s lanes,
-    drawn and read out. Twins: ``set(**controls)``, ``readout``, ``trace``; ``figure`` is what the page draws."""
+    """Sliders for the period, the run, the cycles and the pump's tick (starting at ``controls``) over the lanes of
+    ``cadence.trace``, drawn in ``figure`` and read out. Twins: ``set(**controls)``, ``readout``, ``trace``."""
 
-    def __init__(
-        self,
-        lab: Lab,
-        *,
-        period_minutes: int = 15,
-        run_minutes: int = 4,
-        cycles: int = 4,
-        tick_seconds: int = 0,
-        prefix: str = "cadence",
-    ) -> None:
+    def __init__(self, lab: Lab, *, prefix: str = "cadence", **controls: int) -> None:
         super().__init__(lab)
         self.prefix = prefix
         self.start_ms = lab_start_ms(lab)
-        initial = dict(period_minutes=period_minutes, run_minutes=run_minutes, cycles=cycles, tick_seconds=tick_seconds)
         self._sliders: dict[str, widgets.IntSlider] = {}
-        for key, (label, low, high, _) in CONTROLS.items():
-            slider = widgets.IntSlider(
-                value=self._checked(key, initial[key]), min=low, max=high, description=label, continuous_update=False
-            )
+        for key, (label, low, high, _, start) in CONTROLS.items():
+            slider = widgets.IntSlider(value=start, min=low, max=high, description=label, continuous_update=False)
             slider.style.description_width = "110px"
             self._on(slider, lambda _: self.act(self.refresh))
             self._sliders[key] = slider
@@ -62,17 +49,12 @@ class CadenceExplorer(View):
         sliders = list(self._sliders.values())
         rows = widgets.HBox(sliders[:2]), widgets.HBox(sliders[2:])
         self._boxed("emq-cadence-explorer", *rows, self._note, self.figure.widget, self._readout)
+        self._move(controls)
         self.act(self.refresh)  # a dead backend: the panel shows with its status line
 
     def set(self, **controls: int) -> str:
         """Move any of the sliders (``period_minutes=5``, ...), recompute once; the readout."""
-        unknown = sorted(set(controls) - set(CONTROLS))
-        if unknown:
-            raise ValueError(f"controls: unknown {', '.join(unknown)}; use {', '.join(CONTROLS)}")
-        checked = {key: self._checked(key, value) for key, value in controls.items()}
-        with self._quietly():
-            for key, value in checked.items():
-                self._sliders[key].value = value
+        self._move(controls)
         self.refresh()
         return self.readout
 
@@ -101,10 +83,18 @@ class CadenceExplorer(View):
         self._readout.value = f"<pre style='{style}'>{escape(self.readout)}</pre>"
         self._say("")
 
-    @staticmethod
-    def _checked(key: str, value: Any) -> int:
-        label, low, high, _ = CONTROLS[key]
-        return validate.integer(value, key, low, high)
+    def _move(self, controls: dict[str, Any]) -> None:
+        """Set the sliders ``controls`` names, every value checked first, their observers still."""
+        unknown = sorted(set(controls) - set(CONTROLS))
+        if unknown:
+            raise ValueError(f"controls: unknown {', '.join(unknown)}; use {', '.join(CONTROLS)}")
+        checked = {}
+        for key, value in controls.items():
+            _, low, high, _, _ = CONTROLS[key]
+            checked[key] = validate.integer(value, key, low, high)
+        with self._quietly():
+            for key, value in checked.items():
+                self._sliders[key].value = value
 
     def _compute(self) -> cadence.Trace:
         # each control in ms (the cycles: a count)
@@ -127,9 +117,8 @@ _QUEUE_LOCKS_GUARD = threading.Lock()
 
 
 class FastForwardPanel(View):
-    """A progress bar over ``cadence.fast_forward`` until the pump fired ``occurrences`` times; a click
-    runs in the background, its button never off (a press meanwhile only says so). Twins: ``run()``,
-    ``readout``, ``result``."""
+    """A progress bar over ``cadence.fast_forward`` until the pump fired ``occurrences`` times; a click runs in the
+    background, its button never off (a press meanwhile only says so). Twins: ``run()``, ``readout``, ``result``."""
 
     def __init__(self, lab: Lab, queue: str = "cadence-ff", *, occurrences: int = 10_000) -> None:
         super().__init__(lab)
@@ -144,8 +133,7 @@ class FastForwardPanel(View):
         self._mine = False  # this panel holds the queue's lock
         self._worker: threading.Thread | None = None
         self._bar = widgets.IntProgress(value=0, min=0, max=occurrences, description="occurrences")
-        self._label = widgets.Label(self.readout)
-        self._label.add_class("emq-readout")
+        self._label = widgets.Label(self.readout, _dom_classes=("emq-readout",))
         self._button = widgets.Button(
             description=f"Fast-forward {occurrences:,}",
             button_style="primary",

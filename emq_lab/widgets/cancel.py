@@ -1,5 +1,4 @@
-"""CancelPanel: step through the race between a pump tick and a cancel. CrashPanel: switch on a
-crash between enqueue and advance and watch a slot get (or not get) a duplicate."""
+"""CancelPanel: step through the race of a pump tick and a cancel; CrashPanel: crash between enqueue and advance."""
 
 from __future__ import annotations
 
@@ -129,7 +128,8 @@ class CancelPanel(_Round[Race]):
             self._say(reason, "refused")
             raise ValueError(reason)
         taken = self.race.step(step)
-        self._show_preset(MANUAL)  # the steps on screen are yours now, not a preset's
+        with self._quietly():
+            self._preset.value = MANUAL  # the steps on screen are yours now, not a preset's
         self._draw(taken.after)  # the keyspace the step just read: no second read
         self._say(f"{ALL_LABELS[step]}: {taken.note}", "done")
 
@@ -138,7 +138,8 @@ class CancelPanel(_Round[Race]):
         if preset == MANUAL:
             raise ValueError(f"preset: pick one in the menu ({', '.join(PRESET_LABELS.values())}), then play it")
         taken = self.race.play(preset)
-        self._show_preset(preset)
+        with self._quietly():
+            self._preset.value = preset
         self._draw(taken[-1].after if taken else self.race.start)
         self._say(f"played '{PRESET_LABELS[preset]}': {self.race.verdict()}", "done")
 
@@ -166,10 +167,6 @@ class CancelPanel(_Round[Race]):
         super()._enable(controls)
         for step, button in self._buttons.items():
             button.disabled = self._made is None or not self._made.may_take(step)
-
-    def _show_preset(self, preset: str) -> None:
-        with self._quietly():
-            self._preset.value = preset
 
     def _on_preset(self, preset: str) -> None:
         if self._made is None:
@@ -206,12 +203,9 @@ class CrashPanel(_Round[CrashBench]):
     """A fault switch, an id switch (``JOB-`` or ``<name>:<slot_ms>``), Tick (restarting a crashed pump),
     Reset, and the jobs per slot. Twins: ``set(crash=, slot_keyed=)``, ``tick()``, ``reset()``, ``readout``."""
 
-    def __init__(
-        self, lab: Lab, queue: str = "crash-panel", *, name: str = "report", every_ms: int = 15 * MINUTE_MS
-    ) -> None:
-        super().__init__(lab, lambda: CrashBench(lab, queue, name=name, every_ms=every_ms))
+    def __init__(self, lab: Lab, queue: str = "crash-panel") -> None:
+        super().__init__(lab, lambda: CrashBench(lab, queue))
         self._crash_toggle = widgets.ToggleButton(
-            value=False,
             description=FAULT_OFF,
             tooltip="on: a running pump crashes after its enqueue, before the advance",
             icon="check",
@@ -219,12 +213,12 @@ class CrashPanel(_Round[CrashBench]):
         )
         self._ids_switch = widgets.ToggleButtons(
             options=[("fresh JOB- ids", False), ("slot-keyed <name>:<slot_ms>", True)],
-            value=False,
             style={"button_width": "auto"},
         )
         self._on(self._crash_toggle, lambda on: self._click(lambda: self.set(crash=bool(on)), self._crash_toggle))
         self._on(self._ids_switch, lambda on: self._click(lambda: self.set(slot_keyed=bool(on)), self._ids_switch))
-        tick = self._action_button("Tick (and restart)", self.tick, style="primary", width="auto")
+        tick = self._action_button("Tick (and restart)", self.tick, style="primary")
+        tick.layout.width = "auto"  # the label whole
         buttons = widgets.HBox([tick, self._action_button("Reset", self.reset)])
         self._readout = html_part("emq-readout")
         # a label of its own: a ToggleButtons' description puts its buttons on the next line

@@ -1,6 +1,5 @@
-"""FigureView: a plotly figure inside a panel, sent whole on every change as the one output of an
-``ipywidgets.Output``; unlike ``FigureWidget``'s deltas, a front end that attaches later (Voila, a
-reloaded tab) draws the current figure."""
+"""FigureView: a plotly figure inside a panel, sent whole on every change as the one output of an ``ipywidgets.Output``;
+unlike ``FigureWidget``'s deltas, a front end that attaches later (Voila, a reloaded tab) draws the current figure."""
 
 from __future__ import annotations
 
@@ -19,16 +18,14 @@ class FigureView:
     """Empty until ``show(figure)``; ``plotted`` is the traces the page is sent, as plain dicts."""
 
     def __init__(self) -> None:
-        self.widget = widgets.Output(layout=widgets.Layout(width="100%"))
-        self.widget.add_class("emq-figure")
+        self.widget = widgets.Output(layout=widgets.Layout(width="100%"), _dom_classes=("emq-figure",))
         self._spec: dict[str, Any] = {"data": [], "layout": {}}
 
     def show(self, figure: go.Figure) -> None:
         """Send ``figure`` whole: the one output of the Output widget is replaced."""
-        spec = json.loads(figure.to_json())  # plotly's encoder: plain JSON, same as the page gets
-        spec["config"] = plot_config.CONFIG
-        self._spec = spec
-        self.widget.outputs = ({"output_type": "display_data", "data": {PLOTLY_MIME: spec}, "metadata": {}},)
+        self._spec = json.loads(figure.to_json())  # plotly's encoder: plain JSON, same as the page gets
+        self._spec["config"] = plot_config.CONFIG
+        self.widget.outputs = ({"output_type": "display_data", "data": {PLOTLY_MIME: self._spec}, "metadata": {}},)
 
     @property
     def plotted(self) -> list[dict[str, Any]]:

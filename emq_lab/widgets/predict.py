@@ -1,5 +1,4 @@
-"""PredictForm: a dive's Predict prompt as a form on the page, checked (and recorded in the learner's
-progress) through the same ``exercises.<dive>.predict(lab=..., **answers)`` as its twin in code."""
+"""PredictForm: a dive's Predict prompt as a form, checked and recorded by ``exercises.<dive>.predict`` as in code."""
 
 from __future__ import annotations
 
@@ -35,7 +34,6 @@ class Questions(Protocol):
     dive: str
 
     def fields(self) -> tuple[Field, ...]: ...
-
     def predict(self, *args: Lab, lab: Lab | None = None, **answer: Any) -> Check: ...
 
 
@@ -124,8 +122,7 @@ class PredictForm(View):
         return "\n".join(rows)
 
     def _on_submit(self, box: widgets.Text, content: dict[str, Any], _buffers: Any) -> None:
-        # The page sends Enter before the answer typed (the box's value goes on its "change" event,
-        # which follows the key): check what the kernel has now, and again when the answer lands.
+        # Enter comes before the answer typed (sent on the box's "change"): check now, and again when it lands.
         if content.get("event") == "submit":
             self._entered = box
             self._clicked(None)  # the box keeps the focus: it is never disabled
@@ -147,14 +144,12 @@ class PredictForm(View):
     def _show_verdict(self, said: str, last: Check | None = None) -> None:
         """Show ``said`` as the verdict (``last``: the Check it reads, if any), each line in its colour."""
         self._said, self.last = said, last
-        keys = tuple(self._boxes)
+        refused = last is None and said not in (NOT_CHECKED, EMPTY)  # an answer the dive could not read
         rows = []
-        for line in self._said.splitlines():
-            if any(line.startswith(f"{key}: right") for key in keys):
+        for line in said.splitlines():
+            if any(line.startswith(f"{key}: right") for key in self._boxes):
                 colour = GOOD
-            elif any(line.startswith(f"{key}:") for key in keys) or (
-                self.last is None and self._said not in (NOT_CHECKED, EMPTY)
-            ):
+            elif refused or any(line.startswith(f"{key}:") for key in self._boxes):
                 colour = BAD
             else:
                 colour = "var(--jp-content-font-color1,#24292f)"

@@ -77,18 +77,13 @@ NOTE_STYLES = {
 
 def html_part(*css_classes: str, **layout: str) -> widgets.HTML:
     """An HTML part carrying ``css_classes`` (what ``View.html`` and a browser test find it by)."""
-    part = widgets.HTML(layout=widgets.Layout(**layout))
-    for css_class in css_classes:
-        part.add_class(css_class)
-    return part
+    return widgets.HTML(layout=widgets.Layout(**layout), _dom_classes=css_classes)
 
 
 class View:
-    """A panel over ``self.lab``: its box under a backend status line; ``readout`` is its text/plain.
-
-    Controls run through ``act``: while the backend is down the clicks wait in order and are
-    retried (:class:`emq_lab.health.Health`). Tests and an instructor's notebook reach a panel by
-    what the page shows: ``click(label)``, ``control(label)``, ``html(css_class)``, ``note``."""
+    """A panel over ``self.lab`` under a backend status line, ``readout`` its text/plain; controls run through ``act``
+    (while the backend is down, clicks wait in order: :class:`emq_lab.health.Health`). Tests and an instructor's
+    notebook reach it by what the page shows: ``click(label)``, ``control(label)``, ``html(css_class)``, ``note``."""
 
     box: widgets.Box
     _quiet = False  # the panel is setting its own controls: their observers stay still
@@ -150,11 +145,9 @@ class View:
         self.box = widgets.VBox(list(parts))
         self.box.add_class(css_class)
 
-    def _action_button(
-        self, label: str, action: Callable[[], Any], *, style: str = "", **layout: str
-    ) -> widgets.Button:
+    def _action_button(self, label: str, action: Callable[[], Any], *, style: str = "") -> widgets.Button:
         """A button whose press runs ``action`` through ``_click`` and then has the focus back."""
-        button = widgets.Button(description=label, button_style=style, layout=widgets.Layout(**layout))
+        button = widgets.Button(description=label, button_style=style)
         button.on_click(lambda b: self._click(action, b))
         return button
 
@@ -188,9 +181,8 @@ class View:
         for part in labelled:
             if part.description == label:
                 return part
-        raise ValueError(
-            f"label: nothing labelled {label!r}; the panel shows {', '.join(repr(p.description) for p in labelled)}"
-        )
+        shown = ", ".join(repr(part.description) for part in labelled)
+        raise ValueError(f"label: nothing labelled {label!r}; the panel shows {shown}")
 
     def click(self, label: str) -> None:
         """A learner's click on ``label``: a button, a toggle or an option; a control that is off refuses."""
@@ -214,8 +206,7 @@ class View:
         return "\n".join(str(part.value) for part in self._parts() if css_class in part._dom_classes)
 
     def _click(self, action: Callable[[], Any], *focus: widgets.DOMWidget) -> None:
-        """Run ``action`` with every control off, a refusal on the note line; then the keyboard focus
-        back on the first of ``focus`` that is on, else the first control that is on."""
+        """Run ``action`` with the controls off (a refusal on the note line), then the focus back (``focus`` first)."""
         controls = self._controls()
         for control in controls:
             control.disabled = True
