@@ -38,13 +38,12 @@ def _number_text(value: float) -> str:
 
 
 # cjson escapes the control characters, '"', '\\', '/' and DEL; every other byte goes out as it is.
-_ESCAPES = {i: f"\\u{i:04x}" for i in range(32)}
-_ESCAPES.update({8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\", 47: "\\/", 127: "\\u007f"})
-_ESCAPE_BYTES = {i: text.encode() for i, text in _ESCAPES.items()}
+_ESCAPES = {i: b"\\u%04x" % i for i in (*range(32), 127)}
+_ESCAPES.update({8: b"\\b", 9: b"\\t", 10: b"\\n", 12: b"\\f", 13: b"\\r", 34: b'\\"', 92: b"\\\\", 47: b"\\/"})
 
 
 def _string(value: bytes) -> bytes:
-    return b'"' + b"".join(_ESCAPE_BYTES.get(b, bytes((b,))) for b in value) + b'"'
+    return b'"' + b"".join(_ESCAPES.get(b, bytes((b,))) for b in value) + b'"'
 
 
 class Json:
@@ -219,16 +218,9 @@ class _Parser:
             if data.startswith(word, start):
                 self.at += len(word)
                 return _Token(kind, start, value)
-        if char in "iInN+" and self._invalid_number():
+        if char == "+" or data[start : start + 3].lower() in (b"inf", b"nan"):  # not JSON, yet cjson reads them
             return self.number()
         return _Token("T_ERROR", start, "invalid token")
-
-    def _invalid_number(self) -> bool:
-        rest = self.data[self.at :]
-        if rest.startswith(b"+"):
-            return True
-        rest = rest.removeprefix(b"-")
-        return rest[:3].lower() in (b"inf", b"nan")
 
     def number(self) -> _Token:
         start = end = self.at
@@ -293,14 +285,11 @@ class _Parser:
             return self.container("T_OBJ_END" if token.kind == "T_OBJ_BEGIN" else "T_ARR_END")
         self.fail("value", token)
 
-    def descend(self) -> None:
+    def container(self, end: str) -> Any:
+        """An object (``end`` is T_OBJ_END) or an array (T_ARR_END), after its opening token."""
         self.depth += 1
         if self.depth > DECODE_MAX_DEPTH:
             raise ValueError(f"Found too many nested data structures ({self.depth}) at character {self.at}")
-
-    def container(self, end: str) -> Any:
-        """An object (``end`` is T_OBJ_END) or an array (T_ARR_END), after its opening token."""
-        self.descend()
         named = end == "T_OBJ_END"
         items: Any = {} if named else []
         token = self.next()
