@@ -32,9 +32,11 @@ class LuaArgError(ValueError):
     """A bad argument, worded as luaL_argerror words it."""
 
 
-def _number_text(value: float) -> str:
-    """A number as cjson writes it: ``%.14g``."""
-    return f"{value:.14g}"
+def _tolstring(value: Any) -> Any:
+    """A number as Lua makes it a string and cjson writes it (``%.14g``); any other value as it is."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:.14g}".encode()
+    return value
 
 
 # cjson escapes the control characters, '"', '\\', '/' and DEL; every other byte goes out as it is.
@@ -94,9 +96,9 @@ class Json:
 
     @staticmethod
     def _number(value: float) -> bytes:
-        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        if isinstance(value, float) and not math.isfinite(value):
             raise ValueError("Cannot serialise number: must not be NaN or Inf")
-        return _number_text(value).encode()
+        return _tolstring(value)
 
     def _table(self, table: Any, depth: int, out: list[bytes]) -> None:
         items = list(table.items())
@@ -139,9 +141,7 @@ class Json:
     def decode(self, *args: Any) -> Any:
         if len(args) != 1:
             raise LuaArgError("bad argument #1 to 'decode' (expected 1 argument)")
-        text = args[0]
-        if isinstance(text, (int, float)) and not isinstance(text, bool):
-            text = _number_text(text).encode()  # lua_tolstring's own form of a number ("%.14g")
+        text = _tolstring(args[0])
         if not isinstance(text, bytes):
             raise LuaArgError(f"bad argument #1 to 'decode' (string expected, got {self._kind(text)})")
         if len(text) >= 2 and (not text[0] or not text[1]):
@@ -165,12 +165,9 @@ _SIMPLE_ESCAPES = {ord(name): bytes((byte,)) for name, byte in zip('"\\/btnfr', 
 def _strtod(text: bytes) -> float:
     """C's strtod of a number ``_NUMBER`` matched (decimal, hex, inf, nan)."""
     body = text.decode()
-    sign = -1.0 if body.startswith("-") else 1.0
     bare = body.lstrip("+-").lower()
     if bare.startswith("0x"):
-        return sign * float.fromhex(bare if "p" in bare else bare + "p0")
-    if bare.startswith("inf"):
-        return sign * math.inf
+        return float.fromhex(body)
     if bare.startswith("nan"):
         return math.nan
     return float(body)
@@ -382,9 +379,7 @@ def sha1hex(*args: Any) -> bytes:
     """redis.sha1hex(text): the SHA-1 of a string (a number as its text), in hex."""
     if len(args) != 1:
         raise ValueError("wrong number of arguments")
-    value = args[0]
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        value = _number_text(value).encode()
+    value = _tolstring(args[0])
     if not isinstance(value, bytes):
         value = b""
     return hashlib.sha1(value).hexdigest().encode()

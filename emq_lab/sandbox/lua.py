@@ -93,11 +93,8 @@ def server(tick: Callable[[int], float] | None = None, check_s: float | None = N
     if not isinstance(scripting_mixin.LUA_MODULE, _Limited):
         scripting_mixin.LUA_MODULE = _Limited(scripting_mixin.LUA_MODULE)  # type: ignore[assignment]
     fake = fakeredis.FakeServer()
-    client = fakeredis.FakeRedis(server=fake, protocol=2)
-    try:
+    with fakeredis.FakeRedis(server=fake, protocol=2) as client:
         client.eval("return 1", 0)  # fakeredis makes the server's Lua state on its first script
-    finally:
-        client.close()
     runtime = fake._lua_runtime  # type: ignore[attr-defined]
     module = scripting_mixin.LUA_MODULE
     codec = libs.Json(module, runtime)

@@ -76,11 +76,10 @@ class Worker:
             self.drop(sock)
         self.server = lua.server(self._tick, check_s)
 
-    def accept(self, sock: socket.socket) -> Any:
+    def accept(self, sock: socket.socket) -> None:
         connection = lua.client(self.server).connection_pool.make_connection()
         connection.connect()
         self.connections[sock] = connection
-        return connection
 
     def drop(self, sock: socket.socket) -> None:
         connection = self.connections.pop(sock, None)
