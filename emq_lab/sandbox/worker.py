@@ -179,8 +179,7 @@ def main(directory: Path | str) -> None:
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ, "listener")
     selector.register(sys.stdin, selectors.EVENT_READ, "control")
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
+    print("ready", flush=True)
     while True:
         for key, _ in selector.select():
             if key.data == "listener":
@@ -194,8 +193,7 @@ def main(directory: Path | str) -> None:
                 for sock in list(worker.connections):
                     selector.unregister(sock)
                 worker.wipe(float(command[1]) if len(command) > 1 else None)
-                sys.stdout.write("wiped\n")
-                sys.stdout.flush()
+                print("wiped", flush=True)
             else:
                 sock = key.fileobj  # type: ignore[assignment]
                 data = sock.recv(1 << 16)
