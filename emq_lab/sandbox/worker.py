@@ -82,9 +82,7 @@ class Worker:
         self.connections[sock] = connection
 
     def drop(self, sock: socket.socket) -> None:
-        connection = self.connections.pop(sock, None)
-        if connection is not None:
-            connection.disconnect()
+        self.connections.pop(sock).disconnect()
         sock.close()
 
     def serve(self, sock: socket.socket, data: bytes) -> None:
