@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -107,7 +108,7 @@ class Sandbox:
             text=True,
         )
         self._watch = _Watch(self._process)
-        client = _Client(
+        self.client = _Client(
             unix_socket_path=str(self._dir / "socket"),
             decode_responses=True,
             protocol=2,
@@ -115,8 +116,7 @@ class Sandbox:
             socket_connect_timeout=HARD_S,
             retry=Retry(NoBackoff(), 0),
         )
-        client.emq_sandbox = self
-        self.client = client
+        self.client.emq_sandbox = self
 
     def _wait(self, answer: str) -> None:
         assert self._process is not None and self._process.stdout is not None
@@ -162,7 +162,7 @@ class Sandbox:
             _replace(self)
             raise
         except (redis.TimeoutError, redis.ConnectionError) as exc:
-            line, died = self.line(), self._process is not None and self._process.poll() is not None
+            line, died = self.line(), not self.alive
             self.kill()
             ran_out = not died or self._watch.killed  # the watch or the wall clock; else it ran out of memory
             self.spent = f"user_script:{line}: emq-lab {'stop' if ran_out else 'memory'}"
@@ -186,10 +186,9 @@ class Sandbox:
 
     def kill(self) -> None:
         """End the worker now (nothing to do in the browser)."""
-        if self._process is not None and self._process.poll() is None:
-            self._process.kill()
-            self._process.wait()
         if self._process is not None:
+            self._process.kill()  # nothing to do when it has ended
+            self._process.wait()
             for stream in (self._process.stdin, self._process.stdout):
                 with contextlib.suppress(OSError):
                     stream.close()  # type: ignore[union-attr]
@@ -224,16 +223,15 @@ def _first_start() -> None:
 
 def remove_stale(root: Path | None = None) -> list[Path]:
     """The sandbox temp dirs under ``root`` removed: their kernel ended (no pid: untouched for a day)."""
-    import time
-
     removed = []
     for path in (root or Path(tempfile.gettempdir())).glob(f"{PREFIX}*"):
         try:
             if not path.is_dir() or path.is_symlink() or path.stat().st_uid != os.geteuid():
                 continue
-            owner = path.name[len(PREFIX) :].split("-", 1)[0]
-            if owner.isdigit() and "-" in path.name[len(PREFIX) :]:
-                if _alive(int(owner)):
+            owner, dash, _ = path.name.removeprefix(PREFIX).partition("-")
+            if owner.isdigit() and dash:
+                with contextlib.suppress(ProcessLookupError):  # its kernel ended: the dir is removed
+                    os.kill(int(owner), 0)  # its kernel lives (or is another user's: an OSError): the dir is kept
                     continue
             elif time.time() - path.stat().st_mtime < 86400:
                 continue
@@ -242,14 +240,6 @@ def remove_stale(root: Path | None = None) -> list[Path]:
         shutil.rmtree(path, ignore_errors=True)
         removed.append(path)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)  # a PermissionError (another user's process) is an OSError: the dir is kept
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def _cpu_s(pid: int) -> float | None:
@@ -329,8 +319,6 @@ def _box(role: str) -> Sandbox:
 
 def _replace(spent: Sandbox) -> None:
     """Start the successor of a spent worker at once, so that the next check finds it warm."""
-    if spent._process is None:
-        return
     with _lock:
         for role, box in list(_boxes.items()):
             if box is spent:

@@ -32,19 +32,20 @@ class LuaArgError(ValueError):
     """A bad argument, worded as luaL_argerror words it."""
 
 
-def _number_text(value: float) -> str:
-    """A number as cjson writes it: ``%.14g``."""
-    return f"{value:.14g}"
+def _tolstring(value: Any) -> Any:
+    """A number as Lua makes it a string and cjson writes it (``%.14g``); any other value as it is."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:.14g}".encode()
+    return value
 
 
 # cjson escapes the control characters, '"', '\\', '/' and DEL; every other byte goes out as it is.
-_ESCAPES = {i: f"\\u{i:04x}" for i in range(32)}
-_ESCAPES.update({8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\", 47: "\\/", 127: "\\u007f"})
-_ESCAPE_BYTES = {i: text.encode() for i, text in _ESCAPES.items()}
+_ESCAPES = {i: b"\\u%04x" % i for i in (*range(32), 127)}
+_ESCAPES.update({8: b"\\b", 9: b"\\t", 10: b"\\n", 12: b"\\f", 13: b"\\r", 34: b'\\"', 92: b"\\\\", 47: b"\\/"})
 
 
 def _string(value: bytes) -> bytes:
-    return b'"' + b"".join(_ESCAPE_BYTES.get(b, bytes((b,))) for b in value) + b'"'
+    return b'"' + b"".join(_ESCAPES.get(b, bytes((b,))) for b in value) + b'"'
 
 
 class Json:
@@ -95,9 +96,9 @@ class Json:
 
     @staticmethod
     def _number(value: float) -> bytes:
-        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        if isinstance(value, float) and not math.isfinite(value):
             raise ValueError("Cannot serialise number: must not be NaN or Inf")
-        return _number_text(value).encode()
+        return _tolstring(value)
 
     def _table(self, table: Any, depth: int, out: list[bytes]) -> None:
         items = list(table.items())
@@ -140,9 +141,7 @@ class Json:
     def decode(self, *args: Any) -> Any:
         if len(args) != 1:
             raise LuaArgError("bad argument #1 to 'decode' (expected 1 argument)")
-        text = args[0]
-        if isinstance(text, (int, float)) and not isinstance(text, bool):
-            text = _number_text(text).encode()  # lua_tolstring's own form of a number ("%.14g")
+        text = _tolstring(args[0])
         if not isinstance(text, bytes):
             raise LuaArgError(f"bad argument #1 to 'decode' (string expected, got {self._kind(text)})")
         if len(text) >= 2 and (not text[0] or not text[1]):
@@ -166,12 +165,9 @@ _SIMPLE_ESCAPES = {ord(name): bytes((byte,)) for name, byte in zip('"\\/btnfr', 
 def _strtod(text: bytes) -> float:
     """C's strtod of a number ``_NUMBER`` matched (decimal, hex, inf, nan)."""
     body = text.decode()
-    sign = -1.0 if body.startswith("-") else 1.0
     bare = body.lstrip("+-").lower()
     if bare.startswith("0x"):
-        return sign * float.fromhex(bare if "p" in bare else bare + "p0")
-    if bare.startswith("inf"):
-        return sign * math.inf
+        return float.fromhex(body)
     if bare.startswith("nan"):
         return math.nan
     return float(body)
@@ -219,16 +215,9 @@ class _Parser:
             if data.startswith(word, start):
                 self.at += len(word)
                 return _Token(kind, start, value)
-        if char in "iInN+" and self._invalid_number():
+        if char == "+" or data[start : start + 3].lower() in (b"inf", b"nan"):  # not JSON, yet cjson reads them
             return self.number()
         return _Token("T_ERROR", start, "invalid token")
-
-    def _invalid_number(self) -> bool:
-        rest = self.data[self.at :]
-        if rest.startswith(b"+"):
-            return True
-        rest = rest.removeprefix(b"-")
-        return rest[:3].lower() in (b"inf", b"nan")
 
     def number(self) -> _Token:
         start = end = self.at
@@ -293,14 +282,11 @@ class _Parser:
             return self.container("T_OBJ_END" if token.kind == "T_OBJ_BEGIN" else "T_ARR_END")
         self.fail("value", token)
 
-    def descend(self) -> None:
+    def container(self, end: str) -> Any:
+        """An object (``end`` is T_OBJ_END) or an array (T_ARR_END), after its opening token."""
         self.depth += 1
         if self.depth > DECODE_MAX_DEPTH:
             raise ValueError(f"Found too many nested data structures ({self.depth}) at character {self.at}")
-
-    def container(self, end: str) -> Any:
-        """An object (``end`` is T_OBJ_END) or an array (T_ARR_END), after its opening token."""
-        self.descend()
         named = end == "T_OBJ_END"
         items: Any = {} if named else []
         token = self.next()
@@ -393,9 +379,7 @@ def sha1hex(*args: Any) -> bytes:
     """redis.sha1hex(text): the SHA-1 of a string (a number as its text), in hex."""
     if len(args) != 1:
         raise ValueError("wrong number of arguments")
-    value = args[0]
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        value = _number_text(value).encode()
+    value = _tolstring(args[0])
     if not isinstance(value, bytes):
         value = b""
     return hashlib.sha1(value).hexdigest().encode()

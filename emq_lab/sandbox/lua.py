@@ -93,19 +93,15 @@ def server(tick: Callable[[int], float] | None = None, check_s: float | None = N
     if not isinstance(scripting_mixin.LUA_MODULE, _Limited):
         scripting_mixin.LUA_MODULE = _Limited(scripting_mixin.LUA_MODULE)  # type: ignore[assignment]
     fake = fakeredis.FakeServer()
-    client = fakeredis.FakeRedis(server=fake, protocol=2)
-    try:
+    with fakeredis.FakeRedis(server=fake, protocol=2) as client:
         client.eval("return 1", 0)  # fakeredis makes the server's Lua state on its first script
-    finally:
-        client.close()
     runtime = fake._lua_runtime  # type: ignore[attr-defined]
-    text = _runner()
     module = scripting_mixin.LUA_MODULE
     codec = libs.Json(module, runtime)
     limits = (LIMIT_S, MEMORY_BYTES // 1024, _describe, check_s)
     bit = runtime.table_from({name.encode(): fn for name, fn in libs.bit_library().items()})
     valkey = (codec.encode, codec.decode, libs.sha1hex, bit, _command_kind)
-    run, codec.null = runtime.execute(text, tick, *limits, *valkey)
+    run, codec.null = runtime.execute(_runner(), tick, *limits, *valkey)
     fake._lua_runtime = _Sandboxed(runtime, run, module.LuaError)  # type: ignore[attr-defined]
     return fake
 

@@ -1,4 +1,4 @@
-"""The sandbox's worker process: ``python -m emq_lab.sandbox.worker <dir>``.
+"""The sandbox's worker process: ``main(<dir>)``, on the command line :func:`emq_lab.sandbox.command` gives.
 
 It serves one private fakeredis (:func:`.lua.server`, the allowlist's commands only) on the unix
 socket ``<dir>/socket``, and writes the line a script is on into ``<dir>/line`` (8 bytes, by mmap)
@@ -20,6 +20,11 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import redis.exceptions as rex
+
+from . import lua
+from .allow import connection_class
 
 #: Address space the worker may grow by, past what it holds once started.
 GROWTH_BYTES = 1 << 30
@@ -49,8 +54,6 @@ def _encode(value: Any) -> bytes:
 
 def _error_text(error: Exception) -> str:
     """An error reply's text with the code redis-py's parser took off put back."""
-    import redis.exceptions as rex
-
     codes = {rex.NoScriptError: "NOSCRIPT", rex.BusyLoadingError: "LOADING", rex.ReadOnlyError: "READONLY"}
     for kind, code in codes.items():
         if isinstance(error, kind):
@@ -60,9 +63,6 @@ def _error_text(error: Exception) -> str:
 
 class Worker:
     def __init__(self, directory: Path) -> None:
-        from . import lua
-
-        self._lua = lua
         self._line = mmap.mmap(os.open(directory / "line", os.O_RDWR), 8)
         self.server = lua.server(self._tick)
         self.connections: dict[socket.socket, Any] = {}
@@ -74,18 +74,15 @@ class Worker:
     def wipe(self, check_s: float | None) -> None:
         for sock in list(self.connections):
             self.drop(sock)
-        self.server = self._lua.server(self._tick, check_s)
+        self.server = lua.server(self._tick, check_s)
 
-    def accept(self, sock: socket.socket) -> Any:
-        connection = self._lua.client(self.server).connection_pool.make_connection()
+    def accept(self, sock: socket.socket) -> None:
+        connection = lua.client(self.server).connection_pool.make_connection()
         connection.connect()
         self.connections[sock] = connection
-        return connection
 
     def drop(self, sock: socket.socket) -> None:
-        connection = self.connections.pop(sock, None)
-        if connection is not None:
-            connection.disconnect()
+        self.connections.pop(sock).disconnect()
         sock.close()
 
     def serve(self, sock: socket.socket, data: bytes) -> None:
@@ -158,9 +155,9 @@ def confine() -> None:
             os.setgroups([])
             os.setgid(gid)
             os.setuid(uid)
-    for option in (_PR_SET_NO_NEW_PRIVS, _PR_SET_DUMPABLE):
+    for option, value in ((_PR_SET_NO_NEW_PRIVS, 1), (_PR_SET_DUMPABLE, 0)):
         with contextlib.suppress(OSError):
-            _prctl(option, 1 if option == _PR_SET_NO_NEW_PRIVS else 0)
+            _prctl(option, value)
     for limit in (resource.RLIMIT_CORE, resource.RLIMIT_FSIZE, resource.RLIMIT_NPROC):
         with contextlib.suppress(OSError, ValueError):
             resource.setrlimit(limit, (0, 0))
@@ -174,19 +171,13 @@ def main(directory: Path | str) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(directory / "socket"))
     listener.listen()
-    import redis.exceptions  # noqa: F401 - what _error_text reads: imported before the worker is confined
-
-    from .allow import connection_class
-    from .lua import _runner
-
     connection_class()
-    _runner()  # every file the worker reads, read before it is confined (then it may reach none)
+    lua._runner()  # every file the worker reads, read before it is confined (then it may reach none)
     confine()
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ, "listener")
     selector.register(sys.stdin, selectors.EVENT_READ, "control")
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
+    print("ready", flush=True)
     while True:
         for key, _ in selector.select():
             if key.data == "listener":
@@ -200,8 +191,7 @@ def main(directory: Path | str) -> None:
                 for sock in list(worker.connections):
                     selector.unregister(sock)
                 worker.wipe(float(command[1]) if len(command) > 1 else None)
-                sys.stdout.write("wiped\n")
-                sys.stdout.flush()
+                print("wiped", flush=True)
             else:
                 sock = key.fileobj  # type: ignore[assignment]
                 data = sock.recv(1 << 16)
@@ -210,7 +200,3 @@ def main(directory: Path | str) -> None:
                 else:
                     selector.unregister(sock)
                     worker.drop(sock)
-
-
-if __name__ == "__main__":
-    main(Path(sys.argv[1]))
