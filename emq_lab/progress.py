@@ -19,8 +19,6 @@ if TYPE_CHECKING:
 
 #: The checks the course has, in course order: what "not tried" is measured against.
 EXERCISES: tuple[str, ...] = ("upsert.predict", "register", "cadence.predict", "next_run", "cancel.predict", "advance")
-
-
 _MS = re.compile(r"[0-9]{1,15}")  # ASCII digits only ("²".isdigit() is True, int("²") fails)
 
 

@@ -24,6 +24,7 @@ from .explain import attempt, explain_error
 if TYPE_CHECKING:
     from ..lab import Lab
 
+TICK = ("read", "enqueue", "advance")  # the pump's phases, in the only order it takes them
 VANISHED = "vanished"  # the record deleted out of band before the tick: the sweep's scenario
 # Before the tick: a second name registered (due later), so an advance that drops the whole
 # registry shows; the pump ticking well after the row was due, so the next run is not score + every.
@@ -111,23 +112,21 @@ class CheckRace(Race):
 
 def sweep_orders() -> list[tuple[str, ...]]:
     """The sweep's orders: a plain tick, the cancel anywhere, the split cancel, the record gone before the tick."""
-    tick = ("read", "enqueue", "advance")
-    out: list[tuple[str, ...]] = [tick]
-    out += [order for order in permutations(STEPS) if [s for s in order if s in tick] == list(tick)]
+    out: list[tuple[str, ...]] = [TICK]
+    out += [order for order in permutations(STEPS) if [s for s in order if s in TICK] == list(TICK)]
     out += [  # (its DEL before the read is the vanished record's order, below)
         ("read", SPLIT_DEL, "enqueue", "advance", SPLIT_ZREM),
         ("read", "enqueue", SPLIT_DEL, "advance", SPLIT_ZREM),
     ]
-    return [*out, (VANISHED, *tick), (OTHER, VANISHED, *tick), (OTHER, LATE, *tick)]
+    return [*out, (VANISHED, *TICK), (OTHER, VANISHED, *TICK), (OTHER, LATE, *TICK)]
 
 
 def stretch_orders() -> list[tuple[str, ...]]:
     """The compare-and-set's orders: cancel and register anew anywhere, anew at the same score, rep.advance."""
-    tick = ("read", "enqueue", "advance")
     out = [
         order
         for order in permutations((*STEPS, REGISTER))
-        if [s for s in order if s in tick] == list(tick) and order.index(REGISTER) > order.index("cancel")
+        if [s for s in order if s in TICK] == list(TICK) and order.index(REGISTER) > order.index("cancel")
     ]
     same_score = [
         ("read", "cancel", SAME_SCORE, "enqueue", "advance"),
@@ -139,9 +138,7 @@ def stretch_orders() -> list[tuple[str, ...]]:
 def orders() -> list[tuple[str, ...]]:
     """Every order the pump allows: the ticks, the late tick's last (it moves the clock on), then rep.advance."""
     every = [*sweep_orders(), *stretch_orders()]
-    ticks = [order for order in every if not set(order) & set(SENT)]
-    verbs = [order for order in every if set(order) & set(SENT)]
-    return [order for order in ticks if LATE not in order] + [order for order in ticks if LATE in order] + verbs
+    return sorted(every, key=lambda order: (bool(set(order) & set(SENT)), LATE in order))  # stable: the rest as listed
 
 
 def replay(race: Race, order: tuple[str, ...]) -> tuple[Snapshot, list[Step], str | None]:

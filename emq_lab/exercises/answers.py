@@ -42,13 +42,10 @@ def _say(text: str, said: Mapping[str, str]) -> str:
 
 
 def outcome(
-    replies: dict[int, str],
-    probes: Mapping[str, tuple[str | None, str]] | None = None,
-    phrases: Mapping[str, str] | None = None,
+    replies: dict[int, str], probes: Mapping[str, tuple[str | None, str]], phrases: Mapping[str, str]
 ) -> Callable[[Any], str]:
     """A reader of one script's outcome in any form the dives print it (``"{:ok, :exists}"``, ``0``, ...);
     ``probes``: a probe's outcome when it finds something and when not (``"EXISTS = 1"``); ``phrases``: words."""
-    known = probes or {}
 
     def read(value: Any) -> str:
         if isinstance(value, Outcome):
@@ -59,16 +56,16 @@ def outcome(
             return replies[value]
         if not isinstance(value, str):
             raise ValueError(f"{type(value).__name__} is not an outcome")
-        text = _say(value.strip().lower().replace("outcome.", " "), phrases or {})
-        if (negated := _NEGATION.search(text)) and negated[1] in _WORDS | set(known):
+        text = _say(value.strip().lower().replace("outcome.", " "), phrases)
+        if (negated := _NEGATION.search(text)) and negated[1] in _WORDS | set(probes):
             raise ValueError(f"{negated[0].strip()!r} says what it is not; name the outcome it is")
         if re.fullmatch(r"-?\d+", text.strip()):
             return read(int(text.strip()))
         found: list[str] = []
         for probe, said in _PROBE.findall(text):
-            if probe in known:
+            if probe in probes:
                 missing = said.strip(",;.").lower() in {"0", "nil", "false", "none", "(nil)"}
-                meant = known[probe][1 if missing else 0]
+                meant = probes[probe][1 if missing else 0]
                 if meant is not None:
                     found.append(meant)
         text = _PROBE.sub(" ", text)

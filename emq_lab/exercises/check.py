@@ -26,8 +26,6 @@ from ..validate import printable, shorten, shown
 
 T = TypeVar("T")
 
-#: Every scenario starts here (the notebooks' SimClock start), so the text is the same each run.
-START = COURSE_START
 #: Random scenarios hypothesis draws per checker (fixed seed): small, so a check answers in seconds.
 EXAMPLES = 30
 #: How hypothesis searches: a fixed seed, no example database, no deadline, nothing printed.
@@ -92,7 +90,8 @@ def checked(exercise: str, refusal: str | None, run: Callable[[Lab, Lab], Check]
         try:
             return run(sandboxed, reference)
         except (Exception, SystemExit, GeneratorExit) as error:  # noqa: BLE001 - no answer may break the checker
-            return unexpected(exercise, error)
+            text = f"{exercise}: FAILED: the check could not finish on this answer ({type(error).__name__}: {error})"
+            return Check(exercise, False, text[:2000])
 
 
 def lua_check(exercise: str, lua_source: object, compare: Callable[[Lab, Lab], Check]) -> Check:
@@ -112,12 +111,6 @@ def failed(
         lines += [f"  {step}", f"    what went wrong: {what}"]
         lines += [f"    {label + ':':<10}{state}" for label, state in states.items()]
     return Check(exercise, False, "\n".join(lines), scenario=scenario)
-
-
-def unexpected(exercise: str, error: BaseException) -> Check:
-    """The failed Check for an answer that made the checker itself fail: no exception escapes."""
-    text = f"{exercise}: FAILED: the check could not finish on this answer ({type(error).__name__}: {error})"
-    return Check(exercise, False, text[:2000])
 
 
 def refused(script: str, text: object) -> str | None:
@@ -157,8 +150,8 @@ def session(exercise: str, *, lua: bool = False) -> Iterator[tuple[Lab, Lab]]:
             else nullcontext()
         ):
             yield (
-                Lab(box.client, SimClock(START), "the exercises' sandbox"),
-                Lab(reference, SimClock(START), "the exercises' reference (private fakeredis)"),
+                Lab(box.client, SimClock(COURSE_START), "the exercises' sandbox"),
+                Lab(reference, SimClock(COURSE_START), "the exercises' reference (private fakeredis)"),
             )
     finally:
         reference.close()
@@ -324,6 +317,6 @@ def _hypothesis_home() -> Iterator[None]:
 
 
 def sim(lab: Lab) -> tuple[Lab, SimClock]:
-    """``lab`` reading now from a fresh SimClock at START."""
-    clock = SimClock(START)
+    """``lab`` reading now from a fresh SimClock at COURSE_START: a scenario's text is the same each run."""
+    clock = SimClock(COURSE_START)
     return lab.with_clock(clock), clock

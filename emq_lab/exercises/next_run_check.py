@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import strategies as st
 
 from .. import validate
-from ..clock import INSTANTS, MAX_INSTANT_MS, MIN_INSTANT_MS, duration, moment, parse_instant, whole_ms
+from ..clock import COURSE_START, INSTANTS, MAX_INSTANT_MS, MIN_INSTANT_MS, duration, moment, parse_instant, whole_ms
 from ..dives.common import one_registration
 from ..schedule import MINUTE_MS, Measure, first_tick_at_or_after
-from .check import START, Check, checked, passed, queues, search, sim
+from .check import Check, checked, passed, queues, search, sim
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -227,7 +227,7 @@ def _failed(
     name: str, s: Setting, yours: Releases, ref: Releases, i: int | None, error: str | None, fn: Callable[..., Any]
 ) -> Check:
     """The failed Check of scenario ``name``: both timelines, and ``i``, the first release where they part."""
-    day = parse_instant(START)
+    day = parse_instant(COURSE_START)
 
     def when(ms: int) -> str:  # a run on another day shows its date
         return moment(ms, day_ms=day)

@@ -113,13 +113,6 @@ class Played:
     after: State
 
 
-def describe(op: BootOp | CancelOp, number: int, now_ms: int) -> str:
-    if isinstance(op, CancelOp):
-        return f"cancel {op.name} at {moment(now_ms)}"
-    first = f"first run in {duration(op.first_in_ms)}" if op.first_in_ms else "first run now"
-    return f"boot #{number} at {moment(now_ms)}: register {op.name} every {duration(op.every_ms)}, {first}"
-
-
 def seed(lab: Lab, queue: str) -> None:
     """A job a tick enqueued and no worker took yet: register must leave it, and the wait list, as they are."""
     k = lab.keyspace(queue)
@@ -131,7 +124,7 @@ def seed(lab: Lab, queue: str) -> None:
 
 
 def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Played]:
-    """Run ``ops`` on an emptied ``queue`` (a job waiting) from START; stops after a step that failed."""
+    """Run ``ops`` on an emptied ``queue`` (a job waiting) from COURSE_START; stops after a step that failed."""
     clear(lab)
     seed(lab, queue)
     sim_lab, clock = sim(lab)
@@ -148,12 +141,15 @@ def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Played]:
             leave(lab, queue, op, clock.now_ms())
             state = read_state(lab, queue, names)
             continue
-        boots += isinstance(op, BootOp)
-        label = describe(op, boots, clock.now_ms())
+        now = moment(clock.now_ms())
         if isinstance(op, BootOp):
+            boots += 1
+            first = f"first run in {duration(op.first_in_ms)}" if op.first_in_ms else "first run now"
+            label = f"boot #{boots} at {now}: register {op.name} every {duration(op.every_ms)}, {first}"
             template = op.template or f'{{"job": "{op.name}"}}'
             verb = partial(rep.register, op.name, op.every_ms, template, op.first_in_ms)
         else:
+            label = f"cancel {op.name} at {now}"
             verb = partial(rep.cancel, op.name)
         try:
             answer, error = attempt(verb, "register returns 1 (registered) or 0 (exists)")
