@@ -1,8 +1,7 @@
 """Dive 3's exercise: the learner writes advance.lua, the tick's last phase: its sweep, then (the
 stretch) its compare-and-set. The cancel race (``dives.race.Race``) is replayed in every order the
-pump allows, with their script as the advance and, on a second queue, the package's own; the first
-step where the two keyspaces part is explained (a dangling member, a cancelled name back, a newer
-registration overwritten, or a ``rep.advance``, which read nothing, answered moved)."""
+pump allows, their script against the package's own on a second queue; :func:`why` explains the first
+step where the two keyspaces part."""
 
 from __future__ import annotations
 
@@ -36,9 +35,7 @@ SAME_SCORE = "register_same_score"
 # A cancel split into its two commands, as 01 splits register: DEL the record, then ZREM the member.
 # A tick that lands between them holds a member whose record is gone: the sweep's real work.
 SPLIT_DEL, SPLIT_ZREM = "cancel_record", "cancel_member"
-# Outside any tick: the verb ``Repeat.advance``. ``rep.advance(name, every_ms)`` read nothing, so it
-# sends ARGV[3] and ARGV[4] as "" (no check); given ``read_ms`` it sends that, and ARGV[4] as "". A
-# compare against "" answers moved every time.
+# Outside any tick: ``Repeat.advance``, which sends "" for what it did not read (SENT): a compare with "" fails.
 VERB, VERB_READ = "rep_advance", "rep_advance_read"
 SENT = {
     VERB: "rep.advance(name, every_ms) reads nothing before it advances, so it sends ARGV[3] (read_ms) and "
@@ -112,13 +109,12 @@ class CheckRace(Race):
 
 def sweep_orders() -> list[tuple[str, ...]]:
     """The sweep's orders: a plain tick, the cancel anywhere, the split cancel, the record gone before the tick."""
-    out: list[tuple[str, ...]] = [TICK]
-    out += [order for order in permutations(STEPS) if [s for s in order if s in TICK] == list(TICK)]
-    out += [  # (its DEL before the read is the vanished record's order, below)
+    cancel = [order for order in permutations(STEPS) if [s for s in order if s in TICK] == list(TICK)]
+    split = [  # (its DEL before the read is the vanished record's order, below)
         ("read", SPLIT_DEL, "enqueue", "advance", SPLIT_ZREM),
         ("read", "enqueue", SPLIT_DEL, "advance", SPLIT_ZREM),
     ]
-    return [*out, (VANISHED, *TICK), (OTHER, VANISHED, *TICK), (OTHER, LATE, *TICK)]
+    return [TICK, *cancel, *split, (VANISHED, *TICK), (OTHER, VANISHED, *TICK), (OTHER, LATE, *TICK)]
 
 
 def stretch_orders() -> list[tuple[str, ...]]:
@@ -199,8 +195,7 @@ def _replay_all(learner_lab: Lab, reference_lab: Lab) -> Check:
             mine_step = steps[i] if i < len(steps) else None
             if mine_step is None or mine_step.outcome != theirs_step.outcome or mine_step.after != theirs_step.after:
                 return _failed(yours, order, start, steps[:i], mine_step, theirs_step, error)
-        # The same rows, records and jobs: now everything else a scheduler depends on (TTLs, the
-        # records' fields, the jobs' hashes, keys of the script's own), after the last step.
+        # The same rows, records and jobs: now the rest of the keyspace (TTLs, fields, hashes, stray keys).
         differences = key_differences(keyspace(yours.lab, mine), keyspace(ref.lab, theirs))
         if differences and steps:
             return _failed(yours, order, start, steps[:-1], steps[-1], ref_steps[-1], None, differences[0])

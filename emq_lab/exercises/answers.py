@@ -113,11 +113,8 @@ _COUNT_WORDS = {
     "fire", "all", "and", "no",
 }  # fmt: skip
 _MINUTE_UNITS = {"min": 1, "mins": 1, "minute": 1, "minutes": 1, "m": 1, "h": 60, "hour": 60, "hours": 60}
-# Units a minute count may come in, and how many of them make a minute.
-_OTHER_UNITS = {
-    "ms": MINUTE_MS, "millisecond": MINUTE_MS, "milliseconds": MINUTE_MS,
-    "s": 60, "sec": 60, "second": 60, "seconds": 60,
-}  # fmt: skip
+_SECONDS = {"s", "sec", "second", "seconds"}
+_OTHER_UNITS = {"ms", "millisecond", "milliseconds", *_SECONDS}  # the other units a minute count may come in
 _MINUTE_WORDS = {"drift", "by", "run", "behind", "late", "later", "mark", "period", "after", "its", "plus"}
 _NUMBER = r"[+-]?[\d,]*\d(?:\.\d+)?"
 _TOKEN = re.compile(rf"{_NUMBER}|[a-z_]+|\S")
@@ -200,14 +197,14 @@ def _whole(found: int | float) -> int:
 
 def minutes(value: Any) -> int | Said:
     """Whole minutes (``"15 min"``, ``"1 hour"``, ``"0 s"``); milliseconds (``900000``) read as such, with a note."""
-    found, words = _one_number(value, _COUNT_WORDS | _MINUTE_WORDS | set(_MINUTE_UNITS) | set(_OTHER_UNITS))
+    found, words = _one_number(value, _COUNT_WORDS | _MINUTE_WORDS | set(_MINUTE_UNITS) | _OTHER_UNITS)
     units = [w for w in words if w in _MINUTE_UNITS or w in _OTHER_UNITS]
     if len(set(units)) > 1:
         raise ValueError(f"it has two units ({' and '.join(dict.fromkeys(units))})")
     unit = units[0] if units else ""
     if unit in _MINUTE_UNITS:
         return _whole(found * _MINUTE_UNITS[unit])
-    if unit in {"s", "sec", "second", "seconds"}:
+    if unit in _SECONDS:
         if found % 60:  # a readable answer, and not the right one: said as the seconds it is
             return Said(round(found / 60, 3), f"read {found:g} s as minutes")
         return _whole(found // 60)
@@ -269,13 +266,12 @@ def on_the_clock(value: Any, clock: str) -> Any:
     return value
 
 
-def _clock_time(hours: str, mins: str, secs: str | None, half: str = "") -> str:
-    secs = secs or None
-    if int(hours) > 23 or int(mins) > 59 or (secs is not None and int(secs) > 59) or (half and int(hours) > 12):
+def _clock_time(hours: str, mins: str, secs: str, half: str) -> str:
+    if int(hours) > 23 or int(mins) > 59 or (secs and int(secs) > 59) or (half and int(hours) > 12):
         raise ValueError(f"{hours}:{mins}{':' + secs if secs else ''}{half and half + 'm'} is not a time of day")
     hour = int(hours) % 12 + (12 if half == "p" else 0) if half else int(hours)
     shown = f"{hour:02d}:{mins}"
-    return shown if secs in (None, "00") else f"{shown}:{secs}"
+    return shown if secs in ("", "00") else f"{shown}:{secs}"
 
 
 def _times_in(text: str) -> list[str]:

@@ -179,15 +179,14 @@ _READS: dict[str, Callable[[Any, str], Any]] = {
 
 def keyspace(lab: Lab, queue: str) -> tuple[Key, ...]:
     """Every key of ``lab``'s server (whatever a script wrote, inside its queue or not), sorted by name."""
-    client = lab.client
-    names = sorted(str(name) for name in client.keys("*"))  # both clients decode replies: str already
-    pipe = client.pipeline(transaction=False)
+    names = sorted(str(name) for name in lab.client.keys("*"))  # both clients decode replies: str already
+    pipe = lab.client.pipeline(transaction=False)
     for name in names:
         pipe.type(name)
         pipe.pttl(name)
     found = pipe.execute(raise_on_error=False)
     kinds, ttls = found[0::2], found[1::2]
-    pipe = client.pipeline(transaction=False)
+    pipe = lab.client.pipeline(transaction=False)
     for name, kind in zip(names, kinds, strict=True):
         _READS.get(kind, lambda pipe, key: pipe.type(key))(pipe, name)  # a stream: its type is enough
     values = pipe.execute(raise_on_error=False)

@@ -31,6 +31,7 @@ NAME = "report"
 RULE_CPU_S = 5.0
 RULE_WALL_S = 20.0
 Releases = tuple[int, ...]  # one lane's release instants, in ms
+NOT_A_TIME = "your rule's answer is not a time in whole milliseconds"
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def releases(lab: Lab, queue: str, setting: Setting, rule: Any) -> Releases:
             out += [o.fired_at_ms for o in pump.tick()]
         except ValueError as exc:  # the pump refused the rule's answer (a RuleError goes through)
             said = str(exc).removeprefix("rule: the next run: ")
-            raise RuleError(f"your rule's answer is not a time in whole milliseconds: {said}") from None
+            raise RuleError(f"{NOT_A_TIME}: {said}") from None
     return tuple(out)
 
 
@@ -146,14 +147,12 @@ def instant(answer: object) -> int:
         answer = float.__float__(answer)
     if isinstance(answer, bool) or not isinstance(answer, int | float):
         got = f"{type(answer).__name__} {validate.shown(answer)}"
-        raise RuleError(
-            f"your rule's answer is not a time in whole milliseconds: expected milliseconds as an int, got {got}"
-        )
+        raise RuleError(f"{NOT_A_TIME}: expected milliseconds as an int, got {got}")
     try:
         ms = whole_ms(answer, "the next run")
     except ValueError as exc:
         said = str(exc).removeprefix("the next run: ")
-        raise RuleError(f"your rule's answer is not a time in whole milliseconds: {said}") from None
+        raise RuleError(f"{NOT_A_TIME}: {said}") from None
     if not MIN_INSTANT_MS <= ms <= MAX_INSTANT_MS:
         raise RuleError(
             f"your rule's answer ({validate.shown(answer)}) is not an instant in ms the clock can reach ({INSTANTS})"

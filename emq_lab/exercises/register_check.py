@@ -174,21 +174,19 @@ def leave(lab: Lab, queue: str, op: LeftOp, now_ms: int) -> None:
 
 
 REPORT = BootOp("report")
+WAIT = WaitOp(5 * MINUTE_MS)
 LONG_TEMPLATE = '{"job": "report", "note": "' + "Grüße, 東京 — ünïcödé; " * 100 + '"}'  # 3.3 KB, not ASCII
 FIXED: tuple[tuple[str, tuple[Op, ...]], ...] = (
-    ("two boots", (REPORT, WaitOp(5 * MINUTE_MS), REPORT)),
-    (
-        "a changed period",
-        (REPORT, WaitOp(5 * MINUTE_MS), BootOp("report", every_ms=30 * MINUTE_MS, first_in_ms=30 * MINUTE_MS)),
-    ),
-    ("register after cancel", (REPORT, WaitOp(5 * MINUTE_MS), CancelOp("report"), WaitOp(5 * MINUTE_MS), REPORT)),
+    ("two boots", (REPORT, WAIT, REPORT)),
+    ("a changed period", (REPORT, WAIT, BootOp("report", every_ms=30 * MINUTE_MS, first_in_ms=30 * MINUTE_MS))),
+    ("register after cancel", (REPORT, WAIT, CancelOp("report"), WAIT, REPORT)),
     # A name is registered when its record exists, whatever the registry holds (register.lua's header):
-    ("a registry row left without a record", (LeftOp("report", row=True), REPORT, WaitOp(5 * MINUTE_MS), REPORT)),
+    ("a registry row left without a record", (LeftOp("report", row=True), REPORT, WAIT, REPORT)),
     ("a record left without a registry row", (LeftOp("report", row=False), REPORT)),
     # A template is stored verbatim, however long (to 64 KB) and whatever its bytes.
-    ("a long template", (BootOp("report", template=LONG_TEMPLATE), WaitOp(5 * MINUTE_MS), REPORT)),
+    ("a long template", (BootOp("report", template=LONG_TEMPLATE), WAIT, REPORT)),
 )
-TWENTY = ("twenty boots", tuple(op for _ in range(20) for op in (REPORT, WaitOp(5 * MINUTE_MS))))
+TWENTY = ("twenty boots", tuple(op for _ in range(20) for op in (REPORT, WAIT)))
 
 _ops = st.one_of(
     st.builds(
@@ -284,8 +282,7 @@ def why(mine: Played, ref: Played) -> str:
                 return f"{what} moved the row of {name} {moved}; a live name's row stays put"
             return f"the first run of {name} is {moment(got[name])}; it must be now + first_in_ms = {moment(score)}"
     if mine.after.records != ref.after.records:
-        unchanged = mine.before.records == ref.before.records and ref.before.records == ref.after.records
-        if unchanged:
+        if mine.before.records == ref.before.records == ref.after.records:  # the reference changed no record
             return f"{what} rewrote the record; a live name's record stays as it was"
         return "the record should hold every_ms and template as given"
     differences = key_differences(mine.after.keys, ref.after.keys)
