@@ -26,8 +26,7 @@ from . import advance_check, next_run_check, predict, questions, register_check
 from .check import Check, with_scripts
 from .solutions import buggy, hint, skeleton, solution
 
-#: Seconds the class server (``$EMQ_LAB_URL``) may take to answer when a check without ``lab=``
-#: records its result: a server that is down or stalled holds the verdict up no longer.
+#: Seconds a check without ``lab=`` waits, at most, for the class server (``$EMQ_LAB_URL``) to record it.
 RECORD_TIMEOUT_S = 2.0
 
 

@@ -17,7 +17,7 @@ from ..outcome import Outcome
 from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
 from ..validate import printable
-from .check import Check, clear, failed, key_differences, keyspace, lua_check, passed, queues, sim
+from .check import Check, clear, failed, key_differences, keyspace, lua_check, passed, queues
 from .explain import attempt, explain_error
 
 if TYPE_CHECKING:
@@ -179,12 +179,10 @@ def _sweep_first(found: Check) -> Check:
     return replace(found, text=f"{head}\n{found.text}")
 
 
-def _replay_all(learner_lab: Lab, reference_lab: Lab) -> Check:
+def _replay_all(learner: Lab, reference: Lab) -> Check:
     """Every order on the learner's side and the reference's; the first where they part explained."""
     every, (mine, theirs) = orders(), queues("advance")
-    learner, _ = sim(learner_lab)
-    reference, _ = sim(reference_lab)
-    yours, ref = CheckRace(learner, mine), CheckRace(reference, theirs)
+    yours, ref = CheckRace(learner, mine), CheckRace(reference, theirs)  # each on its own SimClock, at COURSE_START
     for order in every:
         _, ref_steps, _ = replay(ref, order)
         try:
@@ -251,6 +249,7 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
     name = race.name
     rows, want = dict(mine.after.registry), dict(theirs.after.registry)
     taken = order[: order.index(mine.step) + 1]
+    answered = mine.outcome.tuple if mine.outcome else "nothing"
     if mine.after.dangling and not theirs.after.dangling:
         if SPLIT_DEL in taken and SPLIT_ZREM not in taken:
             return (
@@ -261,9 +260,8 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
             return f"it resurrected the cancelled {name}: its row is back with no record (a dangling member)"
         return f"it left a dangling member: {name} has a registry row but no record"
     if mine.step in SENT and theirs.outcome is Outcome.ADVANCED and (mine.outcome, rows) != (theirs.outcome, want):
-        said = mine.outcome.tuple if mine.outcome else "nothing"
         return (
-            f"{SENT[mine.step]}. The advance answered {said}; here it should answer {theirs.outcome.tuple} and "
+            f"{SENT[mine.step]}. The advance answered {answered}; here it should answer {theirs.outcome.tuple} and "
             'move the row to its next run. Compare the score only when ARGV[3] is not "", the period only when '
             'ARGV[4] is not "" (tonumber(\'\') is nil: a compare with "" never holds)'
         )
@@ -304,9 +302,8 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
         if gone:
             return f"it deleted the record of {printable(gone[0])}; an advance never deletes a record (cancel does)"
         return f"it wrote a record for {printable(sorted(set(mine.after.records))[0])}, which should not exist"
-    said = mine.outcome.tuple if mine.outcome else "nothing"
     expected = theirs.outcome.tuple if theirs.outcome else "nothing"
-    return f"the advance answered {said}; here it should answer {expected} ({MEANING.get(theirs.outcome, '')})"
+    return f"the advance answered {answered}; here it should answer {expected} ({MEANING.get(theirs.outcome, '')})"
 
 
 MEANING: dict[Outcome | None, str] = {

@@ -25,9 +25,8 @@ if TYPE_CHECKING:
 CYCLES = 5
 EXAMPLES = 15  # random settings: each drives two lanes of CYCLES ticks
 NAME = "report"
-#: What the learner's rule may spend in one check, over all its calls: CPU seconds (counted with
-#: time.process_time), and a wall-clock backstop for a rule that waits (sleeps use no CPU), far
-#: above what a right rule takes on a busy machine (microseconds a call, about a hundred calls).
+#: What the learner's rule may spend in one check, over all its calls: CPU seconds (time.process_time), and a
+#: wall-clock backstop for a rule that sleeps (no CPU), far above a right rule's (~100 calls of microseconds).
 RULE_CPU_S = 5.0
 RULE_WALL_S = 20.0
 Releases = tuple[int, ...]  # one lane's release instants, in ms

@@ -1,6 +1,5 @@
-"""Dive 1's exercise: the learner writes register.lua. Their script runs through the real
-``Repeat.register`` on a queue of its own, the package's own script on a second queue, the same
-scenarios on both; the first step where the two part is the counterexample."""
+"""Dive 1's exercise: the learner's register.lua runs through the real ``Repeat.register`` on a queue of its
+own, the package's own on a second, the same scenarios on both; the first step where they part is explained."""
 
 from __future__ import annotations
 
