@@ -1,6 +1,5 @@
-"""Exercise progress: each check records its result in the learner's own namespace (``keys.progress``:
-field = the check, value = ``passed <ms>`` or ``failed <ms>``), for the instructor's view. A check's
-answer never depends on whether it could be recorded."""
+"""Exercise progress, for the instructor's view: each check's last result in the learner's namespace (``keys.progress``:
+field = the check, value = ``passed <ms>`` or ``failed <ms>``); whether it is recorded never changes an answer."""
 
 from __future__ import annotations
 

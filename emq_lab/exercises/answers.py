@@ -1,6 +1,5 @@
-"""Reading a learner's answer to a prediction in any form a dive prints it: an outcome, a count,
-minutes, times of day, registry rows, a lane (tests/test_predict.py holds the forms). Each reader
-returns one value (or a :class:`Said` with a note) or raises a ValueError that says why not."""
+"""Readers of a prediction (outcome, count, minutes, times, registry rows, lane) in any form a dive prints it
+(tests/test_predict.py holds the forms): one value (or a :class:`Said` with a note), or a ValueError saying why not."""
 
 from __future__ import annotations
 
@@ -248,21 +247,18 @@ def on_the_clock(value: Any, clock: str) -> Any:
     """Bare minutes (``":00 :15"``) as times on the question's clock, the hour moving on as minutes go down."""
     hour, last = int(clock[:2]), int(clock[3:5])
 
-    def fill(text: str) -> str:
-        def placed(match: re.Match[str]) -> str:
-            nonlocal hour, last
-            minute = int(match[2])
-            if minute < last:
-                hour += 1
-            last = minute
-            return f"{hour % 24:02d}:{match[2]}"
-
-        return _MINUTES.sub(placed, text)
+    def placed(match: re.Match[str]) -> str:
+        nonlocal hour, last
+        minute = int(match[2])
+        if minute < last:
+            hour += 1
+        last = minute
+        return f"{hour % 24:02d}:{match[2]}"
 
     if isinstance(value, str):
-        return fill(value)
+        return _MINUTES.sub(placed, value)
     if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-        return type(value)(fill(v) for v in value)
+        return type(value)(_MINUTES.sub(placed, v) for v in value)
     return value
 
 

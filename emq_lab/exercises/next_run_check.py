@@ -1,6 +1,5 @@
-"""Dive 2's exercise: the learner's start-to-start rule, a Python function, runs as the real pump's
-rule on a queue of its own, the pump's own on a second, both with late ticks and runs of random
-length; the first release where they part is shown beside the reference's timeline."""
+"""Dive 2's exercise: the learner's start-to-start rule (a Python function) and the pump's own drive the real
+pump on two queues, late ticks and random run lengths alike; the first release where they part is shown."""
 
 from __future__ import annotations
 

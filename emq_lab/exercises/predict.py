@@ -1,6 +1,5 @@
-"""Predict, then check: a dive's questions (:mod:`.questions`) answered as values before the learner
-runs the cell that shows them. Each answer is read in any form the dives print it; the truth is read
-off the real package, in the sandbox, on a fresh queue of its own."""
+"""Predict, then check: a dive's questions (:mod:`.questions`) answered, in any form the dives print, before
+the cell that shows them runs; the truth is read off the real package, in the sandbox, on a fresh queue."""
 
 from __future__ import annotations
 
