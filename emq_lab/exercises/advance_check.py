@@ -29,11 +29,9 @@ VANISHED = "vanished"  # the record deleted out of band before the tick: the swe
 # registry shows; the pump ticking well after the row was due, so the next run is not score + every.
 OTHER, LATE = "other", "late"
 OTHER_NAME, LATE_MS = "digest", 50 * MINUTE_MS
-# Cancelled and registered again due at the very score the tick read, but with another period:
-# only the period (ARGV[4]) tells the new registration from the one the tick read.
+# Registered anew at the very score the tick read, with another period: only ARGV[4] tells the two apart.
 SAME_SCORE = "register_same_score"
-# A cancel split into its two commands, as 01 splits register: DEL the record, then ZREM the member.
-# A tick that lands between them holds a member whose record is gone: the sweep's real work.
+# A cancel split in two, DEL the record then ZREM the member: a tick between them is the sweep's real work.
 SPLIT_DEL, SPLIT_ZREM = "cancel_record", "cancel_member"
 # Outside any tick: ``Repeat.advance``, which sends "" for what it did not read (SENT): a compare with "" fails.
 VERB, VERB_READ = "rep_advance", "rep_advance_read"
@@ -164,7 +162,7 @@ def _name(order: tuple[str, ...]) -> str:
 
 def check(lua_source: str) -> Check:
     """Replay the cancel race in every order with ``lua_source`` as advance.lua."""
-    return lua_check("advance", lua_source, lambda learner, ref: _sweep_first(_replay_all(learner, ref)))
+    return _sweep_first(lua_check("advance", lua_source, _replay_all))
 
 
 def _sweep_first(found: Check) -> Check:

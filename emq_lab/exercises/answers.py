@@ -68,8 +68,7 @@ def outcome(
                 if meant is not None:
                     found.append(meant)
         text = _PROBE.sub(" ", text)
-        for code in _RETURNS.findall(text):
-            found.append(read(int(code)))
+        found += [read(int(code)) for code in _RETURNS.findall(text)]
         text = _RETURNS.sub(" ", text)
         words = re.findall(r"[a-z]+", text)
         found += [word for word in words if word in _WORDS and word != "nothing"]

@@ -71,8 +71,7 @@ def unsteady(exercise: str, scenario: str) -> Check:
 
 
 def with_scripts(lab: Lab, **sources: str) -> Lab:
-    """``lab`` whose verbs and pump run the Lua given (``with_scripts(lab, advance=text)``), on the
-    sandbox (:func:`emq_lab.sandbox.shared`, never the lab's server), with ``lab``'s clock and namespace."""
+    """``lab``'s clock and namespace, its verbs and pump running the Lua given, on the sandbox (never its server)."""
     for name, source in sources.items():
         if (why := refused(name, source)) is not None:
             raise ValueError(f"{name}: the script's text {why}")

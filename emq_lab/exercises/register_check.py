@@ -42,11 +42,10 @@ class CancelOp:
 
 @dataclass(frozen=True)
 class LeftOp:
-    """What a crash or a half-done cancel left of ``name``: its row due ``ago_ms`` ago (``row``), or its record."""
+    """What a crash or a half-done cancel left of ``name``: its row, due an hour ago (``row``), or its record."""
 
     name: str
     row: bool
-    ago_ms: int = 60 * MINUTE_MS
 
 
 @dataclass(frozen=True)
@@ -167,7 +166,7 @@ def leave(lab: Lab, queue: str, op: LeftOp, now_ms: int) -> None:
     """Write what ``op`` says was left of its name, straight to the server."""
     k = lab.keyspace(queue)
     if op.row:
-        lab.client.zadd(k.registry, {op.name: now_ms - op.ago_ms})
+        lab.client.zadd(k.registry, {op.name: now_ms - 60 * MINUTE_MS})
     else:
         lab.client.hset(k.record(op.name), mapping={"every_ms": str(30 * MINUTE_MS), "template": '{"job": "old"}'})
 
