@@ -25,8 +25,7 @@ if TYPE_CHECKING:
 
 TICK = ("read", "enqueue", "advance")  # the pump's phases, in the only order it takes them
 VANISHED = "vanished"  # the record deleted out of band before the tick: the sweep's scenario
-# Before the tick: a second name registered (due later), so an advance that drops the whole
-# registry shows; the pump ticking well after the row was due, so the next run is not score + every.
+# Before the tick: a second name due later (so a dropped registry shows), or a late pump (next run != score + every).
 OTHER, LATE = "other", "late"
 OTHER_NAME, LATE_MS = "digest", 50 * MINUTE_MS
 # Registered anew at the very score the tick read, with another period: only ARGV[4] tells the two apart.

@@ -130,7 +130,6 @@ def refused(script: str, text: object) -> str | None:
 
 
 def queues(exercise: str) -> tuple[str, str]:
-    """The learner's queue and the reference's queue of one exercise."""
     return f"exercise-{exercise}", f"exercise-{exercise}-ref"
 
 
