@@ -1,6 +1,5 @@
-"""Exercise progress: each check records its result in the learner's own namespace (``keys.progress``:
-field = the check, value = ``passed <ms>`` or ``failed <ms>``), for the instructor's view. A check's
-answer never depends on whether it could be recorded."""
+"""Exercise progress, for the instructor's view: each check's last result in the learner's namespace (``keys.progress``:
+field = the check, value = ``passed <ms>`` or ``failed <ms>``); whether it is recorded never changes an answer."""
 
 from __future__ import annotations
 
@@ -19,8 +18,6 @@ if TYPE_CHECKING:
 
 #: The checks the course has, in course order: what "not tried" is measured against.
 EXERCISES: tuple[str, ...] = ("upsert.predict", "register", "cadence.predict", "next_run", "cancel.predict", "advance")
-
-
 _MS = re.compile(r"[0-9]{1,15}")  # ASCII digits only ("²".isdigit() is True, int("²") fails)
 
 

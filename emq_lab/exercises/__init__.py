@@ -7,9 +7,8 @@ with the smallest scenario that shows what is wrong.
 - ``hint(exercise, level)``, ``solution(exercise)``, ``buggy(exercise)``, ``skeleton(exercise)``.
 - ``with_scripts(lab, advance=text)``: a lab (in the sandbox) whose verbs and pump run your Lua.
 
-Every checker runs in the sandbox (:mod:`emq_lab.sandbox`, wiped before each check), on queues of
-its own (``exercise-<name>``): nothing of the lab's server is read or written, except the check's
-result, recorded in the learner's namespace (:mod:`emq_lab.progress`) for the instructor.
+Every checker runs in the sandbox (:mod:`emq_lab.sandbox`, wiped before each check), on queues of its own
+(``exercise-<name>``): of the lab's server it reads nothing and writes only its result (:mod:`emq_lab.progress`).
 """
 
 from __future__ import annotations
@@ -26,8 +25,7 @@ from . import advance_check, next_run_check, predict, questions, register_check
 from .check import Check, with_scripts
 from .solutions import buggy, hint, skeleton, solution
 
-#: Seconds the class server (``$EMQ_LAB_URL``) may take to answer when a check without ``lab=``
-#: records its result: a server that is down or stalled holds the verdict up no longer.
+#: Seconds a check without ``lab=`` waits, at most, for the class server (``$EMQ_LAB_URL``) to record it.
 RECORD_TIMEOUT_S = 2.0
 
 

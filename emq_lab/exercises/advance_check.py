@@ -1,8 +1,7 @@
 """Dive 3's exercise: the learner writes advance.lua, the tick's last phase: its sweep, then (the
 stretch) its compare-and-set. The cancel race (``dives.race.Race``) is replayed in every order the
-pump allows, with their script as the advance and, on a second queue, the package's own; the first
-step where the two keyspaces part is explained (a dangling member, a cancelled name back, a newer
-registration overwritten, or a ``rep.advance``, which read nothing, answered moved)."""
+pump allows, their script against the package's own on a second queue; :func:`why` explains the first
+step where the two keyspaces part."""
 
 from __future__ import annotations
 
@@ -18,26 +17,22 @@ from ..outcome import Outcome
 from ..sandbox import Stopped
 from ..schedule import MINUTE_MS
 from ..validate import printable
-from .check import Check, clear, failed, key_differences, keyspace, lua_check, passed, queues, sim
+from .check import Check, clear, failed, key_differences, keyspace, lua_check, passed, queues
 from .explain import attempt, explain_error
 
 if TYPE_CHECKING:
     from ..lab import Lab
 
+TICK = ("read", "enqueue", "advance")  # the pump's phases, in the only order it takes them
 VANISHED = "vanished"  # the record deleted out of band before the tick: the sweep's scenario
-# Before the tick: a second name registered (due later), so an advance that drops the whole
-# registry shows; the pump ticking well after the row was due, so the next run is not score + every.
+# Before the tick: a second name due later (so a dropped registry shows), or a late pump (next run != score + every).
 OTHER, LATE = "other", "late"
 OTHER_NAME, LATE_MS = "digest", 50 * MINUTE_MS
-# Cancelled and registered again due at the very score the tick read, but with another period:
-# only the period (ARGV[4]) tells the new registration from the one the tick read.
+# Registered anew at the very score the tick read, with another period: only ARGV[4] tells the two apart.
 SAME_SCORE = "register_same_score"
-# A cancel split into its two commands, as 01 splits register: DEL the record, then ZREM the member.
-# A tick that lands between them holds a member whose record is gone: the sweep's real work.
+# A cancel split in two, DEL the record then ZREM the member: a tick between them is the sweep's real work.
 SPLIT_DEL, SPLIT_ZREM = "cancel_record", "cancel_member"
-# Outside any tick: the verb ``Repeat.advance``. ``rep.advance(name, every_ms)`` read nothing, so it
-# sends ARGV[3] and ARGV[4] as "" (no check); given ``read_ms`` it sends that, and ARGV[4] as "". A
-# compare against "" answers moved every time.
+# Outside any tick: ``Repeat.advance``, which sends "" for what it did not read (SENT): a compare with "" fails.
 VERB, VERB_READ = "rep_advance", "rep_advance_read"
 SENT = {
     VERB: "rep.advance(name, every_ms) reads nothing before it advances, so it sends ARGV[3] (read_ms) and "
@@ -111,23 +106,20 @@ class CheckRace(Race):
 
 def sweep_orders() -> list[tuple[str, ...]]:
     """The sweep's orders: a plain tick, the cancel anywhere, the split cancel, the record gone before the tick."""
-    tick = ("read", "enqueue", "advance")
-    out: list[tuple[str, ...]] = [tick]
-    out += [order for order in permutations(STEPS) if [s for s in order if s in tick] == list(tick)]
-    out += [  # (its DEL before the read is the vanished record's order, below)
+    cancel = [order for order in permutations(STEPS) if [s for s in order if s in TICK] == list(TICK)]
+    split = [  # (its DEL before the read is the vanished record's order, below)
         ("read", SPLIT_DEL, "enqueue", "advance", SPLIT_ZREM),
         ("read", "enqueue", SPLIT_DEL, "advance", SPLIT_ZREM),
     ]
-    return [*out, (VANISHED, *tick), (OTHER, VANISHED, *tick), (OTHER, LATE, *tick)]
+    return [TICK, *cancel, *split, (VANISHED, *TICK), (OTHER, VANISHED, *TICK), (OTHER, LATE, *TICK)]
 
 
 def stretch_orders() -> list[tuple[str, ...]]:
     """The compare-and-set's orders: cancel and register anew anywhere, anew at the same score, rep.advance."""
-    tick = ("read", "enqueue", "advance")
     out = [
         order
         for order in permutations((*STEPS, REGISTER))
-        if [s for s in order if s in tick] == list(tick) and order.index(REGISTER) > order.index("cancel")
+        if [s for s in order if s in TICK] == list(TICK) and order.index(REGISTER) > order.index("cancel")
     ]
     same_score = [
         ("read", "cancel", SAME_SCORE, "enqueue", "advance"),
@@ -139,9 +131,7 @@ def stretch_orders() -> list[tuple[str, ...]]:
 def orders() -> list[tuple[str, ...]]:
     """Every order the pump allows: the ticks, the late tick's last (it moves the clock on), then rep.advance."""
     every = [*sweep_orders(), *stretch_orders()]
-    ticks = [order for order in every if not set(order) & set(SENT)]
-    verbs = [order for order in every if set(order) & set(SENT)]
-    return [order for order in ticks if LATE not in order] + [order for order in ticks if LATE in order] + verbs
+    return sorted(every, key=lambda order: (bool(set(order) & set(SENT)), LATE in order))  # stable: the rest as listed
 
 
 def replay(race: Race, order: tuple[str, ...]) -> tuple[Snapshot, list[Step], str | None]:
@@ -171,7 +161,7 @@ def _name(order: tuple[str, ...]) -> str:
 
 def check(lua_source: str) -> Check:
     """Replay the cancel race in every order with ``lua_source`` as advance.lua."""
-    return lua_check("advance", lua_source, lambda learner, ref: _sweep_first(_replay_all(learner, ref)))
+    return _sweep_first(lua_check("advance", lua_source, _replay_all))
 
 
 def _sweep_first(found: Check) -> Check:
@@ -186,12 +176,10 @@ def _sweep_first(found: Check) -> Check:
     return replace(found, text=f"{head}\n{found.text}")
 
 
-def _replay_all(learner_lab: Lab, reference_lab: Lab) -> Check:
+def _replay_all(learner: Lab, reference: Lab) -> Check:
     """Every order on the learner's side and the reference's; the first where they part explained."""
     every, (mine, theirs) = orders(), queues("advance")
-    learner, _ = sim(learner_lab)
-    reference, _ = sim(reference_lab)
-    yours, ref = CheckRace(learner, mine), CheckRace(reference, theirs)
+    yours, ref = CheckRace(learner, mine), CheckRace(reference, theirs)  # each on its own SimClock, at COURSE_START
     for order in every:
         _, ref_steps, _ = replay(ref, order)
         try:
@@ -202,8 +190,7 @@ def _replay_all(learner_lab: Lab, reference_lab: Lab) -> Check:
             mine_step = steps[i] if i < len(steps) else None
             if mine_step is None or mine_step.outcome != theirs_step.outcome or mine_step.after != theirs_step.after:
                 return _failed(yours, order, start, steps[:i], mine_step, theirs_step, error)
-        # The same rows, records and jobs: now everything else a scheduler depends on (TTLs, the
-        # records' fields, the jobs' hashes, keys of the script's own), after the last step.
+        # The same rows, records and jobs: now the rest of the keyspace (TTLs, fields, hashes, stray keys).
         differences = key_differences(keyspace(yours.lab, mine), keyspace(ref.lab, theirs))
         if differences and steps:
             return _failed(yours, order, start, steps[:-1], steps[-1], ref_steps[-1], None, differences[0])
@@ -259,6 +246,7 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
     name = race.name
     rows, want = dict(mine.after.registry), dict(theirs.after.registry)
     taken = order[: order.index(mine.step) + 1]
+    answered = mine.outcome.tuple if mine.outcome else "nothing"
     if mine.after.dangling and not theirs.after.dangling:
         if SPLIT_DEL in taken and SPLIT_ZREM not in taken:
             return (
@@ -269,9 +257,8 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
             return f"it resurrected the cancelled {name}: its row is back with no record (a dangling member)"
         return f"it left a dangling member: {name} has a registry row but no record"
     if mine.step in SENT and theirs.outcome is Outcome.ADVANCED and (mine.outcome, rows) != (theirs.outcome, want):
-        said = mine.outcome.tuple if mine.outcome else "nothing"
         return (
-            f"{SENT[mine.step]}. The advance answered {said}; here it should answer {theirs.outcome.tuple} and "
+            f"{SENT[mine.step]}. The advance answered {answered}; here it should answer {theirs.outcome.tuple} and "
             'move the row to its next run. Compare the score only when ARGV[3] is not "", the period only when '
             'ARGV[4] is not "" (tonumber(\'\') is nil: a compare with "" never holds)'
         )
@@ -312,9 +299,8 @@ def why(race: Race, order: tuple[str, ...], mine: Step, theirs: Step) -> str:
         if gone:
             return f"it deleted the record of {printable(gone[0])}; an advance never deletes a record (cancel does)"
         return f"it wrote a record for {printable(sorted(set(mine.after.records))[0])}, which should not exist"
-    said = mine.outcome.tuple if mine.outcome else "nothing"
     expected = theirs.outcome.tuple if theirs.outcome else "nothing"
-    return f"the advance answered {said}; here it should answer {expected} ({MEANING.get(theirs.outcome, '')})"
+    return f"the advance answered {answered}; here it should answer {expected} ({MEANING.get(theirs.outcome, '')})"
 
 
 MEANING: dict[Outcome | None, str] = {

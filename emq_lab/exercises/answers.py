@@ -1,6 +1,5 @@
-"""Reading a learner's answer to a prediction in any form a dive prints it: an outcome, a count,
-minutes, times of day, registry rows, a lane (tests/test_predict.py holds the forms). Each reader
-returns one value (or a :class:`Said` with a note) or raises a ValueError that says why not."""
+"""Readers of a prediction (outcome, count, minutes, times, registry rows, lane) in any form a dive prints it
+(tests/test_predict.py holds the forms): one value (or a :class:`Said` with a note), or a ValueError saying why not."""
 
 from __future__ import annotations
 
@@ -42,13 +41,10 @@ def _say(text: str, said: Mapping[str, str]) -> str:
 
 
 def outcome(
-    replies: dict[int, str],
-    probes: Mapping[str, tuple[str | None, str]] | None = None,
-    phrases: Mapping[str, str] | None = None,
+    replies: dict[int, str], probes: Mapping[str, tuple[str | None, str]], phrases: Mapping[str, str]
 ) -> Callable[[Any], str]:
     """A reader of one script's outcome in any form the dives print it (``"{:ok, :exists}"``, ``0``, ...);
     ``probes``: a probe's outcome when it finds something and when not (``"EXISTS = 1"``); ``phrases``: words."""
-    known = probes or {}
 
     def read(value: Any) -> str:
         if isinstance(value, Outcome):
@@ -59,21 +55,20 @@ def outcome(
             return replies[value]
         if not isinstance(value, str):
             raise ValueError(f"{type(value).__name__} is not an outcome")
-        text = _say(value.strip().lower().replace("outcome.", " "), phrases or {})
-        if (negated := _NEGATION.search(text)) and negated[1] in _WORDS | set(known):
+        text = _say(value.strip().lower().replace("outcome.", " "), phrases)
+        if (negated := _NEGATION.search(text)) and negated[1] in _WORDS | set(probes):
             raise ValueError(f"{negated[0].strip()!r} says what it is not; name the outcome it is")
         if re.fullmatch(r"-?\d+", text.strip()):
             return read(int(text.strip()))
         found: list[str] = []
         for probe, said in _PROBE.findall(text):
-            if probe in known:
+            if probe in probes:
                 missing = said.strip(",;.").lower() in {"0", "nil", "false", "none", "(nil)"}
-                meant = known[probe][1 if missing else 0]
+                meant = probes[probe][1 if missing else 0]
                 if meant is not None:
                     found.append(meant)
         text = _PROBE.sub(" ", text)
-        for code in _RETURNS.findall(text):
-            found.append(read(int(code)))
+        found += [read(int(code)) for code in _RETURNS.findall(text)]
         text = _RETURNS.sub(" ", text)
         words = re.findall(r"[a-z]+", text)
         found += [word for word in words if word in _WORDS and word != "nothing"]
@@ -116,11 +111,8 @@ _COUNT_WORDS = {
     "fire", "all", "and", "no",
 }  # fmt: skip
 _MINUTE_UNITS = {"min": 1, "mins": 1, "minute": 1, "minutes": 1, "m": 1, "h": 60, "hour": 60, "hours": 60}
-# Units a minute count may come in, and how many of them make a minute.
-_OTHER_UNITS = {
-    "ms": MINUTE_MS, "millisecond": MINUTE_MS, "milliseconds": MINUTE_MS,
-    "s": 60, "sec": 60, "second": 60, "seconds": 60,
-}  # fmt: skip
+_SECONDS = {"s", "sec", "second", "seconds"}
+_OTHER_UNITS = {"ms", "millisecond", "milliseconds", *_SECONDS}  # the other units a minute count may come in
 _MINUTE_WORDS = {"drift", "by", "run", "behind", "late", "later", "mark", "period", "after", "its", "plus"}
 _NUMBER = r"[+-]?[\d,]*\d(?:\.\d+)?"
 _TOKEN = re.compile(rf"{_NUMBER}|[a-z_]+|\S")
@@ -203,14 +195,14 @@ def _whole(found: int | float) -> int:
 
 def minutes(value: Any) -> int | Said:
     """Whole minutes (``"15 min"``, ``"1 hour"``, ``"0 s"``); milliseconds (``900000``) read as such, with a note."""
-    found, words = _one_number(value, _COUNT_WORDS | _MINUTE_WORDS | set(_MINUTE_UNITS) | set(_OTHER_UNITS))
+    found, words = _one_number(value, _COUNT_WORDS | _MINUTE_WORDS | set(_MINUTE_UNITS) | _OTHER_UNITS)
     units = [w for w in words if w in _MINUTE_UNITS or w in _OTHER_UNITS]
     if len(set(units)) > 1:
         raise ValueError(f"it has two units ({' and '.join(dict.fromkeys(units))})")
     unit = units[0] if units else ""
     if unit in _MINUTE_UNITS:
         return _whole(found * _MINUTE_UNITS[unit])
-    if unit in {"s", "sec", "second", "seconds"}:
+    if unit in _SECONDS:
         if found % 60:  # a readable answer, and not the right one: said as the seconds it is
             return Said(round(found / 60, 3), f"read {found:g} s as minutes")
         return _whole(found // 60)
@@ -254,31 +246,27 @@ def on_the_clock(value: Any, clock: str) -> Any:
     """Bare minutes (``":00 :15"``) as times on the question's clock, the hour moving on as minutes go down."""
     hour, last = int(clock[:2]), int(clock[3:5])
 
-    def fill(text: str) -> str:
-        def placed(match: re.Match[str]) -> str:
-            nonlocal hour, last
-            minute = int(match[2])
-            if minute < last:
-                hour += 1
-            last = minute
-            return f"{hour % 24:02d}:{match[2]}"
-
-        return _MINUTES.sub(placed, text)
+    def placed(match: re.Match[str]) -> str:
+        nonlocal hour, last
+        minute = int(match[2])
+        if minute < last:
+            hour += 1
+        last = minute
+        return f"{hour % 24:02d}:{match[2]}"
 
     if isinstance(value, str):
-        return fill(value)
+        return _MINUTES.sub(placed, value)
     if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-        return type(value)(fill(v) for v in value)
+        return type(value)(_MINUTES.sub(placed, v) for v in value)
     return value
 
 
-def _clock_time(hours: str, mins: str, secs: str | None, half: str = "") -> str:
-    secs = secs or None
-    if int(hours) > 23 or int(mins) > 59 or (secs is not None and int(secs) > 59) or (half and int(hours) > 12):
+def _clock_time(hours: str, mins: str, secs: str, half: str) -> str:
+    if int(hours) > 23 or int(mins) > 59 or (secs and int(secs) > 59) or (half and int(hours) > 12):
         raise ValueError(f"{hours}:{mins}{':' + secs if secs else ''}{half and half + 'm'} is not a time of day")
     hour = int(hours) % 12 + (12 if half == "p" else 0) if half else int(hours)
     shown = f"{hour:02d}:{mins}"
-    return shown if secs in (None, "00") else f"{shown}:{secs}"
+    return shown if secs in ("", "00") else f"{shown}:{secs}"
 
 
 def _times_in(text: str) -> list[str]:

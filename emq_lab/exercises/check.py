@@ -26,8 +26,6 @@ from ..validate import printable, shorten, shown
 
 T = TypeVar("T")
 
-#: Every scenario starts here (the notebooks' SimClock start), so the text is the same each run.
-START = COURSE_START
 #: Random scenarios hypothesis draws per checker (fixed seed): small, so a check answers in seconds.
 EXAMPLES = 30
 #: How hypothesis searches: a fixed seed, no example database, no deadline, nothing printed.
@@ -73,8 +71,7 @@ def unsteady(exercise: str, scenario: str) -> Check:
 
 
 def with_scripts(lab: Lab, **sources: str) -> Lab:
-    """``lab`` whose verbs and pump run the Lua given (``with_scripts(lab, advance=text)``), on the
-    sandbox (:func:`emq_lab.sandbox.shared`, never the lab's server), with ``lab``'s clock and namespace."""
+    """``lab``'s clock and namespace, its verbs and pump running the Lua given, on the sandbox (never its server)."""
     for name, source in sources.items():
         if (why := refused(name, source)) is not None:
             raise ValueError(f"{name}: the script's text {why}")
@@ -92,7 +89,8 @@ def checked(exercise: str, refusal: str | None, run: Callable[[Lab, Lab], Check]
         try:
             return run(sandboxed, reference)
         except (Exception, SystemExit, GeneratorExit) as error:  # noqa: BLE001 - no answer may break the checker
-            return unexpected(exercise, error)
+            text = f"{exercise}: FAILED: the check could not finish on this answer ({type(error).__name__}: {error})"
+            return Check(exercise, False, text[:2000])
 
 
 def lua_check(exercise: str, lua_source: object, compare: Callable[[Lab, Lab], Check]) -> Check:
@@ -114,12 +112,6 @@ def failed(
     return Check(exercise, False, "\n".join(lines), scenario=scenario)
 
 
-def unexpected(exercise: str, error: BaseException) -> Check:
-    """The failed Check for an answer that made the checker itself fail: no exception escapes."""
-    text = f"{exercise}: FAILED: the check could not finish on this answer ({type(error).__name__}: {error})"
-    return Check(exercise, False, text[:2000])
-
-
 def refused(script: str, text: object) -> str | None:
     """Why ``text`` cannot run as ``<script>.lua`` (not text, empty, a character with no UTF-8 form), or None."""
     if not isinstance(text, str):
@@ -138,7 +130,6 @@ def refused(script: str, text: object) -> str | None:
 
 
 def queues(exercise: str) -> tuple[str, str]:
-    """The learner's queue and the reference's queue of one exercise."""
     return f"exercise-{exercise}", f"exercise-{exercise}-ref"
 
 
@@ -157,8 +148,8 @@ def session(exercise: str, *, lua: bool = False) -> Iterator[tuple[Lab, Lab]]:
             else nullcontext()
         ):
             yield (
-                Lab(box.client, SimClock(START), "the exercises' sandbox"),
-                Lab(reference, SimClock(START), "the exercises' reference (private fakeredis)"),
+                Lab(box.client, SimClock(COURSE_START), "the exercises' sandbox"),
+                Lab(reference, SimClock(COURSE_START), "the exercises' reference (private fakeredis)"),
             )
     finally:
         reference.close()
@@ -186,15 +177,14 @@ _READS: dict[str, Callable[[Any, str], Any]] = {
 
 def keyspace(lab: Lab, queue: str) -> tuple[Key, ...]:
     """Every key of ``lab``'s server (whatever a script wrote, inside its queue or not), sorted by name."""
-    client = lab.client
-    names = sorted(str(name) for name in client.keys("*"))  # both clients decode replies: str already
-    pipe = client.pipeline(transaction=False)
+    names = sorted(str(name) for name in lab.client.keys("*"))  # both clients decode replies: str already
+    pipe = lab.client.pipeline(transaction=False)
     for name in names:
         pipe.type(name)
         pipe.pttl(name)
     found = pipe.execute(raise_on_error=False)
     kinds, ttls = found[0::2], found[1::2]
-    pipe = client.pipeline(transaction=False)
+    pipe = lab.client.pipeline(transaction=False)
     for name, kind in zip(names, kinds, strict=True):
         _READS.get(kind, lambda pipe, key: pipe.type(key))(pipe, name)  # a stream: its type is enough
     values = pipe.execute(raise_on_error=False)
@@ -324,6 +314,6 @@ def _hypothesis_home() -> Iterator[None]:
 
 
 def sim(lab: Lab) -> tuple[Lab, SimClock]:
-    """``lab`` reading now from a fresh SimClock at START."""
-    clock = SimClock(START)
+    """``lab`` reading now from a fresh SimClock at COURSE_START: a scenario's text is the same each run."""
+    clock = SimClock(COURSE_START)
     return lab.with_clock(clock), clock

@@ -26,7 +26,6 @@ CHECK_LIMIT = (
     f"the check had run for {CHECK_S:g} s of CPU time in all, the limit for one check, so the sandbox stopped the "
     "script there (a script that is slow on every call? a check calls it hundreds of times)"
 )
-LIMITS = (TIME_LIMIT, MEMORY_LIMIT, CHECK_LIMIT)
 
 
 # fakeredis and Valkey word some command errors differently; the learner reads one wording.
@@ -94,7 +93,7 @@ def attempt(run: Callable[[], T], returns: str) -> tuple[T | None, str | None]:
         return run(), None
     except ResponseError as exc:
         explained = explain_error(exc)
-        if explained.endswith(LIMITS):
+        if explained.endswith((TIME_LIMIT, MEMORY_LIMIT, CHECK_LIMIT)):
             raise Stopped(str(exc)) from exc
         return None, explained
     except RuntimeError as exc:  # "register.lua returned 2, which no Outcome maps"

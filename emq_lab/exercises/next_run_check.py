@@ -1,6 +1,5 @@
-"""Dive 2's exercise: the learner's start-to-start rule, a Python function, runs as the real pump's
-rule on a queue of its own, the pump's own on a second, both with late ticks and runs of random
-length; the first release where they part is shown beside the reference's timeline."""
+"""Dive 2's exercise: the learner's start-to-start rule (a Python function) and the pump's own drive the real
+pump on two queues, late ticks and random run lengths alike; the first release where they part is shown."""
 
 from __future__ import annotations
 
@@ -14,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import strategies as st
 
 from .. import validate
-from ..clock import INSTANTS, MAX_INSTANT_MS, MIN_INSTANT_MS, duration, moment, parse_instant, whole_ms
+from ..clock import COURSE_START, INSTANTS, MAX_INSTANT_MS, MIN_INSTANT_MS, duration, moment, parse_instant, whole_ms
 from ..dives.common import one_registration
 from ..schedule import MINUTE_MS, Measure, first_tick_at_or_after
-from .check import START, Check, checked, passed, queues, search, sim
+from .check import Check, checked, passed, queues, search, sim
 
 if TYPE_CHECKING:
     from ..lab import Lab
@@ -25,12 +24,12 @@ if TYPE_CHECKING:
 CYCLES = 5
 EXAMPLES = 15  # random settings: each drives two lanes of CYCLES ticks
 NAME = "report"
-#: What the learner's rule may spend in one check, over all its calls: CPU seconds (counted with
-#: time.process_time), and a wall-clock backstop for a rule that waits (sleeps use no CPU), far
-#: above what a right rule takes on a busy machine (microseconds a call, about a hundred calls).
+#: What the learner's rule may spend in one check, over all its calls: CPU seconds (time.process_time), and a
+#: wall-clock backstop for a rule that sleeps (no CPU), far above a right rule's (~100 calls of microseconds).
 RULE_CPU_S = 5.0
 RULE_WALL_S = 20.0
 Releases = tuple[int, ...]  # one lane's release instants, in ms
+NOT_A_TIME = "your rule's answer is not a time in whole milliseconds"
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ def releases(lab: Lab, queue: str, setting: Setting, rule: Any) -> Releases:
             out += [o.fired_at_ms for o in pump.tick()]
         except ValueError as exc:  # the pump refused the rule's answer (a RuleError goes through)
             said = str(exc).removeprefix("rule: the next run: ")
-            raise RuleError(f"your rule's answer is not a time in whole milliseconds: {said}") from None
+            raise RuleError(f"{NOT_A_TIME}: {said}") from None
     return tuple(out)
 
 
@@ -146,14 +145,12 @@ def instant(answer: object) -> int:
         answer = float.__float__(answer)
     if isinstance(answer, bool) or not isinstance(answer, int | float):
         got = f"{type(answer).__name__} {validate.shown(answer)}"
-        raise RuleError(
-            f"your rule's answer is not a time in whole milliseconds: expected milliseconds as an int, got {got}"
-        )
+        raise RuleError(f"{NOT_A_TIME}: expected milliseconds as an int, got {got}")
     try:
         ms = whole_ms(answer, "the next run")
     except ValueError as exc:
         said = str(exc).removeprefix("the next run: ")
-        raise RuleError(f"your rule's answer is not a time in whole milliseconds: {said}") from None
+        raise RuleError(f"{NOT_A_TIME}: {said}") from None
     if not MIN_INSTANT_MS <= ms <= MAX_INSTANT_MS:
         raise RuleError(
             f"your rule's answer ({validate.shown(answer)}) is not an instant in ms the clock can reach ({INSTANTS})"
@@ -227,7 +224,7 @@ def _failed(
     name: str, s: Setting, yours: Releases, ref: Releases, i: int | None, error: str | None, fn: Callable[..., Any]
 ) -> Check:
     """The failed Check of scenario ``name``: both timelines, and ``i``, the first release where they part."""
-    day = parse_instant(START)
+    day = parse_instant(COURSE_START)
 
     def when(ms: int) -> str:  # a run on another day shows its date
         return moment(ms, day_ms=day)

@@ -1,6 +1,5 @@
-"""Predict, then check: a dive's questions (:mod:`.questions`) answered as values before the learner
-runs the cell that shows them. Each answer is read in any form the dives print it; the truth is read
-off the real package, in the sandbox, on a fresh queue of its own."""
+"""Predict, then check: a dive's questions (:mod:`.questions`) answered, in any form the dives print, before
+the cell that shows them runs; the truth is read off the real package, in the sandbox, on a fresh queue."""
 
 from __future__ import annotations
 
@@ -45,16 +44,13 @@ class Predictions:
 
     def predict(self, *args: Lab, lab: Lab | None = None, **answer: Any) -> Check:
         """A line per answer (right, or not and why; unreadable: expected what), and the questions left out."""
+        exercise = f"{self.dive}.predict"
         if args:
             if len(args) > 1 or lab is not None:
-                raise TypeError(
-                    f"{self.dive}.predict takes the lab once, then the answers by name: predict(lab, key=...)"
-                )
+                raise TypeError(f"{exercise} takes the lab once, then the answers by name: predict(lab, key=...)")
             lab = args[0]
             if not hasattr(lab, "pump"):
-                raise TypeError(
-                    f"{self.dive}.predict: give the answers by name, e.g. predict({next(iter(self._questions))}=1)"
-                )
+                raise TypeError(f"{exercise}: give the answers by name, e.g. predict({next(iter(self._questions))}=1)")
         if not answer:
             raise ValueError(f"answer: give at least one of {', '.join(self._questions)}")
         misnamed = {key: answer.pop(key) for key in [k for k in answer if k not in self._questions]}
@@ -65,7 +61,7 @@ class Predictions:
         if skipped:
             lines.append(f"not answered: {', '.join(skipped)}")
         right = not misnamed and all(ok for ok, _ in verdicts)
-        check = Check(f"{self.dive}.predict", right, "\n".join(lines))
+        check = Check(exercise, right, "\n".join(lines))
         return check if self._record is None else self._record(check, lab)
 
     def _verdict(self, base: Lab, key: str, value: Any, answer: dict[str, Any]) -> tuple[bool, str]:

@@ -1,6 +1,5 @@
-"""The questions of each dive's Predict prompts: what is asked, the kind of answer (how it is read,
-its unit, an example of its form), how the truth is read off the real package (the dive's own code,
-on a fresh queue of its own), and why the truth is what it is. The truth is never written down here."""
+"""Each dive's Predict questions: what is asked, the kind of answer (its reader, unit and an example form), how the
+truth is read off the real package (the dive's own code, on a fresh queue), and why; no truth is written down here."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Dive 1's exercise: the learner writes register.lua. Their script runs through the real
-``Repeat.register`` on a queue of its own, the package's own script on a second queue, the same
-scenarios on both; the first step where the two part is the counterexample."""
+"""Dive 1's exercise: the learner's register.lua runs through the real ``Repeat.register`` on a queue of its
+own, the package's own on a second, the same scenarios on both; the first step where they part is explained."""
 
 from __future__ import annotations
 
@@ -43,11 +42,10 @@ class CancelOp:
 
 @dataclass(frozen=True)
 class LeftOp:
-    """What a crash or a half-done cancel left of ``name``: its row due ``ago_ms`` ago (``row``), or its record."""
+    """What a crash or a half-done cancel left of ``name``: its row, due an hour ago (``row``), or its record."""
 
     name: str
     row: bool
-    ago_ms: int = 60 * MINUTE_MS
 
 
 @dataclass(frozen=True)
@@ -113,13 +111,6 @@ class Played:
     after: State
 
 
-def describe(op: BootOp | CancelOp, number: int, now_ms: int) -> str:
-    if isinstance(op, CancelOp):
-        return f"cancel {op.name} at {moment(now_ms)}"
-    first = f"first run in {duration(op.first_in_ms)}" if op.first_in_ms else "first run now"
-    return f"boot #{number} at {moment(now_ms)}: register {op.name} every {duration(op.every_ms)}, {first}"
-
-
 def seed(lab: Lab, queue: str) -> None:
     """A job a tick enqueued and no worker took yet: register must leave it, and the wait list, as they are."""
     k = lab.keyspace(queue)
@@ -131,7 +122,7 @@ def seed(lab: Lab, queue: str) -> None:
 
 
 def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Played]:
-    """Run ``ops`` on an emptied ``queue`` (a job waiting) from START; stops after a step that failed."""
+    """Run ``ops`` on an emptied ``queue`` (a job waiting) from COURSE_START; stops after a step that failed."""
     clear(lab)
     seed(lab, queue)
     sim_lab, clock = sim(lab)
@@ -148,12 +139,15 @@ def run(lab: Lab, queue: str, ops: tuple[Op, ...]) -> list[Played]:
             leave(lab, queue, op, clock.now_ms())
             state = read_state(lab, queue, names)
             continue
-        boots += isinstance(op, BootOp)
-        label = describe(op, boots, clock.now_ms())
+        now = moment(clock.now_ms())
         if isinstance(op, BootOp):
+            boots += 1
+            first = f"first run in {duration(op.first_in_ms)}" if op.first_in_ms else "first run now"
+            label = f"boot #{boots} at {now}: register {op.name} every {duration(op.every_ms)}, {first}"
             template = op.template or f'{{"job": "{op.name}"}}'
             verb = partial(rep.register, op.name, op.every_ms, template, op.first_in_ms)
         else:
+            label = f"cancel {op.name} at {now}"
             verb = partial(rep.cancel, op.name)
         try:
             answer, error = attempt(verb, "register returns 1 (registered) or 0 (exists)")
@@ -172,27 +166,25 @@ def leave(lab: Lab, queue: str, op: LeftOp, now_ms: int) -> None:
     """Write what ``op`` says was left of its name, straight to the server."""
     k = lab.keyspace(queue)
     if op.row:
-        lab.client.zadd(k.registry, {op.name: now_ms - op.ago_ms})
+        lab.client.zadd(k.registry, {op.name: now_ms - 60 * MINUTE_MS})
     else:
         lab.client.hset(k.record(op.name), mapping={"every_ms": str(30 * MINUTE_MS), "template": '{"job": "old"}'})
 
 
 REPORT = BootOp("report")
+WAIT = WaitOp(5 * MINUTE_MS)
 LONG_TEMPLATE = '{"job": "report", "note": "' + "Grüße, 東京 — ünïcödé; " * 100 + '"}'  # 3.3 KB, not ASCII
 FIXED: tuple[tuple[str, tuple[Op, ...]], ...] = (
-    ("two boots", (REPORT, WaitOp(5 * MINUTE_MS), REPORT)),
-    (
-        "a changed period",
-        (REPORT, WaitOp(5 * MINUTE_MS), BootOp("report", every_ms=30 * MINUTE_MS, first_in_ms=30 * MINUTE_MS)),
-    ),
-    ("register after cancel", (REPORT, WaitOp(5 * MINUTE_MS), CancelOp("report"), WaitOp(5 * MINUTE_MS), REPORT)),
+    ("two boots", (REPORT, WAIT, REPORT)),
+    ("a changed period", (REPORT, WAIT, BootOp("report", every_ms=30 * MINUTE_MS, first_in_ms=30 * MINUTE_MS))),
+    ("register after cancel", (REPORT, WAIT, CancelOp("report"), WAIT, REPORT)),
     # A name is registered when its record exists, whatever the registry holds (register.lua's header):
-    ("a registry row left without a record", (LeftOp("report", row=True), REPORT, WaitOp(5 * MINUTE_MS), REPORT)),
+    ("a registry row left without a record", (LeftOp("report", row=True), REPORT, WAIT, REPORT)),
     ("a record left without a registry row", (LeftOp("report", row=False), REPORT)),
     # A template is stored verbatim, however long (to 64 KB) and whatever its bytes.
-    ("a long template", (BootOp("report", template=LONG_TEMPLATE), WaitOp(5 * MINUTE_MS), REPORT)),
+    ("a long template", (BootOp("report", template=LONG_TEMPLATE), WAIT, REPORT)),
 )
-TWENTY = ("twenty boots", tuple(op for _ in range(20) for op in (REPORT, WaitOp(5 * MINUTE_MS))))
+TWENTY = ("twenty boots", tuple(op for _ in range(20) for op in (REPORT, WAIT)))
 
 _ops = st.one_of(
     st.builds(
@@ -288,8 +280,7 @@ def why(mine: Played, ref: Played) -> str:
                 return f"{what} moved the row of {name} {moved}; a live name's row stays put"
             return f"the first run of {name} is {moment(got[name])}; it must be now + first_in_ms = {moment(score)}"
     if mine.after.records != ref.after.records:
-        unchanged = mine.before.records == ref.before.records and ref.before.records == ref.after.records
-        if unchanged:
+        if mine.before.records == ref.before.records == ref.after.records:  # the reference changed no record
             return f"{what} rewrote the record; a live name's record stays as it was"
         return "the record should hold every_ms and template as given"
     differences = key_differences(mine.after.keys, ref.after.keys)
