@@ -98,7 +98,7 @@ test: lint $(NODE_TOOLS)
 # Needs Python >= 3.12 and npm; versions in lite/pins.env. Rebuilt only when an input changed.
 LITE_STAMP  := lite/_output/.built
 LITE_INPUTS := lite/pins.env lite/build.sh lite/stage.sh lite/slim.py lite/early-kernel.js lite/pycompile.mjs lite/jupyter_lite_config.json lite/jupyter-lite.json pyproject.toml \
-	$(wildcard notebooks/*.ipynb) $(shell find emq_lab -type f -not -path '*/__pycache__/*' -not -name '*.pyc')
+	$(wildcard notebooks/*.ipynb) $(shell find emq_lab emq_classroom -type f -not -path '*/__pycache__/*' -not -name '*.pyc')
 
 $(LITE_STAMP): $(LITE_INPUTS)
 	bash lite/build.sh
