@@ -164,7 +164,7 @@ FIRST = (
     "tests/test_lite_browser.py::test_notebook_runs_in_the_lite_site[03-cancel]",  # lite-2
     "tests/test_lite_browser.py",  # lite, with test_lite_kernel.py and one of test_lite_build.py
     "tests/test_lite_lua.py",
-    "tests/test_notebooks.py::test_learners_run_the_dives_at_once_as_acl_users",
+    "tests/test_notebooks.py::test_a_learner_runs_the_dives_as_an_acl_user",
     "tests/test_notebooks.py::test_notebook_outputs_match",
     "tests/test_hostile_answers.py",
     "tests/test_instructor_browser.py",

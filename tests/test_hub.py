@@ -1,7 +1,7 @@
 """The class on a real JupyterHub (with configurable-http-proxy) on loopback beside one throwaway
-Valkey, started by the documented command: three learners log in through Chromium and run their
+Valkey, started by the documented command: two learners log in through Chromium and run their
 copy of 01 (its predictions and checks among it); the instructor, a hub admin, opens the
-instructor's page and sees the three with their progress; each learner's server holds only
+instructor's page and sees the two with their progress; each learner's server holds only
 their own credential; a learner deleted from the hub is refused by Valkey.
 
 Skipped loudly without jupyterhub, configurable-http-proxy (make test installs it into
@@ -49,12 +49,12 @@ from emq_classroom.hub import (
 )
 from emq_lab import keys, progress
 
-LEARNERS = ("ada", "bo", "cy")
+LEARNERS = ("ada", "cy")  # two: a third adds a minute of the suite and nothing a second does not show
 INSTRUCTOR = "teacher"
 LEARNER_LOGIN = "class-password-1"
 INSTRUCTOR_LOGIN = "instructor-password-0123456789abcdef"  # JupyterHub wants 32+ characters
 PROXY = Path(sys.prefix) / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
-RUN_S = 420  # three notebooks at once on a busy two-core machine
+RUN_S = 420  # two notebooks at once on a busy two-core machine
 
 
 @dataclass
@@ -209,7 +209,7 @@ def start_run_all(page: Any, hub: Hub, name: str) -> None:
 
 
 def wait_all_ran(pages: dict[str, Any]) -> None:
-    """Until every page's cells have all run (the three kernels work at once), or one stopped."""
+    """Until every page's cells have all run (the kernels work at once), or one stopped."""
     deadline = time.monotonic() + RUN_S
     waiting = dict(pages)
     while waiting and time.monotonic() < deadline:
@@ -287,7 +287,7 @@ def test_a_class_on_jupyterhub(tmp_path: Path) -> None:
         admin = server.admin()
         used_before = int(admin.info("memory")["used_memory"])
         learners = {}
-        for name in LEARNERS:  # all three log in; their servers start side by side
+        for name in LEARNERS:  # all log in; their servers start side by side
             context = chromium.new_context(viewport={"width": 1280, "height": 720})
             page = context.new_page()
             page.set_default_timeout(60_000)
@@ -346,11 +346,11 @@ def test_a_class_on_jupyterhub(tmp_path: Path) -> None:
         teacher.wait_for_url(re.compile(rf"/user/{INSTRUCTOR}/voila/render/instructor.ipynb"), timeout=240_000)
         table = teacher.locator(".emq-classroom-panel .emq-readout").first
         table.wait_for(timeout=240_000)
-        for name in LEARNERS:
-            expect(table).to_contain_text(f"learner-{name}", use_inner_text=True)
-        expect(table).to_contain_text("01 upsert", use_inner_text=True)
-        expect(table).to_contain_text("upsert.predict", use_inner_text=True)
-        expect(table).to_contain_text("3 started, 0 not started", use_inner_text=True)  # the summary comes first
+        for name in LEARNERS:  # each learner's row lists the prediction they made (a refresh may be up to 5 s away)
+            row = re.compile(rf"learner-{name}[^\n]*01 upsert[^\n]*[✓✗] upsert\.predict")
+            expect(table).to_contain_text(row, use_inner_text=True, timeout=30_000)
+        # the summary comes first
+        expect(table).to_contain_text(f"{len(LEARNERS)} started, 0 not started", use_inner_text=True)
         assert ADMIN_PASSWORD not in teacher.content()
         teacher.locator(".emq-classroom-panel").first.evaluate("el => el.scrollIntoView({block: 'start'})")
         screenshot(teacher, "hub-instructor")

@@ -1,6 +1,6 @@
 """A busy machine does not fail a right answer: the sandbox's limits count its worker's CPU time,
 so with the worker given a tenth of the wall clock every checker's reference solution passes,
-three times in a row, and with a quarter an endless loop, a memory bomb and a C call are still
+and with a quarter an endless loop, a memory bomb and a C call are still
 stopped by their CPU time.
 
 The worker is starved by stopping it (SIGSTOP) for most of every 50 ms, as a machine ten times
@@ -74,12 +74,11 @@ def busy_machine() -> Iterator[Starved]:
 
 
 @pytest.mark.parametrize("exercise", exercises.solutions.EXERCISES)
-def test_every_reference_passes_three_times_on_a_busy_machine(busy_machine: Starved, exercise: str) -> None:
+def test_every_reference_passes_on_a_busy_machine(busy_machine: Starved, exercise: str) -> None:
     checker = getattr(exercises, exercise)
     reference = exercises.solution(exercise)
-    for attempt in range(3):
-        check = checker(reference)
-        assert check.passed, f"attempt {attempt + 1}: {check}"
+    check = checker(reference)  # several times the sandbox's CPU limits in wall-clock time
+    assert check.passed, str(check)
     assert busy_machine.stops > 0  # the worker was starved while the checks ran
 
 
