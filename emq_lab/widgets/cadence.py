@@ -133,7 +133,8 @@ class FastForwardPanel(View):
         self._mine = False  # this panel holds the queue's lock
         self._worker: threading.Thread | None = None
         self._bar = widgets.IntProgress(value=0, min=0, max=occurrences, description="occurrences")
-        self._label = widgets.Label(self.readout, _dom_classes=("emq-readout",))
+        self._label = widgets.Label(self.readout)
+        self._label.add_class("emq-readout")
         self._button = widgets.Button(
             description=f"Fast-forward {occurrences:,}",
             button_style="primary",

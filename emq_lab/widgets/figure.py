@@ -18,7 +18,8 @@ class FigureView:
     """Empty until ``show(figure)``; ``plotted`` is the traces the page is sent, as plain dicts."""
 
     def __init__(self) -> None:
-        self.widget = widgets.Output(layout=widgets.Layout(width="100%"), _dom_classes=("emq-figure",))
+        self.widget = widgets.Output(layout=widgets.Layout(width="100%"))
+        self.widget.add_class("emq-figure")
         self._spec: dict[str, Any] = {"data": [], "layout": {}}
 
     def show(self, figure: go.Figure) -> None:

@@ -77,7 +77,10 @@ NOTE_STYLES = {
 
 def html_part(*css_classes: str, **layout: str) -> widgets.HTML:
     """An HTML part carrying ``css_classes`` (what ``View.html`` and a browser test find it by)."""
-    return widgets.HTML(layout=widgets.Layout(**layout), _dom_classes=css_classes)
+    part = widgets.HTML(layout=widgets.Layout(**layout))
+    for css_class in css_classes:
+        part.add_class(css_class)
+    return part
 
 
 class View:
