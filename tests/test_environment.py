@@ -137,3 +137,14 @@ def test_the_lite_site_serves_the_widget_release_the_package_requires() -> None:
         assert f"{name}=={pins[pin]}" in dependencies, (
             f"lite/pins.env {pin}={pins[pin]} is not what pyproject.toml requires"
         )
+
+
+def test_a_kernels_first_figure_builds_no_iri_parsers() -> None:
+    """plotly shows a figure through plotly.io, which imports nbformat and so jsonschema (as a
+    Jupyter server does through jupyter-events). jsonschema 4.25 builds the Lark parsers of
+    rfc3987-syntax on import: seconds at a learner's first figure and at each server's start.
+    pyproject.toml keeps the release that does not."""
+    imported = "{'nbformat', 'rfc3987_syntax'} & {*sys.modules}"
+    shown = f"import sys, emq_lab.plots.config, jupyter_events\nprint(sorted({imported}))"
+    out = subprocess.run([sys.executable, "-c", shown], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "['nbformat']", out.stdout + out.stderr
