@@ -3,7 +3,9 @@ lite/early-kernel.js before the notebook is shown, once; what it has imported at
 installs later, on first import (emq_lab/_browser/wheels.py).
 
 One visit of 00-start in headless Chromium (requests off loopback refused, console errors fail the
-test, as in test_lite_browser.py); the kernel answers a cell sent to it directly.
+test, as in test_lite_browser.py); the kernel answers a cell sent to it directly. Then the page
+runs as test_lite_browser.py runs every notebook (Run All, the stored outputs, axe-core): one
+kernel start of the site's slowest part, not two.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import json
 from typing import Any
 
 import pytest
-from litesite import site
-from test_lite_browser import Guard, browser, page, served  # noqa: F401 - the fixtures
+from litesite import ROOT, site
+from test_lite_browser import Guard, browser, opened, page, runs_as_stored, served  # noqa: F401 - the fixtures
 
 pytestmark = pytest.mark.xdist_group("lite")
 
@@ -62,8 +64,7 @@ def test_the_kernel_starts_early_and_once_and_defers_piplite_and_the_dives_packa
     browser_page, guard = page
     config = json.loads((site().output / "jupyter-lite.json").read_text(encoding="utf-8"))
     kernel = config["jupyter-config-data"]["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
-    browser_page.goto(f"{served}/lab/index.html?path=00-start.ipynb")
-    browser_page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=180_000)
+    idle = opened(browser_page, f"{served}/lab/index.html?path=00-start.ipynb")
 
     # lite/early-kernel.js asked for the kernel while the page was being built; the notebook then
     # found that session and connected to it: one session, one kernel, and it is the notebook's
@@ -92,3 +93,5 @@ def test_the_kernel_starts_early_and_once_and_defers_piplite_and_the_dives_packa
     assert disable_pypi is bool(kernel.get("disablePyPIFallback", False))
     assert [url.rsplit("/", 1)[-1].split("?")[0] for url in urls][:1] == ["all.json"]
     assert guard.errors == [], f"console errors: {guard.errors}"
+
+    runs_as_stored(browser_page, guard, ROOT / "notebooks" / "00-start.ipynb", idle)
