@@ -38,6 +38,23 @@ CHROMIUM_ARGS = [
 ]
 
 
+# For a page that stays open from one notebook to the next (JupyterLab's, the JupyterLite site's):
+# open a notebook in the app already loaded, as a learner opens the next dive from the file
+# browser, and close every notebook unsaved with its kernel shut down.
+OPEN_NOTEBOOK = """async (path) => {
+  const widget = await window.jupyterapp.commands.execute("docmanager:open", {path});
+  await widget.context.ready;
+  await widget.sessionContext.ready;
+}"""
+CLOSE_NOTEBOOKS = """async () => {
+  for (const widget of Array.from(window.jupyterapp.shell.widgets("main"))) {
+    if (widget.sessionContext) await widget.sessionContext.shutdown();
+    if (widget.context) widget.context.model.dirty = false;  // the run's outputs are not saved
+    widget.close();
+  }
+}"""
+
+
 def chromium_path() -> str | None:
     found = shutil.which("chromium")
     return found or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
@@ -123,7 +140,8 @@ def jupyter_process(kind: str, *args: str, extra_env: dict[str, str] | None = No
             str(bin_dir / "jupyter"), "lab", "--no-browser", "--allow-root", f"--port={port}",
             "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=", "--ServerApp.password=",
             "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={ROOT}",
-            "--LabApp.news_url=", "--LabServerApp.extra_labextensions_path=[]", *args,
+            "--LabApp.news_url=", "--LabServerApp.extra_labextensions_path=[]",
+            "--LabApp.expose_app_in_browser=True", *args,  # window.jupyterapp: the next notebook opens in the app
         ]  # fmt: skip
         status = f"http://127.0.0.1:{port}/api/status"
     else:
@@ -219,6 +237,12 @@ class Watch:
     def _abort(self, route: Any) -> None:
         self.external.append(route.request.url)
         route.abort()
+
+    def clear(self) -> None:
+        """Forget what the page did so far (a page kept for the next notebook starts clean)."""
+        self.errors.clear()
+        self.external.clear()
+        self.kernels.clear()
 
     def assert_clean(self) -> None:
         assert not self.errors, "\n".join(self.errors)

@@ -11,7 +11,8 @@ What each front end proves. The panels' code is the same in both (ipywidgets ove
 what differs is how the page runs the notebook and draws the widgets: its CSS, its layout, its
 errors, its focus handling. So each behaviour is walked once, where it says most:
 
-- JupyterLab, the learner's page: Run All from the menu, then the click walk of every panel kind
+- JupyterLab, the learner's page (one for every notebook, each opened in the app as a learner
+  opens the next dive): Run All from the menu, then the click walk of every panel kind
   (WALKS: every button, menu, slider and form, the readout, figure and kernel state agreeing after
   each), no error output nor Log Console entry, axe-core in the light and the dark theme, and every
   readout's words whole at 1280x800 beside the file browser. Screenshots lab-*, lab800-*, dark.
@@ -38,6 +39,8 @@ from typing import Any
 
 import pytest
 from browser import (
+    CLOSE_NOTEBOOKS,
+    OPEN_NOTEBOOK,
     ROOT,
     Kernel,
     Server,
@@ -111,7 +114,9 @@ class Visit:
     def close(self) -> None:
         if self._kernel is not None:
             self._kernel.close()
-        if self.where == "lab":  # JupyterLab keeps a closed page's kernel: stop what it still runs
+        if self.where == "lab":  # the notebook closed unsaved, then its kernel stopped (JupyterLab keeps it)
+            with contextlib.suppress(Exception):  # a page that broke is not used again (lab_page)
+                self.page.evaluate(CLOSE_NOTEBOOKS)
             for kernel_id in self.watch.kernels:
                 request = urllib.request.Request(f"{self.server.url}/api/kernels/{kernel_id}", method="DELETE")
                 with contextlib.suppress(OSError):
@@ -159,13 +164,34 @@ def handed_on() -> Iterator[dict[str, Visit]]:
         visit.page.context.close()
 
 
+@pytest.fixture(scope="module")
+def lab_page(browser: Any) -> Iterator[tuple[Page, Watch]]:
+    """One JupyterLab page for the module's notebooks: JupyterLab loads once, and each notebook
+    opens in it as a learner opens the next dive (run_all_in_lab), the one before closed and its
+    kernel stopped. Its watch is cleared for each notebook."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    watch = Watch()
+    watch.attach(page)
+    yield page, watch
+    context.close()
+
+
 @pytest.fixture
-def visit_factory(browser: Any, handed_on: dict[str, Visit]) -> Iterator[Callable[[Server, str, str], Visit]]:
+def visit_factory(
+    browser: Any, handed_on: dict[str, Visit], request: pytest.FixtureRequest
+) -> Iterator[Callable[[Server, str, str], Visit]]:
     opened: list[Visit] = []
 
     def open_visit(server: Server, where: str, stem: str, viewport: tuple[int, int] = (WIDTH, HEIGHT)) -> Visit:
-        """The page a Next link handed on to ``stem`` if there is one, else a new page (at about:blank)."""
+        """The page a Next link handed on to ``stem`` if there is one, JupyterLab's page (lab_page)
+        for "lab", else a new page (at about:blank)."""
         visit = handed_on.pop(f"{stem}.ipynb", None) if where == "voila" else None
+        if visit is None and where == "lab":
+            page, watch = request.getfixturevalue("lab_page")
+            watch.clear()
+            visit = Visit(page, watch, server, where, stem)
         if visit is None:
             context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
             page = context.new_page()
@@ -179,6 +205,8 @@ def visit_factory(browser: Any, handed_on: dict[str, Visit]) -> Iterator[Callabl
     yield open_visit
     for visit in opened:
         visit.close()
+        if visit.where == "lab":
+            continue  # lab_page closes it
         if all(later.page is not visit.page for later in handed_on.values()):  # else it goes on as the next dive's
             visit.page.context.close()
 
@@ -659,8 +687,11 @@ def walk_panels(visit: Visit) -> list[str]:
 
 
 def run_all_in_lab(page: Page, base: str, notebook: str) -> None:
-    # ?reset: a fresh workspace, or the lab restores the previous test's notebook as a hidden tab.
-    page.goto(f"{base}/lab/tree/notebooks/{notebook}?reset")
+    """Open ``notebook`` (in the JupyterLab already on the page if there is one), Run All, wait until it ran."""
+    if page.url.startswith(f"{base}/lab") and page.evaluate("() => !!window.jupyterapp"):
+        page.evaluate(OPEN_NOTEBOOK, f"notebooks/{notebook}")
+    else:  # ?reset: a fresh workspace, not the one a run before left
+        page.goto(f"{base}/lab/tree/notebooks/{notebook}?reset")
     # Running before the kernel is idle silently does nothing, so wait for it first.
     page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=90_000)
     page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
@@ -981,14 +1012,15 @@ def words_whole_at_1280x800_beside_the_file_browser(visit: Visit) -> None:
     """A laptop's 1280x800 with JupyterLab's file browser open beside the notebook: no readout
     line of any panel breaks inside a word or a time (``next run 0⏎9:15``) or runs off its box.
     The first panel of each kind is saved as test-artifacts/lab800-<dive>-<kind>.png (the rest
-    look alike, as in Voila's); the viewport is put back after."""
+    look alike, as in Voila's); the viewport and the file browser are put back after."""
     from playwright.sync_api import expect
 
     page = visit.page
     page.set_viewport_size({"width": 1280, "height": 800})
+    browser_panel = page.locator("#filebrowser")
+    was_open = browser_panel.is_visible()
     try:
-        browser_panel = page.locator("#filebrowser")
-        if not browser_panel.is_visible():
+        if not was_open:
             page.locator('.jp-SideBar [data-id="filebrowser"]').first.click()
         expect(browser_panel).to_be_visible()
         assert browser_panel.bounding_box()["width"] >= 200  # type: ignore[index]
@@ -1005,6 +1037,8 @@ def words_whole_at_1280x800_beside_the_file_browser(visit: Visit) -> None:
         assert not broken, "\n".join(broken)
     finally:
         page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+        if not was_open:  # closed again, as the next notebook on this page expects it
+            page.locator('.jp-SideBar [data-id="filebrowser"]').first.click()
 
 
 # -- Voila at 1280x720 ---------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The JupyterLite edition in headless Chromium, with every request off loopback refused.
 
 The built site (``make lite``) is served by ``python -m http.server`` on 127.0.0.1. Each notebook
-is opened, run top to bottom in the Pyodide kernel (the Lua on fengari, the embedded fakeredis),
+is opened (a worker's first by its URL, each later one in the site already loaded, as a learner
+goes on to the next dive), run top to bottom in the Pyodide kernel (the Lua on fengari, the embedded fakeredis),
 and its outputs compared with the stored ones the way nbval does (``text/plain``, ``text/html``
 and streams; plotly's figure JSON skipped, as in conftest.py). Then the learner's walk of
 tests/test_browser.py clicks through its panels, and axe-core checks the page (serious or
@@ -11,6 +12,7 @@ test-artifacts/lite/.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -25,7 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from browser import ARTIFACTS, VERSION_MISMATCH, axe_violations, launched_chromium
+from browser import ARTIFACTS, CLOSE_NOTEBOOKS, OPEN_NOTEBOOK, VERSION_MISMATCH, axe_violations, launched_chromium
 from litesite import ROOT, site
 from servers import free_port
 from test_browser import WALKS, expect_text, top
@@ -95,8 +97,11 @@ class Guard:
             self.errors.append(message.text)
 
 
-@pytest.fixture
-def page(browser: Any) -> Iterator[tuple[Any, Guard]]:
+@pytest.fixture(scope="module")
+def site_page(browser: Any) -> Iterator[tuple[Any, Guard]]:
+    """One page of the site for the module's notebooks: the first opens by its URL (the site
+    loads, its kernel starts early), each later one in the app already loaded, as a learner opens
+    the next dive from the file browser (see ``page``)."""
     guard = Guard()
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     context.route("**/*", guard.route)
@@ -107,6 +112,17 @@ def page(browser: Any) -> Iterator[tuple[Any, Guard]]:
     page.set_default_timeout(60_000)
     yield page, guard
     context.close()
+
+
+@pytest.fixture
+def page(site_page: tuple[Any, Guard]) -> Iterator[tuple[Any, Guard]]:
+    """The site's page for one notebook, its guard cleared; after, every notebook closed and its kernel shut down."""
+    browser_page, guard = site_page
+    guard.aborted.clear()
+    guard.errors.clear()
+    yield browser_page, guard
+    with contextlib.suppress(Exception):  # a page that broke fails the next notebook's test too
+        browser_page.evaluate(CLOSE_NOTEBOOKS)
     assert guard.aborted == [], f"requests off loopback (refused): {guard.aborted}"
 
 
@@ -150,10 +166,14 @@ LIVE_OUTPUTS = """() => {
 }"""
 
 
-def opened(page: Any, url: str) -> float:
-    """Open a notebook and wait for its kernel; the seconds to Idle."""
+def opened(page: Any, base: str, notebook: str) -> float:
+    """Open ``notebook`` (in the site already on the page if there is one, else by its URL) and
+    wait for its kernel; the seconds to Idle."""
     start = time.monotonic()
-    page.goto(url)
+    if page.url.startswith(base):
+        page.evaluate(OPEN_NOTEBOOK, notebook)
+    else:
+        page.goto(f"{base}/lab/index.html?path={notebook}")
     page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=180_000)
     return time.monotonic() - start
 
@@ -211,7 +231,7 @@ def walk_lite(page: Any) -> list[str]:
 @pytest.mark.parametrize("notebook", [_grouped(nb) for nb in NOTEBOOKS if nb.stem != "00-start"])
 def test_notebook_runs_in_the_lite_site(page: tuple[Any, Guard], served: str, notebook: Path) -> None:
     browser_page, guard = page
-    idle = opened(browser_page, f"{served}/lab/index.html?path={notebook.name}")
+    idle = opened(browser_page, served, notebook.name)
     runs_as_stored(browser_page, guard, notebook, idle)
 
 

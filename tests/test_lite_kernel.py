@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from litesite import ROOT, site
-from test_lite_browser import Guard, browser, opened, page, runs_as_stored, served  # noqa: F401 - the fixtures
+from test_lite_browser import Guard, browser, opened, page, runs_as_stored, served, site_page  # noqa: F401 - the fixtures
 
 pytestmark = pytest.mark.xdist_group("lite")
 
@@ -64,7 +64,8 @@ def test_the_kernel_starts_early_and_once_and_defers_piplite_and_the_dives_packa
     browser_page, guard = page
     config = json.loads((site().output / "jupyter-lite.json").read_text(encoding="utf-8"))
     kernel = config["jupyter-config-data"]["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
-    idle = opened(browser_page, f"{served}/lab/index.html?path=00-start.ipynb")
+    assert browser_page.url == "about:blank"  # the site opens here: its kernel starts early, as a learner's first does
+    idle = opened(browser_page, served, "00-start.ipynb")
 
     # lite/early-kernel.js asked for the kernel while the page was being built; the notebook then
     # found that session and connected to it: one session, one kernel, and it is the notebook's
