@@ -46,6 +46,8 @@ OPEN_NOTEBOOK = """async (path) => {
   await widget.context.ready;
   await widget.sessionContext.ready;
 }"""
+# True where the app is loaded and no dialog is open (a test that failed may leave one): else the page is loaded anew.
+APP_READY = "() => !!window.jupyterapp && !document.querySelector('.jp-Dialog')"
 CLOSE_NOTEBOOKS = """async () => {
   for (const widget of Array.from(window.jupyterapp.shell.widgets("main"))) {
     if (widget.sessionContext) await widget.sessionContext.shutdown();

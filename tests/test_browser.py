@@ -39,6 +39,7 @@ from typing import Any
 
 import pytest
 from browser import (
+    APP_READY,
     CLOSE_NOTEBOOKS,
     OPEN_NOTEBOOK,
     ROOT,
@@ -115,8 +116,11 @@ class Visit:
         if self._kernel is not None:
             self._kernel.close()
         if self.where == "lab":  # the notebook closed unsaved, then its kernel stopped (JupyterLab keeps it)
-            with contextlib.suppress(Exception):  # a page that broke is not used again (lab_page)
+            try:
                 self.page.evaluate(CLOSE_NOTEBOOKS)
+            except Exception:  # a page that broke: the next notebook loads JupyterLab anew
+                with contextlib.suppress(Exception):
+                    self.page.goto("about:blank")
             for kernel_id in self.watch.kernels:
                 request = urllib.request.Request(f"{self.server.url}/api/kernels/{kernel_id}", method="DELETE")
                 with contextlib.suppress(OSError):
@@ -688,7 +692,7 @@ def walk_panels(visit: Visit) -> list[str]:
 
 def run_all_in_lab(page: Page, base: str, notebook: str) -> None:
     """Open ``notebook`` (in the JupyterLab already on the page if there is one), Run All, wait until it ran."""
-    if page.url.startswith(f"{base}/lab") and page.evaluate("() => !!window.jupyterapp"):
+    if page.url.startswith(f"{base}/lab") and page.evaluate(APP_READY):
         page.evaluate(OPEN_NOTEBOOK, f"notebooks/{notebook}")
     else:  # ?reset: a fresh workspace, not the one a run before left
         page.goto(f"{base}/lab/tree/notebooks/{notebook}?reset")
