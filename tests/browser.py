@@ -16,7 +16,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,23 +38,40 @@ CHROMIUM_ARGS = [
 ]
 
 
-# For a page that stays open from one notebook to the next (JupyterLab's, the JupyterLite site's):
-# open a notebook in the app already loaded, as a learner opens the next dive from the file
-# browser, and close every notebook unsaved with its kernel shut down.
-OPEN_NOTEBOOK = """async (path) => {
+# For a page that stays open from one notebook to the next (JupyterLab's, the JupyterLite site's).
+_APP_READY = "() => !!window.jupyterapp && !document.querySelector('.jp-Dialog')"
+_OPEN_NOTEBOOK = """async (path) => {
   const widget = await window.jupyterapp.commands.execute("docmanager:open", {path});
   await widget.context.ready;
   await widget.sessionContext.ready;
 }"""
-# True where the app is loaded and no dialog is open (a test that failed may leave one): else the page is loaded anew.
-APP_READY = "() => !!window.jupyterapp && !document.querySelector('.jp-Dialog')"
-CLOSE_NOTEBOOKS = """async () => {
+_CLOSE_NOTEBOOKS = """async () => {
   for (const widget of Array.from(window.jupyterapp.shell.widgets("main"))) {
     if (widget.sessionContext) await widget.sessionContext.shutdown();
     if (widget.context) widget.context.model.dirty = false;  // the run's outputs are not saved
     widget.close();
   }
 }"""
+
+
+def open_notebook(page: Any, app: str, path: str, url: str) -> None:
+    """Open ``path`` in the app already on ``page`` (its URL under ``app``), as a learner opens the
+    next dive from the file browser; else, or where a dialog is open (a failed test may leave one),
+    load ``url``."""
+    if page.url.startswith(app) and page.evaluate(_APP_READY):
+        page.evaluate(_OPEN_NOTEBOOK, path)
+    else:
+        page.goto(url)
+
+
+def close_notebooks(page: Any) -> None:
+    """Close every notebook on ``page`` unsaved, its kernel shut down; a page that will not is
+    left for about:blank, so the next notebook loads its app anew."""
+    try:
+        page.evaluate(_CLOSE_NOTEBOOKS)
+    except Exception:
+        with suppress(Exception):
+            page.goto("about:blank")
 
 
 def chromium_path() -> str | None:

@@ -39,16 +39,15 @@ from typing import Any
 
 import pytest
 from browser import (
-    APP_READY,
-    CLOSE_NOTEBOOKS,
-    OPEN_NOTEBOOK,
     ROOT,
     Kernel,
     Server,
     Watch,
     axe_violations,
+    close_notebooks,
     jupyter_process,
     launched_chromium,
+    open_notebook,
     screenshot,
 )
 
@@ -115,12 +114,8 @@ class Visit:
     def close(self) -> None:
         if self._kernel is not None:
             self._kernel.close()
-        if self.where == "lab":  # the notebook closed unsaved, then its kernel stopped (JupyterLab keeps it)
-            try:
-                self.page.evaluate(CLOSE_NOTEBOOKS)
-            except Exception:  # a page that broke: the next notebook loads JupyterLab anew
-                with contextlib.suppress(Exception):
-                    self.page.goto("about:blank")
+        if self.where == "lab":  # the notebook closed unsaved, its kernel stopped (and by the API, if the close failed)
+            close_notebooks(self.page)
             for kernel_id in self.watch.kernels:
                 request = urllib.request.Request(f"{self.server.url}/api/kernels/{kernel_id}", method="DELETE")
                 with contextlib.suppress(OSError):
@@ -190,9 +185,9 @@ def visit_factory(
 
     def open_visit(server: Server, where: str, stem: str, viewport: tuple[int, int] = (WIDTH, HEIGHT)) -> Visit:
         """The page a Next link handed on to ``stem`` if there is one, JupyterLab's page (lab_page)
-        for "lab", else a new page (at about:blank)."""
+        for "lab" at 1280x720, else a new page (at about:blank)."""
         visit = handed_on.pop(f"{stem}.ipynb", None) if where == "voila" else None
-        if visit is None and where == "lab":
+        if visit is None and where == "lab" and viewport == (WIDTH, HEIGHT):
             page, watch = request.getfixturevalue("lab_page")
             watch.clear()
             visit = Visit(page, watch, server, where, stem)
@@ -692,10 +687,8 @@ def walk_panels(visit: Visit) -> list[str]:
 
 def run_all_in_lab(page: Page, base: str, notebook: str) -> None:
     """Open ``notebook`` (in the JupyterLab already on the page if there is one), Run All, wait until it ran."""
-    if page.url.startswith(f"{base}/lab") and page.evaluate(APP_READY):
-        page.evaluate(OPEN_NOTEBOOK, f"notebooks/{notebook}")
-    else:  # ?reset: a fresh workspace, not the one a run before left
-        page.goto(f"{base}/lab/tree/notebooks/{notebook}?reset")
+    # ?reset: a fresh workspace, not the one a run before left
+    open_notebook(page, f"{base}/lab", f"notebooks/{notebook}", f"{base}/lab/tree/notebooks/{notebook}?reset")
     # Running before the kernel is idle silently does nothing, so wait for it first.
     page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=90_000)
     page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()

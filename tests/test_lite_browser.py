@@ -12,7 +12,6 @@ test-artifacts/lite/.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -27,15 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from browser import (
-    APP_READY,
-    ARTIFACTS,
-    CLOSE_NOTEBOOKS,
-    OPEN_NOTEBOOK,
-    VERSION_MISMATCH,
-    axe_violations,
-    launched_chromium,
-)
+from browser import ARTIFACTS, VERSION_MISMATCH, axe_violations, close_notebooks, launched_chromium, open_notebook
 from litesite import ROOT, site
 from servers import free_port
 from test_browser import WALKS, expect_text, top
@@ -129,11 +120,7 @@ def page(site_page: tuple[Any, Guard]) -> Iterator[tuple[Any, Guard]]:
     guard.aborted.clear()
     guard.errors.clear()
     yield browser_page, guard
-    try:
-        browser_page.evaluate(CLOSE_NOTEBOOKS)
-    except Exception:  # a page that broke: the next notebook loads the site anew
-        with contextlib.suppress(Exception):
-            browser_page.goto("about:blank")
+    close_notebooks(browser_page)
     assert guard.aborted == [], f"requests off loopback (refused): {guard.aborted}"
 
 
@@ -181,10 +168,7 @@ def opened(page: Any, base: str, notebook: str) -> float:
     """Open ``notebook`` (in the site already on the page if there is one, else by its URL) and
     wait for its kernel; the seconds to Idle."""
     start = time.monotonic()
-    if page.url.startswith(base) and page.evaluate(APP_READY):
-        page.evaluate(OPEN_NOTEBOOK, notebook)
-    else:
-        page.goto(f"{base}/lab/index.html?path={notebook}")
+    open_notebook(page, base, notebook, f"{base}/lab/index.html?path={notebook}")
     page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=180_000)
     return time.monotonic() - start
 
