@@ -40,16 +40,28 @@ CHROMIUM_ARGS = [
 
 # For a page that stays open from one notebook to the next (JupyterLab's, the JupyterLite site's).
 _APP_READY = "() => !!window.jupyterapp && !document.querySelector('.jp-Dialog')"
+# JupyterLab opens a Launcher a frame or more after the main area empties. On a busy machine that
+# can be after the next notebook opened: the Launcher is then the current tab, the status bar shows
+# no kernel, and a wait for Idle times out (CI, once). So the close waits for the Launcher, and the
+# open closes it and makes its notebook the current tab.
 _OPEN_NOTEBOOK = """async (path) => {
+  const shell = window.jupyterapp.shell;
   const widget = await window.jupyterapp.commands.execute("docmanager:open", {path});
   await widget.context.ready;
   await widget.sessionContext.ready;
+  for (const other of Array.from(shell.widgets("main"))) if (other !== widget) other.close();
+  shell.activateById(widget.id);
 }"""
 _CLOSE_NOTEBOOKS = """async () => {
   for (const widget of Array.from(window.jupyterapp.shell.widgets("main"))) {
     if (widget.sessionContext) await widget.sessionContext.shutdown();
     if (widget.context) widget.context.model.dirty = false;  // the run's outputs are not saved
     widget.close();
+  }
+  const {shell, commands} = window.jupyterapp;
+  const launcher = () => Array.from(shell.widgets("main")).some((widget) => widget.id.startsWith("launcher-"));
+  for (let i = 0; i < 100 && commands.hasCommand("launcher:create") && !launcher(); i++) {
+    await new Promise((done) => setTimeout(done, 100));
   }
 }"""
 
