@@ -232,7 +232,6 @@ def screenshot(page: object, name: str) -> Path:
     return path
 
 
-LOOPBACK = re.compile(r"^(https?|wss?)://(127\.0\.0\.1|localhost|\[::1\])(:\d+)?/")
 # webpack's module federation, when a labextension was built against newer shared packages
 # (@jupyterlab/*, @jupyter-widgets/*) than the page provides: it goes on with the older copy.
 VERSION_MISMATCH = re.compile(

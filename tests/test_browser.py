@@ -36,6 +36,7 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from browser import (
@@ -739,6 +740,26 @@ def switch_theme(page: Page, theme: str) -> None:
     light = "false" if "Dark" in theme else "true"
     page.wait_for_function(f"document.body.dataset.jpThemeLight === '{light}'", timeout=30_000)
     page.wait_for_timeout(500)  # the theme's stylesheet swaps in after the attribute
+
+
+@pytest.mark.xdist_group("browser-voila")
+def test_a_request_that_would_leave_the_machine_fails_and_is_kept(browser: Any, voila_server: Server) -> None:
+    """The guard every walk's page has: a request off loopback is refused and its Watch keeps it,
+    while a request to loopback answers and is not kept."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        watch = Watch()
+        watch.attach(page)
+        fetch = "url => fetch(url, {mode: 'no-cors'}).then(() => 'answered', e => 'failed: ' + e)"
+        assert page.evaluate(fetch, f"{voila_server.url}/api/status") == "answered"
+        # a name Chromium itself resolves to loopback, but not one the page may use
+        probe = f"http://emq-lab-probe.localhost:{urlsplit(voila_server.url).port}/api/status"
+        outcome = page.evaluate(fetch, probe)
+        assert outcome.startswith("failed"), outcome
+        assert watch.external == [probe]
+    finally:
+        context.close()
 
 
 @pytest.mark.xdist_group("browser-voila")
