@@ -88,7 +88,7 @@ $(HUB): pyproject.toml | $(VENV)/bin/python
 hub: $(HUB) $(NODE_TOOLS)
 	$(BIN)/python -m emq_classroom hub --url '$(URL)' --instructor '$(INSTRUCTOR)' $(HUB_ARGS)
 
-## Lint, type-check, and the whole suite (fakeredis, a throwaway Valkey and cluster, the notebooks), on WORKERS=2 pytest workers (one per core: a third made the browser and hub tests twice as slow).
+## Lint, type-check, and the whole suite (fakeredis, a throwaway Valkey and cluster, the notebooks), on WORKERS=2 pytest workers (one per core: a third made the suite slower, see the README).
 # --no-loadscope-reorder: the workers take the tests in the collection's order, the longest first (tests/conftest.py).
 # --durations=25: the slowest tests, named at the end of every run (where the suite's time goes).
 test: lint $(NODE_TOOLS)
