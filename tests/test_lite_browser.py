@@ -20,7 +20,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,7 +29,7 @@ import pytest
 from browser import ARTIFACTS, VERSION_MISMATCH, axe_violations, close_notebooks, launched_chromium, open_notebook
 from litesite import ROOT, site
 from servers import free_port
-from test_browser import WALKS, expect_text, top
+from test_browser import WALKS, button, cadence_slider, expect_text, top
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SHOTS = ARTIFACTS / "lite"
@@ -197,11 +197,34 @@ def run_all(page: Any) -> float:
     return time.monotonic() - started
 
 
+def _arrow(panel: Any, label: str = "") -> None:
+    """One step, from the keyboard, of the panel's slider labelled ``label`` (else its first):
+    up, or down where it is at its top."""
+    slider = (cadence_slider(panel, label) if label else panel).locator('[role="slider"]').first
+    up = float(slider.get_attribute("aria-valuenow") or 0) < float(slider.get_attribute("aria-valuemax") or 0)
+    slider.press("ArrowRight" if up else "ArrowLeft")
+
+
+# What the walk does to each panel kind (with the panel's own controls, never a figure's modebar),
+# and whether its readout must then change (the class table refreshed shows the same class).
+LITE_ACTIONS: dict[str, tuple[Callable[[Any], None], bool]] = {
+    ".emq-predict": (lambda panel: button(panel, "Check").click(), True),
+    ".emq-boot-panel": (lambda panel: button(panel, "Boot #1").click(), True),
+    ".emq-boot-counter": (lambda panel: _arrow(panel), True),
+    ".emq-cadence-explorer": (lambda panel: _arrow(panel, "run (min)"), True),
+    ".emq-fast-forward": (lambda panel: panel.get_by_role("button", name="Fast-forward").click(), True),
+    ".emq-cancel-panel": (lambda panel: button(panel, "reset").click(), True),
+    ".emq-crash-panel": (lambda panel: button(panel, "Tick (and restart)").click(), True),
+    ".emq-classroom-panel": (lambda panel: panel.locator("button", has_text="Refresh").click(), False),
+}
+
+
 def walk_lite(page: Any) -> list[str]:
-    """Click the first enabled button of each panel kind on the page (as the JupyterLab walks find
-    them, by class) and wait for its readout to answer. The in-browser kernel has no Jupyter server
-    to probe, so the state checks are the JupyterLab and Voila walks'; this proves the panels answer
-    with the Lua running on fengari."""
+    """Work one control of each panel kind on the page (as the JupyterLab walks find them, by
+    class) and wait for its readout to answer: changed, and no note of a fault. The in-browser
+    kernel has no Jupyter server to probe, so the state checks are the JupyterLab and Voila walks';
+    this proves the panels answer with the Lua running on fengari."""
+    assert set(LITE_ACTIONS) == set(WALKS), "a panel kind without a lite action"
     walked = []
     for selector in WALKS:
         panels = page.locator(selector)
@@ -211,13 +234,15 @@ def walk_lite(page: Any) -> list[str]:
         top(panel)
         readout = panel.locator(".emq-readout").first
         expect_text(readout, "")
-        enabled = panel.locator("button:not([disabled])")
-        if enabled.count():
-            enabled.first.click()
-            page.wait_for_timeout(500)
+        before = readout.inner_text()
+        act, changes = LITE_ACTIONS[selector]
+        act(panel)
+        if changes:
+            page.wait_for_function("([el, before]) => el.innerText !== before", arg=[readout.element_handle(), before])
+        else:
             page.wait_for_function("el => el.innerText.trim().length > 0", arg=readout.element_handle())
-            for note in panel.locator(".emq-note").all_inner_texts():
-                assert "unavailable" not in note and "Traceback" not in note, f"{selector}: {note}"
+        for note in panel.locator(".emq-note").all_inner_texts():
+            assert "unavailable" not in note and "Traceback" not in note, f"{selector}: {note}"
         walked.append(selector)
     return walked
 
