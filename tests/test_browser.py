@@ -689,9 +689,9 @@ def walk_panels(visit: Visit) -> list[str]:
 def run_all_in_lab(page: Page, base: str, notebook: str) -> None:
     """Open ``notebook`` (in the JupyterLab already on the page if there is one), Run All, wait until it ran."""
     # ?reset: a fresh workspace, not the one a run before left
-    open_notebook(page, f"{base}/lab", f"notebooks/{notebook}", f"{base}/lab/tree/notebooks/{notebook}?reset")
-    # Running before the kernel is idle silently does nothing, so wait for it first.
-    page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=90_000)
+    # Running before the kernel is idle silently does nothing, so open_notebook waits for it first.
+    url = f"{base}/lab/tree/notebooks/{notebook}?reset"
+    open_notebook(page, f"{base}/lab", f"notebooks/{notebook}", url, timeout_ms=90_000)
     page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
     page.get_by_text("Run All Cells", exact=True).click()
     page.locator(".jp-InputArea-prompt", has_text="[*]").first.wait_for(state="detached", timeout=240_000)

@@ -168,8 +168,7 @@ def opened(page: Any, base: str, notebook: str) -> float:
     """Open ``notebook`` (in the site already on the page if there is one, else by its URL) and
     wait for its kernel; the seconds to Idle."""
     start = time.monotonic()
-    open_notebook(page, base, notebook, f"{base}/lab/index.html?path={notebook}")
-    page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=180_000)
+    open_notebook(page, base, notebook, f"{base}/lab/index.html?path={notebook}", timeout_ms=180_000)
     return time.monotonic() - start
 
 
