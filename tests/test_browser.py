@@ -878,11 +878,16 @@ def keys_boot(visit: Visit, panel: Locator) -> None:
     assert visit.state(f"_emq_registry({queue!r})")["size"] == 0
 
 
+def step_within(slider: Locator, value: float) -> int:
+    """One arrow key's step on ``slider`` at ``value`` that stays on it: up, or down at its top."""
+    return -1 if value >= float(slider.get_attribute("aria-valuemax") or 0) else 1
+
+
 def keys_counter(visit: Visit, panel: Locator) -> None:
     table = panel.locator(".emq-readout").first
     boots = int(re.search(r"after (\d+) boots?", table.inner_text()).group(1))  # type: ignore[union-attr]
     slider = panel.locator('[role="slider"]').first
-    step = -1 if boots >= float(slider.get_attribute("aria-valuemax") or 0) else 1  # it may be at its top
+    step = step_within(slider, boots)
     press(visit.page, slider, "ArrowRight" if step > 0 else "ArrowLeft")
     expect_text(table, f"after {boots + step} boot")
     naive = table.locator("tr", has_text="naive append").inner_text().split("\t")
@@ -897,7 +902,7 @@ def keys_cadence(visit: Visit, panel: Locator) -> None:
     run = cadence_slider(panel, "run (min)")
     minutes = int(run.locator(".widget-readout").inner_text())
     slider = run.locator('[role="slider"]')
-    step = -1 if minutes >= float(slider.get_attribute("aria-valuemax") or 0) else 1  # may end at the top
+    step = step_within(slider, minutes)
     press(visit.page, slider, "ArrowRight" if step > 0 else "ArrowLeft")
     expect_text(readout, f"runs of {minutes + step} min")
     cadence_agrees(visit, panel)

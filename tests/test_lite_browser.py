@@ -29,7 +29,7 @@ import pytest
 from browser import ARTIFACTS, VERSION_MISMATCH, axe_violations, close_notebooks, launched_chromium, open_notebook
 from litesite import ROOT, site
 from servers import free_port
-from test_browser import WALKS, button, cadence_slider, expect_text, top
+from test_browser import WALKS, button, cadence_slider, expect_text, step_within, top
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SHOTS = ARTIFACTS / "lite"
@@ -200,8 +200,8 @@ def _arrow(panel: Any, label: str = "") -> None:
     """One step, from the keyboard, of the panel's slider labelled ``label`` (else its first):
     up, or down where it is at its top."""
     slider = (cadence_slider(panel, label) if label else panel).locator('[role="slider"]').first
-    up = float(slider.get_attribute("aria-valuenow") or 0) < float(slider.get_attribute("aria-valuemax") or 0)
-    slider.press("ArrowRight" if up else "ArrowLeft")
+    step = step_within(slider, float(slider.get_attribute("aria-valuenow") or 0))
+    slider.press("ArrowRight" if step > 0 else "ArrowLeft")
 
 
 # What the walk does to each panel kind (with the panel's own controls, never a figure's modebar),
