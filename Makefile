@@ -8,11 +8,11 @@ NB      ?= 00-start
 WORKERS ?= 2
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: help install lab restore present test lint bench bench-lite clean lite fengari axe chp hub
+.PHONY: help install lab restore present test test-browser lint bench bench-lite clean lite fengari axe chp hub
 
 ## List the targets.
 help:
-	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$1,t,":"); printf "  make %-9s %s\n", t[1], doc}; doc=""}' $(MAKEFILE_LIST)
+	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$1,t,":"); printf "  make %-12s %s\n", t[1], doc}; doc=""}' $(MAKEFILE_LIST)
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -73,10 +73,10 @@ $(NODE_TOOLS): | $(VENV)/bin/python
 		axe-core@$(AXE_VERSION) configurable-http-proxy@$(CHP_VERSION)
 	test -f $(AXE) && test -x $(CHP) && touch $@
 
-## Install axe-core for the browser tests (make test does it).
+## Install axe-core for the browser tests (make test-browser does it).
 axe: $(NODE_TOOLS)
 
-## Install configurable-http-proxy for the class hub (make hub and make test do it).
+## Install configurable-http-proxy for the class hub (make hub and make test-browser do it).
 chp: $(NODE_TOOLS)
 
 HUB := $(VENV)/.hub
@@ -88,11 +88,16 @@ $(HUB): pyproject.toml | $(VENV)/bin/python
 hub: $(HUB) $(NODE_TOOLS)
 	$(BIN)/python -m emq_classroom hub --url '$(URL)' --instructor '$(INSTRUCTOR)' $(HUB_ARGS)
 
-## Lint, type-check, and the whole suite (fakeredis, a throwaway Valkey and cluster, the notebooks), on WORKERS=2 pytest workers (one per core: a third made the suite slower, see the README).
+## Lint, type-check, and every test but the browser walks (fakeredis, a throwaway Valkey and cluster, the notebooks by nbval, the sandbox, the class server), on WORKERS=2 pytest workers.
 # --no-loadscope-reorder: the workers take the tests in the collection's order, the longest first (tests/conftest.py).
 # --durations=25: the slowest tests, named at the end of every run (where the suite's time goes).
-test: lint $(NODE_TOOLS)
-	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25
+PYTEST := $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25
+test: lint
+	$(PYTEST) -m "not browser"
+
+## The browser walks in Chromium: every notebook in JupyterLab, Voila and the JupyterLite site, a class on JupyterHub (CI runs it after make test).
+test-browser: $(TESTING) $(NODE_TOOLS)
+	$(PYTEST) -m browser
 
 # The JupyterLite edition in lite/_output (a static site: Pyodide, the notebooks, the Lua on fengari).
 # Needs Python >= 3.12 and npm; versions in lite/pins.env. Rebuilt only when an input changed.

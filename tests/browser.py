@@ -220,14 +220,14 @@ def jupyter_process(kind: str, *args: str, extra_env: dict[str, str] | None = No
         shutil.rmtree(home, ignore_errors=True)
 
 
-AXE = ROOT / ".venv" / "node" / "node_modules" / "axe-core" / "axe.min.js"  # make axe (make test does it)
+AXE = ROOT / ".venv" / "node" / "node_modules" / "axe-core" / "axe.min.js"  # make axe (make test-browser does it)
 AXE_FAILS = ("serious", "critical")
 
 
 def axe_violations(page: Any, include: list[str]) -> list[str]:
     """axe-core's serious and critical WCAG 2 A/AA violations inside the ``include`` selectors
     of ``page``, one line each (rule, impact, how many nodes, the first node's selector)."""
-    assert AXE.is_file(), f"axe-core is not installed at {AXE}: run make axe (make test installs it)"
+    assert AXE.is_file(), f"axe-core is not installed at {AXE}: run make axe (make test-browser installs it)"
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE))
     found = page.evaluate(

@@ -28,11 +28,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+# The -m of make test and make test-browser: each runs JupyterLite tests (test_lite_lua.py and
+# test_lite_build.py in the one, the site in Chromium in the other).
+TIERS = ("not browser", "browser")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """A run that includes the JupyterLite tests (all of tests/, or a test_lite_* file) and picks
-    no subset by -k or -m starts building the site now, in the background, in the one process
-    that runs the session (pytest-xdist's controller, not each worker): see tests/litesite.py."""
-    if hasattr(config, "workerinput") or config.option.keyword or config.option.markexpr:
+    no subset by -k, nor by -m other than make's two tiers, starts building the site now, in the
+    background, in the one process that runs the session (pytest-xdist's controller, not each
+    worker): see tests/litesite.py."""
+    if hasattr(config, "workerinput") or config.option.keyword or config.option.markexpr not in ("", *TIERS):
         return
     paths = [Path(arg.split("::")[0]).resolve() for arg in config.args]
     lite_tests = sorted(Path(__file__).parent.glob("test_lite_*.py"))
@@ -155,30 +161,36 @@ def round_trips(backend_url: str, lab: emq_lab.Lab) -> Iterator[RoundTrips]:
 
 
 # The longest tests and groups, longest first (from a run's --durations). Under -n the workers take
-# them in the collection's order (make test passes --no-loadscope-reorder), so they start first and
+# them in the collection's order (make passes --no-loadscope-reorder), so they start first and
 # the short tests fill in around them: no long one is left to run alone at the end of the run.
+# make test-browser's (the browser marker) lead the list; make test's follow.
 FIRST = (
     "tests/test_hub.py::test_a_class_on_jupyterhub",
     "tests/test_browser.py::test_notebook_in_jupyterlab",  # the browser-lab group (the click walks)
     "tests/test_browser.py::test_notebook_in_voila",  # browser-voila
     "tests/test_lite_browser.py::test_notebook_runs_in_the_lite_site[03-cancel]",  # lite-2
-    "tests/test_lite_browser.py",  # lite, with test_lite_kernel.py and one of test_lite_build.py
-    "tests/test_lite_lua.py",
+    "tests/test_lite_browser.py",  # lite, with test_lite_kernel.py
+    "tests/test_instructor_browser.py",
     "tests/test_notebooks.py::test_a_learner_runs_the_dives_as_an_acl_user",
     "tests/test_notebooks.py::test_notebook_outputs_match",
-    "tests/test_hostile_answers.py",
-    "tests/test_instructor_browser.py",
-    "tests/test_sandbox_load.py",
-    "tests/test_copies.py::test_a_scripted_learner_session",
-    "tests/test_concurrency.py",
-    "tests/test_sandbox.py::test_a_check_has_one_deadline",
     "tests/test_model.py",
+    "tests/test_hostile_answers.py",
+    "tests/test_sandbox_load.py",
+    "tests/test_concurrency.py",
+    "tests/test_copies.py::test_a_scripted_learner_session",
+    "tests/test_sandbox.py::test_a_check_has_one_deadline",
     "tests/test_sandbox_confine.py",
     "tests/test_two_pumps.py",
 )
+# make test's tests that need the JupyterLite site come last, so that a fresh clone's build of the
+# site (3 to 5 minutes, mostly waiting on the network: tests/litesite.py) runs beside the rest of
+# the suite instead of keeping a worker waiting.
+LAST = ("tests/test_lite_lua.py", "tests/test_lite_build.py")
 
 
 def _rank(item: pytest.Item) -> int:
+    if item.nodeid.startswith(LAST):
+        return len(FIRST) + 1
     return next((rank for rank, prefix in enumerate(FIRST) if item.nodeid.startswith(prefix)), len(FIRST))
 
 

@@ -54,6 +54,7 @@ from browser import (
 
 # Under -n one worker takes the JupyterLab walks and another the Voila walks: each starts its
 # server (and a Chromium) once per module, not per test.
+pytestmark = pytest.mark.browser  # make test-browser
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WIDTH, HEIGHT = 1280, 720

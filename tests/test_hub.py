@@ -4,7 +4,7 @@ copy of 01 (its predictions and checks among it); the instructor, a hub admin, o
 instructor's page and sees the two with their progress; each learner's server holds only
 their own credential; a learner deleted from the hub is refused by Valkey.
 
-Skipped loudly without jupyterhub, configurable-http-proxy (make test installs it into
+Skipped loudly without jupyterhub, configurable-http-proxy (make test-browser installs it into
 .venv/node) or Chromium, unless EMQ_LAB_REQUIRE_BROWSER=1."""
 
 from __future__ import annotations
@@ -117,9 +117,9 @@ def _need_hub_tools() -> None:
     try:
         import jupyterhub  # noqa: F401
     except ImportError:
-        skip_or_fail("the Python package 'jupyterhub' is not installed (pip install -e '.[hub]'; make test does)")
+        skip_or_fail("the Python package 'jupyterhub' is not installed (pip install -e '.[hub]'; make test and make test-browser do)")
     if not PROXY.exists():
-        skip_or_fail(f"no configurable-http-proxy at {PROXY} (make chp; make test does)")
+        skip_or_fail(f"no configurable-http-proxy at {PROXY} (make chp; make test-browser does)")
 
 
 @contextmanager
@@ -279,6 +279,7 @@ def report_costs(hub: Hub, admin: redis.Redis, used_before: int) -> None:
     print("one learner's cost after 01:", json.dumps(costs))
 
 
+@pytest.mark.browser  # make test-browser
 def test_a_class_on_jupyterhub(tmp_path: Path) -> None:
     from playwright.sync_api import expect
 

@@ -18,6 +18,7 @@ from emq_lab import progress
 
 WIDTH, HEIGHT = 1280, 720
 PREFIX = "pupil"
+pytestmark = pytest.mark.browser  # make test-browser
 
 
 @pytest.fixture(scope="module")

@@ -33,6 +33,7 @@ from test_browser import WALKS, button, cadence_slider, expect_text, step_within
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SHOTS = ARTIFACTS / "lite"
+pytestmark = pytest.mark.browser  # make test-browser
 COMPARED = ("text/plain", "text/html")
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}
 # Under -n the site's walks run on two workers, each with its own http.server and Chromium: the

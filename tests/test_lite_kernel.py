@@ -17,7 +17,7 @@ import pytest
 from litesite import ROOT, site
 from test_lite_browser import Guard, browser, opened, page, runs_as_stored, served, site_page  # noqa: F401 - the fixtures
 
-pytestmark = pytest.mark.xdist_group("lite")
+pytestmark = [pytest.mark.xdist_group("lite"), pytest.mark.browser]  # make test-browser
 
 RUN = """async (code) => {
   const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;

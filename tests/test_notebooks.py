@@ -25,8 +25,10 @@ import pytest
 from servers import ValkeyServer
 
 import emq_classroom as classroom
+import emq_lab
 from conftest import BACKENDS
 from emq_lab.backend import open_client
+from emq_lab.dives import QUEUES, setup
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -95,7 +97,14 @@ RUNS = {b: notebooks for b, notebooks in RUNS.items() if notebooks}  # none on a
 def test_notebook_outputs_match(request: pytest.FixtureRequest, backend_url: str) -> None:
     notebooks = RUNS[request.node.callspec.params["backend_url"]]
     env = clean_env(None if backend_url == "embedded" else backend_url)
-    returncode, out = finished(nbval(notebooks, env), notebooks, env, timeout=600 * len(notebooks))
+    try:
+        returncode, out = finished(nbval(notebooks, env), notebooks, env, timeout=600 * len(notebooks))
+    finally:
+        if backend_url != "embedded":  # the dives' queues emptied: the worker's later tests share this server
+            lab = emq_lab.connect(backend_url)
+            for dive in QUEUES:
+                setup(lab, dive)
+            lab.close()
     assert returncode == 0, f"nbval failed on {[nb.name for nb in notebooks]}:\n{out[-8000:]}"
     assert f"{sum(cells(nb) for nb in notebooks)} passed" in out, out[-2000:]
 
