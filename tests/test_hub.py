@@ -117,7 +117,7 @@ def _need_hub_tools() -> None:
     try:
         import jupyterhub  # noqa: F401
     except ImportError:
-        skip_or_fail("the Python package 'jupyterhub' is not installed (pip install -e '.[hub]'; make test and make test-browser do)")
+        skip_or_fail("the Python package 'jupyterhub' is not installed (pip install -e '.[hub]'; make install does)")
     if not PROXY.exists():
         skip_or_fail(f"no configurable-http-proxy at {PROXY} (make chp; make test-browser does)")
 
