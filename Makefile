@@ -19,11 +19,13 @@ $(VENV)/bin/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # The runtime (what make lab needs) and the test tools are installed separately.
-$(RUNTIME): pyproject.toml | $(VENV)/bin/python
+# The Voila template is installed as a copy (shared-data): a change to it installs again.
+TEMPLATE := $(wildcard share/jupyter/voila/templates/emq/*)
+$(RUNTIME): pyproject.toml $(TEMPLATE) | $(VENV)/bin/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(RUNTIME)
 
-$(TESTING): pyproject.toml | $(VENV)/bin/python
+$(TESTING): pyproject.toml $(TEMPLATE) | $(VENV)/bin/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(RUNTIME) $(TESTING)
 

@@ -764,6 +764,32 @@ def test_a_request_that_would_leave_the_machine_fails_and_is_kept(browser: Any, 
 
 
 @pytest.mark.xdist_group("browser-voila")
+def test_the_folder_page_lists_every_notebook_and_asks_nothing_off_the_machine(
+    browser: Any, voila_server: Server
+) -> None:
+    """The page ``make present`` serves at its root (an offline class may open it to pick a dive):
+    every notebook listed, linked to its Voila page, no request off loopback (Voila's own page
+    links a stylesheet on a CDN), no console error (Voila's JupyterLab-style listing logs some),
+    no serious axe-core finding. Screenshot voila-folder."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    try:
+        page = context.new_page()
+        watch = Watch()
+        watch.attach(page)
+        page.goto(f"{voila_server.url}/", wait_until="load")
+        links = page.locator("a[href*='/voila/render/']")
+        links.first.wait_for()
+        hrefs = links.evaluate_all("els => els.map(e => e.href)")
+        assert sorted(urlsplit(href).path.rsplit("/", 1)[-1] for href in hrefs) == [nb.name for nb in NOTEBOOKS]
+        screenshot(page, "voila-folder")
+        found = axe_violations(page, ["body"])
+        assert not found, "axe-core, serious or critical:\n" + "\n".join(found)
+        watch.assert_clean()
+    finally:
+        context.close()
+
+
+@pytest.mark.xdist_group("browser-voila")
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
 def test_notebook_in_voila(
     visit_factory: Callable[..., Visit], voila_server: Server, handed_on: dict[str, Visit], notebook: Any
