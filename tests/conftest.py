@@ -28,7 +28,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-# The -m of make test and make test-browser: each runs JupyterLite tests (test_lite_lua.py and
+# The -m of make test and make test-browser, as the Makefile writes them (a target's -m not here
+# builds the site in the foreground): each runs JupyterLite tests (test_lite_lua.py and
 # test_lite_build.py in the one, the site in Chromium in the other).
 TIERS = ("not browser", "browser")
 
